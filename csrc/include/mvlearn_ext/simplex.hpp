@@ -1,0 +1,32 @@
+// Euclidean projection onto the (scaled) probability simplex
+//   Delta_s = { z in R^m : z >= 0, sum(z) = s },  s > 0,
+// applied to every row of a strided 2-D array. Pure C++17, no Python.
+#pragma once
+
+#include <cstddef>
+
+namespace mvlearn_ext {
+
+// A read-only or writable view of a 2-D array with strides in elements.
+template <class T>
+struct Matrix2D {
+    T* data;
+    std::ptrdiff_t rows, cols;
+    std::ptrdiff_t row_stride, col_stride;  // in elements
+    T& operator()(std::ptrdiff_t i, std::ptrdiff_t j) const {
+        return data[i * row_stride + j * col_stride];
+    }
+};
+
+// Project each row of `in` onto Delta_s and write it to the same row of
+// `out` (which may alias `in`). Uses up to `n_threads` threads.
+// Returns false, and leaves the rows that contain them unspecified, if the
+// input holds a NaN or an infinity.
+template <class T>
+bool project_rows_simplex(Matrix2D<const T> in, Matrix2D<T> out, double s, int n_threads);
+
+// The threshold tau of one contiguous vector q of length m: the projection
+// is max(q - tau, 0). `work` must hold 2*m doubles. Exposed for tests.
+double simplex_threshold(const double* q, std::ptrdiff_t m, double s, double* work);
+
+}  // namespace mvlearn_ext

@@ -1,0 +1,255 @@
+"""Validated Python façade over the compiled core ``mvlearn_ext._lib._core``.
+
+The compiled module is private: its functions assume exact dtypes and check
+only what memory safety needs. The functions here are the public entry points
+(re-exported by :mod:`mvlearn_ext.utils`): they validate their arguments, name
+the argument at fault in their errors, choose the dtype and the number of
+threads, and release the GIL inside the kernels.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+from mvlearn_ext._lib import _core
+
+__all__ = [
+    "anchor_graph",
+    "core_info",
+    "effective_n_threads",
+    "kneighbors_anchors",
+    "project_simplex",
+]
+
+
+def _available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def effective_n_threads(n_threads) -> int:
+    """Resolve an ``n_threads`` argument to a positive number of threads.
+
+    ``None`` and ``-1`` mean every CPU available to this process; a negative
+    ``n`` means ``n_cpus + 1 + n`` (joblib's convention, so ``-2`` leaves one
+    CPU free); a positive integer is used as given.
+    """
+    if n_threads is None:
+        return _available_cpus()
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
+        raise TypeError(f"n_threads must be an int or None, got {type(n_threads).__name__}")
+    n_threads = int(n_threads)
+    if n_threads == 0:
+        raise ValueError("n_threads must be a non-zero int or None, got 0")
+    if n_threads < 0:
+        return max(1, _available_cpus() + 1 + n_threads)
+    return n_threads
+
+
+def _as_float_matrix(X, name):
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a scipy sparse matrix; this kernel needs a dense array")
+    X = check_array(
+        X,
+        dtype=[np.float64, np.float32],
+        order=None,
+        copy=False,
+        ensure_all_finite=False,  # checked inside the kernel, in the same pass
+        ensure_min_samples=0,
+        ensure_min_features=1,
+        input_name=name,
+    )
+    if not X.flags.aligned:
+        X = np.require(X, requirements="A")
+    return X
+
+
+def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
+    """Euclidean projection of every row (or column) onto the scaled simplex.
+
+    Solves, for each row ``x`` of ``X`` independently,
+    ``argmin_z ||z - x||^2`` subject to ``z >= 0`` and ``sum(z) = scale``,
+    with Condat's O(m) expected-time algorithm (Condat, "Fast projection onto
+    the simplex and the l1 ball", Math. Programming 158, 2016) in C++, in
+    parallel over rows, without the GIL.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_rows, m)
+        Points to project. float32 stays float32 (accumulation is in float64);
+        other numeric dtypes are converted to float64. Any memory layout.
+    scale : float, default=1.0
+        The simplex size ``s > 0``.
+    axis : {1, 0}, default=1
+        ``1`` projects each row; ``0`` projects each column (the anchor-graph
+        convention ``Z`` of shape (n_anchors, n_samples)).
+    out : ndarray, optional
+        Where to write the result: same shape and dtype as the converted ``X``.
+        ``out=X`` projects in place.
+    n_threads : int, optional
+        Threads to use; ``None`` or ``-1`` uses every available CPU.
+
+    Returns
+    -------
+    Z : ndarray of the shape of ``X``
+        The projections.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils import project_simplex
+    >>> project_simplex(np.array([[0.5, 0.5, 2.0], [1.0, 0.2, 0.1]]))
+    array([[0. , 0. , 1. ],
+           [0.9, 0.1, 0. ]])
+    """
+    X = _as_float_matrix(X, "X")
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number, got {type(scale).__name__}")
+    scale = float(scale)
+    if not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    if axis not in (0, 1):
+        raise ValueError(f"axis must be 0 or 1, got {axis!r}")
+    nt = effective_n_threads(n_threads)
+    if out is None:
+        out = np.empty_like(X, order="C" if X.flags.c_contiguous or not X.flags.f_contiguous else "F")
+    else:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+        if out.shape != X.shape or out.dtype != X.dtype:
+            raise ValueError(
+                f"out must have shape {X.shape} and dtype {X.dtype}, "
+                f"got shape {out.shape} and dtype {out.dtype}"
+            )
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        if np.shares_memory(out, X) and out is not X and not (
+            out.__array_interface__["data"][0] == X.__array_interface__["data"][0]
+            and out.strides == X.strides
+        ):
+            raise ValueError("out overlaps X without being the same array; pass out=X for in place")
+    if X.size == 0:
+        return out
+    src, dst = (X, out) if axis == 1 else (X.T, out.T)
+    if not _core.project_simplex(src, dst, scale, nt):
+        raise ValueError("X contains NaN or infinity")
+    return out
+
+
+def _check_anchor_inputs(X, anchors, n_neighbors, name_k="n_neighbors"):
+    X = _as_float_matrix(X, "X")
+    anchors = _as_float_matrix(anchors, "anchors")
+    if anchors.shape[0] < 1:
+        raise ValueError("anchors must have at least one row (anchor)")
+    if anchors.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"X has {X.shape[1]} features but anchors have {anchors.shape[1]}; they must match"
+        )
+    dtype = np.float32 if X.dtype == anchors.dtype == np.float32 else np.float64
+    X = X.astype(dtype, copy=False)
+    anchors = anchors.astype(dtype, copy=False)
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
+        raise TypeError(f"{name_k} must be an int, got {type(n_neighbors).__name__}")
+    return X, anchors, int(n_neighbors)
+
+
+def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_threads=None):
+    """The ``n_neighbors`` nearest anchors of every sample, by squared distance.
+
+    Exact search in C++ over tiles of anchors with a bounded heap per sample:
+    memory is O(n_samples * n_neighbors), never O(n_samples * n_anchors).
+    Distances are sums of squared differences (no cancellation). Ties are
+    broken towards the lower anchor index.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    anchors : array-like of shape (n_anchors, n_features)
+    n_neighbors : int, default=5
+        Clipped to ``n_anchors``.
+    n_threads : int, optional
+        ``None`` or ``-1``: every available CPU.
+
+    Returns
+    -------
+    sq_distances : ndarray of shape (n_samples, n_neighbors)
+        Sorted ascending along each row; float32 only if both inputs are.
+    indices : ndarray of int64, shape (n_samples, n_neighbors)
+    """
+    X, anchors, k = _check_anchor_inputs(X, anchors, n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {k}")
+    k = min(k, anchors.shape[0])
+    ok, dist, ind = _core.knn_anchors(X, anchors, k, effective_n_threads(n_threads))
+    if not ok:
+        raise ValueError("X or anchors contain NaN or infinity")
+    return dist, ind
+
+
+def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
+    """Parameter-free kNN anchor graph of Nie, Wang & Huang (KDD 2014).
+
+    For each sample, with the squared distances ``d_1 <= ... <= d_{k+1}`` to
+    its ``k + 1`` nearest anchors, the weight of its ``j``-th nearest anchor is
+
+        z_j = (d_{k+1} - d_j) / (k d_{k+1} - sum_{h <= k} d_h),   j <= k,
+
+    and 0 for the other anchors: the closed-form solution of the
+    simplex-constrained, adaptively regularised nearest-anchor problem, with
+    no bandwidth to tune. Each row is on the probability simplex.
+
+    Edge cases: ``n_neighbors`` is clipped to ``n_anchors - 1`` (the formula
+    needs the ``(k+1)``-th distance); with a single anchor every sample gets
+    weight 1 on it; when the ``k + 1`` nearest anchors are equidistant the
+    denominator is zero and the ``k`` nearest get ``1/k`` each (the limit of
+    the formula). Each row stores exactly ``k`` entries, sorted by anchor
+    index; an entry may be an explicit zero when anchors tie at the boundary.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    anchors : array-like of shape (n_anchors, n_features)
+    n_neighbors : int, default=5
+        ``k``, the number of anchors each sample connects to.
+    n_threads : int, optional
+        ``None`` or ``-1``: every available CPU.
+
+    Returns
+    -------
+    Z : scipy.sparse.csr_matrix of shape (n_samples, n_anchors)
+        Row-stochastic anchor graph, float32 only if both inputs are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils import anchor_graph
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> anchors = np.array([[0.0], [2.0], [4.0]])
+    >>> anchor_graph(X, anchors, n_neighbors=2).toarray()
+    array([[0.57142857, 0.42857143, 0.        ],
+           [0.5       , 0.5       , 0.        ],
+           [0.        , 0.5       , 0.5       ]])
+    """
+    X, anchors, k = _check_anchor_inputs(X, anchors, n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {k}")
+    m = anchors.shape[0]
+    k = min(k, m - 1)
+    ok, weights, cols = _core.knn_anchor_graph(X, anchors, k, effective_n_threads(n_threads))
+    if not ok:
+        raise ValueError("X or anchors contain NaN or infinity")
+    n, width = weights.shape
+    indptr = np.arange(0, n * width + 1, width, dtype=np.int64)
+    return sp.csr_matrix((weights.ravel(), cols.ravel(), indptr), shape=(n, m))
+
+
+def core_info() -> dict:
+    """Build information of the compiled core (compiler, SIMD level, threads)."""
+    return dict(_core.build_info())

@@ -12,7 +12,9 @@ from setuptools import setup
 
 ParallelCompile("MVLEARN_EXT_BUILD_JOBS", default=0).install()
 
-extra_compile_args = ["-O3", "-fno-math-errno"]
+# -ffp-contract=off: no FMA contraction, so results do not depend on the
+# instruction set a function-multiversioned kernel picks at load time.
+extra_compile_args = ["-O3", "-fno-math-errno", "-ffp-contract=off"]
 if os.environ.get("MVLEARN_EXT_NATIVE", "0") == "1":
     # Opt-in: tune for the build machine (not portable to other CPUs).
     extra_compile_args.append("-march=native")

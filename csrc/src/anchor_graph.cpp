@@ -68,6 +68,53 @@ struct BoundedHeap {
     }
 };
 
+// acc[r * kAnchorBlock + j] = sum_f (x[r, f] - at[f * m + j])^2 for r < sb
+// and j < jb, where `at` points at column j0 of the transposed anchors. The
+// loop over j is an element-wise update, so it vectorises without
+// reassociating any sum: each distance is the same left-to-right sum over
+// features as the scalar computation.
+template <class T>
+__attribute__((always_inline)) inline void sq_dist_tile_body(const T* __restrict x,
+                                                            std::ptrdiff_t sb, std::ptrdiff_t d,
+                                                            const T* __restrict at,
+                                                            std::ptrdiff_t m, std::ptrdiff_t jb,
+                                                            T* __restrict acc) {
+    for (std::ptrdiff_t r = 0; r < sb; ++r) {
+        T* __restrict ar = acc + r * kAnchorBlock;
+        const T* xr = x + r * d;
+        for (std::ptrdiff_t j = 0; j < jb; ++j) ar[j] = T(0);
+        for (std::ptrdiff_t f = 0; f < d; ++f) {
+            const T xv = xr[f];
+            const T* __restrict a = at + f * m;
+            for (std::ptrdiff_t j = 0; j < jb; ++j) {
+                const T diff = xv - a[j];
+                ar[j] += diff * diff;
+            }
+        }
+    }
+}
+
+// Compiled for several instruction sets and chosen at load time (GCC/Clang
+// function multi-versioning), so a portable build still uses AVX2/AVX-512.
+// The build disables FMA contraction, so every clone gives the same bits.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(MVLEARN_EXT_NO_CLONES)
+#define MVLEARN_EXT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MVLEARN_EXT_CLONES
+#endif
+
+MVLEARN_EXT_CLONES void sq_dist_tile(const double* x, std::ptrdiff_t sb, std::ptrdiff_t d,
+                                     const double* at, std::ptrdiff_t m, std::ptrdiff_t jb,
+                                     double* acc) {
+    sq_dist_tile_body(x, sb, d, at, m, jb, acc);
+}
+
+MVLEARN_EXT_CLONES void sq_dist_tile(const float* x, std::ptrdiff_t sb, std::ptrdiff_t d,
+                                     const float* at, std::ptrdiff_t m, std::ptrdiff_t jb,
+                                     float* acc) {
+    sq_dist_tile_body(x, sb, d, at, m, jb, acc);
+}
+
 // Run `visit(row, dist, ind)` for every sample with its kk nearest anchors
 // sorted ascending. The anchors are transposed once (d x m) so the inner loop
 // runs over contiguous anchors with independent accumulators and vectorises
@@ -107,18 +154,9 @@ bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, i
             }
             for (std::ptrdiff_t j0 = 0; j0 < m; j0 += kAnchorBlock) {
                 const std::ptrdiff_t jb = std::min(kAnchorBlock, m - j0);
+                sq_dist_tile(xbuf.data(), sb, d, At.data() + j0, m, jb, acc.data());
                 for (std::ptrdiff_t r = 0; r < sb; ++r) {
-                    T* __restrict ar = acc.data() + r * kAnchorBlock;
-                    const T* xr = xbuf.data() + r * d;
-                    std::fill(ar, ar + jb, T(0));
-                    for (std::ptrdiff_t f = 0; f < d; ++f) {
-                        const T xv = xr[f];
-                        const T* __restrict a = At.data() + f * m + j0;
-                        for (std::ptrdiff_t j = 0; j < jb; ++j) {
-                            const T diff = xv - a[j];
-                            ar[j] += diff * diff;
-                        }
-                    }
+                    const T* ar = acc.data() + r * kAnchorBlock;
                     BoundedHeap<T>& h = heaps[r];
                     for (std::ptrdiff_t j = 0; j < jb; ++j) h.push(ar[j], j0 + j);
                 }

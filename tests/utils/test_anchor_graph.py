@@ -1,0 +1,203 @@
+"""The compiled kNN anchor graph against its NumPy reference and oracles."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from mvlearn_ext._lib._reference import (
+    anchor_graph_chunked,
+    anchor_graph_dense,
+    kneighbors_anchors_dense,
+)
+from mvlearn_ext.utils import anchor_graph, kneighbors_anchors, project_simplex
+from mvlearn_ext.utils._kernels import anchor_graph_rows
+
+
+@st.composite
+def problems(draw, integer_grid=False):
+    n = draw(st.integers(1, 25))
+    m = draw(st.integers(1, 20))
+    d = draw(st.integers(1, 6))
+    if integer_grid:  # exact distances, many exact ties
+        elements = st.integers(-2, 2).map(float)
+    else:
+        elements = st.floats(-100, 100, allow_nan=False, width=64)
+    X = draw(arrays(np.float64, (n, d), elements=elements))
+    A = draw(arrays(np.float64, (m, d), elements=elements))
+    if m > 1 and draw(st.booleans()):  # duplicated anchors
+        A[draw(st.integers(0, m - 1))] = A[draw(st.integers(0, m - 1))]
+    k = draw(st.integers(1, m + 3))  # includes k >= n_anchors
+    return X, A, k
+
+
+def check_graph(Z, n, m, k):
+    assert sp.issparse(Z) and Z.format == "csr" and Z.shape == (n, m)
+    width = max(min(k, m - 1), 1)
+    assert np.all(np.diff(Z.indptr) == width)
+    assert Z.has_sorted_indices
+    for i in range(n):
+        cols = Z.indices[Z.indptr[i] : Z.indptr[i + 1]]
+        assert len(np.unique(cols)) == len(cols)
+    assert np.all(Z.data >= 0)
+    np.testing.assert_allclose(np.asarray(Z.sum(axis=1)).ravel(), 1.0, rtol=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems())
+def test_matches_dense_reference(problem):
+    X, A, k = problem
+    Z = anchor_graph(X, A, n_neighbors=k, n_threads=1)
+    check_graph(Z, X.shape[0], A.shape[0], k)
+    ref = anchor_graph_dense(X, A, k)
+    np.testing.assert_allclose(Z.toarray(), ref.toarray(), atol=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems(integer_grid=True))
+def test_ties_and_duplicates_follow_the_lower_index_rule(problem):
+    X, A, k = problem
+    Z = anchor_graph(X, A, n_neighbors=k)
+    check_graph(Z, X.shape[0], A.shape[0], k)
+    np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X, A, k).toarray(), atol=1e-12)
+    kk = min(k, A.shape[0])
+    dist, ind = kneighbors_anchors(X, A, n_neighbors=kk)
+    rdist, rind = kneighbors_anchors_dense(X, A, kk)
+    np.testing.assert_array_equal(ind, rind)
+    np.testing.assert_array_equal(dist, rdist)
+
+
+def test_weights_solve_the_adaptive_simplex_problem():
+    """Nie et al.'s weights are argmin_z z.d + gamma ||z||^2 over the simplex
+    with gamma = (k d_{k+1} - sum_{h<=k} d_h) / 2: i.e. Pi(-d / (2 gamma))."""
+    rng = np.random.default_rng(0)
+    X, A, k = rng.normal(size=(200, 4)), rng.normal(size=(30, 4)), 6
+    Z = anchor_graph(X, A, n_neighbors=k).toarray()
+    D = ((X[:, None] - A[None]) ** 2).sum(-1)
+    Ds = np.sort(D, axis=1)
+    gamma = (k * Ds[:, k] - Ds[:, :k].sum(axis=1)) / 2
+    np.testing.assert_allclose(Z, project_simplex(-D / (2 * gamma[:, None])), atol=1e-12)
+    assert np.all((Z > 0).sum(axis=1) == k)
+
+
+def test_hand_computed_example():
+    X = np.array([[0.0], [1.0], [3.0]])
+    A = np.array([[0.0], [2.0], [4.0]])
+    # x=0: d = (0, 4, 16), k=2 -> (16, 12) / 28
+    expected = np.array([[16 / 28, 12 / 28, 0], [0.5, 0.5, 0], [0, 0.5, 0.5]])
+    np.testing.assert_allclose(anchor_graph(X, A, n_neighbors=2).toarray(), expected)
+
+
+def test_degenerate_cases():
+    X = np.array([[0.0, 0.0], [5.0, 1.0]])
+    # A single anchor: every sample puts weight 1 on it.
+    Z = anchor_graph(X, [[1.0, 1.0]], n_neighbors=5)
+    np.testing.assert_array_equal(Z.toarray(), [[1.0], [1.0]])
+    # Equidistant anchors (zero denominator): the k nearest get 1/k each.
+    square = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    Z = anchor_graph([[0.0, 0.0]], square, n_neighbors=2).toarray()
+    np.testing.assert_allclose(Z, [[0.5, 0.5, 0.0, 0.0]])
+    # k >= n_anchors is clipped to n_anchors - 1.
+    Z = anchor_graph(X, square, n_neighbors=10)
+    assert np.all(np.diff(Z.indptr) == 3)
+    np.testing.assert_allclose(Z.toarray(), anchor_graph(X, square, n_neighbors=3).toarray())
+    # A sample sitting on an anchor that is duplicated splits between the copies
+    # only if the (k+1)-th distance differs.
+    Z = anchor_graph([[0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0], [3.0, 0.0]], n_neighbors=2)
+    np.testing.assert_allclose(Z.toarray(), [[0.5, 0.5, 0.0]])
+
+
+def test_one_column_inputs_and_layouts():
+    rng = np.random.default_rng(1)
+    X, A = rng.normal(size=(300, 1)), rng.normal(size=(12, 1))
+    np.testing.assert_allclose(
+        anchor_graph(X, A, n_neighbors=3).toarray(), anchor_graph_dense(X, A, 3).toarray()
+    )
+    X, A = rng.normal(size=(300, 7)), rng.normal(size=(40, 7))
+    ref = anchor_graph(X, A, n_neighbors=4)
+    for Xv, Av in [
+        (np.asfortranarray(X), np.asfortranarray(A)),
+        (np.repeat(X, 2, axis=1)[:, ::2], np.repeat(A, 3, axis=1)[:, ::3]),
+        (X[::-1][::-1], A),
+    ]:
+        Zv = anchor_graph(Xv, Av, n_neighbors=4)
+        np.testing.assert_array_equal(Zv.indices, ref.indices)
+        np.testing.assert_array_equal(Zv.data, ref.data)
+
+
+def test_dtypes_and_threads():
+    rng = np.random.default_rng(2)
+    X, A = rng.normal(size=(3000, 9)), rng.normal(size=(150, 9))
+    ref = anchor_graph(X, A, n_neighbors=5, n_threads=1)
+    for nt in (2, 5, -1, None):
+        Z = anchor_graph(X, A, n_neighbors=5, n_threads=nt)
+        np.testing.assert_array_equal(Z.indices, ref.indices)
+        np.testing.assert_array_equal(Z.data, ref.data)
+    Z32 = anchor_graph(X.astype(np.float32), A.astype(np.float32), n_neighbors=5)
+    assert Z32.dtype == np.float32
+    agree = (Z32.indices == ref.indices).mean()
+    assert agree > 0.999  # neighbours may swap only on float32 near-ties
+    # Mixed precision computes in float64.
+    assert anchor_graph(X.astype(np.float32), A, n_neighbors=5).dtype == np.float64
+
+
+def test_many_anchors_and_blocks():
+    """More anchors than one tile and more samples than one block per thread."""
+    rng = np.random.default_rng(3)
+    X, A = rng.normal(size=(1001, 5)), rng.normal(size=(517, 5))
+    Z = anchor_graph(X, A, n_neighbors=7, n_threads=3)
+    np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X, A, 7).toarray(), atol=1e-12)
+    # Large k uses the heap path for k > 64.
+    Z = anchor_graph(X[:50], A, n_neighbors=100)
+    np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X[:50], A, 100).toarray(), atol=1e-12)
+
+
+def test_peers_agree():
+    rng = np.random.default_rng(4)
+    X, A = rng.normal(size=(500, 6)), rng.normal(size=(60, 6))
+    ref = anchor_graph(X, A, n_neighbors=5).toarray()
+    np.testing.assert_allclose(anchor_graph_chunked(X, A, 5, chunk_size=128).toarray(), ref, atol=1e-9)
+    w, c = np.empty((500, 5)), np.empty((500, 5), dtype=np.int64)
+    anchor_graph_rows(X, A, 5, w, c)
+    np.testing.assert_array_equal(c.ravel(), anchor_graph(X, A, n_neighbors=5).indices)
+    np.testing.assert_allclose(w.ravel(), anchor_graph(X, A, n_neighbors=5).data, atol=1e-15)
+
+
+def test_kneighbors_anchors():
+    rng = np.random.default_rng(5)
+    X, A = rng.normal(size=(100, 3)), rng.normal(size=(20, 3))
+    dist, ind = kneighbors_anchors(X, A, n_neighbors=4)
+    rdist, rind = kneighbors_anchors_dense(X, A, 4)
+    np.testing.assert_array_equal(ind, rind)
+    np.testing.assert_allclose(dist, rdist, rtol=1e-14)
+    assert ind.dtype == np.int64 and dist.shape == (100, 4)
+    dist, ind = kneighbors_anchors(X, A, n_neighbors=50)  # clipped to n_anchors
+    assert ind.shape == (100, 20)
+
+
+@pytest.mark.parametrize("func", [anchor_graph, kneighbors_anchors])
+def test_errors(func):
+    X, A = np.ones((4, 3)), np.zeros((5, 3))
+    with pytest.raises(ValueError, match="X has 3 features but anchors have 2"):
+        func(X, A[:, :2])
+    with pytest.raises(ValueError, match="n_neighbors must be >= 1"):
+        func(X, A, n_neighbors=0)
+    with pytest.raises(TypeError, match="n_neighbors must be an int"):
+        func(X, A, n_neighbors=2.0)
+    with pytest.raises(ValueError, match="anchors must have at least one row"):
+        func(X, np.empty((0, 3)))
+    with pytest.raises(TypeError, match="sparse"):
+        func(sp.csr_matrix(X), A)
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[2, 1] = bad
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            func(Xb, A)
+        Ab = A.copy()
+        Ab[4, 0] = bad
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            func(X, Ab)
+    with pytest.raises(ValueError, match="n_threads"):
+        func(X, A, n_threads=0)

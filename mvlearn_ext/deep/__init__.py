@@ -1,0 +1,21 @@
+"""The torch bridge: deep multi-view, multi-task and multi-objective methods.
+
+Needs the ``torch`` extra. Install the pinned CPU build first::
+
+    pip install torch==2.13.0
+    pip install "mvlearn_ext[torch]"
+
+Importing :mod:`mvlearn_ext` never imports torch; importing this subpackage
+does, and raises one ``ImportError`` naming the extra when torch is missing.
+Framework-free parts of the deep methods (losses, rewards, schedulers,
+merging operators) live in the NumPy subpackages; only code that needs torch
+lives here, one module per family.
+"""
+
+from mvlearn_ext.utils._optional import import_optional
+
+torch = import_optional("torch", feature="mvlearn_ext.deep")
+
+from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
+
+__all__ = ["as_numpy", "as_tensor", "resolve_device", "seeded_generator"]

@@ -5,6 +5,7 @@ build fails the install: there is no pure-Python fallback.
 """
 
 import os
+import re
 from glob import glob
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
@@ -19,7 +20,13 @@ if os.environ.get("MVLEARN_EXT_NATIVE", "0") == "1":
     # Opt-in: tune for the build machine (not portable to other CPUs).
     extra_compile_args.append("-march=native")
 
+# One source of truth for the version: mvlearn_ext/__init__.py.
+with open(os.path.join("mvlearn_ext", "__init__.py")) as f:
+    VERSION = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
+
 sources = sorted(glob("csrc/src/*.cpp")) + sorted(glob("csrc/bindings/*.cpp"))
+if not sources:
+    raise SystemExit("setup.py: no C++ sources under csrc/; the compiled core cannot be built")
 
 ext_modules = [
     Pybind11Extension(
@@ -29,7 +36,7 @@ ext_modules = [
         cxx_std=17,
         extra_compile_args=extra_compile_args,
         extra_link_args=["-pthread"],
-        define_macros=[("MVLEARN_EXT_VERSION_INFO", '"0.1.0.dev0"')],
+        define_macros=[("MVLEARN_EXT_VERSION_INFO", f'"{VERSION}"')],
     )
 ]
 

@@ -118,11 +118,20 @@ PYBIND11_MODULE(_core, m) {
 #endif
         d["cplusplus"] = static_cast<long>(__cplusplus);
 #if defined(__AVX2__)
-        d["simd"] = "avx2";
+        d["baseline_simd"] = "avx2";
 #elif defined(__SSE2__)
-        d["simd"] = "sse2";
+        d["baseline_simd"] = "sse2";
 #else
-        d["simd"] = "none";
+        d["baseline_simd"] = "none";
+#endif
+        // The instruction set the multi-versioned distance kernel runs with.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(MVLEARN_EXT_NO_CLONES)
+        __builtin_cpu_init();
+        d["distance_kernel_isa"] = __builtin_cpu_supports("avx512f") ? "avx512f"
+                                   : __builtin_cpu_supports("avx2") ? "avx2"
+                                                                    : "default";
+#else
+        d["distance_kernel_isa"] = "default";
 #endif
         d["threads"] = "std::thread";
         d["hardware_threads"] = mx::hardware_threads();

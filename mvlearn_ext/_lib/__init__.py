@@ -16,7 +16,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from mvlearn_ext._lib import _core
+try:
+    from mvlearn_ext._lib import _core
+except ImportError as exc:  # pragma: no cover - a broken install
+    raise ImportError(
+        "the compiled core mvlearn_ext._lib._core is missing or broken; mvlearn_ext has no "
+        "pure-Python fallback. Reinstall from the source tree with a C++17 compiler: "
+        "pip install -e .  (or pip install .)"
+    ) from exc
 
 __all__ = [
     "anchor_graph",
@@ -119,7 +126,9 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
         raise ValueError(f"axis must be 0 or 1, got {axis!r}")
     nt = effective_n_threads(n_threads)
     if out is None:
-        out = np.empty_like(X, order="C" if X.flags.c_contiguous or not X.flags.f_contiguous else "F")
+        out = np.empty_like(
+            X, order="C" if X.flags.c_contiguous or not X.flags.f_contiguous else "F"
+        )
     else:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
@@ -130,11 +139,17 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
             )
         if not out.flags.writeable:
             raise ValueError("out is read-only")
-        if np.shares_memory(out, X) and out is not X and not (
-            out.__array_interface__["data"][0] == X.__array_interface__["data"][0]
-            and out.strides == X.strides
+        if (
+            np.shares_memory(out, X)
+            and out is not X
+            and not (
+                out.__array_interface__["data"][0] == X.__array_interface__["data"][0]
+                and out.strides == X.strides
+            )
         ):
-            raise ValueError("out overlaps X without being the same array; pass out=X for in place")
+            raise ValueError(
+                "out overlaps X without being the same array; pass out=X for in place"
+            )
     if X.size == 0:
         return out
     src, dst = (X, out) if axis == 1 else (X.T, out.T)

@@ -145,7 +145,9 @@ def _write_npz(path, arrays):
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+            np.lib.format.write_array(
+                member, np.require(array, requirements="C"), allow_pickle=False
+            )
             zf.writestr(info, member.getvalue(), compresslevel=9)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(buffer.getvalue())

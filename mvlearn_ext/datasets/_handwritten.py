@@ -68,9 +68,7 @@ def resolve_view_names(views, *, argname="views"):
         return list(VIEW_CODES)
     if isinstance(views, (str, numbers.Integral)) and not isinstance(views, bool):
         items = [views]
-    elif isinstance(views, (list, tuple)) or (
-        isinstance(views, np.ndarray) and views.ndim == 1
-    ):
+    elif isinstance(views, (list, tuple)) or (isinstance(views, np.ndarray) and views.ndim == 1):
         items = list(views)
     else:
         raise TypeError(
@@ -110,11 +108,14 @@ def resolve_view_names(views, *, argname="views"):
     return codes
 
 
+def _data_file(name):
+    return resources.files("mvlearn_ext.datasets").joinpath("data").joinpath(name)
+
+
 @functools.lru_cache(maxsize=1)
 def _load_archive():
     """Decompress the archive once; the arrays are float64 and read-only."""
-    path = resources.files("mvlearn_ext.datasets").joinpath("data").joinpath(_ARCHIVE)
-    with path.open("rb") as fh, np.load(fh, allow_pickle=False) as npz:
+    with _data_file(_ARCHIVE).open("rb") as fh, np.load(fh, allow_pickle=False) as npz:
         version = int(npz["format_version"])
         if version != _FORMAT_VERSION:
             raise RuntimeError(
@@ -137,7 +138,7 @@ def _load_archive():
 
 @functools.lru_cache(maxsize=1)
 def _load_descr():
-    return resources.files("mvlearn_ext.datasets").joinpath("data").joinpath(_DESCR_FILE).read_text()
+    return _data_file(_DESCR_FILE).read_text(encoding="utf-8")
 
 
 def load_handwritten(
@@ -245,7 +246,11 @@ def load_handwritten(
     ['pix', 'fou']
     """
     codes = resolve_view_names(views)
-    for name, value in (("shuffle", shuffle), ("return_Xs_y", return_Xs_y), ("as_frame", as_frame)):
+    for name, value in (
+        ("shuffle", shuffle),
+        ("return_Xs_y", return_Xs_y),
+        ("as_frame", as_frame),
+    ):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {value!r}")
     if as_frame:
@@ -271,10 +276,10 @@ def load_handwritten(
     feature_names = [[f"{code}_{j}" for j in range(arrays[code].shape[1])] for code in codes]
 
     if as_frame:
-        index = pd.Index(order, name="sample")
+        index = pd.Index(order.copy(), name="sample")
         Xs = [
             pd.DataFrame(X, columns=names, index=index, copy=False)
-            for X, names in zip(Xs, feature_names)
+            for X, names in zip(Xs, feature_names, strict=True)
         ]
         y = pd.Series(y, index=index, name="digit")
 

@@ -6,10 +6,14 @@ from mvlearn_ext._lib import (
     kneighbors_anchors,
     project_simplex,
 )
+from mvlearn_ext.utils._validation import check_views_consistent, check_Xs, validate_views
 
 __all__ = [
     "anchor_graph",
+    "check_Xs",
+    "check_views_consistent",
     "effective_n_threads",
     "kneighbors_anchors",
     "project_simplex",
+    "validate_views",
 ]

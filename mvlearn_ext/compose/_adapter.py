@@ -1,0 +1,323 @@
+"""A multi-view estimator behind the single-array scikit-learn API."""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils import TransformerTags, get_tags
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from mvlearn_ext.compose._split import _SPLIT_CONSTRAINTS, _resolve_view_columns, _split_columns
+
+__all__ = ["MultiViewAdapter"]
+
+
+def _wrapped_has(attr):
+    """``available_if`` test: the fitted (else the given) estimator has ``attr``."""
+
+    def check(self):
+        wrapped = self.estimator_ if hasattr(self, "estimator_") else self.estimator
+        getattr(wrapped, attr)  # raises AttributeError, which hides the method
+        return True
+
+    return check
+
+
+class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
+    """Give a multi-view estimator a single 2-D array, split into views.
+
+    A meta-estimator: it takes one array ``X`` of shape ``(n_samples,
+    n_features)``, splits its columns into views as :class:`ViewSplitter`
+    does, and hands the list of views to a clone of ``estimator``. The result
+    is an ordinary single-array estimator, so a multi-view method can follow
+    a scaler in a :class:`~sklearn.pipeline.Pipeline`, be cross-validated, and
+    be tuned by :class:`~sklearn.model_selection.GridSearchCV` through nested
+    parameters (``estimator__n_clusters``).
+
+    ``fit_predict``, ``predict``, ``transform``, ``fit_transform``,
+    ``predict_proba``, ``predict_log_proba``, ``decision_function`` and
+    ``score`` exist exactly when the wrapped estimator has them. The
+    estimator type (clusterer, classifier, ...) and the tags that describe
+    the values accepted (NaN, sparse) are the wrapped estimator's.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The multi-view estimator; it is cloned at ``fit``, never modified.
+    view_sizes : int or sequence of int, default=None
+        The number of columns of each view, side by side from the left
+        (summing to ``n_features``), or an int ``k`` for ``k`` consecutive
+        views of near-equal width. See :class:`ViewSplitter`.
+    view_columns : sequence of column selectors, default=None
+        One slice, sequence of integer column indices, or boolean mask per
+        view. Exactly one of ``view_sizes`` and ``view_columns`` must be
+        given.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The fitted clone of ``estimator``; its own fitted attributes
+        (``cluster_centers_``, ...) are read there.
+    labels_ : ndarray of shape (n_samples,)
+        The wrapped estimator's ``labels_``, when it has them (clusterers).
+    view_columns_ : list of slice or ndarray of int
+        The columns of each view (see :class:`ViewSplitter`).
+    n_features_in_ : int
+        Number of columns of ``X`` seen at ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of ``X``, when it is a DataFrame with string column names.
+
+    See Also
+    --------
+    ViewSplitter : The splitting step on its own, as a transformer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from mvlearn_ext.cluster import ConcatKMeans
+    >>> from mvlearn_ext.compose import MultiViewAdapter
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 10)
+    >>> X = np.hstack([10.0 * y[:, None] + rng.normal(size=(20, 3)), rng.normal(size=(20, 2))])
+    >>> model = make_pipeline(
+    ...     StandardScaler(),
+    ...     MultiViewAdapter(ConcatKMeans(n_clusters=2, random_state=0), view_sizes=[3, 2]),
+    ... )
+    >>> float(adjusted_rand_score(y, model.fit_predict(X)))
+    1.0
+    >>> model[-1].estimator_.n_features_per_view_
+    (3, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"])],
+        **_SPLIT_CONSTRAINTS,
+    }
+
+    def __init__(self, estimator, *, view_sizes=None, view_columns=None):
+        self.estimator = estimator
+        self.view_sizes = view_sizes
+        self.view_columns = view_columns
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        wrapped = get_tags(self.estimator)
+        tags.estimator_type = wrapped.estimator_type
+        tags.target_tags = wrapped.target_tags
+        tags.classifier_tags = wrapped.classifier_tags
+        tags.regressor_tags = wrapped.regressor_tags
+        tags.non_deterministic = wrapped.non_deterministic
+        tags.input_tags.allow_nan = wrapped.input_tags.allow_nan
+        tags.input_tags.sparse = wrapped.input_tags.sparse
+        if hasattr(self.estimator, "transform"):
+            tags.transformer_tags = wrapped.transformer_tags or TransformerTags(preserves_dtype=[])
+        return tags
+
+    def _split(self, X, *, reset):
+        """Validate the shape of ``X`` and split it into views.
+
+        The values are validated by the wrapped estimator, view by view.
+        """
+        accept_sparse = ("csr", "csc") if get_tags(self.estimator).input_tags.sparse else False
+        X = validate_data(
+            self, X, reset=reset, accept_sparse=accept_sparse, dtype=None, ensure_all_finite=False
+        )
+        if reset:
+            self.view_columns_ = _resolve_view_columns(
+                self.view_sizes, self.view_columns, X.shape[1], type(self).__name__
+            )
+        return _split_columns(X, self.view_columns_)
+
+    def _fitted_split(self, X):
+        check_is_fitted(self)
+        return self._split(X, reset=False)
+
+    def _start_fit(self, X):
+        Xs = self._split(X, reset=True)
+        self.estimator_ = clone(self.estimator)
+        return Xs
+
+    def _finish_fit(self):
+        if hasattr(self.estimator_, "labels_"):
+            self.labels_ = self.estimator_.labels_
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, **fit_params):
+        """Split ``X`` into views and fit a clone of the estimator on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data, views side by side.
+        y : array-like of shape (n_samples,), default=None
+            Targets, passed to the estimator's ``fit`` (ignored by
+            unsupervised estimators).
+        **fit_params : dict
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : MultiViewAdapter
+            The fitted adapter.
+        """
+        Xs = self._start_fit(X)
+        self.estimator_.fit(Xs, y, **fit_params)
+        self._finish_fit()
+        return self
+
+    @available_if(_wrapped_has("fit_predict"))
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit_predict(self, X, y=None, **fit_params):
+        """Fit on ``X`` and return the estimator's ``fit_predict`` output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data, views side by side.
+        y : array-like of shape (n_samples,), default=None
+            Passed to the estimator.
+        **fit_params : dict
+            Passed to the estimator's ``fit_predict``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            For a clusterer, the cluster of each sample.
+        """
+        Xs = self._start_fit(X)
+        labels = self.estimator_.fit_predict(Xs, y, **fit_params)
+        self._finish_fit()
+        return labels
+
+    @available_if(_wrapped_has("fit_transform"))
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on ``X`` and return the estimator's ``fit_transform`` output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data, views side by side.
+        y : array-like of shape (n_samples,), default=None
+            Passed to the estimator.
+        **fit_params : dict
+            Passed to the estimator's ``fit_transform``.
+
+        Returns
+        -------
+        Xt : ndarray or list of ndarray
+            The transformed data.
+        """
+        Xs = self._start_fit(X)
+        Xt = self.estimator_.fit_transform(Xs, y, **fit_params)
+        self._finish_fit()
+        return Xt
+
+    @available_if(_wrapped_has("predict"))
+    def predict(self, X):
+        """The estimator's ``predict`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions (cluster labels for a clusterer).
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.predict(Xs)
+
+    @available_if(_wrapped_has("transform"))
+    def transform(self, X):
+        """The estimator's ``transform`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+
+        Returns
+        -------
+        Xt : ndarray or list of ndarray
+            The transformed data.
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.transform(Xs)
+
+    @available_if(_wrapped_has("predict_proba"))
+    def predict_proba(self, X):
+        """The estimator's ``predict_proba`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities.
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.predict_proba(Xs)
+
+    @available_if(_wrapped_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """The estimator's ``predict_log_proba`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Logarithms of the class probabilities.
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.predict_log_proba(Xs)
+
+    @available_if(_wrapped_has("decision_function"))
+    def decision_function(self, X):
+        """The estimator's ``decision_function`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision scores.
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.decision_function(Xs)
+
+    @available_if(_wrapped_has("score"))
+    def score(self, X, y=None):
+        """The estimator's ``score`` on the views of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            The data, views side by side as at ``fit``.
+        y : array-like of shape (n_samples,), default=None
+            Passed to the estimator's ``score``.
+
+        Returns
+        -------
+        score : float
+            The estimator's score (for :class:`~mvlearn_ext.cluster.ConcatKMeans`,
+            minus the k-means objective).
+        """
+        Xs = self._fitted_split(X)
+        return self.estimator_.score(Xs, y)

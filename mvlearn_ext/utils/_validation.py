@@ -1,0 +1,450 @@
+"""The multi-view input contract: one function validates a list of views.
+
+Every estimator of :mod:`mvlearn_ext` that learns from several views takes
+them as ``Xs``, a list of arrays that share their first axis (the samples)::
+
+    Xs = [X_0, X_1, ..., X_{V-1}]    X_v of shape (n_samples, n_features_v)
+
+:func:`validate_views` is the single entry point that turns what a user passes
+into that list, once, at the top of ``fit``/``predict``/``transform``, with
+errors that name the view at fault and the problem. The drivers and kernels
+below the estimators assume its output and check nothing.
+:func:`check_views_consistent` records the shape of the views at ``fit`` and
+compares it at ``predict``/``transform`` time, the multi-view counterpart of
+scikit-learn's ``n_features_in_`` check. :func:`check_Xs` is the same
+contract under mvlearn's name and signature.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+__all__ = ["check_Xs", "check_views_consistent", "validate_views"]
+
+#: Floating dtypes kept as they are; any other numeric input becomes float64.
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def _plural(count, word):
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _as_list_of_views(Xs, name):
+    """The views of ``Xs`` as a Python list, without converting them."""
+    if isinstance(Xs, (list, tuple)):
+        return list(Xs)
+    if sp.issparse(Xs):
+        raise TypeError(
+            f"{name} is a single scipy sparse matrix; a multi-view estimator needs a list "
+            "of views [X_0, X_1, ...], each of shape (n_samples, n_features_v)"
+        )
+    if isinstance(Xs, np.ndarray):
+        if Xs.ndim == 3:
+            return list(Xs)
+        if Xs.ndim == 1 and Xs.dtype == object:
+            return list(Xs)
+    ndim = getattr(Xs, "ndim", None)
+    if ndim == 2:
+        raise TypeError(
+            f"{name} is a single 2-D {type(Xs).__name__} of shape {tuple(Xs.shape)}; a "
+            "multi-view estimator needs a list of views [X_0, X_1, ...], each of shape "
+            "(n_samples, n_features_v). Pass [X] for one view, split the columns with "
+            "[X[:, :k], X[:, k:]], or wrap the estimator in "
+            "mvlearn_ext.compose.MultiViewAdapter to give it a single array"
+        )
+    raise TypeError(
+        f"{name} must be a list or tuple of views (array-likes of shape "
+        "(n_samples, n_features_v)) or a 3-D array of shape (n_views, n_samples, "
+        f"n_features); got {type(Xs).__name__}"
+        + (f" with ndim={ndim}" if ndim is not None else "")
+    )
+
+
+def _first_bad_entry(values, mask_fn):
+    flat = np.flatnonzero(mask_fn(values))[0]
+    return np.unravel_index(flat, values.shape)
+
+
+def _check_finite(X, where, allow_nan):
+    """Raise a ValueError naming ``where`` if ``X`` holds NaN or infinity."""
+    values = X.data if sp.issparse(X) else X
+    if values.dtype.kind not in "fc" or values.size == 0:
+        return
+    # Fast path: the sum of finite values is finite unless it overflows, in
+    # which case the exact test below runs and finds nothing to complain of.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(values.sum()):
+            return
+    has_nan = (not allow_nan) and bool(np.isnan(values).any())
+    has_inf = bool(np.isinf(values).any())
+    if not (has_nan or has_inf):
+        return
+    if has_nan and has_inf:
+        what, mask_fn = "NaN and infinity", lambda a: ~np.isfinite(a)
+    elif has_nan:
+        what, mask_fn = "NaN", np.isnan
+    else:
+        what, mask_fn = "infinity", np.isinf
+    if sp.issparse(X):
+        location = ""
+    else:
+        row, col = _first_bad_entry(values, mask_fn)
+        location = f" (first at sample {row}, feature {col})"
+    hint = "" if allow_nan else "; impute or drop the missing values first"
+    raise ValueError(f"{where} contains {what}{location}{hint}")
+
+
+def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, order):
+    """Convert one view to a validated 2-D array (or sparse matrix)."""
+    if sp.issparse(view):
+        if not accept_sparse:
+            raise TypeError(
+                f"{where} is a scipy sparse matrix ({view.format}) but dense views are "
+                "required; convert it with .toarray()"
+            )
+    elif isinstance(view, (list, tuple)):
+        try:
+            view = np.asarray(view)
+        except ValueError as exc:
+            raise ValueError(
+                f"{where} is ragged: its rows do not all have the same length"
+            ) from exc
+    kind = getattr(getattr(view, "dtype", None), "kind", None)
+    if kind in ("U", "S", "V"):
+        raise ValueError(
+            f"{where} holds non-numeric values (dtype {view.dtype}); convert it to numbers "
+            "(for example with an encoder) before passing it"
+        )
+    try:
+        view = check_array(
+            view,
+            accept_sparse=accept_sparse,
+            dtype=dtype,
+            order=order,
+            copy=copy,
+            ensure_all_finite=False,  # checked below, with a message naming the view
+            ensure_2d=False,  # checked below, with a message naming the view
+            allow_nd=True,
+            ensure_min_samples=0,
+            ensure_min_features=0,
+            input_name=where,
+        )
+    except TypeError as exc:
+        raise TypeError(f"{where} could not be converted to a numeric array: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{where} could not be converted to a numeric array: {exc}") from exc
+    if view.ndim != 2:
+        hint = (
+            "; reshape a single feature with x.reshape(-1, 1)"
+            if view.ndim == 1
+            else " (a 3-D stack of views goes in place of the whole list, not inside it)"
+            if view.ndim == 3
+            else ""
+        )
+        raise ValueError(
+            f"{where} is {view.ndim}-D with shape {view.shape}, but each view must be 2-D "
+            f"of shape (n_samples, n_features_v){hint}"
+        )
+    if view.shape[1] == 0:
+        raise ValueError(
+            f"{where} has 0 features (shape {view.shape}); every view needs at least one"
+        )
+    if ensure_all_finite:
+        _check_finite(view, where, allow_nan=ensure_all_finite == "allow-nan")
+    return view
+
+
+def _check_count(value, name, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def validate_views(
+    Xs,
+    *,
+    n_views=None,
+    min_views=1,
+    min_samples=1,
+    n_clusters=None,
+    dtype=FLOAT_DTYPES,
+    ensure_all_finite=True,
+    accept_sparse=False,
+    copy=False,
+    order=None,
+    name="Xs",
+):
+    """Validate a multi-view dataset and return it as a list of 2-D arrays.
+
+    This is the one place where ``mvlearn_ext`` checks a multi-view input:
+    estimators call it once at the top of ``fit``, ``predict`` and
+    ``transform``, and everything below assumes its output. Each error names
+    the view at fault (by its index in ``Xs``) and the problem.
+
+    Parameters
+    ----------
+    Xs : list or tuple of array-like, or ndarray of shape (n_views, n_samples, n_features)
+        The views. Each view is an array-like of shape
+        ``(n_samples, n_features_v)``: a NumPy array, a nested list, a pandas
+        DataFrame, or anything :func:`sklearn.utils.check_array` accepts.
+        All views must have the same number of samples, in the same order.
+        A 3-D array is read as a stack of views of equal width (the views
+        returned are then views of it, not copies, unless ``copy=True``). A
+        single 2-D array or DataFrame is refused with a ``TypeError``: it is
+        ambiguous (one view, or several views side by side?) and is almost
+        always a concatenation passed by mistake; wrap it as ``[X]`` or split
+        its columns (:class:`mvlearn_ext.compose.ViewSplitter`).
+    n_views : int, optional
+        The exact number of views required.
+    min_views : int, default=1
+        The minimum number of views (``2`` for methods that are only defined
+        on two or more views).
+    min_samples : int, default=1
+        The minimum number of samples.
+    n_clusters : int, optional
+        When given, at least ``n_clusters`` samples are required, with an
+        error message that says so.
+    dtype : str, type, list of types or None, default=(numpy.float64, numpy.float32)
+        Passed to :func:`sklearn.utils.check_array` for each view: with the
+        default, float64 and float32 views keep their dtype and every other
+        numeric dtype (int, bool, object holding numbers) becomes float64.
+        ``None`` keeps each view's dtype. Views holding strings are refused.
+    ensure_all_finite : bool or "allow-nan", default=True
+        Refuse views that hold NaN or infinity (``True``), only infinity
+        (``"allow-nan"``), or nothing (``False``).
+    accept_sparse : bool, str or list of str, default=False
+        ``False`` refuses scipy sparse views with a ``TypeError``; otherwise
+        passed to :func:`sklearn.utils.check_array` (``True`` or the formats
+        to accept), and the sparse views are returned as such.
+    copy : bool, default=False
+        Copy every view, even when no conversion is needed.
+    order : {"C", "F"} or None, default=None
+        Memory layout required of each view; ``None`` keeps it.
+    name : str, default="Xs"
+        The name of the argument, used in the error messages.
+
+    Returns
+    -------
+    Xs : list of ndarray
+        The validated views, each of shape ``(n_samples, n_features_v)``
+        (scipy sparse matrices for the sparse views when ``accept_sparse``
+        allows them). Each view keeps its own dtype among those ``dtype``
+        allows; views are not cast to a common dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``Xs`` is not a list, tuple or 3-D array of views (in particular a
+        single 2-D array), if a view is sparse and ``accept_sparse`` is false,
+        or if a view holds objects that are not numbers.
+    ValueError
+        If there are no views or not the number required, if a view is not
+        2-D, is ragged, holds strings, has no features, or holds NaN or
+        infinity, if the views have different numbers of samples, or if there
+        are fewer samples than ``min_samples`` or ``n_clusters``.
+
+    See Also
+    --------
+    check_views_consistent : Record the views' shape at fit, check it after.
+    check_Xs : The same contract under mvlearn's name and signature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils._validation import validate_views
+    >>> Xs = validate_views([np.ones((4, 2)), [[1, 2, 3]] * 4])
+    >>> [(X.shape, X.dtype.name) for X in Xs]
+    [((4, 2), 'float64'), ((4, 3), 'float64')]
+    >>> validate_views([np.ones((4, 2)), np.ones((3, 2))])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: view 1 of Xs has 3 samples but view 0 has 4; ...
+    """
+    min_views = _check_count(min_views, "min_views", 1)
+    min_samples = _check_count(min_samples, "min_samples", 0)
+    if n_views is not None:
+        n_views = _check_count(n_views, "n_views", 1)
+    if n_clusters is not None:
+        n_clusters = _check_count(n_clusters, "n_clusters", 1)
+    if ensure_all_finite not in (True, False, "allow-nan"):
+        raise ValueError(
+            f"ensure_all_finite must be True, False or 'allow-nan', got {ensure_all_finite!r}"
+        )
+
+    views = _as_list_of_views(Xs, name)
+    if not views:
+        raise ValueError(f"{name} is empty; at least {_plural(min_views, 'view')} required")
+    if n_views is not None and len(views) != n_views:
+        raise ValueError(
+            f"{name} has {_plural(len(views), 'view')} but {n_views} "
+            f"{'is' if n_views == 1 else 'are'} required"
+        )
+    if len(views) < min_views:
+        raise ValueError(
+            f"{name} has {_plural(len(views), 'view')} but at least {min_views} "
+            f"{'is' if min_views == 1 else 'are'} required"
+        )
+
+    checked = []
+    for index, view in enumerate(views):
+        view = _check_view(
+            view,
+            f"view {index} of {name}",
+            dtype=dtype,
+            ensure_all_finite=ensure_all_finite,
+            accept_sparse=accept_sparse,
+            copy=copy,
+            order=order,
+        )
+        if checked and view.shape[0] != checked[0].shape[0]:
+            raise ValueError(
+                f"view {index} of {name} has {_plural(view.shape[0], 'sample')} but view 0 "
+                f"has {checked[0].shape[0]}; all views must hold the same samples in the "
+                "same order"
+            )
+        checked.append(view)
+
+    n_samples = checked[0].shape[0]
+    if n_samples < min_samples:
+        raise ValueError(
+            f"{name} has {_plural(n_samples, 'sample')} but at least {min_samples} "
+            f"{'is' if min_samples == 1 else 'are'} required"
+        )
+    if n_clusters is not None and n_samples < n_clusters:
+        raise ValueError(
+            f"{name} has {_plural(n_samples, 'sample')} but n_clusters={n_clusters}; "
+            "there must be at least as many samples as clusters"
+        )
+    return checked
+
+
+def check_Xs(Xs, multiview=False, enforce_views=None, copy=False, return_dimensions=False):
+    """Validate a multi-view dataset, with mvlearn's signature.
+
+    The same contract as :func:`validate_views` (whose keyword arguments are
+    the ones to use in new code), under the name and arguments of
+    ``mvlearn.utils.check_Xs`` so that code written for mvlearn runs as is.
+
+    Parameters
+    ----------
+    Xs : list or tuple of array-like, or ndarray of shape (n_views, n_samples, n_features)
+        The views, each of shape ``(n_samples, n_features_v)``.
+    multiview : bool, default=False
+        Require at least two views.
+    enforce_views : int, optional
+        The exact number of views required.
+    copy : bool, default=False
+        Copy every view.
+    return_dimensions : bool, default=False
+        Also return the number of views, of samples and of features per view.
+
+    Returns
+    -------
+    Xs : list of ndarray
+        The validated views.
+    n_views : int
+        Only with ``return_dimensions=True``.
+    n_samples : int
+        Only with ``return_dimensions=True``.
+    n_features : list of int
+        The width of each view; only with ``return_dimensions=True``.
+
+    Notes
+    -----
+    Two deliberate differences with mvlearn: a single 2-D array is refused
+    (mvlearn read it as one view, which silently runs a multi-view method on
+    a concatenation), and ``enforce_views`` is enforced whatever
+    ``multiview`` is (mvlearn only checked it together with
+    ``multiview=True``). Views are converted to float64 (float32 is kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils._validation import check_Xs
+    >>> Xs, n_views, n_samples, n_features = check_Xs(
+    ...     [np.zeros((5, 3)), np.zeros((5, 2))], multiview=True, return_dimensions=True
+    ... )
+    >>> n_views, n_samples, n_features
+    (2, 5, [3, 2])
+    """
+    Xs = validate_views(
+        Xs, n_views=enforce_views, min_views=2 if multiview else 1, copy=copy, name="Xs"
+    )
+    if return_dimensions:
+        return Xs, len(Xs), Xs[0].shape[0], [X.shape[1] for X in Xs]
+    return Xs
+
+
+def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
+    """Record the number and widths of the views at fit; compare them later.
+
+    The multi-view counterpart of scikit-learn's ``n_features_in_`` check.
+    With ``reset=True`` (in ``fit``) it sets ``estimator.n_views_`` and
+    ``estimator.n_features_per_view_``; with ``reset=False`` (in ``predict``,
+    ``transform``, ``score``) it raises a ``ValueError`` if ``Xs`` does not
+    have the shape the estimator was fitted on. Call it on the output of
+    :func:`validate_views`.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator being fitted or used.
+    Xs : list of ndarray
+        Validated views.
+    reset : bool
+        Record (``True``) or check (``False``).
+    name : str, default="Xs"
+        The name of the argument, used in the error messages.
+
+    Raises
+    ------
+    ValueError
+        With ``reset=False``, if the number of views or the number of
+        features of a view differs from what the estimator was fitted with.
+        Nothing is checked if the estimator has no ``n_views_`` yet (as
+        scikit-learn does for ``n_features_in_``; ``check_is_fitted`` is the
+        guard against unfitted use).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from mvlearn_ext.utils._validation import check_views_consistent
+    >>> est = BaseEstimator()
+    >>> check_views_consistent(est, [np.ones((3, 2)), np.ones((3, 4))], reset=True)
+    >>> est.n_views_, est.n_features_per_view_
+    (2, (2, 4))
+    >>> check_views_consistent(est, [np.ones((3, 2)), np.ones((3, 5))], reset=False)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: view 1 of Xs has 5 features but BaseEstimator was fitted with 4 ...
+    """
+    n_views = len(Xs)
+    n_features = tuple(int(X.shape[1]) for X in Xs)
+    if reset:
+        estimator.n_views_ = n_views
+        estimator.n_features_per_view_ = n_features
+        return
+    if not hasattr(estimator, "n_views_"):
+        return
+    owner = type(estimator).__name__
+    if n_views != estimator.n_views_:
+        raise ValueError(
+            f"{name} has {_plural(n_views, 'view')} but {owner} was fitted with "
+            f"{estimator.n_views_}"
+        )
+    for index, (width, fitted_width) in enumerate(
+        zip(n_features, estimator.n_features_per_view_, strict=True)
+    ):
+        if width != fitted_width:
+            raise ValueError(
+                f"view {index} of {name} has {_plural(width, 'feature')} but {owner} was "
+                f"fitted with {fitted_width} features in that view"
+            )

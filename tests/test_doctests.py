@@ -1,0 +1,26 @@
+"""Run the examples in the docstrings of every public module."""
+
+import doctest
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import mvlearn_ext
+
+SKIP_PREFIXES = ("mvlearn_ext.deep", "mvlearn_ext.datasets._build_")
+
+
+def _modules():
+    for info in pkgutil.walk_packages(mvlearn_ext.__path__, prefix="mvlearn_ext."):
+        if not info.name.startswith(SKIP_PREFIXES) and info.name != "mvlearn_ext.__main__":
+            yield info.name
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    with np.printoptions(legacy=False):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

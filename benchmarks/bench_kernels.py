@@ -35,8 +35,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import mvlearn_ext
 from mvlearn_ext._lib import _reference as ref
 from mvlearn_ext._lib import core_info, effective_n_threads
-from mvlearn_ext.utils import anchor_graph, project_simplex
 from mvlearn_ext.utils import _kernels as nb
+from mvlearn_ext.utils import anchor_graph, project_simplex
 
 
 def median_time(fn, repeats):
@@ -59,7 +59,7 @@ def bench_simplex(n, m, repeats, threads, dtype=np.float64):
     for t in threads:
         with threadpool_limits(t):
             numba.set_num_threads(t)
-            t_cpp = median_time(lambda: project_simplex(X, out=out, n_threads=t), repeats)
+            t_cpp = median_time(lambda t=t: project_simplex(X, out=out, n_threads=t), repeats)
             t_nb = median_time(lambda: nb.project_simplex_rows(Xd, 1.0, outd), repeats)
             t_np = median_time(lambda: ref.project_simplex_sort(X), max(1, repeats // 2))
         rows.append(dict(threads=t, cpp_s=t_cpp, numba_s=t_nb, numpy_s=t_np))
@@ -81,7 +81,9 @@ def bench_anchor_graph(n, m, d, k, repeats, threads):
     for t in threads:
         with threadpool_limits(t):
             numba.set_num_threads(t)
-            t_cpp = median_time(lambda: anchor_graph(X, A, n_neighbors=k, n_threads=t), repeats)
+            t_cpp = median_time(
+                lambda t=t: anchor_graph(X, A, n_neighbors=k, n_threads=t), repeats
+            )
             t_np = median_time(lambda: ref.anchor_graph_chunked(X, A, k), repeats)
             t_nb = median_time(lambda: nb.anchor_graph_rows(X, A, k, w, c), repeats)
         rows.append(dict(threads=t, cpp_s=t_cpp, numpy_blas_s=t_np, numba_s=t_nb))
@@ -109,11 +111,16 @@ print(before * 1024, after * 1024, X.nbytes, Z.data.nbytes + Z.indices.nbytes + 
 def bench_memory(n, m, d, k):
     out = subprocess.run(
         [sys.executable, "-c", _MEMORY_CHILD, str(n), str(m), str(d), str(k)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     before, after, x_bytes, z_bytes = map(int, out.stdout.split())
     return dict(
-        n=n, m=m, d=d, k=k,
+        n=n,
+        m=m,
+        d=d,
+        k=k,
         peak_rss_before_call_mb=before / 2**20,
         peak_rss_after_call_mb=after / 2**20,
         extra_peak_mb=(after - before) / 2**20,
@@ -123,11 +130,19 @@ def bench_memory(n, m, d, k):
 
 
 def environment():
-    blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
+    blas = [
+        f"{i.get('internal_api')} {i.get('version')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
     return dict(
-        mvlearn_ext=mvlearn_ext.__version__, python=platform.python_version(),
-        numpy=np.__version__, numba=numba.__version__, blas=blas,
-        cpu=platform.processor() or platform.machine(), cpus=effective_n_threads(None),
+        mvlearn_ext=mvlearn_ext.__version__,
+        python=platform.python_version(),
+        numpy=np.__version__,
+        numba=numba.__version__,
+        blas=blas,
+        cpu=platform.processor() or platform.machine(),
+        cpus=effective_n_threads(None),
         core=core_info(),
     )
 
@@ -136,7 +151,9 @@ def markdown(results):
     lines = []
     s = results["simplex"]
     lines.append(f"Simplex projection, {s['n']} x {s['m']} float64 (median of {s['repeats']}):\n")
-    lines.append("| threads | C++ (s) | Numba sort (s) | NumPy sort (s) | NumPy / C++ | Numba / C++ | C++ speed-up vs 1 thread |")
+    lines.append(
+        "| threads | C++ (s) | Numba sort (s) | NumPy sort (s) | NumPy / C++ | Numba / C++ | C++ speed-up vs 1 thread |"
+    )
     lines.append("|---|---|---|---|---|---|---|")
     for r in s["rows"]:
         lines.append(
@@ -144,10 +161,16 @@ def markdown(results):
             f"{r['numpy_over_cpp']:.1f}x | {r['numba_over_cpp']:.1f}x | {r['cpp_speedup_vs_1_thread']:.2f}x |"
         )
     s32 = results["simplex_float32"]
-    lines.append(f"\nfloat32 ({s32['n']} x {s32['m']}): NumPy / C++ = {s32['rows'][0]['numpy_over_cpp']:.1f}x on 1 thread.\n")
+    lines.append(
+        f"\nfloat32 ({s32['n']} x {s32['m']}): NumPy / C++ = {s32['rows'][0]['numpy_over_cpp']:.1f}x on 1 thread.\n"
+    )
     a = results["anchor_graph"]
-    lines.append(f"kNN anchor graph, n={a['n']}, m={a['m']}, d={a['d']}, k={a['k']} float64 (median of {a['repeats']}):\n")
-    lines.append("| threads | C++ (s) | NumPy+BLAS chunked (s) | Numba (s) | NumPy / C++ | Numba / C++ | C++ speed-up vs 1 thread |")
+    lines.append(
+        f"kNN anchor graph, n={a['n']}, m={a['m']}, d={a['d']}, k={a['k']} float64 (median of {a['repeats']}):\n"
+    )
+    lines.append(
+        "| threads | C++ (s) | NumPy+BLAS chunked (s) | Numba (s) | NumPy / C++ | Numba / C++ | C++ speed-up vs 1 thread |"
+    )
     lines.append("|---|---|---|---|---|---|---|")
     for r in a["rows"]:
         lines.append(
@@ -186,7 +209,12 @@ def main(argv=None):
         n=sn, m=sm, repeats=srep, rows=bench_simplex(sn, sm, srep, [1], dtype=np.float32)
     )
     results["anchor_graph"] = dict(
-        n=an, m=am, d=ad, k=ak, repeats=arep, rows=bench_anchor_graph(an, am, ad, ak, arep, threads)
+        n=an,
+        m=am,
+        d=ad,
+        k=ak,
+        repeats=arep,
+        rows=bench_anchor_graph(an, am, ad, ak, arep, threads),
     )
     if mem:
         results["memory"] = bench_memory(*mem)

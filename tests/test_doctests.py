@@ -22,5 +22,7 @@ def _modules():
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     with np.printoptions(legacy=False):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        result = doctest.testmod(
+            module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+        )
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -17,7 +17,9 @@ def resolve_device(device=None) -> torch.device:
     try:
         return torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"device must be None, 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}") from exc
+        raise ValueError(
+            f"device must be None, 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}"
+        ) from exc
 
 
 def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:
@@ -35,7 +37,9 @@ def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:
         if arr.dtype != np.float32:
             arr = arr.astype(np.float64, copy=False)
         t = torch.from_numpy(np.ascontiguousarray(arr))
-    return t.to(device=resolve_device(device) if device is not None else t.device, dtype=dtype or t.dtype)
+    return t.to(
+        device=resolve_device(device) if device is not None else t.device, dtype=dtype or t.dtype
+    )
 
 
 def as_numpy(t) -> np.ndarray:

@@ -39,7 +39,9 @@ def _env_flag(name: str, default: bool) -> bool:
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"environment variable {name}={value!r}: expected 0/1, true/false, yes/no or on/off")
+    raise ValueError(
+        f"environment variable {name}={value!r}: expected 0/1, true/false, yes/no or on/off"
+    )
 
 
 NUMBA_CACHE: bool = _env_flag("MVLEARN_EXT_NUMBA_CACHE", True)

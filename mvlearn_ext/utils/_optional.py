@@ -9,7 +9,10 @@ __all__ = ["import_optional", "is_available"]
 
 # module name -> (extra, how to install it)
 _EXTRAS = {
-    "torch": ("torch", "pip install torch==2.13.0  (the pinned CPU build; then pip install 'mvlearn_ext[torch]')"),
+    "torch": (
+        "torch",
+        "pip install torch==2.13.0  (the pinned CPU build; then pip install 'mvlearn_ext[torch]')",
+    ),
     "matplotlib": ("bench", "pip install 'mvlearn_ext[bench]'"),
     "dask": ("studies", "pip install 'dask[distributed]'"),
     "flwr": ("federated", "pip install flwr"),

@@ -151,14 +151,18 @@ def test_many_anchors_and_blocks():
     np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X, A, 7).toarray(), atol=1e-12)
     # Large k uses the heap path for k > 64.
     Z = anchor_graph(X[:50], A, n_neighbors=100)
-    np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X[:50], A, 100).toarray(), atol=1e-12)
+    np.testing.assert_allclose(
+        Z.toarray(), anchor_graph_dense(X[:50], A, 100).toarray(), atol=1e-12
+    )
 
 
 def test_peers_agree():
     rng = np.random.default_rng(4)
     X, A = rng.normal(size=(500, 6)), rng.normal(size=(60, 6))
     ref = anchor_graph(X, A, n_neighbors=5).toarray()
-    np.testing.assert_allclose(anchor_graph_chunked(X, A, 5, chunk_size=128).toarray(), ref, atol=1e-9)
+    np.testing.assert_allclose(
+        anchor_graph_chunked(X, A, 5, chunk_size=128).toarray(), ref, atol=1e-9
+    )
     w, c = np.empty((500, 5)), np.empty((500, 5), dtype=np.int64)
     anchor_graph_rows(X, A, 5, w, c)
     np.testing.assert_array_equal(c.ravel(), anchor_graph(X, A, n_neighbors=5).indices)

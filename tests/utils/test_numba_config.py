@@ -32,8 +32,14 @@ def test_no_module_uses_numba_decorators_directly():
         tree = ast.parse(path.read_text(), filename=str(path))
         numba_names = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("numba"):
-                numba_names |= {a.asname or a.name for a in node.names if a.name in NUMBA_DECORATORS}
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("numba")
+            ):
+                numba_names |= {
+                    a.asname or a.name for a in node.names if a.name in NUMBA_DECORATORS
+                }
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.value.id == "numba" and node.attr in NUMBA_DECORATORS:
@@ -55,9 +61,10 @@ def test_every_dispatcher_in_the_package_is_registered():
     for name, attr, obj in found:
         assert getattr(obj, "__mvlearn_ext_jit__", False), f"{name}.{attr}"
         assert id(obj) in registered, f"{name}.{attr}"
-        assert obj.targetoptions.get("fastmath") in (False, None) or set(
-            obj.targetoptions["fastmath"]
-        ) <= _numba.SAFE_FASTMATH
+        assert (
+            obj.targetoptions.get("fastmath") in (False, None)
+            or set(obj.targetoptions["fastmath"]) <= _numba.SAFE_FASTMATH
+        )
         assert obj.targetoptions.get("nopython", True)
 
 

@@ -87,9 +87,9 @@ def test_equals_generic_qp_solution():
         m = rng.integers(2, 8)
         b, c = rng.normal(size=m), rng.uniform(0.5, 3.0)
         res = minimize(
-            lambda z: 0.5 * c * z @ z - b @ z,
+            lambda z, b=b, c=c: 0.5 * c * z @ z - b @ z,
             np.full(m, 1.0 / m),
-            jac=lambda z: c * z - b,
+            jac=lambda z, b=b, c=c: c * z - b,
             bounds=[(0, None)] * m,
             constraints=[{"type": "eq", "fun": lambda z: z.sum() - 1.0}],
             method="SLSQP",

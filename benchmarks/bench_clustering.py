@@ -1,0 +1,298 @@
+"""Benchmark of the anchor-graph multi-view clustering family.
+
+Questions
+---------
+1. On Handwritten (6 views, n = 2000, 10 classes), how do HAGMVC and DRMC
+   (reconstructions) compare with their baselines LMVSC, SMVSC, FPMVS-CAG, with
+   mvlearn's dense MultiviewSpectralClustering and MultiviewCoRegSpectralClustering,
+   and with scikit-learn's KMeans and SpectralClustering on the concatenated
+   standardised views? ACC, NMI (arithmetic and max normalisation), ARI,
+   purity and fit time, mean +- std over seeds of the whole pipeline (never a
+   max over runs), all in the same run, with defaults (no tuning per data set).
+2. Do fit time and peak memory grow linearly in n? make_multiview_blobs with
+   3 views x 64 features, n = 10^4, 10^5, 10^6; each fit in its own process so
+   its peak resident memory can be read.
+
+mvlearn (0.5.0) no longer installs with pip because of its matplotlib pin;
+install it with ``pip install --no-deps mvlearn matplotlib seaborn``. Its
+dense O(n^3) methods take minutes per fit, so they run ``--mvlearn-seeds``
+seeds (default 2), which the table states.
+
+Run: ``python benchmarks/bench_clustering.py [--seeds 10] [--scaling] [--json PATH] [--plot PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from mvlearn_ext.datasets import load_handwritten
+from mvlearn_ext.metrics import clustering_report
+
+
+def standardise_views(Xs):
+    """z-score each feature, then scale each view to unit total variance."""
+    return [StandardScaler().fit_transform(X) / np.sqrt(X.shape[1]) for X in Xs]
+
+
+def zscore_views(Xs):
+    return [StandardScaler().fit_transform(X) for X in Xs]
+
+
+def _ours(name):
+    import mvlearn_ext.cluster as cluster
+
+    return getattr(cluster, name, None)
+
+
+def methods(n_clusters):
+    """(name, preprocessing note, factory(seed) -> callable(Xs) -> labels, seeds key)."""
+    from sklearn.cluster import KMeans, SpectralClustering
+
+    out = []
+    for cls_name in ("HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG"):
+        cls = _ours(cls_name)
+        if cls is None:
+            continue
+        out.append(
+            (
+                cls_name,
+                "raw views (the estimator's own documented preprocessing)",
+                lambda seed, cls=cls: (
+                    lambda Xs: cls(n_clusters=n_clusters, random_state=seed).fit_predict(Xs)
+                ),
+                "seeds",
+            )
+        )
+
+    def km(seed):
+        return lambda Xs: KMeans(n_clusters, n_init=10, random_state=seed).fit_predict(
+            np.hstack(standardise_views(Xs))
+        )
+
+    def sc(seed):
+        def run(Xs):
+            model = SpectralClustering(
+                n_clusters,
+                affinity="nearest_neighbors",
+                n_neighbors=10,
+                n_init=10,
+                random_state=seed,
+            )
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Graph is not fully connected")
+                return model.fit_predict(np.hstack(standardise_views(Xs)))
+
+        return run
+
+    out.append(
+        (
+            "sklearn KMeans (concatenated)",
+            "z-score, each view scaled to unit variance",
+            km,
+            "seeds",
+        )
+    )
+    out.append(("sklearn SpectralClustering 10-NN (concatenated)", "same", sc, "seeds"))
+    try:
+        from mvlearn.cluster import MultiviewCoRegSpectralClustering, MultiviewSpectralClustering
+    except ImportError:
+        return out
+    for name, cls in (
+        ("mvlearn MultiviewSpectralClustering", MultiviewSpectralClustering),
+        ("mvlearn MultiviewCoRegSpectralClustering", MultiviewCoRegSpectralClustering),
+    ):
+        out.append(
+            (
+                name,
+                "z-score per feature",
+                lambda seed, cls=cls: (
+                    lambda Xs: cls(n_clusters=n_clusters, random_state=seed).fit_predict(
+                        zscore_views(Xs)
+                    )
+                ),
+                "mvlearn_seeds",
+            )
+        )
+    return out
+
+
+def bench_handwritten(seeds, mvlearn_seeds, only=None):
+    Xs, y = load_handwritten()
+    n_clusters = int(np.unique(y).size)
+    rows = []
+    for name, prep, factory, key in methods(n_clusters):
+        if only and not any(o.lower() in name.lower() for o in only):
+            continue
+        use = seeds if key == "seeds" else mvlearn_seeds
+        scores, times = [], []
+        for seed in range(use):
+            fit = factory(seed)
+            t0 = time.perf_counter()
+            labels = fit(Xs)
+            times.append(time.perf_counter() - t0)
+            scores.append(clustering_report(y, labels))
+        row = dict(method=name, preprocessing=prep, n_seeds=use, time_s=times)
+        for metric in scores[0]:
+            row[metric] = [float(s[metric]) for s in scores]
+        rows.append(row)
+        print(
+            f"  {name}: ACC {np.mean(row['ACC']):.3f} NMI {np.mean(row['NMI']):.3f} "
+            f"time {np.median(times):.2f} s ({use} seeds)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return rows
+
+
+_SCALING_CHILD = """
+import resource, sys, time, json
+import numpy as np
+from mvlearn_ext.datasets import make_multiview_blobs
+import mvlearn_ext.cluster as cluster
+name, n = sys.argv[1], int(sys.argv[2])
+Xs, y = make_multiview_blobs(n, n_views=3, n_features=64, n_clusters=10, cluster_std=4.0, random_state=0)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+est = getattr(cluster, name)(n_clusters=10, random_state=0)
+t0 = time.perf_counter(); labels = est.fit_predict(Xs); t = time.perf_counter() - t0
+from mvlearn_ext.metrics import clustering_accuracy
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(dict(method=name, n=n, time_s=t, peak_rss_mb=peak / 1024,
+                      data_mb=sum(X.nbytes for X in Xs) / 2**20, rss_before_fit_mb=base / 1024,
+                      ACC=float(clustering_accuracy(y, labels)))))
+"""
+
+
+def bench_scaling(names, sizes):
+    rows = []
+    for name in names:
+        if _ours(name) is None:
+            continue
+        for n in sizes:
+            out = subprocess.run(
+                [sys.executable, "-c", _SCALING_CHILD, name, str(n)],
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode != 0:
+                rows.append(dict(method=name, n=n, error=out.stderr.strip().splitlines()[-1]))
+            else:
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"  scaling {rows[-1]}", file=sys.stderr, flush=True)
+    return rows
+
+
+def markdown(results):
+    lines = []
+    hw = results["handwritten"]
+    lines.append(
+        "| method | seeds | ACC | NMI (arith) | NMI (max) | ARI | purity | fit time (s, median) |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
+
+    def ms(v):
+        return f"{np.mean(v):.3f} ± {np.std(v):.3f}"
+
+    for r in hw:
+        lines.append(
+            f"| {r['method']} | {r['n_seeds']} | {ms(r['ACC'])} | {ms(r['NMI'])} | {ms(r['NMI_max'])} | "
+            f"{ms(r['ARI'])} | {ms(r['purity'])} | {np.median(r['time_s']):.3f} |"
+        )
+    ref = {r["method"]: np.median(r["time_s"]) for r in hw}
+    peer = ref.get("mvlearn MultiviewSpectralClustering")
+    if peer:
+        lines.append("")
+        for r in hw:
+            lines.append(
+                f"* {r['method']}: mvlearn MultiviewSpectralClustering time / this time = "
+                f"{peer / np.median(r['time_s']):.0f}x"
+            )
+    if results.get("scaling"):
+        lines.append("")
+        lines.append(
+            "| method | n | fit time (s) | ratio to previous n | peak RSS (MB) | data (MB) | ACC |"
+        )
+        lines.append("|---|---|---|---|---|---|---|")
+        prev = {}
+        for r in results["scaling"]:
+            if "error" in r:
+                lines.append(f"| {r['method']} | {r['n']} | failed: {r['error']} | | | | |")
+                continue
+            ratio = f"{r['time_s'] / prev[r['method']]:.1f}" if r["method"] in prev else ""
+            prev[r["method"]] = r["time_s"]
+            lines.append(
+                f"| {r['method']} | {r['n']:,} | {r['time_s']:.2f} | {ratio} | "
+                f"{r['peak_rss_mb']:.0f} | {r['data_mb']:.0f} | {r['ACC']:.3f} |"
+            )
+    return "\n".join(lines)
+
+
+def plot(results, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hw = results["handwritten"]
+    fig, axes = plt.subplots(1, 2 if results.get("scaling") else 1, figsize=(11, 4), squeeze=False)
+    ax = axes[0, 0]
+    for r in hw:
+        ax.errorbar(
+            np.median(r["time_s"]),
+            np.mean(r["ACC"]),
+            yerr=np.std(r["ACC"]),
+            fmt="o",
+            label=r["method"],
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("fit time on Handwritten (s, log)")
+    ax.set_ylabel("ACC (mean ± std over seeds)")
+    ax.legend(fontsize=7)
+    if results.get("scaling"):
+        ax = axes[0, 1]
+        for name in sorted({r["method"] for r in results["scaling"]}):
+            pts = [r for r in results["scaling"] if r["method"] == name and "error" not in r]
+            ax.loglog([r["n"] for r in pts], [r["time_s"] for r in pts], "o-", label=name)
+        ax.set_xlabel("n (3 views x 64 features)")
+        ax.set_ylabel("fit time (s)")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--mvlearn-seeds", type=int, default=2)
+    p.add_argument("--only", nargs="*", help="substrings of method names to run")
+    p.add_argument("--scaling", action="store_true")
+    p.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads of every method (default 1)")
+    p.add_argument("--json", default=None)
+    p.add_argument("--plot", default=None)
+    args = p.parse_args(argv)
+    results = {}
+    with threadpool_limits(args.threads):
+        results["handwritten"] = bench_handwritten(args.seeds, args.mvlearn_seeds, args.only)
+    if args.scaling:
+        results["scaling"] = bench_scaling(["HAGMVC", "DRMC"], args.sizes)
+    print(markdown(results))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if args.plot:
+        plot(results, args.plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -276,7 +276,9 @@ def main(argv=None):
     p.add_argument("--only", nargs="*", help="substrings of method names to run")
     p.add_argument("--scaling", action="store_true")
     p.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads of every method (default 1)")
+    p.add_argument(
+        "--threads", type=int, default=1, help="BLAS/OpenMP threads of every method (default 1)"
+    )
     p.add_argument("--json", default=None)
     p.add_argument("--plot", default=None)
     args = p.parse_args(argv)

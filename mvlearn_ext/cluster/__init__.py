@@ -4,8 +4,17 @@ Every clusterer here takes a list of views ``Xs`` (see
 :func:`mvlearn_ext.utils.validate_views`) and follows scikit-learn's
 clustering API: ``fit(Xs)``, ``labels_``, ``fit_predict(Xs)`` and, where the
 method can assign new samples, ``predict(Xs)``.
+
+* :class:`HAGMVC` and :class:`DRMC` are reconstructions of two ICML 2026
+  methods known only from their abstracts (see their docstrings).
+* :class:`LMVSC`, :class:`SMVSC` and :class:`FPMVSCAG` are the anchor-graph
+  baselines, with the documented pitfalls of their reference code fixed.
+* :class:`ConcatKMeans` is k-means on the concatenated views.
 """
 
 from mvlearn_ext.cluster._concat import ConcatKMeans
+from mvlearn_ext.cluster._hagmvc import HAGMVC
+from mvlearn_ext.cluster._lmvsc import LMVSC
+from mvlearn_ext.cluster._smvsc import FPMVSCAG, SMVSC
 
-__all__ = ["ConcatKMeans"]
+__all__ = ["FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]

@@ -1,0 +1,608 @@
+"""Shared numerical building blocks of the anchor-graph clusterers.
+
+These are the private drivers that LMVSC, SMVSC, FPMVS-CAG, DRMC and HAG-MVC
+call: each assumes valid input (the estimators validate once, at their
+entry) and returns NumPy arrays in float64. Loop-heavy parts run in the Numba
+kernels of :mod:`mvlearn_ext.cluster._kernels` and the C++ simplex
+projection of :func:`mvlearn_ext.utils.project_simplex`.
+
+Orientation: an anchor graph ``Z`` has shape ``(n_anchors, n_samples)``
+(the spec's ``m x n``), every column on the probability simplex. The
+:func:`mvlearn_ext.utils.anchor_graph` kernel returns the transpose (CSR of
+shape ``(n_samples, n_anchors)``): pass ``anchor_graph(X, A).T``.
+
+Functions
+---------
+procrustes
+    Polar factor ``U V^T`` of a matrix (orthogonal Procrustes).
+generalized_power_iteration
+    Minimise ``tr(W^T Q W P) - 2 tr(W^T C)`` over orthonormal ``W`` (GPI).
+squared_view_weights
+    Simplex weights minimising ``sum_v alpha_v^2 loss_v``.
+simplex_qp
+    Column-wise QPs over the simplex with a shared Hessian (FISTA).
+anchor_spectral_embedding
+    Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
+spectral_rotation
+    Rotate an embedding onto a (scaled) cluster indicator.
+kmeans_anchors, sample_anchors
+    Anchors by k-means or by sampling rows.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.cluster import KMeans, MiniBatchKMeans
+from sklearn.utils import check_random_state
+
+from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.utils import project_simplex
+
+__all__ = [
+    "MINIBATCH_THRESHOLD",
+    "anchor_spectral_embedding",
+    "generalized_power_iteration",
+    "kmeans_anchors",
+    "procrustes",
+    "sample_anchors",
+    "simplex_qp",
+    "spectral_rotation",
+    "squared_view_weights",
+]
+
+#: Above this many samples :func:`kmeans_anchors` uses MiniBatchKMeans.
+MINIBATCH_THRESHOLD = 50_000
+
+
+# --------------------------------------------------------------------------- orthogonal factors
+
+
+def procrustes(M):
+    """The orthogonal polar factor of ``M``: ``argmax_W tr(W^T M)`` over orthonormal ``W``.
+
+    With the thin SVD ``M = U S V^T``, returns ``U V^T`` (Schönemann, 1966):
+    a ``(p, q)`` matrix with orthonormal columns if ``p >= q`` and
+    orthonormal rows otherwise, which maximises ``tr(W^T M)`` over that set.
+    When ``M`` is rank deficient the maximiser is not unique and this is the
+    one the SVD gives.
+
+    Parameters
+    ----------
+    M : ndarray of shape (p, q)
+
+    Returns
+    -------
+    W : ndarray of shape (p, q)
+
+    References
+    ----------
+    P. H. Schönemann, "A generalized solution of the orthogonal Procrustes
+    problem", Psychometrika 31(1), 1966.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    U, _, Vt = scipy.linalg.svd(M, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    return U @ Vt
+
+
+def _orthonormal_norm2(shape):
+    """``||W||_F^2`` of any ``W`` with orthonormal columns (or rows)."""
+    return float(min(shape))
+
+
+def generalized_power_iteration(C, W0, *, Q=None, P=None, max_iter=20, tol=1e-10):
+    """Minimise ``tr(W^T Q W P) - 2 tr(W^T C)`` over orthonormal ``W`` by GPI.
+
+    ``W`` is ``(p, q)`` with orthonormal columns if ``p >= q`` and rows
+    otherwise; ``Q`` (p x p) and ``P`` (q x q) are symmetric PSD (``None``
+    means the identity). When the quadratic term is constant on that set
+    (``Q = I`` with orthonormal columns, ``P = I`` with orthonormal rows, or
+    both identities) the minimiser is :func:`procrustes` of ``C`` and is
+    returned at once. Otherwise each step is the generalised power iteration
+    of Nie, Zhang & Li (2017), ``W <- polar(L W - Q W P + C)`` with
+    ``L = lambda_max(Q) lambda_max(P)``, a majorise-minimise step that never
+    increases the objective, started from ``W0``.
+
+    Parameters
+    ----------
+    C : ndarray of shape (p, q)
+    W0 : ndarray of shape (p, q)
+        Feasible starting point (used only by the iterative case).
+    Q, P : ndarray or None
+    max_iter : int, default=20
+    tol : float, default=1e-10
+        Stop when the objective decreases by less than ``tol`` times its
+        magnitude.
+
+    Returns
+    -------
+    W : ndarray of shape (p, q)
+
+    References
+    ----------
+    F. Nie, R. Zhang and X. Li, "A generalized power iteration method for
+    solving quadratic problem on the Stiefel manifold", Science China
+    Information Sciences 60, 2017.
+    """
+    p, q = C.shape
+    if (Q is None and p >= q) or (P is None and p <= q):
+        return procrustes(C)
+    Qm = np.eye(p) if Q is None else Q
+    Pm = np.eye(q) if P is None else P
+    lq = 1.0 if Q is None else float(max(np.linalg.eigvalsh(Qm)[-1], 0.0))
+    lp = 1.0 if P is None else float(max(np.linalg.eigvalsh(Pm)[-1], 0.0))
+    L = lq * lp
+
+    def objective(W):
+        return float(np.sum((Qm @ W @ Pm) * W) - 2.0 * np.sum(W * C))
+
+    W = W0
+    value = objective(W)
+    for _ in range(max_iter):
+        W_new = procrustes(L * W - Qm @ W @ Pm + C)
+        new_value = objective(W_new)
+        if new_value > value:  # rounding only: the step is monotone in exact arithmetic
+            break
+        W, decrease, value = W_new, value - new_value, new_value
+        if decrease <= tol * max(abs(value), 1.0):
+            break
+    return W
+
+
+# --------------------------------------------------------------------------- view weights
+
+
+def squared_view_weights(losses):
+    """Simplex weights that minimise ``sum_v alpha_v^2 loss_v``.
+
+    By the Cauchy-Schwarz inequality the minimiser over the probability
+    simplex is ``alpha_v = (1 / loss_v) / sum_u (1 / loss_u)``. If some
+    losses are zero the minimum is 0, reached by putting all the weight on
+    the zero-loss views; they share it equally.
+
+    Parameters
+    ----------
+    losses : array-like of shape (n_views,)
+        Nonnegative, finite losses.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_views,)
+        Nonnegative weights summing to 1.
+
+    Raises
+    ------
+    ValueError
+        If ``losses`` is empty, not 1-D, negative, NaN or infinite.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.cluster._common import squared_view_weights
+    >>> squared_view_weights([1.0, 3.0]).tolist()
+    [0.75, 0.25]
+    >>> squared_view_weights([0.0, 2.0, 0.0]).tolist()
+    [0.5, 0.0, 0.5]
+    """
+    losses = np.asarray(losses, dtype=np.float64)
+    if losses.ndim != 1 or losses.size == 0:
+        raise ValueError(f"losses must be a non-empty 1-D array, got shape {losses.shape}")
+    if not np.all(np.isfinite(losses)):
+        raise ValueError("losses must be finite")
+    if np.any(losses < 0):
+        raise ValueError(f"losses must be nonnegative, got min {losses.min()!r}")
+    zero = losses == 0
+    if zero.any():
+        return zero / zero.sum()
+    # Scale by the smallest loss first: 1/loss would overflow for tiny losses.
+    inverse = losses.min() / losses
+    return inverse / inverse.sum()
+
+
+# --------------------------------------------------------------------------- simplex QP
+
+
+def _as_threads(n_threads):
+    return None if n_threads is None else int(n_threads)
+
+
+def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
+    """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex for every column ``b_i``.
+
+    All the QPs share the symmetric PSD Hessian ``H`` (m x m) and are solved
+    together by accelerated projected gradient (FISTA, Beck & Teboulle,
+    2009) with the gradient restart of O'Donoghue & Candès (2015), per
+    column, step ``1 / lambda_max(H)``, and the column-wise Euclidean
+    projection onto the simplex of :func:`mvlearn_ext.utils.project_simplex`
+    (Condat, 2016). Iterations stop when the projected-gradient step of
+    every column is below ``tol`` (max-norm) or after ``max_iter``. Each
+    iteration costs one ``m x m`` by ``m x n`` product and one projection.
+
+    When ``H = c I`` the solution is the closed form ``Pi(b_i / c)``, which
+    is also the default starting point (``Pi(B / lambda_max(H))``), so that
+    case converges in one step. When ``H = 0`` every column puts its mass
+    on its largest entry of ``b_i`` (a vertex, ties to the lowest index).
+
+    Parameters
+    ----------
+    H : ndarray of shape (m, m)
+        Symmetric positive semidefinite.
+    B : ndarray of shape (m, n)
+        One linear term per column.
+    Z0 : ndarray of shape (m, n), optional
+        Starting point (projected onto the simplex first), e.g. the previous
+        solution of an alternating scheme.
+    max_iter : int, default=200
+        Maximum iterations of every column.
+    tol : float, default=1e-8
+        A column stops once its projected-gradient step
+        ``Pi(y - (H y - b) / L) - y`` is below ``tol`` in max-norm (it then
+        takes that last step). Each column stops on its own criterion, so
+        its solution does not depend on the other columns.
+    n_threads : int, optional
+        Threads of the simplex projection (``None``: every CPU).
+
+    Returns
+    -------
+    Z : ndarray of shape (m, n)
+        Columns on the probability simplex.
+    n_iter : int
+        Iterations run by the slowest column (0 only when ``H = 0``).
+
+    References
+    ----------
+    A. Beck and M. Teboulle, "A fast iterative shrinkage-thresholding
+    algorithm for linear inverse problems", SIAM J. Imaging Sciences 2(1),
+    2009.
+
+    B. O'Donoghue and E. Candès, "Adaptive restart for accelerated gradient
+    schemes", Foundations of Computational Mathematics 15, 2015.
+
+    L. Condat, "Fast projection onto the simplex and the l1 ball",
+    Mathematical Programming 158, 2016.
+    """
+    H = np.asarray(H, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    m, n = B.shape
+    threads = _as_threads(n_threads)
+    if n == 0:
+        return np.empty((m, 0)), 0
+    L = float(np.linalg.eigvalsh((H + H.T) / 2)[-1]) if m > 1 else float(H[0, 0])
+    scale = max(float(np.abs(H).max()), 1e-300)
+    if L <= 1e-14 * scale or L <= 0.0:
+        Z = np.zeros((m, n))
+        Z[np.argmax(B, axis=0), np.arange(n)] = 1.0
+        return Z, 0
+    # Work on the transposes (one QP per row, C-contiguous), so that the
+    # projections and the removal of converged columns touch contiguous memory.
+    Bt = np.ascontiguousarray(B.T)
+    if Z0 is None:
+        Z = project_simplex(Bt / L, axis=1, n_threads=threads)
+    else:
+        Z = project_simplex(
+            np.array(np.asarray(Z0, dtype=np.float64).T, order="C"), axis=1, n_threads=threads
+        )
+    step = 1.0 / L
+    Hs = np.ascontiguousarray((H + H.T) / 2)
+    out = Z
+    active = np.arange(n)
+    Z = Z.copy()
+    Y = Z.copy()
+    t = np.ones(n)
+    n_iter = 0
+    while active.size and n_iter < max_iter:
+        n_iter += 1
+        # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
+        buffer = Y @ Hs
+        buffer -= Bt
+        buffer *= -step
+        buffer += Y
+        Z_new = project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
+        gradient_step = Y - Z_new
+        converged = np.abs(gradient_step).max(axis=1) <= tol
+        # Gradient restart: drop the momentum of columns that go uphill.
+        restart = np.einsum("ij,ij->i", gradient_step, Z_new - Z) > 0
+        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        beta = (t - 1.0) / t_new
+        beta[restart] = 0.0
+        t_new[restart] = 1.0
+        Y = Z_new + beta[:, None] * (Z_new - Z)
+        Z, t = Z_new, t_new
+        if converged.any():
+            # Each column stops on its own criterion, so that its solution does
+            # not depend on the other columns solved with it.
+            out[active[converged]] = Z[converged]
+            keep = ~converged
+            active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
+    out[active] = Z
+    return np.ascontiguousarray(out.T), n_iter
+
+
+# --------------------------------------------------------------------------- spectral embedding
+
+
+def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_projection=False):
+    """Spectral embedding of the samples from an anchor graph, in O(n m^2).
+
+    ``Z`` has shape ``(n_anchors, n_samples)`` (m x n). With
+    ``normalize=True`` (Liu, He & Chang, 2010), the sample affinity is
+    ``S = Z^T Delta^{-1} Z`` with ``Delta = diag(Z 1)`` the anchor degrees;
+    its top eigenvectors come from the m x m matrix
+    ``M = Delta^{-1/2} Z Z^T Delta^{-1/2} = V Sigma V^T`` as
+    ``F = Z^T Delta^{-1/2} V Sigma^{-1/2}``, whose columns are orthonormal
+    and satisfy ``S F = F Sigma``. Anchors of zero degree are dropped (they
+    connect to no sample), never divided by. With ``normalize=False`` the
+    same is done with ``Delta = I``: ``F`` holds the top left singular
+    vectors of ``Z^T`` (the LMVSC/SMVSC embedding). No n x n matrix is
+    formed.
+
+    Parameters
+    ----------
+    Z : ndarray or scipy sparse matrix of shape (n_anchors, n_samples)
+        Nonnegative anchor graph, samples as columns (for the output of
+        :func:`mvlearn_ext.utils.anchor_graph`, pass its transpose).
+    n_components : int
+        Number of eigenvectors, at most the number of anchors kept.
+    normalize : bool, default=True
+        Use ``Z^T Delta^{-1} Z`` (``True``) or ``Z^T Z`` (``False``).
+    return_projection : bool, default=False
+        Also return ``P`` of shape ``(n_anchors, n_components)`` with
+        ``F = Z^T P`` (zero rows for dropped anchors): the out-of-sample
+        extension, ``z^T P``, of the embedding to a new graph column ``z``.
+
+    Returns
+    -------
+    F : ndarray of shape (n_samples, n_components)
+        Orthonormal columns, by decreasing singular value. A column whose
+        singular value is zero (``n_components`` beyond the rank) is zero.
+    singular_values : ndarray of shape (n_components,)
+        Decreasing singular values ``sigma_j`` of ``Delta^{-1/2} Z``; the
+        eigenvalues of ``S`` are ``sigma_j^2`` (``sigma_1 = 1`` for a
+        normalised graph whose columns sum to 1).
+    P : ndarray of shape (n_anchors, n_components)
+        Only with ``return_projection=True``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_components`` exceeds the number of anchors kept.
+
+    References
+    ----------
+    W. Liu, J. He and S.-F. Chang, "Large graph construction for scalable
+    semi-supervised learning", in Proc. ICML, 2010.
+    """
+    sparse = sp.issparse(Z)
+    if sparse:
+        Z = sp.csr_matrix(Z, dtype=np.float64)
+        degree = np.asarray(Z.sum(axis=1)).ravel()
+    else:
+        Z = np.asarray(Z, dtype=np.float64)
+        degree = Z.sum(axis=1)
+    n_anchors = Z.shape[0]
+    keep = np.ones(n_anchors, dtype=bool)
+    if normalize:
+        keep = degree > 0
+        if not keep.all():
+            Z = Z[keep]
+            degree = degree[keep]
+        inv_sqrt = 1.0 / np.sqrt(degree)
+        Zn = sp.diags(inv_sqrt) @ Z if sparse else Z * inv_sqrt[:, None]
+    else:
+        inv_sqrt = np.ones(n_anchors)
+        Zn = Z
+    m = Zn.shape[0]
+    if not 1 <= n_components <= m:
+        raise ValueError(
+            f"n_components={n_components} must be between 1 and the number of anchors "
+            f"with nonzero degree ({m})"
+        )
+    M = Zn @ Zn.T
+    M = M.toarray() if sp.issparse(M) else M
+    M = (M + M.T) / 2
+    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
+    order = np.argsort(eigenvalues)[::-1]
+    eigenvalues = np.clip(eigenvalues[order], 0.0, None)
+    V = V[:, order]
+    sigma = np.sqrt(eigenvalues)
+    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
+    scale = np.zeros_like(sigma)
+    scale[positive] = 1.0 / sigma[positive]
+    F = np.asarray(Zn.T @ (V * scale))
+    if not return_projection:
+        return F, sigma
+    P = np.zeros((n_anchors, n_components))
+    P[keep] = (V * scale) * inv_sqrt[:, None]
+    return F, sigma, P
+
+
+# --------------------------------------------------------------------------- spectral rotation
+
+
+def _greedy_rotation(F, rng):
+    """Initial rotation from mutually near-orthogonal rows of ``F`` (Yu & Shi, 2003)."""
+    n, k = F.shape
+    norms = np.linalg.norm(F, axis=1)
+    rows = F / np.where(norms > 0, norms, 1.0)[:, None]
+    R = np.zeros((k, k))
+    R[:, 0] = rows[rng.randint(n)]
+    c = np.zeros(n)
+    for j in range(1, k):
+        c += np.abs(rows @ R[:, j - 1])
+        R[:, j] = rows[np.argmin(c)]
+    return procrustes(R)
+
+
+def _rotation_objective(F_norm2, G, labels, k, scaled):
+    """``||F R - Y_hat||^2`` from ``G = F R`` and the labels."""
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    sums = np.bincount(labels, weights=G[np.arange(len(labels)), labels], minlength=k)
+    if scaled:
+        nonempty = counts > 0
+        cross = float(np.sum(sums[nonempty] / np.sqrt(counts[nonempty])))
+        return F_norm2 + float(nonempty.sum()) - 2.0 * cross
+    return F_norm2 + len(labels) - 2.0 * float(sums.sum())
+
+
+def _fill_empty_clusters(G, labels, k, scaled):
+    """Give every empty cluster the sample farthest from its own indicator row."""
+    counts = np.bincount(labels, minlength=k)
+    for j in np.flatnonzero(counts == 0):
+        counts = np.bincount(labels, minlength=k)
+        own = counts[labels]
+        target = 1.0 / np.sqrt(own) if scaled else np.ones(len(labels))
+        rows = np.arange(len(labels))
+        residual = np.einsum("ij,ij->i", G, G) - 2.0 * G[rows, labels] * target + target**2
+        residual[own <= 1] = -np.inf  # never empty another cluster
+        i = int(np.argmax(residual))
+        labels[i] = j
+    return labels
+
+
+def spectral_rotation(
+    F, *, scaled=True, max_iter=100, tol=1e-10, random_state=None, return_objective=False
+):
+    """Rotate an embedding onto a cluster indicator: ``min ||F R - Y_hat||^2``.
+
+    Solves ``min_{Y, R} ||F R - Y_hat||_F^2`` over cluster indicators
+    ``Y`` (n x k, every cluster non-empty) and orthogonal ``R`` (k x k),
+    with ``Y_hat = Y (Y^T Y)^{-1/2}`` if ``scaled`` and ``Y_hat = Y``
+    otherwise (spectral rotation, Huang, Nie & Huang, 2013; Yu & Shi, 2003
+    without row normalisation). The two blocks alternate:
+
+    * ``R = procrustes(F^T Y_hat)``, the exact minimiser in ``R``;
+    * ``Y``: exact coordinate ascent on ``tr(Y_hat^T F R)`` sample by
+      sample (Numba kernel), each sample moving to the cluster of largest
+      gain, a sample alone in its cluster staying; unscaled, this is the
+      row-wise argmax of ``F R`` except that no cluster is emptied.
+
+    The objective is therefore non-increasing. Initialisation: ``R`` from
+    mutually near-orthogonal rows of ``F`` (first row drawn with
+    ``random_state``, as in Yu & Shi), then ``Y`` = argmax of ``F R``;
+    a cluster left empty there is re-seeded with the farthest sample (the
+    one whose row of ``F R`` is farthest from its indicator row, taken
+    from a cluster of two or more). Stops when the labels no longer change
+    or the relative decrease is below ``tol``.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_samples, n_clusters)
+        The continuous embedding, ``n_samples >= n_clusters``.
+    scaled : bool, default=True
+    max_iter : int, default=100
+    tol : float, default=1e-10
+    random_state : int, RandomState instance or None
+    return_objective : bool, default=False
+        Also return the objective history.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n_samples,)
+    R : ndarray of shape (n_clusters, n_clusters)
+        The final rotation.
+    objective : list of float
+        ``||F R - Y_hat||^2`` after each alternation (non-increasing); only
+        with ``return_objective=True``.
+
+    References
+    ----------
+    J. Huang, F. Nie and H. Huang, "Spectral rotation versus k-means in
+    spectral clustering", in Proc. AAAI, 2013.
+
+    S. X. Yu and J. Shi, "Multiclass spectral clustering", in Proc. ICCV,
+    2003.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    n, k = F.shape
+    if n < k:
+        raise ValueError(f"F has {n} rows but {k} columns; need n_samples >= n_clusters")
+    rng = check_random_state(random_state)
+    R = _greedy_rotation(F, rng)
+    G = F @ R
+    labels = np.argmax(G, axis=1).astype(np.int64)
+    labels = _fill_empty_clusters(G, labels, k, scaled)
+    F_norm2 = float(np.sum(F * F))
+    history = []
+    for _ in range(max_iter):
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        weights = 1.0 / np.sqrt(counts) if scaled else np.ones(k)
+        # F^T Y_hat without forming Y_hat.
+        FtY = np.zeros((k, k))
+        np.add.at(FtY.T, labels, F)
+        FtY *= weights[None, :]
+        R = procrustes(FtY)
+        G = np.ascontiguousarray(F @ R)
+        previous = labels.copy()
+        indicator_sweeps(G, labels, scaled, 50)
+        history.append(_rotation_objective(F_norm2, G, labels, k, scaled))
+        if np.array_equal(previous, labels):
+            break
+        if len(history) > 1 and history[-2] - history[-1] <= tol * max(abs(history[-1]), 1.0):
+            break
+    if return_objective:
+        return labels, R, history
+    return labels, R
+
+
+# --------------------------------------------------------------------------- anchors
+
+
+def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
+    """Anchors as k-means centres of the rows of ``X``.
+
+    scikit-learn's :class:`~sklearn.cluster.KMeans` (Lloyd, k-means++
+    seeding) for up to :data:`MINIBATCH_THRESHOLD` samples, and
+    :class:`~sklearn.cluster.MiniBatchKMeans` (batches of 4096) above, so
+    that the cost stays linear in ``n`` with a small constant.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_anchors : int
+        At most ``n_samples``.
+    random_state : int or RandomState instance
+    n_init : int, default=1
+    max_iter : int, default=100
+
+    Returns
+    -------
+    anchors : ndarray of shape (n_anchors, n_features)
+    """
+    X = np.asarray(X)
+    if not isinstance(n_anchors, numbers.Integral) or not 1 <= n_anchors <= X.shape[0]:
+        raise ValueError(f"n_anchors={n_anchors!r} must be an int in [1, {X.shape[0]}]")
+    if X.shape[0] > MINIBATCH_THRESHOLD:
+        model = MiniBatchKMeans(
+            n_clusters=n_anchors,
+            n_init=n_init,
+            max_iter=max_iter,
+            batch_size=4096,
+            random_state=random_state,
+        )
+    else:
+        model = KMeans(
+            n_clusters=n_anchors, n_init=n_init, max_iter=max_iter, random_state=random_state
+        )
+    return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
+
+
+def sample_anchors(X, n_anchors, *, random_state):
+    """Anchors as ``n_anchors`` distinct rows of ``X`` drawn uniformly.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_anchors : int
+        At most ``n_samples``.
+    random_state : int or RandomState instance
+
+    Returns
+    -------
+    anchors : ndarray of shape (n_anchors, n_features)
+    """
+    X = np.asarray(X)
+    rng = check_random_state(random_state)
+    index = np.sort(rng.choice(X.shape[0], size=n_anchors, replace=False))
+    return np.array(X[index], dtype=np.float64)

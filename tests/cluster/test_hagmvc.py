@@ -1,0 +1,174 @@
+"""Tests of the HAG-MVC reconstruction (mvlearn_ext.cluster._hagmvc)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score
+
+from mvlearn_ext.cluster._hagmvc import (
+    HAGMVC,
+    _fit_pyramid,
+    _level_neighbors,
+    _pyramid_sizes,
+    _standardise,
+    _view_statistics,
+)
+from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
+from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
+from mvlearn_ext.utils.estimator_checks import check_multiview_estimator
+
+
+def _blobs(n=240, n_views=3, k=4, seed=0):
+    return make_multiview_blobs(
+        n, n_views=n_views, n_features=6, n_clusters=k, cluster_std=1.0, random_state=seed
+    )
+
+
+def test_separated_blobs_are_recovered():
+    Xs, y = _blobs()
+    model = HAGMVC(n_clusters=4, random_state=0).fit(Xs)
+    assert clustering_accuracy(y, model.labels_) == 1.0
+    assert clustering_accuracy(y, model.predict(Xs)) == 1.0
+
+
+def test_contract_suite():
+    check_multiview_estimator(HAGMVC(n_clusters=3, max_sweeps=3))
+
+
+def test_view_order_invariance():
+    Xs, _ = _blobs(k=3, seed=1)
+    a = HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    order = [2, 0, 1]
+    b = HAGMVC(n_clusters=3, random_state=0).fit([Xs[v] for v in order])
+    assert adjusted_rand_score(a.labels_, b.labels_) == 1.0
+    # The anchors are the same points, listed in the permuted view order.
+    for level in range(len(a.anchors_)):
+        for new, old in enumerate(order):
+            np.testing.assert_allclose(b.anchors_[level][new], a.anchors_[level][old])
+
+
+def test_sample_permutation_equivariance():
+    # Random initialisation depends on the row order, so compare partitions of a
+    # problem whose answer is unambiguous.
+    Xs, y = _blobs(k=3, seed=2)
+    perm = np.random.default_rng(0).permutation(len(y))
+    a = HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    b = HAGMVC(n_clusters=3, random_state=0).fit([X[perm] for X in Xs])
+    assert adjusted_rand_score(a.labels_[perm], b.labels_) == 1.0
+    assert adjusted_rand_score(y, a.labels_) == 1.0
+
+
+@pytest.mark.parametrize("view_weights", [False, True])
+def test_every_block_update_does_not_increase_the_objective(view_weights):
+    Xs, _ = make_multiview_blobs(
+        90, n_views=3, n_features=4, n_clusters=3, cluster_std=3.0, random_state=3
+    )
+    stats = [_view_statistics(X) for X in Xs]
+    X = _standardise(Xs, [m for m, _ in stats], [s for _, s in stats])
+    slices = [slice(0, 4), slice(4, 8), slice(8, 12)]
+    sizes = [30, 15, 6]
+    record = []
+    _fit_pyramid(
+        X,
+        slices,
+        sizes,
+        _level_neighbors(5, sizes),
+        1.0,
+        6,
+        0.0,
+        np.random.RandomState(0),
+        None,
+        0,
+        learn_weights=view_weights,
+        record=record,
+    )
+    assert len(record) == 6 * 3 * (4 if view_weights else 3)
+    # Within one (sweep, level), after lambda is re-set, every block must not
+    # increase J: graph, anchors and view weights are exact block minimisers.
+    checked = 0
+    for (s0, l0, b0, j0), (s1, l1, b1, j1) in zip(record, record[1:], strict=False):
+        if (s0, l0) == (s1, l1):
+            assert j1 <= j0 * (1 + 1e-10) + 1e-12, (s0, l0, b0, b1, j0, j1)
+            checked += 1
+    assert checked == 6 * 3 * (3 if view_weights else 2)
+
+
+def test_anchors_stay_in_original_space_and_in_the_hull():
+    Xs, _ = _blobs(n=120, n_views=2, k=3, seed=4)
+    Xs = [X * 10.0 + 100.0 for X in Xs]  # far from the standardised scale
+    model = HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    assert len(model.anchors_) == len(model.n_anchors_) == len(model.graphs_)
+    for level, size in enumerate(model.n_anchors_):
+        for v, X in enumerate(Xs):
+            A = model.anchors_[level][v]
+            assert A.shape == (size, X.shape[1])
+            # Inside the bounding box of the data (implied by the convex hull) ...
+            assert np.all(A >= X.min(axis=0) - 1e-9) and np.all(A <= X.max(axis=0) + 1e-9)
+    # ... and inside the hull itself: each level-1 anchor is a convex combination
+    # of the samples (checked by a nonnegative least-squares fit with sum 1).
+    from scipy.optimize import nnls
+
+    stacked = np.hstack(Xs)
+    A = np.hstack(model.anchors_[0])
+    system = np.vstack([stacked.T, 1e3 * np.ones(len(stacked))])
+    for anchor in A[:10]:
+        _, residual = nnls(system, np.concatenate([anchor, [1e3]]))
+        assert residual < 1e-6 * max(1.0, np.linalg.norm(anchor))
+    # Graph shapes and column sums.
+    previous = Xs[0].shape[0]
+    for Z, size in zip(model.graphs_, model.n_anchors_, strict=True):
+        assert Z.shape == (size, previous)
+        np.testing.assert_allclose(np.asarray(Z.sum(axis=0)).ravel(), 1.0, atol=1e-9)
+        assert Z.min() >= 0.0
+        previous = size
+    G = model.composite_graph_
+    assert G.shape == (model.n_anchors_[-1], Xs[0].shape[0])
+    np.testing.assert_allclose(np.asarray(G.sum(axis=0)).ravel(), 1.0, atol=1e-9)
+    assert model.view_weights_.shape == (len(model.n_anchors_), 2)
+    assert model.objective_.shape == (model.n_iter_ + 1,)
+
+
+def test_duplicating_a_view_keeps_the_partition():
+    Xs, _ = make_multiview_blobs(
+        150, n_views=1, n_features=5, n_clusters=3, cluster_std=2.5, random_state=5
+    )
+    single = HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    double = HAGMVC(n_clusters=3, random_state=0).fit([Xs[0], Xs[0].copy()])
+    assert adjusted_rand_score(single.labels_, double.labels_) == 1.0
+
+
+def test_pyramid_sizes():
+    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [200, 100, 50]
+    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [60, 30, 15]
+    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [100, 50, 25, 12]
+    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [12, 10]
+    assert _pyramid_sizes(500, 5, [50, 20, 5], 0.5, 3) == [50, 20, 5]
+    with pytest.raises(ValueError, match="strictly decreasing"):
+        _pyramid_sizes(500, 5, [50, 50], 0.5, 3)
+    with pytest.raises(ValueError, match="fewer anchors than"):
+        _pyramid_sizes(500, 5, [50, 4], 0.5, 3)
+
+
+def test_predict_codes_new_samples():
+    Xs, y = _blobs(n=300, k=3, seed=6)
+    train, test = slice(0, 200), slice(200, 300)
+    model = HAGMVC(n_clusters=3, random_state=0).fit([X[train] for X in Xs])
+    predicted = model.predict([X[test] for X in Xs])
+    # Match the training clusters to the classes, then check the new samples.
+    rows, cols = linear_sum_assignment(-np.eye(3)[y[train]].T @ np.eye(3)[model.labels_])
+    mapping = dict(zip(cols, rows, strict=True))
+    assert np.mean([mapping[c] for c in predicted] == y[test]) == 1.0
+
+
+def test_handwritten_floor():
+    # Measured with the defaults: seeds 0, 1, 2 give ACC 0.942, 0.948, 0.964 (mean
+    # 0.951); over seeds 0-9 the mean is ACC 0.940, NMI 0.903 (seed 5: ACC 0.835).
+    # The floor is on the mean of seeds 0-2, below what was measured.
+    Xs, y = load_handwritten()
+    accs, nmis = [], []
+    for seed in range(3):
+        labels = HAGMVC(n_clusters=10, random_state=seed).fit_predict(Xs)
+        accs.append(clustering_accuracy(y, labels))
+        nmis.append(normalized_mutual_info(y, labels))
+    assert np.mean(accs) >= 0.90
+    assert np.mean(nmis) >= 0.87

@@ -232,6 +232,14 @@ def _baselines_section(ctx):
 
 register_demo_section(
     DemoSection(
+        name="clustering",
+        title="anchor-graph multi-view clustering (defaults, raw views)",
+        run="mvlearn_ext.cluster._demo:run_section",
+    )
+)
+
+register_demo_section(
+    DemoSection(
         name="baselines",
         title=(
             "scikit-learn baselines (each view z-scored and scaled to unit total variance, "

@@ -136,6 +136,7 @@ def test_demo_json_views_and_verbose():
 
     status, out, err = run(
         ["demo", "--views", "pixel", "0", "--seeds", "1", "--format", "json", "--verbose"]
+        + ["--section", "baselines"]
     )
     assert status == 0, err
     payload = json.loads(out)
@@ -152,6 +153,17 @@ def test_demo_json_views_and_verbose():
     # One progress line per method, on stderr.
     methods = [line for line in err.splitlines() if "ACC" in line]
     assert len(methods) == 3 and all(line.startswith("[demo] ") for line in methods)
+
+
+def test_demo_clustering_section():
+    status, out, err = run(["demo", "--section", "clustering", "--seeds", "1", "--format", "json"])
+    assert status == 0, err
+    (section,) = json.loads(out)["sections"]
+    assert section["name"] == "clustering" and section["error"] is None
+    methods = [row["method"] for row in section["rows"]]
+    assert methods == ["HAGMVC", "DRMC", "LMVSC", "SMVSC"]
+    for row in section["rows"]:
+        assert 0.0 <= row["scores"]["ACC"][0] <= 1.0
 
 
 def test_demo_rejects_bad_views_and_sections():

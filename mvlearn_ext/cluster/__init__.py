@@ -13,8 +13,9 @@ method can assign new samples, ``predict(Xs)``.
 """
 
 from mvlearn_ext.cluster._concat import ConcatKMeans
+from mvlearn_ext.cluster._drmc import DRMC
 from mvlearn_ext.cluster._hagmvc import HAGMVC
 from mvlearn_ext.cluster._lmvsc import LMVSC
 from mvlearn_ext.cluster._smvsc import FPMVSCAG, SMVSC
 
-__all__ = ["FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]
+__all__ = ["DRMC", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]

@@ -154,37 +154,54 @@ def bench_handwritten(seeds, mvlearn_seeds, only=None):
     return rows
 
 
+# ru_maxrss is inherited across fork/exec on Linux, so the child reads its own
+# VmHWM from /proc after resetting it (clear_refs 5) just before the fit.
 _SCALING_CHILD = """
-import resource, sys, time, json
+import sys, time, json
 import numpy as np
 from mvlearn_ext.datasets import make_multiview_blobs
-import mvlearn_ext.cluster as cluster
-name, n = sys.argv[1], int(sys.argv[2])
-Xs, y = make_multiview_blobs(n, n_views=3, n_features=64, n_clusters=10, cluster_std=4.0, random_state=0)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-est = getattr(cluster, name)(n_clusters=10, random_state=0)
-t0 = time.perf_counter(); labels = est.fit_predict(Xs); t = time.perf_counter() - t0
 from mvlearn_ext.metrics import clustering_accuracy
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps(dict(method=name, n=n, time_s=t, peak_rss_mb=peak / 1024,
-                      data_mb=sum(X.nbytes for X in Xs) / 2**20, rss_before_fit_mb=base / 1024,
+import mvlearn_ext.cluster as cluster
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) / 1024
+
+name, n = sys.argv[1], int(sys.argv[2])
+Xs, y = make_multiview_blobs(n, n_views=3, n_features=64, n_clusters=10, cluster_std=4.0,
+                             random_state=0)
+est = getattr(cluster, name)(n_clusters=10, random_state=0)
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = status("VmRSS")
+t0 = time.perf_counter(); labels = est.fit_predict(Xs); t = time.perf_counter() - t0
+peak = status("VmHWM")
+print(json.dumps(dict(method=name, n=n, time_s=t, peak_rss_mb=peak, rss_before_fit_mb=base,
+                      data_mb=sum(X.nbytes for X in Xs) / 2**20,
                       ACC=float(clustering_accuracy(y, labels)))))
 """
 
 
-def bench_scaling(names, sizes):
+def bench_scaling(names, sizes, timeout=900):
     rows = []
     for name in names:
         if _ours(name) is None:
             continue
         for n in sizes:
-            out = subprocess.run(
-                [sys.executable, "-c", _SCALING_CHILD, name, str(n)],
-                capture_output=True,
-                text=True,
-            )
+            try:
+                out = subprocess.run(
+                    [sys.executable, "-c", _SCALING_CHILD, name, str(n)],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                rows.append(dict(method=name, n=n, error=f"no result within {timeout} s"))
+                break
             if out.returncode != 0:
-                rows.append(dict(method=name, n=n, error=out.stderr.strip().splitlines()[-1]))
+                lines = out.stderr.strip().splitlines() or [f"exit status {out.returncode}"]
+                rows.append(dict(method=name, n=n, error=lines[-1]))
             else:
                 rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"  scaling {rows[-1]}", file=sys.stderr, flush=True)

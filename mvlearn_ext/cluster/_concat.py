@@ -11,20 +11,10 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._preprocessing import fit_view_scaling
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["ConcatKMeans"]
-
-
-def _view_statistics(X):
-    """Column means and scales of a view; constant columns get scale 1."""
-    mean = X.mean(axis=0, dtype=np.float64)
-    scale = X.std(axis=0, dtype=np.float64)
-    # A column is constant when its spread is at rounding level of its values.
-    eps = np.finfo(X.dtype).eps
-    constant = scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)
-    scale[constant] = 1.0
-    return mean, scale
 
 
 class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
@@ -183,9 +173,7 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         Xs = validate_views(Xs, n_clusters=self.n_clusters)
         check_views_consistent(self, Xs, reset=True)
         if self.standardize:
-            statistics = [_view_statistics(X) for X in Xs]
-            self.view_means_ = [mean for mean, _ in statistics]
-            self.view_scales_ = [scale for _, scale in statistics]
+            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
         else:
             self.view_means_ = self.view_scales_ = None
         kmeans = KMeans(

@@ -37,6 +37,7 @@ from mvlearn_ext.cluster._common import (
     squared_view_weights,
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import anchor_graph, kneighbors_anchors
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
@@ -64,27 +65,6 @@ BLOCKS = ("A", "alpha", "Z", "F", "R", "Y")
 
 
 # --------------------------------------------------------------------------- preprocessing
-
-
-def _view_statistics(X):
-    """Column means and the scales that give the view unit total variance.
-
-    Every feature is centred and divided by its standard deviation (constant
-    features by 1) and by ``sqrt(n_features)``, so that the view's squared
-    Frobenius norm is ``n_samples`` times its number of non-constant
-    features over its width (1 per sample when no feature is constant).
-    """
-    mean = X.mean(axis=0, dtype=np.float64)
-    scale = X.std(axis=0, dtype=np.float64)
-    eps = np.finfo(np.float64).eps
-    scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
-    return mean, scale * np.sqrt(X.shape[1])
-
-
-def _transform_view(X, mean, scale):
-    if mean is None:
-        return np.asarray(X, dtype=np.float64)
-    return (np.asarray(X, dtype=np.float64) - mean) / scale
 
 
 # --------------------------------------------------------------------------- initialisation
@@ -564,7 +544,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     sample-level graph ``S = Z^T Delta^{-1} Z`` (Liu, He & Chang, 2010) is
     never formed: ``S F = Z^T (Delta^{-1} (Z F))``. The factors ``V/n``,
     ``1/n`` and ``1/k`` make every term of order one, so the defaults of
-    ``lambda_``, ``beta`` and ``gamma`` do not depend on the number of
+    ``reg_lambda``, ``beta`` and ``gamma`` do not depend on the number of
     samples, views or clusters (with equal views, the first term equals the
     loss of one view). The ridge term sits inside the weighted sum of every
     view, unlike spec 2.3 where it stands alone: with simplex codes and more
@@ -621,7 +601,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     n_anchors : int or None, default=None
         The number of anchors ``m``, at least ``n_clusters``; capped at the
         number of samples. ``None`` uses ``10 * n_clusters``.
-    lambda_ : float, default=1.0
+    reg_lambda : float, default=1.0
         Weight of the ridge term ``||Z||^2`` (larger: denser anchor codes).
     beta : float, default=1.0
         Weight of the graph term: how strongly the embedding and the
@@ -765,7 +745,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
-        "lambda_": [Interval(Real, 0, None, closed="left")],
+        "reg_lambda": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "gamma": [Interval(Real, 0, None, closed="left")],
         "align_anchors": ["boolean"],
@@ -783,7 +763,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         n_clusters=8,
         *,
         n_anchors=None,
-        lambda_=1.0,
+        reg_lambda=1.0,
         beta=1.0,
         gamma=1.0,
         align_anchors=False,
@@ -797,7 +777,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
-        self.lambda_ = lambda_
+        self.reg_lambda = reg_lambda
         self.beta = beta
         self.gamma = gamma
         self.align_anchors = align_anchors
@@ -810,17 +790,11 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         self.verbose = verbose
 
     def __sklearn_is_fitted__(self):
-        # ``lambda_`` is a parameter that ends with an underscore, so the default
-        # test of check_is_fitted (any attribute ending in "_") cannot be used.
+        # Fitted means labelled: fitted attributes are set together at the end of fit.
         return hasattr(self, "labels_")
 
     def _preprocess(self, Xs):
-        if self.view_means_ is None:
-            return [_transform_view(X, None, None) for X in Xs]
-        return [
-            _transform_view(X, mean, scale)
-            for X, mean, scale in zip(Xs, self.view_means_, self.view_scales_, strict=True)
-        ]
+        return apply_view_scaling(Xs, self.view_means_, self.view_scales_)
 
     def _n_anchors(self, n_samples):
         m = _ANCHORS_PER_CLUSTER * self.n_clusters if self.n_anchors is None else self.n_anchors
@@ -837,9 +811,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         n_samples = Xs[0].shape[0]
         n_anchors = self._n_anchors(n_samples)
         if self.standardize:
-            statistics = [_view_statistics(X) for X in Xs]
-            self.view_means_ = [mean for mean, _ in statistics]
-            self.view_scales_ = [scale for _, scale in statistics]
+            self.view_means_, self.view_scales_ = fit_view_scaling(Xs, unit_view_variance=True)
         else:
             self.view_means_ = self.view_scales_ = None
         views = [np.ascontiguousarray(X) for X in self._preprocess(Xs)]
@@ -847,7 +819,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
             views,
             self.n_clusters,
             n_anchors=n_anchors,
-            lambda_=float(self.lambda_),
+            lambda_=float(self.reg_lambda),
             beta=float(self.beta),
             gamma=float(self.gamma),
             align_anchors=self.align_anchors,
@@ -932,7 +904,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         check_views_consistent(self, Xs, reset=False)
         views = [np.ascontiguousarray(X) for X in self._preprocess(Xs)]
         codes = _code_samples(
-            views, self._anchors_std, self.view_weights_, float(self.lambda_), self.n_jobs
+            views, self._anchors_std, self.view_weights_, float(self.reg_lambda), self.n_jobs
         )
         scores = codes.T @ self.anchor_memberships_
         return np.argmax(scores, axis=1).astype(np.intp)

@@ -29,6 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import project_simplex
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
@@ -38,32 +39,19 @@ __all__ = ["HAGMVC"]
 _ANCHORS_PER_CLUSTER = 20
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
+#: Rows per block of dense sample-anchor distances.
+_ROW_BLOCK = 65_536
+#: k-means++ seeding of the anchors runs on a random subset above this many rows.
+_SEED_SAMPLE_MIN = 10_000
+_SEED_SAMPLE_PER_SEED = 20
 
 
 # --------------------------------------------------------------------------- preprocessing
 
 
-def _view_statistics(X):
-    """Per-feature mean and scale that give the view unit total variance.
-
-    Each feature is centred and divided by ``std * sqrt(d_v)``, so every view has
-    total variance 1 whatever its width (constant features get the scale
-    ``sqrt(d_v)`` and stay at 0).
-    """
-    mean = X.mean(axis=0, dtype=np.float64)
-    std = X.std(axis=0, dtype=np.float64)
-    constant = std <= 10.0 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)
-    std[constant] = 1.0
-    return mean, std * np.sqrt(X.shape[1])
-
-
 def _standardise(Xs, means, scales):
     """The standardised views side by side, float64, C-contiguous (n, sum d_v)."""
-    blocks = [
-        (np.asarray(X, dtype=np.float64) - m) / s
-        for X, m, s in zip(Xs, means, scales, strict=True)
-    ]
-    return np.ascontiguousarray(np.hstack(blocks))
+    return np.ascontiguousarray(np.hstack(apply_view_scaling(Xs, means, scales)))
 
 
 # --------------------------------------------------------------------------- pyramid sizes
@@ -121,11 +109,18 @@ def _kmeanspp_seeds(P, n_seeds, rng):
     """Indices of ``n_seeds`` distinct rows of ``P`` by k-means++ seeding (one trial).
 
     O(n * n_seeds * d), no n x n matrix. Seeds are rows of ``P``, so anchors
-    initialised from them are points of the level below.
+    initialised from them are points of the level below. Above
+    ``max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)`` rows the seeding
+    runs on a uniform random subset of that size (as scikit-learn's
+    MiniBatchKMeans does with ``init_size``), so its cost stops growing with n.
     """
     n = P.shape[0]
     if n_seeds >= n:
         return np.arange(n)
+    sample = max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)
+    if n > sample:
+        subset = np.sort(rng.choice(n, size=sample, replace=False))
+        return subset[_kmeanspp_seeds(P[subset], n_seeds, rng)]
     norms = np.einsum("ij,ij->i", P, P)
     first = int(rng.randint(n))
     chosen = [first]
@@ -193,6 +188,24 @@ def _solve_graph(D, lam, n_threads):
 def _sparse_rows(Z):
     """A row-stochastic dense graph as CSR, dropping exact zeros."""
     return sp.csr_matrix(Z)
+
+
+def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads):
+    """``(lambda, Z)``: the adaptive weights and the exact graph of points ``P`` on ``A``.
+
+    Computed by blocks of ``_ROW_BLOCK`` rows (every step is row-wise), so the
+    dense distances never take more than ``_ROW_BLOCK * n_anchors`` floats; the
+    graph is returned as CSR with about ``n_neighbors`` entries per row.
+    """
+    lams, blocks = [], []
+    for start in range(0, P.shape[0], _ROW_BLOCK):
+        D = _weighted_sq_distances(P[start : start + _ROW_BLOCK], A, feature_weights)
+        lam = _adaptive_regularisation(D, n_neighbors, scale)
+        blocks.append(_sparse_rows(_solve_graph(D, lam, n_threads)))
+        lams.append(lam)
+    if len(blocks) == 1:
+        return lams[0], blocks[0]
+    return np.concatenate(lams), sp.vstack(blocks, format="csr")
 
 
 # --------------------------------------------------------------------------- objective
@@ -348,17 +361,14 @@ def _fit_pyramid(
         # c_v^(l): the view losses of the adaptive-neighbour graph built with uniform,
         # unnormalised weights; then the graph and lambda of the normalised objective.
         w = _feature_weights(uniform, np.ones(n_views), view_slices, n_features)
-        D = _weighted_sq_distances(below, A, w)
-        lam = _adaptive_regularisation(D, neighbors[level], 1.0)
-        Z = _sparse_rows(_solve_graph(D, lam, n_threads))
+        lam, Z = _graph_step(below, A, w, neighbors[level], 1.0, n_threads)
         raw, _ = _level_terms(below, A, Z, lam, view_slices, np.ones(n_views))
         positive = raw > 0.0
         scale = np.where(positive, raw, raw[positive].min() if positive.any() else 1.0)
         w = _feature_weights(uniform, scale, view_slices, n_features)
-        D = _weighted_sq_distances(below, A, w)
-        lam = _adaptive_regularisation(D, neighbors[level], lambda_)
+        lam, Z = _graph_step(below, A, w, neighbors[level], lambda_, n_threads)
         anchors.append(A)
-        graphs.append(_sparse_rows(_solve_graph(D, lam, n_threads)))
+        graphs.append(Z)
         weights.append(uniform.copy())
         lams.append(lam)
         scales.append(scale)
@@ -376,11 +386,12 @@ def _fit_pyramid(
             # Re-set lambda^(l) by the adaptive-neighbour rule for the current anchors
             # and weights (this changes J between blocks, not within them).
             w = _feature_weights(weights[level], scales[level], view_slices, n_features)
-            D = _weighted_sq_distances(below, anchors[level], w)
-            lams[level] = _adaptive_regularisation(D, neighbors[level], lambda_)
+            lams[level], Z = _graph_step(
+                below, anchors[level], w, neighbors[level], lambda_, n_threads
+            )
             if record is not None:
                 record.append((sweep, level, "lambda", objective()))
-            graphs[level] = _sparse_rows(_solve_graph(D, lams[level], n_threads))
+            graphs[level] = Z
             if record is not None:
                 record.append((sweep, level, "graph", objective()))
             top = level == n_levels - 1
@@ -513,9 +524,9 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     n_neighbors : int, default=10
         Number of level-1 anchors each sample is linked to (the adaptive-neighbour
         rule sets ``lambda_i`` so that the graph has this many nonzeros per
-        sample for ``lambda_=1``). Level ``l`` uses ``n_neighbors * m_l / m_1``,
+        sample for ``reg_lambda=1``). Level ``l`` uses ``n_neighbors * m_l / m_1``,
         rounded, at least 1.
-    lambda_ : float, default=1.0
+    reg_lambda : float, default=1.0
         Multiplier of the adaptive regularisation ``lambda_i^(l)``; larger values
         spread each sample's weight over more anchors.
     max_sweeps : int, default=5
@@ -638,7 +649,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         "ratio": [Interval(Real, 0, 1, closed="neither")],
         "n_levels": [Interval(Integral, 1, None, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "lambda_": [Interval(Real, 0, None, closed="neither")],
+        "reg_lambda": [Interval(Real, 0, None, closed="neither")],
         "max_sweeps": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
@@ -655,7 +666,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         ratio=0.5,
         n_levels=2,
         n_neighbors=10,
-        lambda_=1.0,
+        reg_lambda=1.0,
         max_sweeps=5,
         tol=1e-4,
         random_state=None,
@@ -668,7 +679,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self.ratio = ratio
         self.n_levels = n_levels
         self.n_neighbors = n_neighbors
-        self.lambda_ = lambda_
+        self.reg_lambda = reg_lambda
         self.max_sweeps = max_sweeps
         self.tol = tol
         self.random_state = random_state
@@ -701,9 +712,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         sizes = _pyramid_sizes(n_samples, k, self.n_anchors, self.ratio, self.n_levels)
         neighbors = _level_neighbors(self.n_neighbors, sizes)
 
-        statistics = [_view_statistics(np.asarray(X, dtype=np.float64)) for X in Xs]
-        self.view_means_ = [mean for mean, _ in statistics]
-        self.view_scales_ = [scale for _, scale in statistics]
+        self.view_means_, self.view_scales_ = fit_view_scaling(Xs, unit_view_variance=True)
         X = _standardise(Xs, self.view_means_, self.view_scales_)
         bounds = np.cumsum([0] + [X_v.shape[1] for X_v in Xs])
         slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -716,7 +725,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
                 slices,
                 sizes,
                 neighbors,
-                float(self.lambda_),
+                float(self.reg_lambda),
                 self.max_sweeps,
                 self.tol,
                 rng,
@@ -727,7 +736,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self._slices = slices
         self._anchors_std = fitted["anchors"]
         self._graphs_rows = fitted["graphs"]
-        self._lambda_scale = float(self.lambda_)
+        self._lambda_scale = float(self.reg_lambda)
         self._neighbors = neighbors
         self._view_scale0 = fitted["scales"][0]
 
@@ -764,8 +773,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         return self
 
     def __sklearn_is_fitted__(self):
-        # The parameter ``lambda_`` ends with an underscore, which would fool
-        # check_is_fitted's default test.
+        # Fitted means labelled: fitted attributes are set together at the end of fit.
         return hasattr(self, "labels_")
 
     def _code(self, Xs):
@@ -775,9 +783,9 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         check_views_consistent(self, Xs, reset=False)
         X = _standardise(Xs, self.view_means_, self.view_scales_)
         w = _feature_weights(self.view_weights_[0], self._view_scale0, self._slices, X.shape[1])
-        D = _weighted_sq_distances(X, self._anchors_std[0], w)
-        lam = _adaptive_regularisation(D, self._neighbors[0], self._lambda_scale)
-        G = _sparse_rows(_solve_graph(D, lam, self.n_jobs))
+        _, G = _graph_step(
+            X, self._anchors_std[0], w, self._neighbors[0], self._lambda_scale, self.n_jobs
+        )
         for Z in self._graphs_rows[1:]:
             G = G @ Z
         return G

@@ -15,23 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
-from mvlearn_ext.cluster._concat import _view_statistics
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["LMVSC"]
 
 #: k-means iterations for the anchors (the reference code's setting).
 _ANCHOR_MAX_ITER = 100
-
-
-def _standardized(Xs, means, scales):
-    """The views in float64, standardised with the given statistics (or as they are)."""
-    if means is None:
-        return [np.asarray(X, dtype=np.float64) for X in Xs]
-    return [
-        (np.asarray(X, dtype=np.float64) - mean) / scale
-        for X, mean, scale in zip(Xs, means, scales, strict=True)
-    ]
 
 
 def _view_graph(X, anchors, alpha, *, Z0=None, max_iter, tol, n_threads):
@@ -243,12 +233,10 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
         n_samples, n_views = Xs[0].shape[0], len(Xs)
         if self.standardize:
-            statistics = [_view_statistics(np.asarray(X, dtype=np.float64)) for X in Xs]
-            self.view_means_ = [mean for mean, _ in statistics]
-            self.view_scales_ = [scale for _, scale in statistics]
+            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
         else:
             self.view_means_ = self.view_scales_ = None
-        views = _standardized(Xs, self.view_means_, self.view_scales_)
+        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         m = min(self.n_anchors, n_samples)
         self.n_anchors_ = m
 
@@ -294,7 +282,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         check_is_fitted(self)
         Xs = validate_views(Xs)
         check_views_consistent(self, Xs, reset=False)
-        views = _standardized(Xs, self.view_means_, self.view_scales_)
+        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         graphs = [
             _view_graph(
                 X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=self.n_jobs

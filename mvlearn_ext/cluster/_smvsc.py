@@ -20,8 +20,7 @@ from mvlearn_ext.cluster._common import (
     simplex_qp,
     squared_view_weights,
 )
-from mvlearn_ext.cluster._concat import _view_statistics
-from mvlearn_ext.cluster._lmvsc import _standardized
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import project_simplex
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
@@ -440,12 +439,10 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         init_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
         n_samples = Xs[0].shape[0]
         if self.standardize:
-            statistics = [_view_statistics(np.asarray(X, dtype=np.float64)) for X in Xs]
-            self.view_means_ = [mean for mean, _ in statistics]
-            self.view_scales_ = [scale for _, scale in statistics]
+            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
         else:
             self.view_means_ = self.view_scales_ = None
-        views = _standardized(Xs, self.view_means_, self.view_scales_)
+        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         m, d, lam = self._model_settings()
         m = min(m, n_samples)
         state, history, n_iter = smvsc_fit(
@@ -485,7 +482,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         check_is_fitted(self)
         Xs = validate_views(Xs)
         check_views_consistent(self, Xs, reset=False)
-        views = _standardized(Xs, self.view_means_, self.view_scales_)
+        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         lam = self._model_settings()[2]
         H, B = z_problem(
             views, self.projections_, self.consensus_anchors_, self.view_weights_, lam

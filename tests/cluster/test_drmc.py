@@ -110,7 +110,7 @@ def test_equivariant_to_sample_permutations():
         {"align_anchors": True},
         {"beta": 20.0, "gamma": 0.1},
         {"beta": 0.0},
-        {"lambda_": 0.0, "beta": 5.0},
+        {"reg_lambda": 0.0, "beta": 5.0},
     ],
 )
 def test_every_block_update_does_not_increase_the_objective(params):
@@ -257,7 +257,7 @@ def test_verbose_reports_to_stderr(capsys):
     [
         {"n_clusters": 0},
         {"n_anchors": 0},
-        {"lambda_": -1.0},
+        {"reg_lambda": -1.0},
         {"beta": -1.0},
         {"gamma": "large"},
         {"align_anchors": "yes"},

@@ -11,8 +11,8 @@ from mvlearn_ext.cluster._hagmvc import (
     _level_neighbors,
     _pyramid_sizes,
     _standardise,
-    _view_statistics,
 )
+from mvlearn_ext.cluster._preprocessing import fit_view_scaling
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
 from mvlearn_ext.utils.estimator_checks import check_multiview_estimator
@@ -63,8 +63,7 @@ def test_every_block_update_does_not_increase_the_objective(view_weights):
     Xs, _ = make_multiview_blobs(
         90, n_views=3, n_features=4, n_clusters=3, cluster_std=3.0, random_state=3
     )
-    stats = [_view_statistics(X) for X in Xs]
-    X = _standardise(Xs, [m for m, _ in stats], [s for _, s in stats])
+    X = _standardise(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
     slices = [slice(0, 4), slice(4, 8), slice(8, 12)]
     sizes = [30, 15, 6]
     record = []

@@ -208,6 +208,47 @@ def _as_threads(n_threads):
     return None if n_threads is None else int(n_threads)
 
 
+#: Columns per block of the batched simplex QP.
+_QP_BLOCK = 16_384
+
+
+def _fista_rows(Hs, Bt, Z, step, max_iter, tol, threads):
+    """FISTA with restart on the rows of ``Z`` (one QP per row); see :func:`simplex_qp`."""
+    n = Z.shape[0]
+    out = Z
+    active = np.arange(n)
+    Z = Z.copy()
+    Y = Z.copy()
+    t = np.ones(n)
+    n_iter = 0
+    while active.size and n_iter < max_iter:
+        n_iter += 1
+        # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
+        buffer = Y @ Hs
+        buffer -= Bt
+        buffer *= -step
+        buffer += Y
+        Z_new = project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
+        gradient_step = Y - Z_new
+        converged = np.abs(gradient_step).max(axis=1) <= tol
+        # Gradient restart: drop the momentum of rows that go uphill.
+        restart = np.einsum("ij,ij->i", gradient_step, Z_new - Z) > 0
+        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        beta = (t - 1.0) / t_new
+        beta[restart] = 0.0
+        t_new[restart] = 1.0
+        Y = Z_new + beta[:, None] * (Z_new - Z)
+        Z, t = Z_new, t_new
+        if converged.any():
+            # Each row stops on its own criterion, so that its solution does
+            # not depend on the other rows solved with it.
+            out[active[converged]] = Z[converged]
+            keep = ~converged
+            active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
+    out[active] = Z
+    return out, n_iter
+
+
 def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
     """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex for every column ``b_i``.
 
@@ -286,38 +327,14 @@ def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
         )
     step = 1.0 / L
     Hs = np.ascontiguousarray((H + H.T) / 2)
-    out = Z
-    active = np.arange(n)
-    Z = Z.copy()
-    Y = Z.copy()
-    t = np.ones(n)
+    # Columns are independent (each stops on its own criterion), so they are
+    # solved by blocks: the same result, with temporaries of one block only.
     n_iter = 0
-    while active.size and n_iter < max_iter:
-        n_iter += 1
-        # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
-        buffer = Y @ Hs
-        buffer -= Bt
-        buffer *= -step
-        buffer += Y
-        Z_new = project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
-        gradient_step = Y - Z_new
-        converged = np.abs(gradient_step).max(axis=1) <= tol
-        # Gradient restart: drop the momentum of columns that go uphill.
-        restart = np.einsum("ij,ij->i", gradient_step, Z_new - Z) > 0
-        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        beta = (t - 1.0) / t_new
-        beta[restart] = 0.0
-        t_new[restart] = 1.0
-        Y = Z_new + beta[:, None] * (Z_new - Z)
-        Z, t = Z_new, t_new
-        if converged.any():
-            # Each column stops on its own criterion, so that its solution does
-            # not depend on the other columns solved with it.
-            out[active[converged]] = Z[converged]
-            keep = ~converged
-            active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
-    out[active] = Z
-    return np.ascontiguousarray(out.T), n_iter
+    for start in range(0, n, _QP_BLOCK):
+        block = slice(start, start + _QP_BLOCK)
+        Z[block], block_iter = _fista_rows(Hs, Bt[block], Z[block], step, max_iter, tol, threads)
+        n_iter = max(n_iter, block_iter)
+    return np.ascontiguousarray(Z.T), n_iter
 
 
 # --------------------------------------------------------------------------- spectral embedding

@@ -35,6 +35,9 @@ wrap it in :class:`mvlearn_ext.compose.MultiViewAdapter`.
 from __future__ import annotations
 
 from sklearn.utils import TransformerTags
+from sklearn.utils.validation import check_is_fitted
+
+from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = [
     "MultiViewClusterMixin",
@@ -69,6 +72,23 @@ class MultiViewMixin:
         tags.input_tags.two_d_array = False
         tags.input_tags.three_d_array = True
         return tags
+
+    def _validate_fit_views(self, Xs, **kwargs):
+        """Validate ``Xs`` at ``fit`` and record ``n_views_``/``n_features_per_view_``.
+
+        ``kwargs`` go to :func:`~mvlearn_ext.utils.validate_views` (e.g.
+        ``n_clusters=``, ``min_views=``).
+        """
+        Xs = validate_views(Xs, **kwargs)
+        check_views_consistent(self, Xs, reset=True)
+        return Xs
+
+    def _validate_predict_views(self, Xs):
+        """Check the estimator is fitted, then validate ``Xs`` against ``fit``."""
+        check_is_fitted(self)
+        Xs = validate_views(Xs)
+        check_views_consistent(self, Xs, reset=False)
+        return Xs
 
 
 class MultiViewClusterMixin(MultiViewMixin):

@@ -8,11 +8,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["ConcatKMeans"]
 
@@ -170,12 +168,10 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         self : ConcatKMeans
             The fitted estimator.
         """
-        Xs = validate_views(Xs, n_clusters=self.n_clusters)
-        check_views_consistent(self, Xs, reset=True)
-        if self.standardize:
-            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
-        else:
-            self.view_means_ = self.view_scales_ = None
+        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
+        self.view_means_, self.view_scales_ = (
+            fit_view_scaling(Xs) if self.standardize else (None, None)
+        )
         kmeans = KMeans(
             n_clusters=self.n_clusters,
             init="k-means++",
@@ -193,9 +189,7 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         return self
 
     def _embed(self, Xs):
-        check_is_fitted(self)
-        Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        Xs = self._validate_predict_views(Xs)
         return self._concatenate(Xs)
 
     def predict(self, Xs):

@@ -25,7 +25,6 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import (
@@ -39,7 +38,6 @@ from mvlearn_ext.cluster._common import (
 from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import anchor_graph, kneighbors_anchors
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["DRMC"]
 
@@ -806,14 +804,12 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         return min(m, n_samples)
 
     def _fit(self, Xs, record_blocks):
-        Xs = validate_views(Xs, n_clusters=self.n_clusters)
-        check_views_consistent(self, Xs, reset=True)
+        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
         n_samples = Xs[0].shape[0]
         n_anchors = self._n_anchors(n_samples)
-        if self.standardize:
-            self.view_means_, self.view_scales_ = fit_view_scaling(Xs, unit_view_variance=True)
-        else:
-            self.view_means_ = self.view_scales_ = None
+        self.view_means_, self.view_scales_ = (
+            fit_view_scaling(Xs, unit_view_variance=True) if self.standardize else (None, None)
+        )
         views = [np.ascontiguousarray(X) for X in self._preprocess(Xs)]
         result = _drmc(
             views,
@@ -899,9 +895,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             The cluster of each sample.
         """
-        check_is_fitted(self)
-        Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        Xs = self._validate_predict_views(Xs)
         views = [np.ascontiguousarray(X) for X in self._preprocess(Xs)]
         codes = _code_samples(
             views, self._anchors_std, self.view_weights_, float(self.reg_lambda), self.n_jobs

@@ -24,14 +24,12 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import project_simplex
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["HAGMVC"]
 
@@ -704,8 +702,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self : HAGMVC
             The fitted estimator.
         """
-        Xs = validate_views(Xs, n_clusters=self.n_clusters)
-        check_views_consistent(self, Xs, reset=True)
+        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
         rng = check_random_state(self.random_state)
         n_samples = Xs[0].shape[0]
         k = self.n_clusters
@@ -778,9 +775,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
 
     def _code(self, Xs):
         """Composite-graph rows (n_new, m_L) of new views, through the pyramid."""
-        check_is_fitted(self)
-        Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        Xs = self._validate_predict_views(Xs)
         X = _standardise(Xs, self.view_means_, self.view_scales_)
         w = _feature_weights(self.view_weights_[0], self._view_scale0, self._slices, X.shape[1])
         _, G = _graph_step(

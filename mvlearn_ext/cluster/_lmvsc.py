@@ -11,12 +11,10 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["LMVSC"]
 
@@ -227,15 +225,13 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self : LMVSC
             The fitted estimator.
         """
-        Xs = validate_views(Xs, min_views=2, n_clusters=self.n_clusters)
-        check_views_consistent(self, Xs, reset=True)
+        Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
         rng = check_random_state(self.random_state)
         anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
         n_samples, n_views = Xs[0].shape[0], len(Xs)
-        if self.standardize:
-            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
-        else:
-            self.view_means_ = self.view_scales_ = None
+        self.view_means_, self.view_scales_ = (
+            fit_view_scaling(Xs) if self.standardize else (None, None)
+        )
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         m = min(self.n_anchors, n_samples)
         self.n_anchors_ = m
@@ -279,9 +275,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
 
     def _embed(self, Xs):
         """Code new samples on the fitted anchors and map them to the embedding."""
-        check_is_fitted(self)
-        Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        Xs = self._validate_predict_views(Xs)
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         graphs = [
             _view_graph(

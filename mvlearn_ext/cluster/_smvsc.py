@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import (
@@ -22,7 +21,6 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import project_simplex
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = ["FPMVSCAG", "SMVSC"]
 
@@ -433,15 +431,13 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         self : SMVSC
             The fitted estimator.
         """
-        Xs = validate_views(Xs, min_views=2, n_clusters=self.n_clusters)
-        check_views_consistent(self, Xs, reset=True)
+        Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
         rng = check_random_state(self.random_state)
         init_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
         n_samples = Xs[0].shape[0]
-        if self.standardize:
-            self.view_means_, self.view_scales_ = fit_view_scaling(Xs)
-        else:
-            self.view_means_ = self.view_scales_ = None
+        self.view_means_, self.view_scales_ = (
+            fit_view_scaling(Xs) if self.standardize else (None, None)
+        )
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         m, d, lam = self._model_settings()
         m = min(m, n_samples)
@@ -479,9 +475,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         return self
 
     def _embed(self, Xs):
-        check_is_fitted(self)
-        Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        Xs = self._validate_predict_views(Xs)
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         lam = self._model_settings()[2]
         H, B = z_problem(

@@ -32,20 +32,20 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.datasets import load_handwritten
 from mvlearn_ext.metrics import clustering_report
 
 
 def standardise_views(Xs):
     """z-score each feature, then scale each view to unit total variance."""
-    return [StandardScaler().fit_transform(X) / np.sqrt(X.shape[1]) for X in Xs]
+    return apply_view_scaling(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
 
 
 def zscore_views(Xs):
-    return [StandardScaler().fit_transform(X) for X in Xs]
+    return apply_view_scaling(Xs, *fit_view_scaling(Xs))
 
 
 def _ours(name):

@@ -170,10 +170,9 @@ def _standardise_views(Xs):
     weight in the concatenation, whatever its number of features (otherwise
     the 240 pixel features would outweigh the 6 morphological ones 40 to 1).
     """
-    import numpy as np
-    from sklearn.preprocessing import StandardScaler
+    from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 
-    return [StandardScaler().fit_transform(X) / np.sqrt(X.shape[1]) for X in Xs]
+    return apply_view_scaling(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
 
 
 def _baselines_section(ctx):

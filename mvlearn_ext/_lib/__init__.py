@@ -139,14 +139,14 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
             )
         if not out.flags.writeable:
             raise ValueError("out is read-only")
-        if (
-            np.shares_memory(out, X)
-            and out is not X
-            and not (
-                out.__array_interface__["data"][0] == X.__array_interface__["data"][0]
-                and out.strides == X.strides
-            )
-        ):
+        # Each row is read whole before it is written, so only an out that
+        # is X itself (same memory, same layout) may overlap it. The bounds
+        # test of may_share_memory is O(1); shares_memory can be very slow.
+        same_array = (
+            out.__array_interface__["data"][0] == X.__array_interface__["data"][0]
+            and out.strides == X.strides
+        )
+        if not same_array and np.may_share_memory(out, X):
             raise ValueError(
                 "out overlaps X without being the same array; pass out=X for in place"
             )

@@ -21,6 +21,8 @@ squared_view_weights
     Simplex weights minimising ``sum_v alpha_v^2 loss_v``.
 simplex_qp
     Column-wise QPs over the simplex with a shared Hessian (FISTA).
+simplex_qp_update
+    The same QPs, warm-started, in place, by blocks, never uphill.
 anchor_spectral_embedding
     Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
 spectral_rotation
@@ -39,7 +41,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps
 from mvlearn_ext.utils import project_simplex
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "procrustes",
     "sample_anchors",
     "simplex_qp",
+    "simplex_qp_update",
     "spectral_rotation",
     "squared_view_weights",
 ]
@@ -220,6 +223,7 @@ def _fista_rows(Hs, Bt, Z, step, max_iter, tol, threads):
     Z = Z.copy()
     Y = Z.copy()
     t = np.ones(n)
+    converged = np.zeros(n, dtype=bool)
     n_iter = 0
     while active.size and n_iter < max_iter:
         n_iter += 1
@@ -228,23 +232,16 @@ def _fista_rows(Hs, Bt, Z, step, max_iter, tol, threads):
         buffer -= Bt
         buffer *= -step
         buffer += Y
-        Z_new = project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
-        gradient_step = Y - Z_new
-        converged = np.abs(gradient_step).max(axis=1) <= tol
-        # Gradient restart: drop the momentum of rows that go uphill.
-        restart = np.einsum("ij,ij->i", gradient_step, Z_new - Z) > 0
-        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        beta = (t - 1.0) / t_new
-        beta[restart] = 0.0
-        t_new[restart] = 1.0
-        Y = Z_new + beta[:, None] * (Z_new - Z)
-        Z, t = Z_new, t_new
+        project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
+        # Convergence test, restart, momentum; Z <- the step, Y <- its extrapolation.
+        fista_momentum(Y, Z, buffer, t, tol, converged)
         if converged.any():
             # Each row stops on its own criterion, so that its solution does
             # not depend on the other rows solved with it.
             out[active[converged]] = Z[converged]
             keep = ~converged
             active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
+            converged = converged[keep]
     out[active] = Z
     return out, n_iter
 
@@ -335,6 +332,59 @@ def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
         Z[block], block_iter = _fista_rows(Hs, Bt[block], Z[block], step, max_iter, tol, threads)
         n_iter = max(n_iter, block_iter)
     return np.ascontiguousarray(Z.T), n_iter
+
+
+def _row_qp_values(Zt, Hs, Bt):
+    """``1/2 z^T H z - b^T z`` of every row ``z`` of ``Zt`` with its row ``b`` of ``Bt``."""
+    return 0.5 * np.einsum("ij,ij->i", Zt @ Hs, Zt) - np.einsum("ij,ij->i", Bt, Zt)
+
+
+def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=None):
+    """Warm-started simplex QPs that update ``Z`` in place and never go uphill.
+
+    The same QPs as :func:`simplex_qp`, ``min_z 1/2 z^T H z - b_i^T z`` over
+    the simplex for every column ``i``, started from the columns of ``Z``
+    and solved by blocks of columns, so that neither ``B`` nor a copy of
+    ``Z`` is ever formed: ``linear_rows(start, stop)`` returns the linear
+    terms of columns ``start:stop``, transposed (shape ``(stop - start,
+    m)``). A column takes its new value only if that does not increase its
+    QP objective, so the update is monotone even when ``max_iter`` stops
+    FISTA early (an inexact step of an alternating scheme).
+
+    Parameters
+    ----------
+    H : ndarray of shape (m, m)
+        Symmetric positive semidefinite, with ``lambda_max(H) > 0``.
+    linear_rows : callable
+        ``linear_rows(start, stop) -> ndarray of shape (stop - start, m)``.
+    Z : ndarray of shape (m, n), float64
+        Columns on the simplex (used as they are, not projected again);
+        overwritten with the update.
+    max_iter, tol, n_threads
+        As in :func:`simplex_qp`.
+
+    Returns
+    -------
+    n_iter : int
+        Iterations run by the slowest column.
+    """
+    m, n = Z.shape
+    threads = _as_threads(n_threads)
+    Hs = np.ascontiguousarray((np.asarray(H, dtype=np.float64) + np.asarray(H).T) / 2)
+    L = float(np.linalg.eigvalsh(Hs)[-1]) if m > 1 else float(Hs[0, 0])
+    if not L > 0.0:
+        raise ValueError("simplex_qp_update needs lambda_max(H) > 0")
+    n_iter = 0
+    for start in range(0, n, _QP_BLOCK):
+        stop = min(start + _QP_BLOCK, n)
+        Bt = np.ascontiguousarray(linear_rows(start, stop), dtype=np.float64)
+        old = np.ascontiguousarray(Z[:, start:stop].T)
+        new, block_iter = _fista_rows(Hs, Bt, old.copy(), 1.0 / L, max_iter, tol, threads)
+        n_iter = max(n_iter, block_iter)
+        worse = _row_qp_values(new, Hs, Bt) > _row_qp_values(old, Hs, Bt)
+        new[worse] = old[worse]
+        Z[:, start:stop] = new.T
+    return n_iter
 
 
 # --------------------------------------------------------------------------- spectral embedding

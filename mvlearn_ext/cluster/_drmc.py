@@ -32,6 +32,7 @@ from mvlearn_ext.cluster._common import (
     kmeans_anchors,
     procrustes,
     simplex_qp,
+    simplex_qp_update,
     spectral_rotation,
     squared_view_weights,
 )
@@ -54,7 +55,7 @@ _Y_MAX_SWEEPS = 50
 _QP_MAX_ITER = 200
 _QP_TOL = 1e-9
 #: Iterations of the warm-started QP of one Z step (an inexact MM step is still monotone).
-_Z_QP_MAX_ITER = 20
+_Z_QP_MAX_ITER = 5
 #: Stop once the labels have not changed for this many consecutive iterations.
 _STABLE_ITERATIONS = 3
 
@@ -238,7 +239,7 @@ class _State:
 
     def view_losses(self):
         """``||X_v - Z^T A_v||^2 + lambda ||Z||^2`` per view."""
-        return self.losses + self.lambda_ * float(np.sum(self.Z * self.Z))
+        return self.losses + self.lambda_ * float(np.vdot(self.Z, self.Z))
 
     def objective(self):
         """The DRMC objective (see the class docstring), from the stored pieces."""
@@ -288,22 +289,39 @@ def _update_graph(state, Xs, n_threads):
     The surrogate ``(V/n) sum_v alpha_v^2 (||X_v - Z^T A_v||^2 + lambda ||Z||^2)
     - (beta/k) <G, Z>`` with ``G`` the gradient of the graph term (its
     ``Delta``-dependence included) majorises the objective and touches it
-    at the current ``Z``; its column-wise simplex QPs share one Hessian.
-    The new ``Z`` is kept only if it does not increase the surrogate, so the
-    objective never increases.
+    at the current ``Z``. It separates into one simplex QP per sample with
+    a shared Hessian, solved warm-started by blocks of samples; a sample
+    keeps its old column unless the new one lowers its QP, so the
+    objective never increases. The linear terms are formed block by block
+    (``2 V alpha_v^2 A_v x_v`` plus the graph gradient), never as an m x n
+    matrix.
     """
-    H, B = _qp_terms(Xs, state.A, state.alpha, state.lambda_, state.V)
-    if state.beta > 0:
-        B += (state.n * state.beta / state.k) * _graph_gradient(state.Z, state.F)
-    Z_new, _ = simplex_qp(
-        H, B, Z0=state.Z, max_iter=_Z_QP_MAX_ITER, tol=_QP_TOL, n_threads=n_threads
+    weights = [state.V * a * a for a in state.alpha]
+    m = state.A[0].shape[0]
+    H = np.zeros((m, m))
+    for Av, w in zip(state.A, weights, strict=True):
+        H += w * (Av @ Av.T)
+    H[np.diag_indices(m)] += sum(weights) * state.lambda_
+    H *= 2.0
+    maps = [(2.0 * w) * Av for Av, w in zip(state.A, weights, strict=True)]
+    coef = state.n * state.beta / state.k
+    if coef > 0:
+        _, _, means = _anchor_means(state.Z, state.F)
+        means2 = 2.0 * coef * means
+        offset = coef * np.einsum("jc,jc->j", means, means)
+
+    def linear_rows(start, stop):
+        rows = Xs[0][start:stop] @ maps[0].T
+        for X, C in zip(Xs[1:], maps[1:], strict=True):
+            rows += X[start:stop] @ C.T
+        if coef > 0:
+            rows += state.F[start:stop] @ means2.T
+            rows -= offset
+        return rows
+
+    simplex_qp_update(
+        H, linear_rows, state.Z, max_iter=_Z_QP_MAX_ITER, tol=_QP_TOL, n_threads=n_threads
     )
-
-    def surrogate(Z):
-        return 0.5 * float(np.sum((H @ Z) * Z)) - float(np.sum(B * Z))
-
-    if surrogate(Z_new) <= surrogate(state.Z):
-        state.Z = np.ascontiguousarray(Z_new)
 
 
 def _gpi_value(state, SF):

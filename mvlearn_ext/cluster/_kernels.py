@@ -8,10 +8,11 @@ validate and call them.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from mvlearn_ext.utils._numba import jit
 
-__all__ = ["indicator_sweeps"]
+__all__ = ["fista_momentum", "indicator_sweeps"]
 
 
 @jit
@@ -82,3 +83,38 @@ def indicator_sweeps(G, labels, scaled, max_sweeps):
         if moved == 0:
             break
     return moved
+
+
+@jit(parallel=True)
+def fista_momentum(Y, Z, Z_new, t, tol, converged):
+    """The bookkeeping of one FISTA step with gradient restart, row by row, in place.
+
+    ``Z_new`` holds the projected gradient steps taken from ``Y``. For every
+    row: ``converged`` is whether the step ``Y - Z_new`` is at most ``tol``
+    in max-norm; if the step goes uphill (``<Y - Z_new, Z_new - Z> > 0``,
+    O'Donoghue & Candès, 2015) the momentum restarts (``t = 1``), otherwise
+    ``t <- (1 + sqrt(1 + 4 t^2)) / 2``; then ``Y <- Z_new + (t_old - 1) /
+    t_new (Z_new - Z)`` and ``Z <- Z_new``. All arrays are ``(n, m)`` float64
+    except ``t`` (n,) float64 and ``converged`` (n,) bool.
+    """
+    n, m = Y.shape
+    for i in prange(n):
+        largest = 0.0
+        inner = 0.0
+        for j in range(m):
+            step = Y[i, j] - Z_new[i, j]
+            if abs(step) > largest:
+                largest = abs(step)
+            inner += step * (Z_new[i, j] - Z[i, j])
+        converged[i] = largest <= tol
+        if inner > 0.0:
+            beta = 0.0
+            t[i] = 1.0
+        else:
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t[i] * t[i]))
+            beta = (t[i] - 1.0) / t_new
+            t[i] = t_new
+        for j in range(m):
+            z = Z_new[i, j]
+            Y[i, j] = z + beta * (z - Z[i, j])
+            Z[i, j] = z

@@ -18,6 +18,7 @@ from mvlearn_ext.cluster._common import (
     procrustes,
     sample_anchors,
     simplex_qp,
+    simplex_qp_update,
     spectral_rotation,
     squared_view_weights,
 )
@@ -221,6 +222,53 @@ def test_simplex_qp_columns_are_independent_and_warm_start_agrees():
     np.testing.assert_allclose(Z_part, Z[:, 5:9], atol=1e-13)
     Z_warm, _ = simplex_qp(H, B, Z0=rng.random((6, 40)), max_iter=5000, tol=1e-11)
     np.testing.assert_allclose(Z_warm, Z, atol=1e-8)
+
+
+def _qp_values(H, B, Z):
+    return 0.5 * np.einsum("in,in->n", H @ Z, Z) - np.einsum("in,in->n", B, Z)
+
+
+@pytest.mark.parametrize("block", [7, 16_384])
+def test_simplex_qp_update_solves_the_same_qps_in_place(monkeypatch, block):
+    monkeypatch.setattr(_common, "_QP_BLOCK", block)
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(9, 6))
+    H = A.T @ A + 0.2 * np.eye(6)
+    B = rng.normal(scale=2.0, size=(6, 30))
+    calls = []
+
+    def linear_rows(start, stop):
+        calls.append((start, stop))
+        return B[:, start:stop].T
+
+    Z = rng.dirichlet(np.ones(6), size=30).T.copy()
+    n_iter = simplex_qp_update(H, linear_rows, Z, max_iter=5000, tol=1e-12)
+    expected, _ = simplex_qp(H, B, max_iter=5000, tol=1e-12)
+    np.testing.assert_allclose(Z, expected, atol=1e-9)
+    assert n_iter >= 1 and _on_simplex(Z)
+    # Every column was asked for exactly once, in blocks of at most `block`.
+    covered = np.concatenate([np.arange(a, b) for a, b in calls])
+    np.testing.assert_array_equal(covered, np.arange(30))
+    assert max(b - a for a, b in calls) <= block
+
+
+def test_simplex_qp_update_never_goes_uphill():
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(4, 8))
+    H = A.T @ A  # rank deficient: FISTA is slow, a single step may overshoot
+    B = rng.normal(scale=3.0, size=(8, 200))
+    Z0 = rng.dirichlet(0.3 * np.ones(8), size=200).T.copy()
+    before = _qp_values(H, B, Z0)
+    for max_iter in (1, 2, 3):
+        Z = Z0.copy()
+        simplex_qp_update(H, lambda a, b: B[:, a:b].T, Z, max_iter=max_iter, tol=0.0)
+        after = _qp_values(H, B, Z)
+        assert np.all(after <= before) and _on_simplex(Z)
+        kept = np.all(Z == Z0, axis=0)
+        # Columns that moved strictly improved; the others are bit-identical.
+        assert np.all(after[~kept] <= before[~kept])
+    with pytest.raises(ValueError, match="lambda_max"):
+        simplex_qp_update(np.zeros((8, 8)), lambda a, b: B[:, a:b].T, Z0.copy())
 
 
 # --------------------------------------------------------------------------- spectral embedding

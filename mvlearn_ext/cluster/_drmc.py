@@ -37,7 +37,11 @@ from mvlearn_ext.cluster._common import (
     squared_view_weights,
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
+from mvlearn_ext.cluster._preprocessing import (
+    apply_view_scaling,
+    fit_view_scaling,
+    stack_scaled_views,
+)
 from mvlearn_ext.utils import anchor_graph, kneighbors_anchors
 
 __all__ = ["DRMC"]
@@ -123,7 +127,7 @@ def _reseed_dead_anchors(X_joint, anchors, n_threads=None):
     return anchor_graph(X_joint, anchors, n_neighbors=_N_NEIGHBORS, n_threads=n_threads)
 
 
-def _initial_graph(Xs, n_anchors, align_anchors, seed, n_threads=None):
+def _initial_graph(Xs, n_anchors, align_anchors, seed, n_threads=None, X_joint=None):
     """Initial anchors (per view, aligned) and the consensus graph ``Z0``.
 
     With ``align_anchors``, each view gets its own k-means anchors and its
@@ -134,9 +138,11 @@ def _initial_graph(Xs, n_anchors, align_anchors, seed, n_threads=None):
     of the samples on the aligned anchor tuples under the summed distance
     ``sum_v ||x_v - a_j^v||^2``. Every view's k-means gets the same seed,
     so that the result does not depend on the order of the views.
+    ``X_joint`` is the concatenation of the views if the caller holds it.
     """
     widths = [X.shape[1] for X in Xs]
-    X_joint = np.hstack(Xs)
+    if X_joint is None:
+        X_joint = np.hstack(Xs)
     reference = None
     if align_anchors and len(Xs) > 1:
         anchors = [
@@ -412,8 +418,12 @@ def _drmc(
     n_threads=None,
     verbose=0,
     record_blocks=False,
+    X_joint=None,
 ):
     """Run DRMC on preprocessed float64 views; returns a dict of results.
+
+    The views may be column blocks of ``X_joint``, their concatenation
+    (see :func:`stack_scaled_views`), which then is not formed again.
 
     ``random_state`` is a RandomState instance; two integer seeds are drawn
     from it (k-means anchors, initial rotation). With ``record_blocks`` the
@@ -427,7 +437,7 @@ def _drmc(
     rotation_seed = int(random_state.randint(np.iinfo(np.int32).max))
 
     Z, anchors, reference, perms = _initial_graph(
-        Xs, n_anchors, align_anchors, kmeans_seed, n_threads
+        Xs, n_anchors, align_anchors, kmeans_seed, n_threads, X_joint
     )
     if int(np.sum(Z.sum(axis=1) > 0)) < n_clusters:
         raise ValueError(
@@ -451,7 +461,7 @@ def _drmc(
     state.Yhat = _scaled_indicator(state.labels, n_clusters, scaled)
     state.A = anchors
     state.alpha = np.full(V, 1.0 / V)
-    norms2 = [float(np.sum(X * X)) for X in Xs]
+    norms2 = [float(np.einsum("ij,ij->", X, X)) for X in Xs]
     gram, ZXs = _cross_products(Xs, state.Z)
     state.losses = _sq_residuals(norms2, state.A, gram, ZXs)
 
@@ -828,7 +838,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         self.view_means_, self.view_scales_ = (
             fit_view_scaling(Xs, unit_view_variance=True) if self.standardize else (None, None)
         )
-        views = [np.ascontiguousarray(X) for X in self._preprocess(Xs)]
+        X_joint, views = stack_scaled_views(Xs, self.view_means_, self.view_scales_)
         result = _drmc(
             views,
             self.n_clusters,
@@ -844,7 +854,9 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
             n_threads=self.n_jobs,
             verbose=self.verbose,
             record_blocks=record_blocks,
+            X_joint=X_joint,
         )
+        del X_joint, views
         Z = result["Z"]
         labels = result["labels"]
         self.n_anchors_ = n_anchors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["apply_view_scaling", "fit_view_scaling", "view_statistics"]
+__all__ = ["apply_view_scaling", "fit_view_scaling", "stack_scaled_views", "view_statistics"]
 
 
 def view_statistics(X, *, unit_view_variance=False):
@@ -41,3 +41,25 @@ def apply_view_scaling(Xs, means, scales):
         (np.asarray(X, dtype=np.float64) - mean) / scale
         for X, mean, scale in zip(Xs, means, scales, strict=True)
     ]
+
+
+def stack_scaled_views(Xs, means, scales):
+    """The scaled views written side by side into one float64 array, without temporaries.
+
+    Returns ``(joint, views)``: ``joint`` is C-contiguous of shape
+    ``(n_samples, sum_v n_features_v)`` and ``views[v]`` is the column
+    block of view ``v`` in it (a view of ``joint``, not a copy), equal to
+    ``apply_view_scaling(Xs, means, scales)[v]``. Methods that need both
+    the concatenation and the views hold the data once.
+    """
+    widths = [X.shape[1] for X in Xs]
+    joint = np.empty((Xs[0].shape[0], sum(widths)), dtype=np.float64)
+    bounds = np.cumsum([0, *widths])
+    views = [joint[:, a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    for v, (X, view) in enumerate(zip(Xs, views, strict=True)):
+        if means is None:
+            view[...] = X
+        else:
+            np.subtract(X, means[v], out=view)
+            view /= scales[v]
+    return joint, views

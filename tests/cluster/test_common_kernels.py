@@ -428,3 +428,23 @@ def test_sample_anchors_are_distinct_rows():
     assert len({tuple(a) for a in anchors}) == 8
     assert all(any(np.array_equal(a, x) for x in X) for a in anchors)
     np.testing.assert_array_equal(anchors, sample_anchors(X, 8, random_state=0))
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_stack_scaled_views_equals_the_scaled_views_side_by_side(standardize):
+    from mvlearn_ext.cluster._preprocessing import (
+        apply_view_scaling,
+        fit_view_scaling,
+        stack_scaled_views,
+    )
+
+    rng = np.random.default_rng(7)
+    Xs = [rng.normal(size=(20, 3)), rng.normal(size=(20, 5)).astype(np.float32)]
+    means, scales = fit_view_scaling(Xs) if standardize else (None, None)
+    joint, views = stack_scaled_views(Xs, means, scales)
+    expected = apply_view_scaling(Xs, means, scales)
+    assert joint.flags.c_contiguous and joint.dtype == np.float64
+    np.testing.assert_allclose(joint, np.hstack(expected), rtol=1e-15, atol=0)
+    for view, ref in zip(views, expected, strict=True):
+        assert np.shares_memory(view, joint)
+        np.testing.assert_allclose(view, ref, rtol=1e-15, atol=0)

@@ -18,6 +18,7 @@ SUBPACKAGES = [
     "mvlearn_ext.compose",
     "mvlearn_ext.datasets",
     "mvlearn_ext.metrics",
+    "mvlearn_ext.studies",
     "mvlearn_ext.base",
     "mvlearn_ext.utils",
     "mvlearn_ext.utils.estimator_checks",

@@ -21,6 +21,7 @@ _SUBPACKAGES = (
     "compose",
     "datasets",
     "metrics",
+    "studies",
     "utils",
 )
 

@@ -14,7 +14,8 @@ _EXTRAS = {
         "pip install torch==2.13.0  (the pinned CPU build; then pip install 'mvlearn_ext[torch]')",
     ),
     "matplotlib": ("bench", "pip install 'mvlearn_ext[bench]'"),
-    "dask": ("studies", "pip install 'dask[distributed]'"),
+    "dask": ("dask", "pip install 'mvlearn_ext[dask]'"),
+    "distributed": ("dask", "pip install 'mvlearn_ext[dask]'"),
     "flwr": ("federated", "pip install flwr"),
     "moocore": ("moo", "pip install moocore"),
 }

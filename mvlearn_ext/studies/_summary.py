@@ -1,0 +1,222 @@
+"""Summaries of tidy Monte Carlo results: mean, standard error, count; log-log slopes."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["LogLogFit", "fit_loglog_slope", "format_summary", "summarize"]
+
+_STATS = ("mean", "se", "n", "std")
+
+
+def summarize(frame, *, by, value):
+    """Mean, standard error and count of ``value`` per group of ``by``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or list of dict
+        Tidy results, e.g. from :meth:`Study.run`.
+    by : str or list of str
+        Grouping columns (e.g. ``["delta", "method"]``); an empty list gives
+        one row over everything.
+    value : str
+        The numeric column to summarise.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per group, sorted by ``by``: the ``by`` columns, then
+        ``mean``, ``se`` (sample standard deviation / sqrt(n); NaN when
+        n = 1), ``n`` (the number of non-missing values; missing ones are
+        skipped) and ``std`` (ddof = 1). ``table.attrs["value"]`` is ``value``.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, or a ``by`` column is named like a summary
+        column (``mean``, ``se``, ``n``, ``std``).
+    TypeError
+        If ``value`` is not numeric.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"method": ["a", "a", "b", "b", "b"],
+    ...                       "mse": [1.0, 3.0, 2.0, 2.0, 2.0]})
+    >>> summarize(frame, by="method", value="mse")
+      method  mean   se  n      std
+    0      a   2.0  1.0  2  1.41...
+    1      b   2.0  0.0  3  0.00...
+    """
+    from ._study import _import_pandas
+
+    pd = _import_pandas("summarize")
+    if not isinstance(frame, pd.DataFrame):
+        frame = pd.DataFrame.from_records(list(frame))
+    by = [by] if isinstance(by, str) else list(by)
+    if not isinstance(value, str):
+        raise TypeError(f"value must be one column name (str), got {value!r}")
+    missing = [c for c in [*by, value] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in the frame; it has {list(frame.columns)}")
+    clash = [c for c in by if c in _STATS]
+    if clash:
+        raise ValueError(
+            f"grouping column(s) {clash} clash with the summary columns {list(_STATS)}; "
+            f"rename them first, e.g. frame.rename(columns={{{clash[0]!r}: "
+            f"{clash[0] + '_'!r}}})"
+        )
+    if value in by:
+        raise ValueError(f"value {value!r} is also a grouping column in by={by}")
+    values = frame[value]
+    if not (pd.api.types.is_numeric_dtype(values) or values.isna().all()):
+        raise TypeError(f"column {value!r} is not numeric (dtype {values.dtype})")
+    values = values.astype(float)
+    if by:
+        grouped = values.groupby([frame[c] for c in by], sort=True, dropna=False)
+        table = grouped.agg(["mean", "std", "count"]).reset_index()
+    else:
+        table = pd.DataFrame(
+            {"mean": [values.mean()], "std": [values.std()], "count": [values.count()]}
+        )
+    table = table.rename(columns={"count": "n"})
+    table["n"] = table["n"].astype(int)
+    table["se"] = table["std"] / np.sqrt(table["n"].where(table["n"] > 0))
+    table = table[[*by, *_STATS]]
+    table.attrs["value"] = value
+    return table
+
+
+def format_summary(table, *, index, columns=None, digits=3, markdown=False):
+    """A wide table of ``"mean ± se"`` strings, e.g. settings x methods, for reports.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`summarize` (columns ``mean`` and ``se``).
+    index : str or list of str
+        Columns that become the rows (e.g. ``["delta", "eps"]``).
+    columns : str, optional
+        Column whose levels become the columns (e.g. ``"method"``); ``None``
+        gives one column, ``"mean ± se"``.
+    digits : int, default=3
+        Significant digits of the mean and the standard error.
+    markdown : bool, default=False
+        Return a Markdown table (str) instead of a DataFrame.
+
+    Returns
+    -------
+    wide : pandas.DataFrame or str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"delta": [0.1, 0.1, 0.5, 0.5], "method": ["a", "b"] * 2,
+    ...                       "mean": [1.0, 2.0, 0.25, 0.5], "se": [0.01, 0.02, 0.001, 0.1]})
+    >>> print(format_summary(table, index="delta", columns="method", markdown=True))
+    | delta | a | b |
+    |---|---|---|
+    | 0.1 | 1 ± 0.01 | 2 ± 0.02 |
+    | 0.5 | 0.25 ± 0.001 | 0.5 ± 0.1 |
+    """
+    index = [index] if isinstance(index, str) else list(index)
+    needed = [*index, "mean", "se", *([columns] if columns is not None else [])]
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in the table; it has {list(table.columns)}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be an int >= 1, got {digits!r}")
+    text = [
+        f"{m:.{digits}g} ± {e:.{digits}g}" for m, e in zip(table["mean"], table["se"], strict=True)
+    ]
+    cells = table[index + ([columns] if columns is not None else [])].copy()
+    cells["mean ± se"] = text
+    if columns is None:
+        wide = cells.set_index(index)
+    else:
+        if cells.duplicated(subset=[*index, columns]).any():
+            raise ValueError(
+                f"several rows per ({', '.join(index)}, {columns}): add the other varying "
+                "columns to index"
+            )
+        wide = cells.pivot(index=index, columns=columns, values="mean ± se")
+        wide.columns.name = None
+    if not markdown:
+        return wide
+    flat = wide.reset_index()
+    head = [str(c) for c in flat.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in flat.itertuples(index=False):
+        lines.append("| " + " | ".join("" if _isna(v) else str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _isna(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+class LogLogFit(NamedTuple):
+    """Least-squares line through ``(log x, log y)``: ``log y = intercept + slope log x``.
+
+    Natural logarithms; ``slope`` does not depend on the base. ``slope_se``
+    and ``intercept_se`` are the usual OLS standard errors (NaN with fewer
+    than 3 points).
+    """
+
+    slope: float
+    intercept: float
+    slope_se: float
+    intercept_se: float
+    n: int
+
+
+def fit_loglog_slope(x, y):
+    """Fit ``y ~ C x**slope`` by least squares on log-log axes, with standard errors.
+
+    Parameters
+    ----------
+    x, y : array-like of shape (n,)
+        Positive, finite values (e.g. horizons ``T`` and mean regrets), n >= 2
+        with at least two distinct ``x``.
+
+    Returns
+    -------
+    fit : LogLogFit
+        ``slope``, ``intercept`` (of ``log y`` at ``log x = 0``), their
+        standard errors, and ``n``.
+
+    Examples
+    --------
+    >>> T = np.array([2.0**k for k in range(8, 15)])
+    >>> fit = fit_loglog_slope(T, 3.0 * T**-1.5)
+    >>> round(fit.slope, 6), round(float(np.exp(fit.intercept)), 6), fit.n
+    (-1.5, 3.0, 7)
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"x and y must be 1-d of the same length, got shapes {x.shape} and {y.shape}"
+        )
+    for name, v in (("x", x), ("y", y)):
+        if not np.all(np.isfinite(v)) or np.any(v <= 0):
+            raise ValueError(f"{name} must be finite and positive for a log-log fit")
+    n = x.size
+    lx, ly = np.log(x), np.log(y)
+    if n < 2 or np.ptp(lx) == 0:
+        raise ValueError("a log-log fit needs at least two distinct x values")
+    mx = lx.mean()
+    sxx = float(np.sum((lx - mx) ** 2))
+    slope = float(np.sum((lx - mx) * (ly - ly.mean())) / sxx)
+    intercept = float(ly.mean() - slope * mx)
+    if n > 2:
+        resid = ly - (intercept + slope * lx)
+        s2 = float(resid @ resid) / (n - 2)
+        slope_se = math.sqrt(s2 / sxx)
+        intercept_se = math.sqrt(s2 * (1.0 / n + mx * mx / sxx))
+    else:
+        slope_se = intercept_se = math.nan
+    return LogLogFit(slope, intercept, slope_se, intercept_se, n)

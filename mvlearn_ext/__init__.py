@@ -16,11 +16,18 @@ import importlib as _importlib
 __version__ = "0.1.0.dev0"
 
 _SUBPACKAGES = (
+    "adapters",
+    "bandits",
     "base",
     "cluster",
     "compose",
     "datasets",
+    "federated",
+    "longtail",
+    "merging",
     "metrics",
+    "moo",
+    "multitask",
     "studies",
     "utils",
 )

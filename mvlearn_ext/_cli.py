@@ -248,6 +248,62 @@ register_demo_section(
     )
 )
 
+register_demo_section(
+    DemoSection(
+        name="multitask",
+        title="robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
+        run="mvlearn_ext.multitask._demo:run",
+        columns=("MSE", "MSE related"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="bandits",
+        title=(
+            "multi-group mean estimation: regret-curve summary (K=4 Gaussian, R_inf, T=256..4096)"
+        ),
+        run="mvlearn_ext.bandits._demo:run",
+        columns=("slope", "regret@4096 (1e-4)"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="moo_toolbandit",
+        title="ParetoPO (reconstruction) vs static scalarisation, tool-use bandit",
+        run="mvlearn_ext.moo._demo:run_tool_bandit",
+        columns=("accuracy", "mean_calls", "HV"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="moo_controlg",
+        title="ControlG (reconstruction) block scheduling simulator",
+        run="mvlearn_ext.moo._demo:run_controlg",
+        columns=("log_HV", "min_share"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="federated",
+        title="personalised FL by KME multi-task averaging (reconstruction), excess risk",
+        run="mvlearn_ext.federated._demo:run",
+        columns=("excess_r0", "excess_r5"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="merging",
+        title="data-free model merging of three digit experts (NumPy, lambda = 0.4)",
+        run="mvlearn_ext.merging._demo:run",
+        columns=("accuracy", "kept"),
+    )
+)
+
 
 # ---------------------------------------------------------------------------
 # Output

@@ -6,9 +6,13 @@
 :func:`make_multiview_blobs`
     Gaussian clusters seen through several views, with per-view
     informativeness and noise.
+:func:`make_contaminated_tasks`
+    Linear regression tasks around a common centre, some of them outliers
+    (the simulation settings of robust multi-task regression).
 """
 
 from mvlearn_ext.datasets._generators import make_multiview_blobs
 from mvlearn_ext.datasets._handwritten import load_handwritten
+from mvlearn_ext.datasets._multitask import make_contaminated_tasks
 
-__all__ = ["load_handwritten", "make_multiview_blobs"]
+__all__ = ["load_handwritten", "make_contaminated_tasks", "make_multiview_blobs"]

@@ -17,5 +17,26 @@ from mvlearn_ext.utils._optional import import_optional
 torch = import_optional("torch", feature="mvlearn_ext.deep")
 
 from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
+from mvlearn_ext.deep.adapters import LoRAMoELinear  # noqa: E402
+from mvlearn_ext.deep.longtail import (  # noqa: E402
+    AESClassifier,
+    ARSLoss,
+    BalancedSoftmaxLoss,
+    EntropyPCGrad,
+    FusionModule,
+    LogitAdjustedLoss,
+)
 
-__all__ = ["as_numpy", "as_tensor", "resolve_device", "seeded_generator"]
+__all__ = [
+    "AESClassifier",
+    "ARSLoss",
+    "BalancedSoftmaxLoss",
+    "EntropyPCGrad",
+    "FusionModule",
+    "LoRAMoELinear",
+    "LogitAdjustedLoss",
+    "as_numpy",
+    "as_tensor",
+    "resolve_device",
+    "seeded_generator",
+]

@@ -1,0 +1,271 @@
+"""BADIT's NumPy parts: PiSSA-MoE initialisation and balanced regrouping of rank-1 units.
+
+BADIT (Wang, Li, Li, Chi, Niu, Sugiyama, ICML 2026, arXiv 2605.05676; code
+``wangbing1416/BADIT``) splits the top singular triplets of a linear layer's
+weight into K LoRA experts of rank r (orthogonal in row and column spaces)
+over a residual base, and regroups the K*r rank-1 units by clustering their
+gradient directions so that each expert gathers units that move together.
+
+Fixed here (the public code can do otherwise): the regroup is always a true
+permutation (exactly r units per expert, none dropped or duplicated), by an
+optimal capacity-constrained assignment; the gate can be permuted together
+with the units (``gate_permutation``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from mvlearn_ext.merging._validation import check_rng
+
+__all__ = [
+    "balanced_assignment",
+    "balanced_spherical_kmeans",
+    "expert_orthogonality",
+    "gate_permutation",
+    "intra_inter_cosine",
+    "pissa_moe_init",
+    "regroup_permutation",
+    "should_regroup",
+    "unit_gradient_vectors",
+]
+
+
+def _check_int(value, name, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
+    """Split the top ``n_experts * rank`` singular triplets of ``weight`` into LoRA experts.
+
+    With ``W = U S V^T`` and ``s = lora_alpha / rank``, expert e takes the
+    triplets ``e*r .. (e+1)*r - 1``: ``B_e = U_e diag(sqrt(S_e / s))``,
+    ``A_e = diag(sqrt(S_e / s)) V_e^T``, and the residual is
+    ``W_res = W - s sum_e B_e A_e``, so ``W_res + s sum_e B_e A_e = W``
+    exactly (to float rounding). Experts are mutually orthogonal:
+    ``A_e A_f^T = 0`` and ``B_e^T B_f = 0`` for e != f.
+
+    Parameters
+    ----------
+    weight : array-like of shape (n_out, n_in)
+        In the ``torch.nn.Linear`` layout.
+    n_experts, rank : int
+        K and r, with ``K * r <= min(n_out, n_in)``.
+    lora_alpha : float, default=None
+        peft's alpha (default ``rank``, so s = 1).
+
+    Returns
+    -------
+    residual : ndarray of shape (n_out, n_in)
+    B : ndarray of shape (n_experts, n_out, rank)
+    A : ndarray of shape (n_experts, rank, n_in)
+    scaling : float
+        s.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.adapters import pissa_moe_init
+    >>> W = np.random.default_rng(0).normal(size=(6, 5))
+    >>> res, B, A, s = pissa_moe_init(W, 2, 2)
+    >>> bool(np.allclose(res + s * np.einsum("eor,eri->oi", B, A), W))
+    True
+    """
+    W = np.asarray(weight, dtype=np.float64)
+    if W.ndim != 2:
+        raise ValueError(f"weight must be 2-D (n_out, n_in), got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("weight contains NaN or inf")
+    K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
+    if K * r > min(W.shape):
+        raise ValueError(f"n_experts * rank = {K * r} exceeds min(weight.shape) = {min(W.shape)}")
+    alpha = float(r if lora_alpha is None else lora_alpha)
+    if not alpha > 0:
+        raise ValueError(f"lora_alpha must be positive, got {lora_alpha!r}")
+    s = alpha / r
+    U, S, Vt = np.linalg.svd(W, full_matrices=False)
+    root = np.sqrt(S[: K * r] / s)
+    B = (U[:, : K * r] * root).T.reshape(K, r, W.shape[0]).transpose(0, 2, 1)
+    A = (root[:, None] * Vt[: K * r]).reshape(K, r, W.shape[1])
+    residual = W - s * np.einsum("eor,eri->oi", B, A)
+    return residual, B, A, s
+
+
+def expert_orthogonality(B, A):
+    """Largest ``|A_e A_f^T|`` and ``|B_e^T B_f|`` entry over expert pairs e != f."""
+    B, A = np.asarray(B, dtype=np.float64), np.asarray(A, dtype=np.float64)
+    K = A.shape[0]
+    worst_a = worst_b = 0.0
+    for e in range(K):
+        for f in range(K):
+            if e != f:
+                worst_a = max(worst_a, float(np.abs(A[e] @ A[f].T).max()))
+                worst_b = max(worst_b, float(np.abs(B[e].T @ B[f]).max()))
+    return {"A": worst_a, "B": worst_b}
+
+
+def unit_gradient_vectors(grad_B, grad_A):
+    """Unit-normalised gradient vector of every rank-1 unit (e, i).
+
+    ``gamma_{e,i} = [dL/dA_e[i, :], dL/dB_e[:, i]] / norm``, rows ordered
+    ``e * r + i``. Zero gradients stay zero.
+
+    Parameters
+    ----------
+    grad_B : array-like of shape (n_experts, n_out, rank)
+    grad_A : array-like of shape (n_experts, rank, n_in)
+
+    Returns
+    -------
+    vectors : ndarray of shape (n_experts * rank, n_in + n_out)
+    """
+    gB, gA = np.asarray(grad_B, dtype=np.float64), np.asarray(grad_A, dtype=np.float64)
+    if gB.ndim != 3 or gA.ndim != 3 or gB.shape[0] != gA.shape[0] or gB.shape[2] != gA.shape[1]:
+        raise ValueError(
+            f"grad_B (K, n_out, r) and grad_A (K, r, n_in) do not match: {gB.shape}, {gA.shape}"
+        )
+    K, r = gA.shape[:2]
+    vec = np.concatenate([gA.reshape(K * r, -1), gB.transpose(0, 2, 1).reshape(K * r, -1)], axis=1)
+    norms = np.linalg.norm(vec, axis=1, keepdims=True)
+    return np.divide(vec, norms, out=np.zeros_like(vec), where=norms > 0)
+
+
+def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
+    """Assign every vector to a centroid, exactly ``capacity`` per centroid, at minimum total cost.
+
+    Solved exactly as a linear assignment (Hungarian) on the
+    ``n x (K * capacity)`` cost matrix with each centroid replicated
+    ``capacity`` times; needs ``n == K * capacity``. Cost: ``1 - cos`` or
+    squared Euclidean distance.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n,)
+        Each label appears exactly ``capacity`` times.
+    """
+    X, C = np.asarray(vectors, dtype=np.float64), np.asarray(centroids, dtype=np.float64)
+    cap = _check_int(capacity, "capacity")
+    if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1]:
+        raise ValueError(f"vectors (n, d) and centroids (K, d) do not match: {X.shape}, {C.shape}")
+    if X.shape[0] != C.shape[0] * cap:
+        raise ValueError(
+            f"need n = K * capacity vectors, got n = {X.shape[0]}, K = {C.shape[0]}, "
+            f"capacity = {cap}"
+        )
+    if metric == "cosine":
+        xn = np.linalg.norm(X, axis=1, keepdims=True)
+        cn = np.linalg.norm(C, axis=1, keepdims=True)
+        Xu = np.divide(X, xn, out=np.zeros_like(X), where=xn > 0)
+        Cu = np.divide(C, cn, out=np.zeros_like(C), where=cn > 0)
+        cost = 1.0 - Xu @ Cu.T
+    elif metric == "euclidean":
+        cost = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    else:
+        raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
+    rows, cols = linear_sum_assignment(np.repeat(cost, cap, axis=1))
+    labels = np.empty(X.shape[0], dtype=int)
+    labels[rows] = cols // cap
+    return labels
+
+
+def balanced_spherical_kmeans(vectors, n_clusters, *, n_iter=20, n_init=4, random_state=None):
+    """Spherical k-means with clusters of exactly ``n / n_clusters`` points.
+
+    Centroids are renormalised means, points are assigned by cosine under the
+    capacity constraint (:func:`balanced_assignment`); the best of ``n_init``
+    seeded starts (highest total cosine) is returned. The public BADIT code
+    runs Euclidean k-means and then fills under-full clusters at random,
+    which can drop or duplicate units; this never does.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n,)
+    """
+    X = np.asarray(vectors, dtype=np.float64)
+    K = _check_int(n_clusters, "n_clusters")
+    if X.ndim != 2 or X.shape[0] % K:
+        raise ValueError(
+            f"vectors must be 2-D with a multiple of n_clusters = {K} rows, got {X.shape}"
+        )
+    cap = X.shape[0] // K
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    rng = check_rng(random_state)
+    best, best_score = None, -np.inf
+    for _ in range(_check_int(n_init, "n_init")):
+        centroids = Xu[rng.choice(X.shape[0], K, replace=False)]
+        labels = None
+        for _ in range(_check_int(n_iter, "n_iter")):
+            new = balanced_assignment(Xu, centroids, cap)
+            if labels is not None and np.array_equal(new, labels):
+                break
+            labels = new
+            centroids = np.stack([Xu[labels == k].sum(axis=0) for k in range(K)])
+            cn = np.linalg.norm(centroids, axis=1, keepdims=True)
+            centroids = np.divide(centroids, cn, out=np.zeros_like(centroids), where=cn > 0)
+        score = float(np.sum(Xu * centroids[labels]))
+        if score > best_score:
+            best, best_score = labels, score
+    return best
+
+
+def regroup_permutation(labels, n_experts, rank):
+    """The unit permutation that puts the units labelled ``e`` into expert ``e``.
+
+    Returns ``perm`` of length ``K * r`` with new flat unit ``e * r + i`` taken
+    from old flat unit ``perm[e * r + i]`` (units of one label keep their
+    relative order). Raises unless every label appears exactly ``rank`` times,
+    so the result is always a permutation.
+    """
+    labels = np.asarray(labels)
+    K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
+    if labels.shape != (K * r,):
+        raise ValueError(f"labels must have shape ({K * r},), got {labels.shape}")
+    counts = np.bincount(labels, minlength=K)
+    if counts.size != K or np.any(counts != r):
+        raise ValueError(
+            f"every expert needs exactly rank = {r} units; label counts are {counts.tolist()}"
+        )
+    return np.argsort(labels, kind="stable")
+
+
+def gate_permutation(perm, n_experts, rank):
+    """Old expert whose gate row each new expert inherits: the largest unit overlap.
+
+    A permutation of the experts, by a linear assignment on the overlap counts
+    (``permute_gate`` option; the public code leaves the gate unpermuted).
+    """
+    perm = np.asarray(perm)
+    K, r = int(n_experts), int(rank)
+    overlap = np.zeros((K, K))
+    for new_flat, old_flat in enumerate(perm):
+        overlap[new_flat // r, old_flat // r] += 1
+    _, cols = linear_sum_assignment(-overlap)
+    return cols
+
+
+def intra_inter_cosine(vectors, labels):
+    """Mean cosine between unit gradients within the same expert and across experts."""
+    X = np.asarray(vectors, dtype=np.float64)
+    labels = np.asarray(labels)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    cos = Xu @ Xu.T
+    same = labels[:, None] == labels[None, :]
+    off = ~np.eye(labels.size, dtype=bool)
+    intra = cos[same & off]
+    inter = cos[~same]
+    return {
+        "intra": float(intra.mean()) if intra.size else float("nan"),
+        "inter": float(inter.mean()) if inter.size else float("nan"),
+    }
+
+
+def should_regroup(epoch, n_epochs):
+    """BADIT's schedule: regroup after epoch ``epoch`` (1-based) while it is <= n_epochs / 2."""
+    return 1 <= epoch <= n_epochs / 2

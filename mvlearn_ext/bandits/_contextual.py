@@ -1,0 +1,488 @@
+"""Contextual extension: groups with linear models on random contexts.
+
+Model (spec §2.5; Reconstruction, the full paper was not available): a
+sample of group ``k`` reveals a context ``x ~ P_k`` in ``R^d`` (exogenous,
+not chosen by the learner) and a response ``y = x^T beta_k + eps``,
+``Var eps = sigma_k^2``. The goal is every ``beta_k`` in the ``A``-norm:
+the loss of group ``k`` is ``E (beta_hat_k - beta_k)^T A (beta_hat_k -
+beta_k) ≈ c_k / n_k`` with ``c_k = sigma_k^2 tr(A Sigma_k^{-1})`` and
+``Sigma_k = E x x^T``. The oracle allocation is that of the plain problem
+with ``sigma_k^2`` replaced by ``c_k``: ``n_k ∝ c_k^(q/2)``. With ``d = 1``
+and ``x = 1`` this is the plain problem.
+
+The simulated contexts are Gaussian, ``x ~ N(m_k, C_k)`` (so ``Sigma_k =
+C_k + m_k m_k^T``; put a constant feature through ``m_k`` with a zero
+variance to model an intercept).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from numba import prange
+
+from mvlearn_ext.bandits import _kernels as K_
+from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
+from mvlearn_ext.bandits._policies import _check_n_groups, resolve_warm_start
+from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
+from mvlearn_ext.utils._numba import jit
+
+__all__ = [
+    "ContextualArmSampler",
+    "ContextualGreedyPlugIn",
+    "contextual_oracle_weights",
+    "simulate_contextual",
+]
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+
+
+@jit
+def _cholesky_inplace(G, L):
+    """Lower Cholesky factor of ``G`` into ``L``; returns False if not positive definite."""
+    d = G.shape[0]
+    for i in range(d):
+        for j in range(i + 1):
+            s = G[i, j]
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            if i == j:
+                if s <= 0.0:
+                    return False
+                L[i, i] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+        for j in range(i + 1, d):
+            L[i, j] = 0.0
+    return True
+
+
+@jit
+def _chol_solve(L, b, out):
+    d = L.shape[0]
+    for i in range(d):
+        s = b[i]
+        for m in range(i):
+            s -= L[i, m] * out[m]
+        out[i] = s / L[i, i]
+    for i in range(d - 1, -1, -1):
+        s = out[i]
+        for m in range(i + 1, d):
+            s -= L[m, i] * out[m]
+        out[i] = s / L[i, i]
+
+
+@jit
+def _ctx_score(q, A, n_k, G, b, yy, L, work, col, e):
+    """Plug-in ``c_k^(q/2) / n_k`` with ``c_k = s2 n tr(A G^-1)``; 0 if ``G`` is singular."""
+    d = G.shape[0]
+    if n_k <= d or not _cholesky_inplace(G, L):
+        return 0.0
+    _chol_solve(L, b, work)
+    rss = yy
+    for i in range(d):
+        rss -= b[i] * work[i]
+    s2 = max(rss, 0.0) / (n_k - d)
+    tr = 0.0
+    for j in range(d):  # column j of G^-1
+        for i in range(d):
+            e[i] = 0.0
+        e[j] = 1.0
+        _chol_solve(L, e, col)
+        for i in range(d):
+            tr += A[j, i] * col[i]
+    c = s2 * n_k * tr
+    if q == 2.0:
+        return c / n_k
+    return c ** (0.5 * q) / n_k
+
+
+@jit
+def ctx_observe(q, A, k, x, y, n, G, b, yy, score, L, work, col, e):
+    """Add ``(x, y)`` to group ``k``'s sufficient statistics and rescore it."""
+    d = x.shape[0]
+    n[k] += 1
+    for i in range(d):
+        b[k, i] += x[i] * y
+        for j in range(d):
+            G[k, i, j] += x[i] * x[j]
+    yy[k] += y * y
+    score[k] = _ctx_score(q, A, n[k], G[k], b[k], yy[k], L, work, col, e)
+
+
+@jit
+def ctx_choose(n0, n, score):
+    kmin = 0
+    for k in range(1, n.shape[0]):
+        if n[k] < n[kmin]:
+            kmin = k
+    if n[kmin] < n0:
+        return kmin
+    best = 0
+    for k in range(1, n.shape[0]):
+        if score[k] > score[best]:
+            best = k
+    return best
+
+
+@jit
+def ctx_draw(key, j, m, Lc, beta, sigma_k, x):
+    """Context ``x = m + Lc z`` and response ``y = x^T beta + sigma_k eps`` of sample ``j``."""
+    d = m.shape[0]
+    sub = K_._mix64(key + (np.uint64(j) + K_._ONE) * K_._GAMMA)
+    z = np.empty(d)
+    c = 0
+    for i in range(d):
+        z[i], c = K_._normal(sub, c)
+    y = 0.0
+    for i in range(d):
+        s = m[i]
+        for t in range(d):
+            s += Lc[i, t] * z[t]
+        x[i] = s
+        y += s * beta[i]
+    eps, c = K_._normal(sub, c)
+    return y + sigma_k * eps
+
+
+@jit(parallel=True)
+def _ctx_simulate_kernel(
+    q, n0, A, budget, m, Lc, beta, sigma, seed, rep_offset, c_true, p, out_counts, out_beta, out_rp
+):
+    R = out_counts.shape[0]
+    K, d = m.shape
+    for r in prange(R):
+        n = np.zeros(K, dtype=np.int64)
+        G = np.zeros((K, d, d))
+        b = np.zeros((K, d))
+        yy = np.zeros(K)
+        score = np.zeros(K)
+        L = np.zeros((d, d))
+        work = np.zeros(d)
+        col = np.zeros(d)
+        e = np.zeros(d)
+        x = np.zeros(d)
+        keys = np.empty(K, dtype=np.uint64)
+        for k in range(K):
+            keys[k] = K_.stream_key(seed, rep_offset + r, k)
+        for _ in range(budget):
+            k = ctx_choose(n0, n, score)
+            y = ctx_draw(keys[k], n[k], m[k], Lc[k], beta[k], sigma[k], x)
+            ctx_observe(q, A, k, x, y, n, G, b, yy, score, L, work, col, e)
+        for k in range(K):
+            out_counts[r, k] = n[k]
+            if _cholesky_inplace(G[k], L):
+                _chol_solve(L, b[k], work)
+                for i in range(d):
+                    out_beta[r, k, i] = work[i]
+            else:
+                for i in range(d):
+                    out_beta[r, k, i] = np.nan
+        out_rp[r] = K_.rp_value(c_true, n, p)
+
+
+# ---------------------------------------------------------------------------
+# Validation and public API
+
+
+def _check_model(context_mean, context_cov, beta, sigma):
+    m = np.ascontiguousarray(context_mean, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"context_mean must be (n_groups, n_features), got {m.ndim}-D")
+    K, d = m.shape
+    _check_n_groups(K)
+    C = np.ascontiguousarray(context_cov, dtype=float)
+    if C.shape != (K, d, d):
+        raise ValueError(f"context_cov must have shape ({K}, {d}, {d}), got {C.shape}")
+    B = np.ascontiguousarray(beta, dtype=float)
+    if B.shape != (K, d):
+        raise ValueError(f"beta must have shape ({K}, {d}), got {B.shape}")
+    s = np.ascontiguousarray(sigma, dtype=float)
+    if s.shape != (K,) or np.any(~np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError(f"sigma must be {K} positive finite noise standard deviations")
+    for name, arr in (("context_mean", m), ("context_cov", C), ("beta", B)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or inf")
+    Lc = np.zeros_like(C)
+    for k in range(K):
+        if not np.allclose(C[k], C[k].T):
+            raise ValueError(f"context_cov[{k}] is not symmetric")
+        # PSD factor (eigen route allows a zero-variance constant feature).
+        w, V = np.linalg.eigh(C[k])
+        if w.min() < -1e-12 * max(1.0, abs(w).max()):
+            raise ValueError(f"context_cov[{k}] is not positive semi-definite")
+        if w.min() > 0:
+            Lc[k] = np.linalg.cholesky(C[k])
+        else:
+            Lc[k] = V * np.sqrt(np.maximum(w, 0.0))
+        second = C[k] + np.outer(m[k], m[k])
+        if np.linalg.matrix_rank(second) < d:
+            raise ValueError(f"E[x x^T] of group {k} is singular: beta_{k} is not identifiable")
+    return m, C, Lc, B, s
+
+
+def _check_A(A, d):
+    if A is None:
+        return np.eye(d)
+    A = np.ascontiguousarray(A, dtype=float)
+    if A.shape != (d, d) or not np.all(np.isfinite(A)):
+        raise ValueError(f"A must be a finite ({d}, {d}) matrix")
+    if np.linalg.eigvalsh((A + A.T) / 2).min() < 0:
+        raise ValueError("A must be positive semi-definite")
+    return A
+
+
+def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
+    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T`` (spec §2.5)."""
+    m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
+    A = _check_A(A, m.shape[1])
+    out = np.empty(m.shape[0])
+    for k in range(m.shape[0]):
+        out[k] = s[k] ** 2 * np.trace(A @ np.linalg.inv(C[k] + np.outer(m[k], m[k])))
+    return out
+
+
+class ContextualArmSampler:
+    """Observations ``(x, y)`` of the Gaussian-context linear model (as simulated).
+
+    Parameters
+    ----------
+    context_mean : array-like of shape (n_groups, n_features)
+    context_cov : array-like of shape (n_groups, n_features, n_features)
+    beta : array-like of shape (n_groups, n_features)
+    sigma : array-like of shape (n_groups,)
+        Noise standard deviations.
+    seed : int, default=0
+    """
+
+    def __init__(self, *, context_mean, context_cov, beta, sigma, seed=0):
+        self._m, _, self._Lc, self._B, self._s = _check_model(
+            context_mean, context_cov, beta, sigma
+        )
+        self.seed = _check_seed(seed)
+
+    def sample(self, replication, group, index):
+        """``(x, y)`` of observation ``index`` of ``group`` in ``replication``."""
+        k = int(group)
+        x = np.empty(self._m.shape[1])
+        key = np.uint64(K_.stream_key(self.seed, int(replication), k))
+        y = ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
+        return x, float(y)
+
+
+class ContextualGreedyPlugIn:
+    """Greedy plug-in allocation for groups with linear models (contextual extension).
+
+    Reconstruction (Wei, Zhong & Li, arXiv 2510.10374, from the abstract;
+    model of spec §2.5, see :mod:`mvlearn_ext.bandits._contextual`): after
+    ``n0`` samples per group (``n0 >= n_features + 1``), pull
+    ``argmax_k c_hat_k^(q/2) / n_k`` with the plug-in
+    ``c_hat_k = s_k^2 tr(A Sigma_hat_k^{-1})``: the OLS residual variance
+    ``s_k^2 = RSS_k / (n_k - d)`` and ``Sigma_hat_k = X_k^T X_k / n_k``.
+
+    Parameters
+    ----------
+    p : float or "inf", default=2.0
+    warm_start : int, "sqrt" or "linear", default="sqrt"
+        As in :class:`GreedyPlugIn`, raised to ``n_features + 1`` if smaller.
+    linear_fraction : float, default=0.25
+    A : array-like of shape (n_features, n_features) or None, default=None
+        The loss metric (identity).
+    """
+
+    def __init__(self, *, p=2.0, warm_start="sqrt", linear_fraction=0.25, A=None):
+        self.p = p
+        self.warm_start = warm_start
+        self.linear_fraction = linear_fraction
+        self.A = A
+
+    def __repr__(self):
+        return (
+            f"ContextualGreedyPlugIn(p={self.p!r}, warm_start={self.warm_start!r}, "
+            f"linear_fraction={self.linear_fraction!r})"
+        )
+
+    def _compile(self, n_groups, budget, n_features):
+        n_groups = _check_n_groups(n_groups)
+        budget = _check_budget(budget)
+        if (
+            isinstance(n_features, bool)
+            or not isinstance(n_features, numbers.Integral)
+            or n_features < 1
+        ):
+            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+        q = allocation_exponent(_check_p(self.p))
+        n0 = resolve_warm_start(self.warm_start, n_groups, budget, self.linear_fraction)
+        n0 = max(n0, int(n_features) + 1)
+        if n0 * n_groups > budget:
+            raise ValueError(
+                f"budget={budget} is smaller than the warm start: {n_groups} groups x {n0} "
+                f"samples "
+                f"(at least n_features + 1 = {n_features + 1} per group)"
+            )
+        return q, n0, _check_A(self.A, int(n_features))
+
+    def reset(self, n_groups, budget, n_features):
+        """Start a run; returns ``self``."""
+        self._q_, self._n0_, self._A_ = self._compile(n_groups, budget, n_features)
+        self.n_groups_, self.budget_, self.n_features_ = (
+            int(n_groups),
+            int(budget),
+            int(n_features),
+        )
+        d = self.n_features_
+        self._state_ = {
+            "counts": np.zeros(n_groups, dtype=np.int64),
+            "gram": np.zeros((n_groups, d, d)),
+            "xty": np.zeros((n_groups, d)),
+            "yty": np.zeros(n_groups),
+            "scores": np.zeros(n_groups),
+            "t": 0,
+        }
+        self._work_ = [np.zeros((d, d)), np.zeros(d), np.zeros(d), np.zeros(d)]
+        return self
+
+    def _require_started(self):
+        if not hasattr(self, "_state_"):
+            raise RuntimeError(
+                "call ContextualGreedyPlugIn.reset(n_groups, budget, n_features) first"
+            )
+
+    def next_group(self):
+        """The group to sample next."""
+        self._require_started()
+        if self._state_["t"] >= self.budget_:
+            raise RuntimeError(f"the budget of {self.budget_} samples is spent")
+        return int(ctx_choose(self._n0_, self._state_["counts"], self._state_["scores"]))
+
+    def update(self, group, x, y):
+        """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
+        self._require_started()
+        if isinstance(group, bool) or not isinstance(group, numbers.Integral):
+            raise TypeError(f"group must be an int, got {type(group).__name__}")
+        if not 0 <= group < self.n_groups_:
+            raise ValueError(f"group={group} is out of range [0, {self.n_groups_})")
+        x = np.ascontiguousarray(x, dtype=float).reshape(-1)
+        if x.shape[0] != self.n_features_:
+            raise ValueError(f"x has {x.shape[0]} features, expected {self.n_features_}")
+        y = float(y)
+        if not (np.all(np.isfinite(x)) and math.isfinite(y)):
+            raise ValueError(f"observation of group {group} has NaN or inf")
+        s = self._state_
+        ctx_observe(
+            self._q_,
+            self._A_,
+            int(group),
+            x,
+            y,
+            s["counts"],
+            s["gram"],
+            s["xty"],
+            s["yty"],
+            s["scores"],
+            *self._work_,
+        )
+        s["t"] += 1
+        return self
+
+    def get_state(self):
+        """A deep copy of the run's state."""
+        self._require_started()
+        state = {
+            k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._state_.items()
+        }
+        state.update(n_groups=self.n_groups_, budget=self.budget_, n_features=self.n_features_)
+        return state
+
+    def set_state(self, state):
+        """Restore a state from :meth:`get_state`; returns ``self``."""
+        self.reset(state["n_groups"], state["budget"], state["n_features"])
+        for k in self._state_:
+            v = state[k]
+            self._state_[k] = v.copy() if isinstance(v, np.ndarray) else int(v)
+        return self
+
+    @property
+    def counts_(self):
+        """Samples per group so far."""
+        self._require_started()
+        return self._state_["counts"].copy()
+
+    @property
+    def coef_(self):
+        """OLS estimates ``beta_hat``, shape ``(n_groups, n_features)`` (NaN where singular)."""
+        self._require_started()
+        out = np.full((self.n_groups_, self.n_features_), np.nan)
+        for k in range(self.n_groups_):
+            G = self._state_["gram"][k]
+            if np.linalg.matrix_rank(G) == self.n_features_:
+                out[k] = np.linalg.solve(G, self._state_["xty"][k])
+        return out
+
+
+def simulate_contextual(
+    policy,
+    *,
+    context_mean,
+    context_cov,
+    beta,
+    sigma,
+    budget,
+    n_replications=1000,
+    seed=0,
+    replication_offset=0,
+    n_threads=None,
+):
+    """Monte Carlo replications of :class:`ContextualGreedyPlugIn` (Numba, parallel).
+
+    Returns
+    -------
+    result : dict
+        ``counts`` (R, K), ``coef`` (R, K, d), ``rp`` (R,) = ``R_p`` of
+        ``c_k / n_k`` with the true ``c_k`` (:func:`contextual_oracle_weights`),
+        ``oracle_value`` and ``regret`` (R,).
+    """
+    if not isinstance(policy, ContextualGreedyPlugIn):
+        raise TypeError("policy must be a ContextualGreedyPlugIn")
+    m, C, Lc, B, s = _check_model(context_mean, context_cov, beta, sigma)
+    K, d = m.shape
+    budget = _check_budget(budget)
+    R = _check_budget(n_replications, "n_replications")
+    q, n0, A = policy._compile(K, budget, d)
+    p = _check_p(policy.p)
+    c_true = contextual_oracle_weights(m, C, s, A)
+    counts = np.zeros((R, K), dtype=np.int64)
+    coef = np.zeros((R, K, d))
+    rp = np.zeros(R)
+    with _numba_threads(n_threads):
+        _ctx_simulate_kernel(
+            q,
+            n0,
+            A,
+            budget,
+            m,
+            Lc,
+            B,
+            s,
+            _check_seed(seed),
+            _check_seed(replication_offset, "replication_offset"),
+            c_true,
+            p,
+            counts,
+            coef,
+            rp,
+        )
+    w = c_true ** (q / 2.0)
+    star = float(np.sum(w) ** (1.0 if np.isinf(p) else (p + 1.0) / p) / budget)
+    return {
+        "counts": counts,
+        "coef": coef,
+        "rp": rp,
+        "oracle_value": star,
+        "regret": rp - star,
+        "c": c_true,
+    }

@@ -1,0 +1,161 @@
+"""Conflict-arbitrated fusion of several classifier heads, label-free at inference (NumPy).
+
+From the code of ``wangff0101/evo_longtail`` (reconstruction of AES), with its
+label leak removed: the public code's sample-level arbitration reads the
+*test label* (the probability and class weight of the true class, and whether
+the true class is a tail class, with the tail test inverted and counts taken
+from the evaluation split). Here each head is judged at its *own* predicted
+class, tail status comes from the *training* counts (tail = few samples), and
+no function that predicts takes labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ConflictArbitratedFusion"]
+
+
+def _softmax(z, axis=-1):
+    z = z - z.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _check_head_logits(head_logits, n_classes=None):
+    z = np.asarray(head_logits, dtype=np.float64)
+    if z.ndim != 3:
+        raise ValueError(
+            f"head_logits must be 3-D (n_heads, n_samples, n_classes), got shape {z.shape}"
+        )
+    if n_classes is not None and z.shape[2] != n_classes:
+        raise ValueError(
+            f"head_logits has {z.shape[2]} classes, the fusion was fit with {n_classes}"
+        )
+    if not np.all(np.isfinite(z)):
+        raise ValueError("head_logits contain NaN or inf")
+    return z
+
+
+class ConflictArbitratedFusion:
+    """Per-class head weights fit on a validation split; label-free arbitration at inference.
+
+    Fit (validation logits and labels):
+
+    * ``A[k, c]`` recall of head k on class c, ``F[k, c]`` its prediction frequency;
+    * ``score = A + 0.5 max(0, A - mean_k A) + 0.9 clip(F - mean_c F[k], -0.05, 0.2)``;
+    * tail classes (training count below ``tail_threshold``) boosted by
+      ``1 + 2.2 rarity_c difficulty_c`` (rarity ``1 - sqrt(n_c / n_max)``,
+      difficulty ``1 - mean_k A[k, c]``);
+    * per class, softmax over heads at temperature 0.9 (0.54 for tail classes);
+    * EMA-blended with the previous weights (uniform at the first fit;
+      momentum 0.94 for head classes, 0.38 for tail), renormalised per class.
+
+    Predict (logits only): if every head's argmax agrees, that class;
+    otherwise the candidate ``c_k = argmax z_k`` of the head with the best
+    ``conf_k (1 + 1.05 W[k, c_k]) + 0.55 margin_k``, times 1.25 when ``c_k`` is
+    a tail class, where ``conf_k = softmax(z_k / temperature)[c_k]`` and
+    ``margin_k = (p1 - p2) / (|p1| + |p2|)`` of head k's top two
+    probabilities. :meth:`predict_proba` is the soft fusion
+    ``sum_k W[k, c] softmax(z_k)_c`` (renormalised).
+
+    Parameters
+    ----------
+    train_counts : array-like of shape (n_classes,)
+        Training samples per class (for rarity and tail status).
+    tail_threshold : int, default=20
+        A class is a tail class when its training count is below this.
+    temperature : float, default=1.0
+        Softmax temperature of ``conf_k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import ConflictArbitratedFusion
+    >>> rng = np.random.default_rng(0)
+    >>> val = rng.normal(size=(2, 30, 3))
+    >>> fusion = ConflictArbitratedFusion([20, 10, 5], tail_threshold=8)
+    >>> fusion = fusion.fit(val, rng.integers(0, 3, 30))
+    >>> fusion.predict(rng.normal(size=(2, 4, 3))).shape
+    (4,)
+    """
+
+    def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):
+        self.train_counts = train_counts
+        self.tail_threshold = tail_threshold
+        self.temperature = temperature
+
+    def _statics(self):
+        n = np.asarray(self.train_counts, dtype=np.float64)
+        if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
+            raise ValueError("train_counts must be a 1-D array of at least two positive counts")
+        return n, 1.0 - np.sqrt(n / n.max()), n < self.tail_threshold
+
+    def fit(self, head_logits, y):
+        """Fit the per-class head weights on validation logits ``(n_heads, n, C)`` and labels."""
+        n, rarity, tail = self._statics()
+        z = _check_head_logits(head_logits, n.size)
+        y = np.asarray(y)
+        if y.shape != (z.shape[1],):
+            raise ValueError(f"y must have shape ({z.shape[1]},), got {y.shape}")
+        n_heads, _, n_classes = z.shape
+        pred = z.argmax(axis=2)
+        A = np.zeros((n_heads, n_classes))
+        F = np.zeros((n_heads, n_classes))
+        for c in range(n_classes):
+            if np.any(y == c):
+                A[:, c] = (pred[:, y == c] == c).mean(axis=1)
+            F[:, c] = (pred == c).mean(axis=1)
+        score = (
+            A
+            + 0.5 * np.maximum(0.0, A - A.mean(axis=0))
+            + 0.9 * np.clip(F - F.mean(axis=1, keepdims=True), -0.05, 0.2)
+        )
+        difficulty = 1.0 - A.mean(axis=0)
+        score = score * np.where(tail, 1.0 + 2.2 * rarity * difficulty, 1.0)
+        temp = np.where(tail, 0.54, 0.9)
+        soft = _softmax(score / temp, axis=0)
+        prev = getattr(self, "weights_", np.full((n_heads, n_classes), 1.0 / n_heads))
+        if prev.shape != soft.shape:
+            prev = np.full((n_heads, n_classes), 1.0 / n_heads)
+        momentum = np.where(tail, 0.38, 0.94)
+        W = momentum * prev + (1.0 - momentum) * soft
+        self.weights_ = W / W.sum(axis=0, keepdims=True)
+        self.recall_ = A
+        self.tail_ = tail
+        self.n_heads_ = n_heads
+        return self
+
+    def _check_fitted(self, head_logits):
+        if not hasattr(self, "weights_"):
+            raise RuntimeError("ConflictArbitratedFusion is not fitted: call fit first")
+        z = _check_head_logits(head_logits, self.weights_.shape[1])
+        if z.shape[0] != self.n_heads_:
+            raise ValueError(
+                f"head_logits has {z.shape[0]} heads, the fusion was fit with {self.n_heads_}"
+            )
+        return z
+
+    def predict_proba(self, head_logits):
+        """Soft fusion ``sum_k W[k, c] softmax(z_k)_c``, renormalised; shape (n_samples, C)."""
+        z = self._check_fitted(head_logits)
+        p = np.einsum("kc,knc->nc", self.weights_, _softmax(z, axis=2))
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, head_logits):
+        """Label-free sample-level arbitration; shape (n_samples,)."""
+        z = self._check_fitted(head_logits)
+        n_heads, n_samples, _ = z.shape
+        cand = z.argmax(axis=2)  # (K, n)
+        agree = np.all(cand == cand[0], axis=0)
+        probs = _softmax(z / float(self.temperature), axis=2)
+        conf = np.take_along_axis(probs, cand[..., None], axis=2)[..., 0]
+        p_sorted = np.sort(_softmax(z, axis=2), axis=2)
+        p1, p2 = p_sorted[..., -1], p_sorted[..., -2]
+        margin = (p1 - p2) / (np.abs(p1) + np.abs(p2))
+        w_cand = self.weights_[np.arange(n_heads)[:, None], cand]
+        score = conf * (1.0 + 1.05 * w_cand) + 0.55 * margin
+        score = score * np.where(self.tail_[cand], 1.25, 1.0)
+        best = score.argmax(axis=0)
+        arbitrated = cand[best, np.arange(n_samples)]
+        return np.where(agree, cand[0], arbitrated)

@@ -1,0 +1,142 @@
+"""Long-tail losses on logits (NumPy): logit-adjusted CE, Balanced Softmax, ARS class statistics.
+
+The ARS (Adaptive Residual Supervision) pieces follow the public code of
+``wangff0101/evo_longtail``, identified with AES as a reconstruction (no AES
+paper or code was available). The torch loss ``mvlearn_ext.deep.longtail.ARSLoss``
+uses :func:`ars_class_weights` and :func:`ars_static_terms` each batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "ars_class_weights",
+    "ars_static_terms",
+    "balanced_softmax_loss",
+    "logit_adjusted_loss",
+    "softmax_cross_entropy",
+]
+
+
+def _check_logits(logits, y):
+    z = np.asarray(logits, dtype=np.float64)
+    y = np.asarray(y)
+    if z.ndim != 2:
+        raise ValueError(f"logits must be 2-D (n_samples, n_classes), got shape {z.shape}")
+    if y.shape != (z.shape[0],):
+        raise ValueError(f"y must have shape ({z.shape[0]},), got {y.shape}")
+    if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= z.shape[1]:
+        raise ValueError(f"y must hold integer classes in [0, {z.shape[1]})")
+    if not np.all(np.isfinite(z)):
+        raise ValueError("logits contain NaN or inf")
+    return z, y
+
+
+def _check_counts(class_counts, n_classes):
+    n = np.asarray(class_counts, dtype=np.float64)
+    if n.shape != (n_classes,) or np.any(n <= 0):
+        raise ValueError(f"class_counts must be {n_classes} positive counts, got {class_counts!r}")
+    return n
+
+
+def softmax_cross_entropy(logits, y, *, return_grad=False):
+    """Mean cross-entropy ``-log softmax(z)_y`` and, optionally, its gradient in ``z``."""
+    z, y = _check_logits(logits, y)
+    return _xent(z, y, return_grad)
+
+
+def _xent(z, y, return_grad):
+    zs = z - z.max(axis=1, keepdims=True)
+    log_p = zs - np.log(np.exp(zs).sum(axis=1, keepdims=True))
+    loss = float(-log_p[np.arange(y.size), y].mean())
+    if not return_grad:
+        return loss
+    grad = np.exp(log_p)
+    grad[np.arange(y.size), y] -= 1.0
+    return loss, grad / y.size
+
+
+def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
+    """Logit-adjusted CE ``-log softmax(z + tau log pi)_y`` (Menon et al., ICLR 2021).
+
+    ``pi_c = n_c / N``. The gradient (``return_grad=True``) is with respect to
+    the unadjusted logits ``z``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import logit_adjusted_loss, softmax_cross_entropy
+    >>> z, y = np.array([[1.0, 0.0]]), np.array([0])
+    >>> bool(np.isclose(logit_adjusted_loss(z, y, [1, 1]), softmax_cross_entropy(z, y)))
+    True
+    """
+    z, y = _check_logits(logits, y)
+    n = _check_counts(class_counts, z.shape[1])
+    return _xent(z + float(tau) * np.log(n / n.sum()), y, return_grad)
+
+
+def balanced_softmax_loss(logits, y, class_counts, *, return_grad=False):
+    """Balanced Softmax: the CE of ``softmax(z + log n_c)`` (Ren et al., NeurIPS 2020)."""
+    z, y = _check_logits(logits, y)
+    n = _check_counts(class_counts, z.shape[1])
+    return _xent(z + np.log(n), y, return_grad)
+
+
+def ars_static_terms(class_counts, *, beta=0.9999, margin_max=0.5):
+    """Static ARS quantities: priors, class-balanced weights, rarity and base margins.
+
+    * ``priors`` pi_c = n_c / N;
+    * ``cb_weights`` proportional to ``(1 - beta) / (1 - beta ** n_c)``,
+      mean-normalised (Cui et al., CVPR 2019);
+    * ``rarity`` rho_c = 1 - sqrt(n_c / n_max);
+    * ``margins`` m_c = rho_c * margin_max.
+
+    Returns
+    -------
+    terms : dict of str to ndarray of shape (n_classes,)
+    """
+    n = np.asarray(class_counts, dtype=np.float64)
+    if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
+        raise ValueError("class_counts must be a 1-D array of at least two positive counts")
+    cb = (1.0 - beta) / (1.0 - beta**n)
+    cb = cb / cb.mean()
+    rarity = 1.0 - np.sqrt(n / n.max())
+    return {
+        "priors": n / n.sum(),
+        "cb_weights": cb,
+        "rarity": rarity,
+        "margins": rarity * margin_max,
+    }
+
+
+def ars_class_weights(cb_weights, rarity, recall, precision, *, anneal=1.0, normalize=True):
+    """ARS class weights with precision shielding.
+
+    ``w_c = w_c^CB (1 + (1 - a_c)) min(1 + 2 rho_c, 3) (1 - P_c / 2)``, then
+    annealed from uniform, ``(1 - t) + t w_c`` with ``t = anneal``, and
+    mean-normalised. The factor ``(1 - P_c / 2)`` is the precision shield: a
+    class already predicted precisely loses up to half its boost. (The cap 3
+    never binds, since rho_c < 1; it is kept for fidelity to the code.)
+
+    Parameters
+    ----------
+    cb_weights, rarity : ndarray of shape (n_classes,)
+        From :func:`ars_static_terms`.
+    recall, precision : ndarray of shape (n_classes,)
+        Running (EMA) per-class recall a_c and precision P_c, in [0, 1].
+    anneal : float in [0, 1], default=1.0
+        t; 0 gives uniform weights.
+    normalize : bool, default=True
+        Mean-normalise after annealing.
+    """
+    a = np.clip(np.asarray(recall, dtype=np.float64), 0.0, 1.0)
+    p = np.clip(np.asarray(precision, dtype=np.float64), 0.0, 1.0)
+    raw = (
+        np.asarray(cb_weights)
+        * (2.0 - a)
+        * np.minimum(1.0 + 2.0 * np.asarray(rarity), 3.0)
+        * (1.0 - 0.5 * p)
+    )
+    w = (1.0 - anneal) + anneal * raw
+    return w / w.mean() if normalize else w

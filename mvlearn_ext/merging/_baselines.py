@@ -1,0 +1,545 @@
+"""Task vectors and the data-free merging baselines: task arithmetic, TIES, DARE.
+
+Every public function takes a base state dict ``base`` (a mapping of parameter
+names to arrays) and a sequence ``experts`` of state dicts fine-tuned from it,
+validates them once, works in float64 and returns a new state dict with the
+base's keys, shapes and dtypes. Non-floating entries (counters) are copied from
+the base. The private ``_*`` helpers work on float64 task vectors and check
+nothing.
+
+Conventions of the two reference tools (mergekit, FusionBench) differ; each
+switch below says which tool it matches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mvlearn_ext.merging._validation import (
+    check_choice,
+    check_fraction,
+    check_rng,
+    check_scaling,
+    check_state_dicts,
+    check_weights,
+)
+
+__all__ = [
+    "apply_task_vector",
+    "dare",
+    "dare_ties",
+    "magnitude_merge",
+    "random_mask_merge",
+    "task_arithmetic",
+    "task_vectors",
+    "ties",
+]
+
+_GRANULARITIES = {"tensor", "global"}
+_SIGN_RULES = {"zero_positive", "majority"}
+_MERGE_FUNCS = {"mean", "sum", "max"}
+_RESCALES = {"inverse_p", "l1"}
+
+
+# ---------------------------------------------------------------------------
+# Private helpers (float64 task vectors in, float64 out)
+
+
+def _float_keys(base):
+    return [k for k, v in base.items() if v.dtype.kind == "f"]
+
+
+def _task_vectors(base, experts, keys):
+    return [
+        {k: e[k].astype(np.float64) - base[k].astype(np.float64) for k in keys} for e in experts
+    ]
+
+
+def _finish(base, merged_tv, scaling):
+    """``base + scaling * merged_tv`` in the base's dtypes; other entries copied."""
+    out = {}
+    for key, value in base.items():
+        if key in merged_tv:
+            out[key] = (value.astype(np.float64) + scaling * merged_tv[key]).astype(value.dtype)
+        else:
+            out[key] = value.copy()
+    return out
+
+
+def _weighted_sum(tvs, weights, keys):
+    return {k: sum(w * tv[k] for w, tv in zip(weights, tvs, strict=True)) for k in keys}
+
+
+def _keep_count(size, density):
+    """Number of coordinates kept at ``density``: ``floor(density * size)`` (mergekit's rule)."""
+    return int(np.floor(density * size + 1e-9))
+
+
+def _topk_mask(values, k):
+    """Boolean mask of the ``k`` largest entries of ``values`` (ties broken by position)."""
+    flat = values.ravel()
+    mask = np.zeros(flat.size, dtype=bool)
+    if k > 0:
+        order = np.argsort(-flat, kind="stable")[:k]
+        mask[order] = True
+    return mask.reshape(values.shape)
+
+
+def _trim(tv, density, granularity, keys):
+    """TIES trim: keep the top ``density`` fraction of |tau| per tensor or over all ``keys``."""
+    out = dict(tv)
+    if granularity == "tensor":
+        for k in keys:
+            out[k] = tv[k] * _topk_mask(np.abs(tv[k]), _keep_count(tv[k].size, density))
+        return out
+    if not keys:
+        return out
+    flat = np.concatenate([tv[k].ravel() for k in keys])
+    mask = _topk_mask(np.abs(flat), _keep_count(flat.size, density))
+    start = 0
+    for k in keys:
+        size = tv[k].size
+        out[k] = tv[k] * mask[start : start + size].reshape(tv[k].shape)
+        start += size
+    return out
+
+
+def _elect_sign(tvs, weights, keys, sign_rule):
+    """TIES elect: gamma = sign(sum_n w_n tau_n), with the zero-sign rule."""
+    gamma = {k: np.sign(sum(w * tv[k] for w, tv in zip(weights, tvs, strict=True))) for k in keys}
+    if sign_rule == "zero_positive":  # mergekit: a zero sum counts as +
+        fill = 1.0
+    else:  # FusionBench: zeros take the overall majority sign (over the whole state dict)
+        total = sum(float(g.sum()) for g in gamma.values())
+        fill = 1.0 if total >= 0 else -1.0
+    for k in keys:
+        gamma[k] = np.where(gamma[k] == 0, fill, gamma[k])
+    return gamma
+
+
+def _disjoint_merge(tvs, weights, gamma, keys, merge_func):
+    """TIES disjoint merge over the experts whose nonzero entry agrees with gamma."""
+    out = {}
+    for k in keys:
+        stack = np.stack([w * tv[k] for w, tv in zip(weights, tvs, strict=True)])
+        raw = np.stack([tv[k] for tv in tvs])
+        agree = (raw != 0) & (np.sign(raw) == gamma[k])
+        if merge_func == "sum":
+            out[k] = np.where(agree, stack, 0.0).sum(axis=0)
+        elif merge_func == "mean":
+            w_b = weights.reshape((-1,) + (1,) * (raw.ndim - 1))
+            denom = np.where(agree, w_b, 0.0).sum(axis=0)
+            num = np.where(agree, stack, 0.0).sum(axis=0)
+            safe = np.where(denom == 0, 1.0, denom)
+            out[k] = np.where(denom == 0, 0.0, num / safe)
+        else:  # max: the largest-magnitude agreeing entry, with sign gamma
+            out[k] = gamma[k] * np.where(agree, np.abs(stack), 0.0).max(axis=0)
+    return out
+
+
+def _dare_drop(tv, density, rescale, rng, keys):
+    """DARE: keep each coordinate with probability ``density``, then rescale."""
+    out = dict(tv)
+    for k in keys:
+        mask = rng.random(tv[k].shape) < density
+        kept = tv[k] * mask
+        if rescale == "inverse_p":  # FusionBench: exactly 1 / (1 - p)
+            kept = kept / density
+        else:  # mergekit: match the L1 norm of the tensor
+            org, new = np.abs(tv[k]).sum(), np.abs(kept).sum()
+            if org >= 1e-8 and new >= 1e-8:
+                kept = kept * (org / new)
+        out[k] = kept
+    return out
+
+
+def _check_prune_keys(prune_keys, float_keys):
+    if prune_keys is None:
+        return list(float_keys)
+    if isinstance(prune_keys, str):
+        raise TypeError("prune_keys must be a list of parameter names, not a string")
+    prune_keys = list(prune_keys)
+    unknown = [k for k in prune_keys if k not in float_keys]
+    if unknown:
+        raise ValueError(
+            f"prune_keys names keys that are not floating parameters of base: {unknown}"
+        )
+    return [k for k in float_keys if k in set(prune_keys)]
+
+
+# ---------------------------------------------------------------------------
+# Public API
+
+
+def task_vectors(base, experts):
+    """Task vectors ``tau_n = theta_n - theta_0`` of each expert.
+
+    Parameters
+    ----------
+    base : mapping of str to array-like
+        The shared base model's state dict.
+    experts : sequence of mappings
+        The fine-tuned experts' state dicts (same keys, shapes and dtypes).
+
+    Returns
+    -------
+    taus : list of dict
+        One float64 dict per expert, over the base's floating keys.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import task_vectors
+    >>> taus = task_vectors({"w": np.zeros(2)}, [{"w": np.array([1.0, -2.0])}])
+    >>> taus[0]["w"].tolist()
+    [1.0, -2.0]
+    """
+    base, experts = check_state_dicts(base, experts)
+    return _task_vectors(base, experts, _float_keys(base))
+
+
+def apply_task_vector(base, task_vector, *, scaling=1.0):
+    """``theta_0 + scaling * tau`` in the base's dtypes.
+
+    Parameters
+    ----------
+    base : mapping of str to array-like
+    task_vector : mapping of str to array-like
+        A (merged) task vector over some of the base's floating keys; the
+        other entries of ``base`` are copied.
+    scaling : float, default=1.0
+        The factor lambda.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+    """
+    base, _ = check_state_dicts(base, [base])
+    scaling = check_scaling(scaling)
+    if not hasattr(task_vector, "items"):
+        raise TypeError(f"task_vector must be a mapping, got {type(task_vector).__name__}")
+    tv = {}
+    for key, value in task_vector.items():
+        if key not in base or base[key].dtype.kind != "f":
+            raise ValueError(f"task_vector[{key!r}] is not a floating parameter of base")
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.shape != base[key].shape:
+            raise ValueError(
+                f"task_vector[{key!r}] has shape {arr.shape}, base has {base[key].shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"task_vector[{key!r}] contains NaN or inf")
+        tv[key] = arr
+    return _finish(base, tv, scaling)
+
+
+def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
+    """Task arithmetic: ``theta = theta_0 + scaling * sum_n w_n tau_n``.
+
+    mergekit's ``task_arithmetic`` (``lambda`` = ``scaling``) and FusionBench's
+    ``TaskArithmeticAlgorithm`` (``scaling_factor``) both compute this.
+
+    Parameters
+    ----------
+    base : mapping of str to array-like
+        The base state dict theta_0.
+    experts : sequence of mappings
+        The experts theta_n (same keys, shapes and dtypes as ``base``).
+    scaling : float, default=1.0
+        lambda.
+    weights : array-like of shape (n_experts,), default=None
+        Per-expert weights w_n (default all ones).
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import task_arithmetic
+    >>> base = {"w": np.zeros(2)}
+    >>> experts = [{"w": np.array([1.0, 0.0])}, {"w": np.array([0.0, 2.0])}]
+    >>> task_arithmetic(base, experts, scaling=0.5)["w"].tolist()
+    [0.5, 1.0]
+
+    References
+    ----------
+    Ilharco et al., "Editing models with task arithmetic", ICLR 2023.
+    """
+    base, experts = check_state_dicts(base, experts)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    tvs = _task_vectors(base, experts, keys)
+    return _finish(base, _weighted_sum(tvs, weights, keys), scaling)
+
+
+def _ties_core(tvs, weights, keys, prune, density, granularity, sign_rule, merge_func):
+    trimmed = [_trim(tv, density, granularity, prune) for tv in tvs] if density < 1 else tvs
+    gamma = _elect_sign(trimmed, weights, prune, sign_rule)
+    merged = _disjoint_merge(trimmed, weights, gamma, prune, merge_func)
+    rest = [k for k in keys if k not in set(prune)]
+    merged.update(_weighted_sum(tvs, weights, rest))
+    return merged
+
+
+def _check_ties_args(density, granularity, sign_rule, merge_func):
+    density = check_fraction(density, "density", low_open=True)
+    check_choice(granularity, "granularity", _GRANULARITIES)
+    check_choice(sign_rule, "sign_rule", _SIGN_RULES)
+    check_choice(merge_func, "merge_func", _MERGE_FUNCS)
+    return density
+
+
+def ties(
+    base,
+    experts,
+    *,
+    density=0.2,
+    scaling=1.0,
+    weights=None,
+    granularity="tensor",
+    sign_rule="zero_positive",
+    merge_func="mean",
+    prune_keys=None,
+):
+    """TIES merging: trim, elect sign, disjoint merge.
+
+    1. Trim: keep the top ``density`` fraction of each task vector by
+       magnitude (``floor(density * size)`` coordinates, ties broken by
+       position), per tensor or globally over the flattened state dict.
+    2. Elect: ``gamma = sign(sum_n w_n tau_hat_n)`` per coordinate.
+    3. Disjoint merge over the experts whose nonzero trimmed entry has sign
+       ``gamma``: weighted mean, sum, or the largest-magnitude entry.
+    4. ``theta = theta_0 + scaling * tau_m``.
+
+    The defaults (``granularity="tensor"``, ``sign_rule="zero_positive"``,
+    ``merge_func="mean"``, ``scaling=1``) match mergekit's ``ties`` with
+    ``normalize=True`` and the original paper's mean merge with lambda = 1.
+    FusionBench's ``TiesMergingAlgorithm`` is ``granularity="global"``,
+    ``sign_rule="majority"``, ``merge_func="sum"`` and ``scaling=0.3``, with
+    its ``threshold`` (a percent *kept*) as ``density = threshold / 100``.
+
+    Parameters
+    ----------
+    base, experts : state dicts
+        See :func:`task_arithmetic`.
+    density : float in (0, 1], default=0.2
+        Fraction of coordinates kept by the trim step.
+    scaling : float, default=1.0
+        lambda.
+    weights : array-like of shape (n_experts,), default=None
+        Per-expert weights (all ones by default).
+    granularity : {"tensor", "global"}, default="tensor"
+        Top-k per tensor (mergekit) or over the whole state dict (FusionBench).
+    sign_rule : {"zero_positive", "majority"}, default="zero_positive"
+        What an elected sign of 0 becomes: + (mergekit), or the sign of the
+        sum of all elected signs over the state dict (FusionBench; + if that
+        is 0 too).
+    merge_func : {"mean", "sum", "max"}, default="mean"
+        Disjoint merge rule; "mean" divides by the sum of the agreeing weights.
+    prune_keys : list of str, default=None
+        The keys TIES applies to (default: every floating key); the others
+        are merged by task arithmetic.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import ties
+    >>> base = {"w": np.zeros(3)}
+    >>> experts = [{"w": np.array([2.0, -1.0, 0.1])}, {"w": np.array([1.0, 3.0, -0.2])}]
+    >>> ties(base, experts, density=2 / 3)["w"].tolist()
+    [1.5, 3.0, 0.0]
+
+    References
+    ----------
+    Yadav et al., "TIES-Merging: Resolving interference when merging
+    models", NeurIPS 2023.
+    """
+    base, experts = check_state_dicts(base, experts)
+    density = _check_ties_args(density, granularity, sign_rule, merge_func)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    tvs = _task_vectors(base, experts, keys)
+    merged = _ties_core(tvs, weights, keys, prune, density, granularity, sign_rule, merge_func)
+    return _finish(base, merged, scaling)
+
+
+def _dare_tvs(tvs, keys, density, rescale, random_state):
+    rng = check_rng(random_state)
+    children = rng.spawn(len(tvs))
+    return [
+        _dare_drop(tv, density, rescale, child, keys)
+        for tv, child in zip(tvs, children, strict=True)
+    ]
+
+
+def dare(
+    base,
+    experts,
+    *,
+    density=0.1,
+    scaling=1.0,
+    weights=None,
+    rescale="inverse_p",
+    prune_keys=None,
+    random_state=None,
+):
+    """DARE (drop and rescale), then task arithmetic (``dare_linear``).
+
+    Each coordinate of each task vector is kept independently with
+    probability ``density`` (dropped with p = 1 - density), then rescaled:
+    ``rescale="inverse_p"`` multiplies the survivors by exactly
+    ``1 / density`` (FusionBench's ``DareTaskArithmetic``, whose
+    ``sparsity_ratio`` is p), so that ``E[tau_tilde] = tau``;
+    ``rescale="l1"`` scales each tensor so that its L1 norm is unchanged
+    (mergekit's ``dare_linear``).
+
+    Parameters
+    ----------
+    base, experts : state dicts
+        See :func:`task_arithmetic`.
+    density : float in (0, 1], default=0.1
+        Keep probability 1 - p.
+    scaling : float, default=1.0
+    weights : array-like of shape (n_experts,), default=None
+    rescale : {"inverse_p", "l1"}, default="inverse_p"
+    prune_keys : list of str, default=None
+        Keys to drop from (default: all floating keys); the others are merged
+        by task arithmetic.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the masks: expert n draws from the n-th child of the generator,
+        key by key in the base's order.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import dare
+    >>> base = {"w": np.zeros(4)}
+    >>> experts = [{"w": np.ones(4)}]
+    >>> dare(base, experts, density=1.0, random_state=0)["w"].tolist()
+    [1.0, 1.0, 1.0, 1.0]
+
+    References
+    ----------
+    Yu et al., "Language models are Super Mario: absorbing abilities from
+    homologous models as a free lunch", ICML 2024.
+    """
+    base, experts = check_state_dicts(base, experts)
+    density = check_fraction(density, "density", low_open=True)
+    check_choice(rescale, "rescale", _RESCALES)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    tvs = _task_vectors(base, experts, keys)
+    dropped = _dare_tvs(tvs, prune, density, rescale, random_state)
+    return _finish(base, _weighted_sum(dropped, weights, keys), scaling)
+
+
+def dare_ties(
+    base,
+    experts,
+    *,
+    density=0.1,
+    scaling=1.0,
+    weights=None,
+    rescale="inverse_p",
+    sign_rule="zero_positive",
+    merge_func="mean",
+    prune_keys=None,
+    random_state=None,
+):
+    """DARE drop-and-rescale, then TIES sign election and disjoint merge.
+
+    mergekit's ``dare_ties`` is ``rescale="l1"``, ``merge_func="mean"``,
+    ``sign_rule="zero_positive"``; FusionBench's ``DareTiesMerging`` is
+    ``rescale="inverse_p"``, ``merge_func="sum"``, ``sign_rule="majority"``.
+    There is no trim step (DARE's random drop replaces it). Parameters as in
+    :func:`dare` and :func:`ties`.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+    """
+    base, experts = check_state_dicts(base, experts)
+    density = check_fraction(density, "density", low_open=True)
+    check_choice(rescale, "rescale", _RESCALES)
+    check_choice(sign_rule, "sign_rule", _SIGN_RULES)
+    check_choice(merge_func, "merge_func", _MERGE_FUNCS)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    tvs = _task_vectors(base, experts, keys)
+    dropped = _dare_tvs(tvs, prune, density, rescale, random_state)
+    merged = _ties_core(dropped, weights, keys, prune, 1.0, "tensor", sign_rule, merge_func)
+    rest = [k for k in keys if k not in set(prune)]
+    merged.update(_weighted_sum(tvs, weights, rest))
+    return _finish(base, merged, scaling)
+
+
+def magnitude_merge(base, experts, *, density=0.1, scaling=1.0, weights=None, prune_keys=None):
+    """Keep the top ``density`` fraction of each task vector by magnitude, per tensor, then sum.
+
+    ``floor(density * size)`` coordinates per tensor, ties broken by position;
+    no rescaling; ``theta = theta_0 + scaling * sum_n w_n tau_hat_n``.
+    Parameters as in :func:`ties`.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+    """
+    base, experts = check_state_dicts(base, experts)
+    density = check_fraction(density, "density", low_open=True)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    tvs = _task_vectors(base, experts, keys)
+    trimmed = [_trim(tv, density, "tensor", prune) for tv in tvs]
+    return _finish(base, _weighted_sum(trimmed, weights, keys), scaling)
+
+
+def random_mask_merge(
+    base, experts, *, density=0.1, scaling=1.0, weights=None, prune_keys=None, random_state=None
+):
+    """Keep a uniformly random ``floor(density * size)`` coordinates per tensor, then sum.
+
+    The control for saliency-based pruning at equal density (no rescaling).
+    ``random_state`` seeds the subsets (expert n uses the n-th child
+    generator). Parameters as in :func:`ties`.
+
+    Returns
+    -------
+    merged : dict of str to ndarray
+    """
+    base, experts = check_state_dicts(base, experts)
+    density = check_fraction(density, "density", low_open=True)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    tvs = _task_vectors(base, experts, keys)
+    children = check_rng(random_state).spawn(len(tvs))
+    masked = []
+    for tv, rng in zip(tvs, children, strict=True):
+        out = dict(tv)
+        for k in prune:
+            size = tv[k].size
+            mask = np.zeros(size, dtype=bool)
+            mask[rng.choice(size, _keep_count(size, density), replace=False)] = True
+            out[k] = tv[k] * mask.reshape(tv[k].shape)
+        masked.append(out)
+    return _finish(base, _weighted_sum(masked, weights, keys), scaling)

@@ -1,0 +1,50 @@
+"""Robust multi-task linear regression and its baselines.
+
+:class:`RobustMultiTaskRegressor` / :class:`RobustMultiTaskRegressorCV`
+    Tasks shrunk towards a shared centre in each task's own covariance
+    geometry (Kim, ICML 2026), solved exactly.
+:class:`ARMULRegressor`, :class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
+:class:`MeanRegularizedRegressor` (and their ``...CV`` variants)
+    The baselines, each solved to tolerance.
+
+All estimators take the rows of every task stacked in ``X, y`` with a task
+label per row: ``fit(X, y, tasks=...)``, ``predict(X, tasks=...)``
+(``tasks`` is routed as metadata through ``Pipeline`` and ``GridSearchCV``
+when scikit-learn's metadata routing is enabled), or lists of per-task
+arrays via ``fit_tasks(Xs, ys)``.
+"""
+
+from mvlearn_ext.multitask._base import WithinTaskKFold, stack_tasks
+from mvlearn_ext.multitask._baselines import (
+    ARMULRegressor,
+    ARMULRegressorCV,
+    ClusteredARMULRegressor,
+    IndependentTaskRegressor,
+    IndependentTaskRegressorCV,
+    MeanRegularizedRegressor,
+    MeanRegularizedRegressorCV,
+    PooledRegressor,
+)
+from mvlearn_ext.multitask._robust import (
+    DEFAULT_REG_LAMBDAS,
+    RobustMultiTaskRegressor,
+    RobustMultiTaskRegressorCV,
+    robust_multitask_regression,
+)
+
+__all__ = [
+    "ARMULRegressor",
+    "ARMULRegressorCV",
+    "ClusteredARMULRegressor",
+    "DEFAULT_REG_LAMBDAS",
+    "IndependentTaskRegressor",
+    "IndependentTaskRegressorCV",
+    "MeanRegularizedRegressor",
+    "MeanRegularizedRegressorCV",
+    "PooledRegressor",
+    "RobustMultiTaskRegressor",
+    "RobustMultiTaskRegressorCV",
+    "WithinTaskKFold",
+    "robust_multitask_regression",
+    "stack_tasks",
+]

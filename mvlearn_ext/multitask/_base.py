@@ -1,0 +1,386 @@
+"""Shared machinery of the multi-task linear regressors.
+
+All estimators of :mod:`mvlearn_ext.multitask` take the rows of every task
+stacked in ``X, y`` with one task label per row (``tasks``), and fit one
+linear model per task. Validation happens once, in :meth:`fit`; the rows
+are sorted by task and reduced to per-task moments
+(:class:`TaskMoments`), from which every solver works: the squared loss of
+task ``j`` with weights ``s_i`` is, up to a constant,
+``1/2 ||theta - theta_hat_j||^2_{Sigma_j}`` with
+``Sigma_j = sum_i s_i x_i x_i^T / W_j`` and ``b_j = Sigma_j theta_hat_j``.
+"""
+
+from __future__ import annotations
+
+import sys
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.metrics import r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from mvlearn_ext.multitask._kernels import task_eigh, task_moments
+
+_CONTROLLER = None
+
+
+def single_threaded_blas():
+    """A context that limits BLAS to one thread.
+
+    The solvers do their algebra on many small ``d x d`` matrices (and
+    scipy's L-BFGS on ``d`` variables), where BLAS threads only add
+    synchronisation: on a loaded 2-core machine they made ARMUL's L-BFGS 5-10x
+    slower. The Numba kernels keep their own threads.
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+__all__ = ["TaskMoments", "single_threaded_blas", "stack_tasks"]
+
+
+def stack_tasks(Xs, ys, sample_weights=None):
+    """Stack per-task arrays into ``X, y, tasks`` (and ``sample_weight``).
+
+    Parameters
+    ----------
+    Xs : list of array-like of shape (n_j, n_features)
+        The design of each task.
+    ys : list of array-like of shape (n_j,)
+        The responses of each task.
+    sample_weights : list of array-like of shape (n_j,) or None, default=None
+        Per-row weights of each task.
+
+    Returns
+    -------
+    X : ndarray of shape (sum_j n_j, n_features)
+    y : ndarray of shape (sum_j n_j,)
+    tasks : ndarray of shape (sum_j n_j,)
+        Task ``j`` (its position in ``Xs``) for every row.
+    sample_weight : ndarray of shape (sum_j n_j,) or None
+    """
+    if not isinstance(Xs, (list, tuple)) or not isinstance(ys, (list, tuple)):
+        raise TypeError("Xs and ys must be lists of per-task arrays")
+    if len(Xs) != len(ys):
+        raise ValueError(f"Xs has {len(Xs)} tasks but ys has {len(ys)}")
+    if len(Xs) == 0:
+        raise ValueError("Xs is empty: at least one task is needed")
+    Xs = [np.asarray(X) for X in Xs]
+    ys = [np.asarray(y).reshape(-1) for y in ys]
+    for j, (X, y) in enumerate(zip(Xs, ys, strict=True)):
+        if X.ndim != 2:
+            raise ValueError(f"Xs[{j}] must be 2-D, got shape {X.shape}")
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"Xs[{j}] has {X.shape[0]} rows but ys[{j}] has {y.shape[0]}")
+    tasks = np.concatenate([np.full(X.shape[0], j) for j, X in enumerate(Xs)])
+    sw = None
+    if sample_weights is not None:
+        if len(sample_weights) != len(Xs):
+            raise ValueError(f"sample_weights has {len(sample_weights)} tasks, Xs {len(Xs)}")
+        sw = np.concatenate([np.asarray(s, dtype=float).reshape(-1) for s in sample_weights])
+    return np.vstack(Xs), np.concatenate(ys), tasks, sw
+
+
+class TaskMoments:
+    """Per-task sufficient statistics of a weighted least-squares problem.
+
+    Attributes ``Sigma`` (m, d, d), ``b`` (m, d), ``xbar`` (m, d), ``ybar``
+    (m,), ``n`` (m,) (sum of the weights of each task, its effective
+    sample size); ``evals``/``evecs``/``rank``/``theta``/``c0`` from
+    :func:`mvlearn_ext.multitask._kernels.task_eigh`, computed on first use.
+    """
+
+    def __init__(self, X, y, sw, starts, fit_intercept, rcond=None):
+        self.Sigma, self.b, self.xbar, self.ybar, self.n = task_moments(
+            X, y, sw, starts, bool(fit_intercept)
+        )
+        self.m, self.d = self.b.shape
+        if rcond is None:
+            rows = int(np.max(np.diff(starts))) if starts.shape[0] > 1 else 1
+            rcond = float(np.finfo(np.float64).eps * max(rows, self.d))
+        self.rcond = rcond
+        self._eig = None
+
+    def _ensure_eig(self):
+        if self._eig is None:
+            self._eig = task_eigh(self.Sigma, self.b, self.rcond)
+        return self._eig
+
+    evals = property(lambda self: self._ensure_eig()[0])
+    evecs = property(lambda self: self._ensure_eig()[1])
+    rank = property(lambda self: self._ensure_eig()[2])
+    theta = property(lambda self: self._ensure_eig()[3])
+    c0 = property(lambda self: self._ensure_eig()[4])
+
+    def task_weights(self, task_weight):
+        """``w_j``: 1 (``"uniform"``) or the effective ``n_j`` (``"n_samples"``)."""
+        if task_weight == "uniform":
+            return np.ones(self.m)
+        return self.n.copy()
+
+
+def _label(value):
+    """A task label as a plain Python value (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _sorted_problem(X, y, task_index, sw, n_tasks):
+    """Sort rows by task; return ``X, y, sw`` sorted, ``starts`` and the order."""
+    if task_index.shape[0] < 2 or np.all(task_index[1:] >= task_index[:-1]):
+        order = np.arange(task_index.shape[0])
+        counts = np.bincount(task_index, minlength=n_tasks)
+        starts = np.zeros(n_tasks + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        c = np.ascontiguousarray
+        return c(X), c(y), c(sw), starts, order
+    order = np.argsort(task_index, kind="stable")
+    counts = np.bincount(task_index, minlength=n_tasks)
+    starts = np.zeros(n_tasks + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    Xs = np.ascontiguousarray(X[order])
+    return Xs, np.ascontiguousarray(y[order]), np.ascontiguousarray(sw[order]), starts, order
+
+
+class MultiTaskLinearMixin(RegressorMixin):
+    """Validation, prediction and the list form shared by the regressors.
+
+    Subclasses implement ``_solve(moments) -> coef`` (an ``(m, d)`` float64
+    array of slopes, in the centred coordinates when ``fit_intercept``),
+    storing any fitted diagnostics on ``self``.
+    """
+
+    # ``tasks`` is requested by default wherever it is accepted, so that it is
+    # routed through Pipeline / GridSearchCV once metadata routing is enabled.
+    __metadata_request__fit = {"tasks": True}
+    __metadata_request__predict = {"tasks": True}
+    __metadata_request__score = {"tasks": True}
+
+    _log_name = "multitask"
+
+    def _log(self, message):
+        if getattr(self, "verbose", 0):
+            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
+
+    # -- validation ---------------------------------------------------------
+    def _validate_fit(self, X, y, tasks, sample_weight):
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=[np.float64, np.float32],
+            y_numeric=True,
+            ensure_min_samples=2,
+        )
+        tasks = self._check_tasks(tasks, X.shape[0])
+        labels, index = np.unique(tasks, return_inverse=True)
+        index = index.reshape(-1).astype(np.int64)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        counts = np.bincount(index, minlength=labels.shape[0])
+        small = np.flatnonzero(counts < 2)
+        if small.size:
+            raise ValueError(
+                f"every task needs at least 2 rows; task {_label(labels[small[0]])!r} has "
+                f"{counts[small[0]]} (tasks with fewer than 2 rows: {small.size})"
+            )
+        wsum = np.bincount(index, weights=sw, minlength=labels.shape[0])
+        zero = np.flatnonzero(wsum <= 0)
+        if zero.size:
+            raise ValueError(f"sample_weight sums to zero on task {_label(labels[zero[0]])!r}")
+        return X, np.asarray(y, dtype=np.float64), labels, index, sw
+
+    @staticmethod
+    def _check_tasks(tasks, n_rows):
+        if tasks is None:
+            return np.zeros(n_rows, dtype=np.int64)
+        tasks = column_or_1d(np.asarray(tasks), warn=True)
+        if tasks.shape[0] != n_rows:
+            raise ValueError(f"tasks has {tasks.shape[0]} entries but X has {n_rows} rows")
+        if tasks.dtype.kind == "f" and not np.all(np.isfinite(tasks)):
+            raise ValueError("tasks contains NaN or infinity")
+        if tasks.dtype.kind == "O":
+            if any(t is None or (isinstance(t, float) and t != t) for t in tasks):
+                raise ValueError("tasks contains None or NaN")
+            tasks = tasks.astype(str) if all(isinstance(t, str) for t in tasks) else tasks
+        return tasks
+
+    def _task_index(self, tasks, n_rows):
+        """Map the task labels of ``predict`` to fitted task positions."""
+        if tasks is None:
+            if self.tasks_.shape[0] != 1:
+                raise ValueError(
+                    f"tasks is required: the model was fitted on {self.tasks_.shape[0]} tasks"
+                )
+            return np.zeros(n_rows, dtype=np.int64)
+        tasks = self._check_tasks(tasks, n_rows)
+        try:
+            pos = np.searchsorted(self.tasks_, tasks)
+        except TypeError as exc:
+            raise ValueError(
+                f"tasks labels are not comparable with the fitted ones: {exc}"
+            ) from exc
+        pos = np.clip(pos, 0, self.tasks_.shape[0] - 1)
+        unknown = self.tasks_[pos] != tasks
+        if np.any(unknown):
+            bad = np.unique(tasks[unknown])
+            raise ValueError(
+                f"tasks contains {bad.size} label(s) not seen in fit, e.g. {bad[:5].tolist()}"
+            )
+        return pos.astype(np.int64)
+
+    # -- fitting --------------------------------------------------------------
+    def _moments(self, X, y, index, sw, n_tasks):
+        Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, n_tasks)
+        return TaskMoments(Xs, ys, sws, starts, self.fit_intercept, getattr(self, "rcond", None))
+
+    def _finish(self, coef, moments, labels, dtype):
+        self.tasks_ = labels
+        self.n_tasks_ = labels.shape[0]
+        self.task_n_samples_ = moments.n.copy()
+        self.coef_ = coef.astype(dtype, copy=False)
+        if self.fit_intercept:
+            intercept = moments.ybar - np.einsum("jk,jk->j", moments.xbar, coef)
+        else:
+            intercept = np.zeros(coef.shape[0])
+        self.intercept_ = intercept.astype(dtype, copy=False)
+        return self
+
+    def _fit(self, X, y, tasks, sample_weight):
+        X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
+        with single_threaded_blas():
+            moments = self._moments(X, y, index, sw, labels.shape[0])
+            coef = self._solve(moments)
+        return self._finish(coef, moments, labels, X.dtype)
+
+    # -- prediction -------------------------------------------------------------
+    def predict(self, X, tasks=None):
+        """Predict every row with the model of its task.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        tasks : array-like of shape (n_samples,), default=None
+            The task of every row; labels must have been seen in ``fit``.
+            May be omitted only when the model has a single task.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        index = self._task_index(tasks, X.shape[0])
+        coef = self.coef_[index]
+        return np.einsum("ik,ik->i", X, coef.astype(X.dtype, copy=False)) + self.intercept_[
+            index
+        ].astype(X.dtype, copy=False)
+
+    def score(self, X, y, tasks=None, sample_weight=None):
+        """Coefficient of determination R^2 of :meth:`predict` over all rows."""
+        return r2_score(y, self.predict(X, tasks=tasks), sample_weight=sample_weight)
+
+    # -- list form ---------------------------------------------------------------
+    def fit_tasks(self, Xs, ys, sample_weights=None):
+        """Fit from lists of per-task arrays (task ``j`` is ``Xs[j], ys[j]``).
+
+        Returns
+        -------
+        self
+        """
+        X, y, tasks, sw = stack_tasks(Xs, ys, sample_weights)
+        return self.fit(X, y, tasks=tasks, sample_weight=sw)
+
+    def predict_tasks(self, Xs):
+        """Predict a list of per-task designs; ``Xs[j]`` belongs to task ``j``.
+
+        Only for models fitted with :meth:`fit_tasks` (or integer labels
+        ``0..m-1``). Returns a list of arrays.
+        """
+        if not isinstance(Xs, (list, tuple)):
+            raise TypeError("Xs must be a list of per-task arrays")
+        return [
+            self.predict(X, tasks=np.full(np.asarray(X).shape[0], j)) for j, X in enumerate(Xs)
+        ]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+# Parameter constraints reused by the estimators.
+REG_LAMBDA = [Interval(Real, 0, None, closed="left"), Options(Real, {np.inf})]
+TASK_WEIGHT = [StrOptions({"uniform", "n_samples"})]
+COMMON_CONSTRAINTS = {
+    "fit_intercept": ["boolean"],
+    "rcond": [Interval(Real, 0, 1, closed="left"), None],
+}
+ITER_CONSTRAINTS = {
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+}
+
+
+def within_task_folds(index, n_tasks, n_splits, random_state):
+    """Fold of every row: each task's rows are shuffled and dealt round-robin.
+
+    Returns an int64 array of fold ids in ``[0, n_splits)``. Every task with
+    at least ``n_splits`` rows has rows in every validation fold.
+    """
+    rng = check_random_state(random_state)
+    folds = np.empty(index.shape[0], dtype=np.int64)
+    order = np.argsort(index, kind="stable")
+    counts = np.bincount(index, minlength=n_tasks)
+    start = 0
+    for j in range(n_tasks):
+        rows = order[start : start + counts[j]]
+        start += counts[j]
+        perm = rng.permutation(counts[j])
+        offset = rng.randint(n_splits)
+        folds[rows[perm]] = (np.arange(counts[j]) + offset) % n_splits
+    return folds
+
+
+class WithinTaskKFold:
+    """K-fold cross-validation with folds split within every task.
+
+    Each task's rows are shuffled and dealt to the ``n_splits`` folds in
+    turn, so that every task is present in every training fold. Pass the
+    task labels as ``groups`` (``split(X, y, groups=tasks)``), or give the
+    splits to ``GridSearchCV(cv=list(WithinTaskKFold(5).split(X, y, tasks)))``.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+    random_state : int, RandomState instance or None, default=None
+    """
+
+    def __init__(self, n_splits=5, *, random_state=None):
+        if not isinstance(n_splits, Integral) or n_splits < 2:
+            raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return self.n_splits
+
+    def split(self, X, y=None, groups=None):
+        if groups is None:
+            raise ValueError("WithinTaskKFold needs the task labels as groups")
+        labels, index = np.unique(np.asarray(groups), return_inverse=True)
+        folds = within_task_folds(
+            index.reshape(-1), labels.shape[0], self.n_splits, self.random_state
+        )
+        for k in range(self.n_splits):
+            yield np.flatnonzero(folds != k), np.flatnonzero(folds == k)

@@ -1,0 +1,772 @@
+"""Baselines of robust multi-task regression, each solved to tolerance.
+
+* :class:`ARMULRegressor` - the Euclidean-norm penalty of ARMUL (Duan & Wang,
+  2023), vanilla variant; solved exactly through its profile objective.
+* :class:`IndependentTaskRegressor` - one least-squares (or ridge) fit per task.
+* :class:`PooledRegressor` - one fit for all tasks (data pooling).
+* :class:`MeanRegularizedRegressor` - the naive squared Euclidean penalty
+  ``lambda/2 ||theta_j - beta||^2`` (mean-regularised MTL, Evgeniou & Pontil,
+  2004; ARMUL's ``penalty='ridge'``), in closed form.
+
+Each has a ``...CV`` variant choosing its knob by K-fold CV within tasks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+
+from mvlearn_ext.multitask._base import (
+    COMMON_CONSTRAINTS,
+    ITER_CONSTRAINTS,
+    REG_LAMBDA,
+    TASK_WEIGHT,
+    MultiTaskLinearMixin,
+    TaskMoments,
+    _sorted_problem,
+    single_threaded_blas,
+)
+from mvlearn_ext.multitask._cv import cross_validate_path, select_global, select_per_task
+from mvlearn_ext.multitask._kernels import armul_prox, irls_center
+
+__all__ = [
+    "ARMULRegressor",
+    "ARMULRegressorCV",
+    "ClusteredARMULRegressor",
+    "IndependentTaskRegressor",
+    "IndependentTaskRegressorCV",
+    "MeanRegularizedRegressor",
+    "MeanRegularizedRegressorCV",
+    "PooledRegressor",
+]
+
+
+def _pooled(moments, w, ridge=0.0):
+    """``(sum_j w_j (Sigma_j + ridge I))^+ sum_j w_j b_j``."""
+    if ridge == 0.0:
+        lam = np.full(moments.m, np.inf)
+        beta, _, _, _, _ = irls_center(
+            moments.Sigma,
+            moments.b,
+            moments.b,
+            lam,
+            w,
+            np.zeros(moments.d),
+            1,
+            0.0,
+            moments.rcond,
+        )
+        return beta
+    M = np.tensordot(w, moments.Sigma, axes=1) + ridge * w.sum() * np.eye(moments.d)
+    return np.linalg.solve(M, w @ moments.b)
+
+
+def _ridge_coef(moments, lam):
+    """Per-task ridge ``(Sigma_j + lam_j I)^{-1} b_j``; ``lam_j = 0``: minimum norm."""
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), (moments.m,))
+    e, V = moments.evals, moments.evecs
+    bt = np.einsum("jkl,jk->jl", V, moments.b)
+    den = e + lam[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(den > 0, 1.0 / den, 0.0)
+    # Null directions of Sigma_j carry no b_j (b_j lies in the range).
+    scale = np.where(e > 0, scale, 0.0)
+    return np.einsum("jkl,jl->jk", V, bt * scale)
+
+
+class _Common:
+    _parameter_constraints: dict = {**COMMON_CONSTRAINTS}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, tasks=None, sample_weight=None):
+        """Fit one linear model per task.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows of all tasks, stacked.
+        y : array-like of shape (n_samples,)
+        tasks : array-like of shape (n_samples,), default=None
+            The task label of every row (``None``: one task).
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, tasks, sample_weight)
+
+    def _solve(self, moments):
+        return self._path(moments, [self.reg_lambda])[0]
+
+
+class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """Independent task learning: least squares (or ridge) on every task alone.
+
+    ``theta_j = (Sigma_j + reg_lambda I)^{-1} b_j``, the minimiser of
+    ``1/(2 n_j) ||y_j - X_j theta||^2 + reg_lambda/2 ||theta||^2``; at
+    ``reg_lambda = 0`` the minimum-norm least-squares solution (exact for
+    ``n_j < d``).
+
+    Parameters
+    ----------
+    reg_lambda : float, default=0.0
+        Ridge strength (0: least squares).
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_tasks, n_features)
+    intercept_ : ndarray of shape (n_tasks,)
+    tasks_ : ndarray of shape (n_tasks,)
+    n_tasks_ : int
+    task_n_samples_ : ndarray of shape (n_tasks,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.multitask import IndependentTaskRegressor
+    >>> X = np.arange(12.0).reshape(6, 2) ** 1.5
+    >>> y = X @ [1.0, -1.0]
+    >>> model = IndependentTaskRegressor(fit_intercept=False).fit(X, y, tasks=[0, 0, 0, 1, 1, 1])
+    >>> np.round(model.coef_, 6).tolist()
+    [[1.0, -1.0], [1.0, -1.0]]
+    """
+
+    _parameter_constraints: dict = {"reg_lambda": REG_LAMBDA, **COMMON_CONSTRAINTS}
+
+    def __init__(self, reg_lambda=0.0, *, fit_intercept=True, rcond=None):
+        self.reg_lambda = reg_lambda
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        return [_ridge_coef(moments, lam) for lam in grid]
+
+
+class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """Data pooling: one coefficient vector for all tasks.
+
+    ``beta = (sum_j w_j (Sigma_j + reg_lambda I))^+ sum_j w_j b_j``; with
+    ``task_weight="n_samples"`` and ``reg_lambda=0`` this is least squares on
+    the stacked rows (with per-task intercepts under ``fit_intercept``).
+
+    Parameters
+    ----------
+    reg_lambda : float, default=0.0
+        Ridge strength.
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    rcond : float or None, default=None
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_tasks, n_features)
+        The pooled vector, repeated for every task.
+    center_ : ndarray of shape (n_features,)
+    intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`IndependentTaskRegressor`.
+    """
+
+    _parameter_constraints: dict = {
+        "reg_lambda": REG_LAMBDA,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+    }
+
+    def __init__(self, reg_lambda=0.0, *, task_weight="n_samples", fit_intercept=True, rcond=None):
+        self.reg_lambda = reg_lambda
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        w = moments.task_weights(self.task_weight)
+        out = []
+        for lam in grid:
+            beta = _pooled(moments, w, float(lam))
+            self.center_ = beta
+            out.append(np.tile(beta, (moments.m, 1)))
+        return out
+
+
+class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """The naive (squared, Euclidean) penalty towards a shared mean.
+
+    Minimises ``sum_j w_j [ 1/(2 n_j) ||y_j - X_j theta_j||^2 + reg_lambda/2
+    ||theta_j - beta||^2 ]`` over ``theta_j`` and ``beta`` (mean-regularised
+    multi-task learning, Evgeniou & Pontil, 2004; ARMUL's ``penalty='ridge'``).
+    Closed form: ``theta_j = (Sigma_j + lambda I)^{-1} (b_j + lambda beta)``
+    and ``beta`` solves ``sum_j w_j Sigma_j (Sigma_j + lambda I)^{-1} beta =
+    sum_j w_j (Sigma_j + lambda I)^{-1} b_j``. Not robust: one far task moves
+    ``beta`` without bound. ``reg_lambda = 0`` gives independent least
+    squares, ``inf`` the pooled fit.
+
+    Parameters
+    ----------
+    reg_lambda : float, default=1.0
+    task_weight : {"uniform", "n_samples"}, default="uniform"
+    fit_intercept : bool, default=True
+    rcond : float or None, default=None
+
+    Attributes
+    ----------
+    coef_, intercept_, center_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`PooledRegressor`.
+    """
+
+    _parameter_constraints: dict = {
+        "reg_lambda": REG_LAMBDA,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+    }
+
+    def __init__(self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None):
+        self.reg_lambda = reg_lambda
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        w = moments.task_weights(self.task_weight)
+        e, V = moments.evals, moments.evecs
+        bt = np.einsum("jkl,jk->jl", V, moments.b)
+        out = []
+        for lam in grid:
+            lam = float(lam)
+            if lam == 0.0 or np.isinf(lam):
+                beta = _pooled(moments, w)
+                self.center_ = beta
+                if np.isinf(lam):
+                    out.append(np.tile(beta, (moments.m, 1)))
+                else:
+                    out.append(_fill_null(moments, _ridge_coef(moments, 0.0), beta))
+                continue
+            inv = 1.0 / (e + lam)
+            VT = np.swapaxes(V, 1, 2)
+            M = np.tensordot(w, np.matmul(V * (e * inv)[:, None, :], VT), axes=1)
+            rhs = w @ np.einsum("jkl,jl->jk", V, bt * inv)
+            beta = np.linalg.lstsq(M, rhs, rcond=None)[0]
+            btb = np.einsum("jkl,k->jl", V, beta)
+            coef = np.einsum("jkl,jl->jk", V, (bt + lam * btb) * inv)
+            self.center_ = beta
+            out.append(coef)
+        return out
+
+
+def _fill_null(moments, coef, beta):
+    """``coef_j + (I - P_j) beta``: null directions of ``Sigma_j`` from ``beta``."""
+    V = moments.evecs
+    null = moments.evals <= 0
+    bt = np.einsum("jkl,k->jl", V, beta) * null
+    return coef + np.einsum("jkl,jl->jk", V, bt)
+
+
+class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """ARMUL, vanilla: per-task fits pulled to a centre by a Euclidean norm penalty.
+
+    Minimises ``sum_j w_j [ 1/(2 n_j) ||y_j - X_j theta_j||^2 + lambda_j
+    ||theta_j - gamma||_2 ]`` with ``lambda_j = reg_lambda sqrt(d / n_j)``
+    (Duan & Wang, 2023). Solved to tolerance, not by the authors'
+    fixed-step proximal gradient: given ``gamma`` each task's problem has an
+    exact solution (``theta_j = gamma`` iff ``||b_j - Sigma_j gamma||_2 <=
+    lambda_j``, otherwise a one-dimensional secular equation), and the
+    profile objective in ``gamma`` is convex with a Lipschitz gradient,
+    minimised by L-BFGS. At ``reg_lambda`` at least the fusion threshold the
+    fit is the pooled one, exactly. Unlike :class:`RobustMultiTaskRegressor`
+    the penalty is not invariant under general linear transforms of the
+    features (only under rotations).
+
+    Parameters
+    ----------
+    reg_lambda : float, default=0.1
+        ``C`` in ``lambda_j = C sqrt(d / n_j)``.
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+        ARMUL's ``w_j = n_j / N`` (the normalisation does not change the fit).
+    fit_intercept : bool, default=True
+    max_iter : int, default=1000
+        L-BFGS iterations for ``gamma``.
+    tol : float, default=1e-10
+        L-BFGS gradient tolerance (relative to the gradient at the start).
+    rcond : float or None, default=None
+
+    Attributes
+    ----------
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`IndependentTaskRegressor`.
+    center_ : ndarray of shape (n_features,)
+        ``gamma``.
+    fused_ : ndarray of bool of shape (n_tasks,)
+    fusion_threshold_ : float
+        The smallest ``reg_lambda`` with every task fused.
+    n_iter_ : int
+
+    References
+    ----------
+    Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
+    Statist. 51(5), 2023 (arXiv:2202.05250).
+    """
+
+    _parameter_constraints: dict = {
+        "reg_lambda": REG_LAMBDA,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        reg_lambda=0.1,
+        *,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        tol=1e-10,
+        rcond=None,
+    ):
+        self.reg_lambda = reg_lambda
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        w = moments.task_weights(self.task_weight)
+        w = w / w.sum()
+        gamma_dp = _pooled(moments, w)
+        g = moments.b - np.einsum("jkl,l->jk", moments.Sigma, gamma_dp)
+        cstar = float(np.max(np.linalg.norm(g, axis=1) * np.sqrt(moments.n / moments.d)))
+        self.fusion_threshold_ = cstar
+        out = [None] * len(grid)
+        gamma = gamma_dp
+        for pos in np.argsort(np.asarray(grid, dtype=float), kind="stable"):
+            C = float(grid[pos])
+            if C == 0.0:
+                coef = _fill_null(moments, _ridge_coef(moments, 0.0), gamma_dp)
+                fused, n_iter, center = np.zeros(moments.m, bool), 0, gamma_dp
+            elif C >= cstar:
+                coef = np.tile(gamma_dp, (moments.m, 1))
+                fused, n_iter, center = np.ones(moments.m, bool), 0, gamma_dp
+            else:
+                lam = C * np.sqrt(moments.d / moments.n)
+                gamma, n_iter = self._minimise(moments, lam, w, gamma)
+                U, _, _ = armul_prox(
+                    moments.Sigma, moments.b, moments.evals, moments.evecs, gamma, lam, w
+                )
+                coef = gamma + U
+                fused = ~np.any(U != 0.0, axis=1)
+                center = gamma
+            self.center_, self.fused_, self.n_iter_ = center, fused, n_iter
+            out[pos] = coef
+        return out
+
+    def _minimise(self, moments, lam, w, gamma0):
+        args = (moments.Sigma, moments.b, moments.evals, moments.evecs)
+        # Precondition by the pooled second moment: gamma = P z with
+        # P = S^{-1/2}, S = sum_j w_j Sigma_j, so that the quadratic part of the
+        # profile is well conditioned even when the Sigma_j have eigenvalues
+        # spread over many orders of magnitude (alpha = 2 in the paper's design).
+        e, V = np.linalg.eigh(np.tensordot(w, moments.Sigma, axes=1))
+        e = np.maximum(e, max(e[-1], 1e-300) * 1e-12)
+        P = (V / np.sqrt(e)) @ V.T
+        Pinv = (V * np.sqrt(e)) @ V.T
+
+        def fun(z):
+            _, value, grad = armul_prox(*args, np.ascontiguousarray(P @ z), lam, w)
+            return value, P @ grad
+
+        z0 = Pinv @ gamma0
+        g0 = np.max(np.abs(fun(z0)[1]))
+        res = minimize(
+            fun,
+            z0,
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(maxiter=self.max_iter, gtol=self.tol * max(g0, 1e-300), ftol=0.0),
+        )
+        if res.nit >= self.max_iter:
+            warnings.warn(
+                f"ARMUL's L-BFGS did not converge in max_iter={self.max_iter}",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return P @ res.x, int(res.nit)
+
+
+class _GridCV(MultiTaskLinearMixin, BaseEstimator):
+    """K-fold CV within tasks of a baseline's ``reg_lambda`` (see the subclasses)."""
+
+    _estimator_class = None
+    _default_grid = ()
+    _per_task = False
+
+    def _estimator(self, value):
+        params = {k: v for k, v in self.get_params().items() if k not in _CV_ONLY}
+        return self._estimator_class(reg_lambda=value, **params)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, tasks=None, sample_weight=None):
+        """Choose ``reg_lambda`` by cross-validation within tasks, then refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        tasks : array-like of shape (n_samples,), default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        grid = self._default_grid if self.reg_lambdas is None else self.reg_lambdas
+        grid = np.asarray(grid, dtype=float).reshape(-1)
+        if grid.size == 0 or np.any(np.isnan(grid)) or np.any(grid < 0):
+            raise ValueError("reg_lambdas must be a non-empty grid of values >= 0")
+        X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
+        m = labels.shape[0]
+        Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, m)
+        base = self._estimator(float(grid[0]))
+        scores = cross_validate_path(
+            base._path,
+            grid,
+            Xs,
+            ys,
+            index[order],
+            sws,
+            m,
+            n_splits=self.cv,
+            random_state=self.random_state,
+            fit_intercept=self.fit_intercept,
+            rcond=self.rcond,
+        )
+        with single_threaded_blas():
+            return self._refit(grid, scores, Xs, ys, sws, starts, labels, X.dtype)
+
+    def _refit(self, grid, scores, Xs, ys, sws, starts, labels, dtype):
+        moments = TaskMoments(Xs, ys, sws, starts, self.fit_intercept, self.rcond)
+        if self._per_task:
+            best, per_task = select_per_task(scores)
+            self.reg_lambda_ = grid[best]
+            self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": per_task.T}
+            coef = _ridge_coef(moments, self.reg_lambda_)
+        else:
+            best, mean, std = select_global(scores)
+            self.reg_lambda_ = float(grid[best])
+            self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
+            final = self._estimator(self.reg_lambda_)
+            coef = final._solve(moments)
+            for name in ("center_", "fused_", "fusion_threshold_", "n_iter_"):
+                if hasattr(final, name):
+                    setattr(self, name, getattr(final, name))
+        return self._finish(coef, moments, labels, dtype)
+
+
+_CV_ONLY = {"reg_lambdas", "cv", "random_state"}
+_CV_CONSTRAINTS = {
+    "reg_lambdas": ["array-like", None],
+    "cv": [Interval(Integral, 2, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+_CV_DOC = """:class:`{name}` with ``reg_lambda`` chosen by K-fold CV within tasks{how}.
+
+    Parameters
+    ----------
+    reg_lambdas : array-like of float or None, default=None
+        The grid (``None``: {grid}).
+    cv : int, default=5
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment.
+    Other parameters as in :class:`{name}`.
+
+    Attributes
+    ----------
+    reg_lambda_ : {kind}
+        The selected value{sel}.
+    cv_results_ : dict of ndarray
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`{name}`.
+    """
+
+
+class IndependentTaskRegressorCV(_GridCV):
+    _estimator_class = IndependentTaskRegressor
+    _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25))
+    _per_task = True
+    _parameter_constraints: dict = {**_CV_CONSTRAINTS, **COMMON_CONSTRAINTS}
+
+    def __init__(
+        self, reg_lambdas=None, *, cv=5, random_state=None, fit_intercept=True, rcond=None
+    ):
+        self.reg_lambdas = reg_lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+
+
+class MeanRegularizedRegressorCV(_GridCV):
+    _estimator_class = MeanRegularizedRegressor
+    _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25), np.inf)
+    _parameter_constraints: dict = {
+        **_CV_CONSTRAINTS,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        task_weight="uniform",
+        fit_intercept=True,
+        rcond=None,
+    ):
+        self.reg_lambdas = reg_lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.rcond = rcond
+
+
+class ARMULRegressorCV(_GridCV):
+    _estimator_class = ARMULRegressor
+    _default_grid = (0.0, *np.geomspace(1e-4, 10.0, 21), np.inf)
+    _parameter_constraints: dict = {
+        **_CV_CONSTRAINTS,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        tol=1e-10,
+        rcond=None,
+    ):
+        self.reg_lambdas = reg_lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.rcond = rcond
+
+
+IndependentTaskRegressorCV.__doc__ = _CV_DOC.format(
+    name="IndependentTaskRegressor",
+    how=", separately for every task",
+    grid="0 and 25 values from 1e-6 to 1e2",
+    kind="ndarray of shape (n_tasks,)",
+    sel=" of every task",
+)
+MeanRegularizedRegressorCV.__doc__ = _CV_DOC.format(
+    name="MeanRegularizedRegressor",
+    how="",
+    grid="0, 25 values from 1e-6 to 1e2, and inf",
+    kind="float",
+    sel="",
+)
+ARMULRegressorCV.__doc__ = _CV_DOC.format(
+    name="ARMULRegressor",
+    how="",
+    grid="0, 21 values from 1e-4 to 10, and inf",
+    kind="float",
+    sel="",
+)
+
+
+class _Subset:
+    """The moments of a subset of tasks (what the ARMUL solvers read)."""
+
+    def __init__(self, moments, idx):
+        self.Sigma = np.ascontiguousarray(moments.Sigma[idx])
+        self.b = np.ascontiguousarray(moments.b[idx])
+        self.evals = np.ascontiguousarray(moments.evals[idx])
+        self.evecs = np.ascontiguousarray(moments.evecs[idx])
+        self.n = moments.n[idx]
+        self.rcond = moments.rcond
+        self.m, self.d = self.b.shape
+
+
+class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """ARMUL, clustered: each task pulled to the nearest of ``n_clusters`` prototypes.
+
+    Minimises ``sum_j w_j [ 1/(2 n_j) ||y_j - X_j theta_j||^2 + lambda_j
+    min_k ||theta_j - beta_k||_2 ]`` with ``lambda_j = reg_lambda sqrt(d / n_j)``
+    (Duan & Wang, 2023). The problem is not convex. Warm start as in ARMUL:
+    k-means on the per-task least-squares fits. Then blocks, each solved
+    exactly, so the objective never increases: every prototype minimises the
+    (convex) ARMUL profile of its tasks (L-BFGS, as in :class:`ARMULRegressor`),
+    then every task moves to the prototype of smallest task objective; until
+    no task moves.
+
+    Parameters
+    ----------
+    n_clusters : int, default=3
+    reg_lambda : float, default=0.1
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+    fit_intercept : bool, default=True
+    max_iter : int, default=1000
+        L-BFGS iterations per prototype update.
+    max_outer : int, default=50
+        Alternations of prototype updates and reassignments.
+    tol : float, default=1e-10
+    n_init : int, default=10
+        Restarts of the warm-start k-means.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means warm start.
+    rcond : float or None, default=None
+
+    Attributes
+    ----------
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`ARMULRegressor`.
+    prototypes_ : ndarray of shape (n_clusters, n_features)
+    labels_ : ndarray of shape (n_tasks,)
+        The prototype of every task.
+    objective_ : ndarray
+        The objective (up to a constant) after every alternation;
+        non-increasing.
+    n_iter_ : int
+        Alternations run.
+
+    References
+    ----------
+    Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
+    Statist. 51(5), 2023 (arXiv:2202.05250).
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "reg_lambda": REG_LAMBDA,
+        "task_weight": TASK_WEIGHT,
+        "max_outer": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        n_clusters=3,
+        *,
+        reg_lambda=0.1,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        max_outer=50,
+        tol=1e-10,
+        n_init=10,
+        random_state=None,
+        rcond=None,
+    ):
+        self.n_clusters = n_clusters
+        self.reg_lambda = reg_lambda
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        return [self._solve_one(moments, float(C)) for C in grid]
+
+    def _solve_one(self, moments, C):
+        from sklearn.cluster import KMeans
+
+        w = moments.task_weights(self.task_weight)
+        w = w / w.sum()
+        K = min(self.n_clusters, moments.m)
+        ols = _fill_null(moments, _ridge_coef(moments, 0.0), _pooled(moments, w))
+        km = KMeans(K, n_init=self.n_init, random_state=self.random_state).fit(ols)
+        labels = km.labels_.astype(np.int64)
+        protos = km.cluster_centers_.copy()
+        lam = np.full(moments.m, C) * np.sqrt(moments.d / moments.n)
+        helper = ARMULRegressor(max_iter=self.max_iter, tol=self.tol)
+        history = []
+        n_outer = 0
+        while n_outer < self.max_outer:
+            n_outer += 1
+            for k in range(K):
+                idx = np.flatnonzero(labels == k)
+                if idx.size == 0:
+                    continue
+                sub = _Subset(moments, idx)
+                dp = _pooled(sub, w[idx])
+                g = sub.b - np.einsum("jkl,l->jk", sub.Sigma, dp)
+                if C == 0.0 or np.all(np.linalg.norm(g, axis=1) <= lam[idx]):
+                    # every task of the cluster fused (exactly): the cluster's pooled fit
+                    protos[k] = dp
+                else:
+                    protos[k], _ = helper._minimise(sub, lam[idx], w[idx], protos[k])
+            values = np.empty((K, moments.m))
+            for k in range(K):
+                values[k] = self._task_values(moments, protos[k], lam, w)
+            history.append(float(values[labels, np.arange(moments.m)].sum()))
+            new = np.argmin(values, axis=0)
+            # move only on a strict decrease, so the alternation cannot cycle
+            keep = (
+                values[labels, np.arange(moments.m)] <= values[new, np.arange(moments.m)] + 1e-13
+            )
+            new = np.where(keep, labels, new)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+        U = np.zeros((moments.m, moments.d))
+        for k in range(K):
+            idx = np.flatnonzero(labels == k)
+            if idx.size:
+                sub = _Subset(moments, idx)
+                U[idx] = armul_prox(
+                    sub.Sigma, sub.b, sub.evals, sub.evecs, protos[k], lam[idx], w[idx]
+                )[0]
+        self.prototypes_, self.labels_ = protos, labels
+        self.objective_, self.n_iter_ = np.array(history), n_outer
+        return protos[labels] + U
+
+    @staticmethod
+    def _task_values(moments, gamma, lam, w):
+        """Each task's objective (up to its constant) with centre ``gamma``."""
+        m = moments.m
+        vals = np.empty(m)
+        for j in range(m):
+            _, vals[j], _ = armul_prox(
+                moments.Sigma[j : j + 1],
+                moments.b[j : j + 1],
+                moments.evals[j : j + 1],
+                moments.evecs[j : j + 1],
+                gamma,
+                lam[j : j + 1],
+                w[j : j + 1],
+            )
+        return vals

@@ -1,0 +1,153 @@
+"""Personalised FL by KME multi-task averaging (reconstruction): oracles and regimes."""
+
+import numpy as np
+import pytest
+
+from mvlearn_ext.federated import (
+    KMEPersonalizedRidge,
+    RandomFourierMap,
+    agent_kme_statistics,
+    agent_ridge_statistics,
+    collaboration_weights,
+    ditto_ridge,
+    mmd2_unbiased,
+    weighted_ridge,
+)
+
+
+def clustered_agents(r, *, B=10, n=200, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(2, p))
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    Xs, ys, th = [], [], []
+    for b in range(B):
+        t = np.ones(p) + r * centers[b % 2]
+        X = rng.normal(size=(n, p))
+        Xs.append(X)
+        ys.append(X @ t + 0.5 * rng.normal(size=n))
+        th.append(t)
+    return Xs, ys, np.array(th)
+
+
+def test_rff_unbiased_with_predicted_spread():
+    x, y = np.array([[0.3, -0.2]]), np.array([[1.0, 0.4]])
+    k = np.exp(-np.sum((x - y) ** 2) / 2)
+    D = 64
+    vals = [
+        (
+            RandomFourierMap(D, 2, random_state=s).transform(x)
+            @ RandomFourierMap(D, 2, random_state=s).transform(y).T
+        )[0, 0]
+        for s in range(2000)
+    ]
+    sd = np.sqrt((1 + k**4 / 2 - k**2) / D)
+    assert abs(np.mean(vals) - k) < 4 * sd / np.sqrt(2000)
+    assert np.std(vals) == pytest.approx(sd, rel=0.1)
+
+
+def test_mmd_kernel_sums_match_rff():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(100, 2)), rng.normal(loc=0.7, size=(120, 2))
+    exact = mmd2_unbiased(X, Y)
+    fm = RandomFourierMap(20000, 2, random_state=1)
+    mx, vx = agent_kme_statistics(fm.transform(X))
+    my, vy = agent_kme_statistics(fm.transform(Y))
+    # ||mu_x - mu_y||^2 is biased up by v_x + v_y (within-sample diagonal terms)
+    approx = np.sum((mx - my) ** 2) - vx - vy
+    assert approx == pytest.approx(exact, abs=0.02)
+    # identical distributions: expectation 0 before clipping
+    vals = [mmd2_unbiased(*np.random.default_rng(s).normal(size=(2, 30, 2))) for s in range(300)]
+    assert abs(np.mean(vals)) < 3 * np.std(vals) / np.sqrt(300)
+
+
+def test_unbiased_risk_estimate_by_monte_carlo():
+    # Gaussian features in R^d: mu_hat_c ~ mean of n_c draws of N(mu_c, I)
+    rng = np.random.default_rng(2)
+    d, n = 5, np.array([10, 20, 40])
+    mu = rng.normal(size=(3, d)) * 0.3
+    omega = np.array([0.5, 0.3, 0.2])
+    b = 0
+    est, true = [], []
+    for _ in range(4000):
+        samples = [mu[c] + rng.normal(size=(n[c], d)) for c in range(3)]
+        stats = [agent_kme_statistics(S) for S in samples]
+        M = np.stack([m for m, _ in stats])
+        v = np.array([s for _, s in stats])
+        agg = omega @ M
+        est.append(np.sum((agg - M[b]) ** 2) + 2 * omega[b] * v[b] - v[b])
+        true.append(np.sum((agg - mu[b]) ** 2))
+    expected = np.sum((omega @ mu - mu[b]) ** 2) + np.sum(omega**2 * d / n)
+    assert np.mean(true) == pytest.approx(expected, rel=0.05)
+    assert abs(np.mean(est) - np.mean(true)) < 4 * np.std(
+        np.array(est) - np.array(true)
+    ) / np.sqrt(4000)
+
+
+def test_weights_simplex_and_permutation_equivariant():
+    rng = np.random.default_rng(3)
+    M = rng.normal(size=(6, 8))
+    v = rng.uniform(0.01, 0.1, 6)
+    for nu in (0.0, 0.3):
+        W = collaboration_weights(M, v, nu=nu)
+        assert W.min() >= 0
+        np.testing.assert_allclose(W.sum(1), 1)
+        p = rng.permutation(6)
+        np.testing.assert_allclose(
+            collaboration_weights(M[p], v[p], nu=nu), W[np.ix_(p, p)], atol=1e-8
+        )
+    np.testing.assert_array_equal(collaboration_weights(M, v, method="local"), np.eye(6))
+    Wg = collaboration_weights(M, v, method="global", n_samples=[1, 1, 2, 2, 2, 2])
+    np.testing.assert_allclose(Wg[3], [0.1, 0.1, 0.2, 0.2, 0.2, 0.2])
+
+
+def test_weighted_ridge_limits():
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=50)
+    stats = [agent_ridge_statistics(X, y) for X, y in zip(Xs, ys, strict=True)]
+    S = np.stack([s[0] for s in stats])
+    s = np.stack([s[1] for s in stats])
+    local = weighted_ridge(S, s, np.eye(3), alpha=0.0)
+    for b in range(3):
+        Xa = np.hstack([np.ones((50, 1)), Xs[b]])
+        np.testing.assert_allclose(local[b], np.linalg.lstsq(Xa, ys[b], rcond=None)[0], atol=1e-10)
+    pooled = weighted_ridge(S, s, np.full((3, 3), 1 / 3), alpha=0.0)
+    Xa = np.hstack([np.ones((150, 1)), np.vstack(Xs)])
+    np.testing.assert_allclose(
+        pooled[0], np.linalg.lstsq(Xa, np.concatenate(ys), rcond=None)[0], atol=1e-10
+    )
+    np.testing.assert_allclose(
+        ditto_ridge(S, s, pooled[0], reg_lambda=0.0, alpha=0.0), local, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        ditto_ridge(S, s, pooled[0], reg_lambda=1e9), np.tile(pooled[0], (3, 1)), atol=1e-6
+    )
+
+
+def test_regimes_identical_global_far_local():
+    def excess(r, w):
+        Xs, ys, th = clustered_agents(r)
+        m = KMEPersonalizedRidge(weights=w, random_state=0).fit(Xs, ys)
+        return np.mean(np.sum((m.coef_ - th) ** 2, 1))
+
+    # identical agents: close to the global fit, clearly better than local
+    e = {w: excess(0.0, w) for w in ("unbiased", "local", "global")}
+    assert e["unbiased"] < 0.5 * e["local"]
+    # far-apart agents: close to the local fit, far better than global
+    e = {w: excess(10.0, w) for w in ("unbiased", "local", "global")}
+    assert e["unbiased"] < 3 * e["local"] and e["unbiased"] < 0.01 * e["global"]
+
+
+def test_estimator_contract_and_errors():
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=30)
+    m = KMEPersonalizedRidge(random_state=0).fit(Xs, ys)
+    m2 = KMEPersonalizedRidge(random_state=0).fit(Xs, ys)
+    np.testing.assert_array_equal(m.weights_, m2.weights_)
+    assert m.predict(Xs[0], 1).shape == (30,)
+    assert KMEPersonalizedRidge(bandwidth="median", random_state=0).fit(Xs, ys).bandwidth_ > 0
+    with pytest.raises(ValueError, match="agent must be"):
+        m.predict(Xs[0], 5)
+    with pytest.raises(ValueError, match="agent 1"):
+        KMEPersonalizedRidge().fit([Xs[0], Xs[1][:, :2]], ys[:2])
+    with pytest.raises(ValueError, match="NaN"):
+        KMEPersonalizedRidge().fit([np.full((5, 3), np.nan)], [np.zeros(5)])
+    with pytest.raises(ValueError):
+        KMEPersonalizedRidge(nu=2.0).fit(Xs, ys)

@@ -1,0 +1,238 @@
+"""NumPy parts of AES (mvlearn_ext.longtail): splits, losses, combiners, label-free fusion.
+
+(Kept beside the merging tests; they belong to issue 8 together.)
+"""
+
+import inspect
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mvlearn_ext.longtail import (
+    ConflictArbitratedFusion,
+    ars_class_weights,
+    ars_static_terms,
+    balanced_softmax_loss,
+    class_groups,
+    combine_gradients,
+    entropy_task_weights,
+    gradient_entropy,
+    group_accuracy,
+    logit_adjusted_loss,
+    long_tail_counts,
+    make_long_tail_indices,
+    pcgrad_project,
+    softmax_cross_entropy,
+)
+
+
+def test_long_tail_counts_follow_the_profile():
+    counts = long_tail_counts(100, 10, 20)
+    expected = np.floor(100 * 20.0 ** (-np.arange(10) / 9) + 1e-9).astype(int)
+    np.testing.assert_array_equal(counts, expected)
+    assert counts[0] == 100 and counts[-1] == 5
+    assert np.all(np.diff(counts) <= 0)
+    with pytest.raises(ValueError, match="imbalance_ratio"):
+        long_tail_counts(10, 3, 0.5)
+
+
+def test_long_tail_indices_have_the_quotas():
+    rng = np.random.default_rng(0)
+    y = rng.permutation(np.repeat(np.arange(5), 40))
+    idx = make_long_tail_indices(y, 10, n_max=30, random_state=0)
+    np.testing.assert_array_equal(np.bincount(y[idx]), long_tail_counts(30, 5, 10))
+    assert np.array_equal(idx, make_long_tail_indices(y, 10, n_max=30, random_state=0))
+    with pytest.raises(ValueError, match="fewer than its quota"):
+        make_long_tail_indices(y, 10, n_max=50)
+
+
+def test_group_accuracy_by_hand():
+    counts = np.array([200, 50, 5])
+    assert class_groups(counts).tolist() == ["many", "medium", "few"]
+    y_true = np.array([0, 0, 1, 1, 2, 2])
+    y_pred = np.array([0, 1, 1, 1, 0, 2])
+    out = group_accuracy(y_true, y_pred, counts)
+    assert out == {
+        "overall": pytest.approx((0.5 + 1 + 0.5) / 3),
+        "many": 0.5,
+        "medium": 1.0,
+        "few": 0.5,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Losses
+
+
+def _fd_grad(fn, z, h=1e-6):
+    g = np.zeros_like(z)
+    for idx in np.ndindex(*z.shape):
+        zp, zm = z.copy(), z.copy()
+        zp[idx] += h
+        zm[idx] -= h
+        g[idx] = (fn(zp) - fn(zm)) / (2 * h)
+    return g
+
+
+def test_la_and_balanced_softmax_closed_forms_and_gradients():
+    rng = np.random.default_rng(1)
+    z, y = rng.normal(size=(6, 4)), rng.integers(0, 4, 6)
+    counts = np.array([50, 20, 5, 1])
+    np.testing.assert_allclose(
+        logit_adjusted_loss(z, y, [3, 3, 3, 3]), softmax_cross_entropy(z, y)
+    )
+    np.testing.assert_allclose(
+        balanced_softmax_loss(z, y, counts), softmax_cross_entropy(z + np.log(counts), y)
+    )
+    np.testing.assert_allclose(
+        logit_adjusted_loss(z, y, counts, tau=0.5),
+        softmax_cross_entropy(z + 0.5 * np.log(counts / counts.sum()), y),
+    )
+    _, g = logit_adjusted_loss(z, y, counts, tau=2.0, return_grad=True)
+    np.testing.assert_allclose(
+        g, _fd_grad(lambda q: logit_adjusted_loss(q, y, counts, tau=2.0), z), atol=1e-7
+    )
+    _, g = balanced_softmax_loss(z, y, counts, return_grad=True)
+    np.testing.assert_allclose(
+        g, _fd_grad(lambda q: balanced_softmax_loss(q, y, counts), z), atol=1e-7
+    )
+    with pytest.raises(ValueError, match="class_counts"):
+        balanced_softmax_loss(z, y, [1, 2])
+    with pytest.raises(ValueError, match="integer classes"):
+        softmax_cross_entropy(z, np.full(6, 9))
+
+
+def test_precision_shielding_is_monotone_and_bounded():
+    counts = np.array([500, 200, 80, 30, 10])
+    static = ars_static_terms(counts)
+    rng = np.random.default_rng(2)
+    recall = rng.uniform(size=5)
+    for c in range(5):
+        lo = rng.uniform(size=5)
+        hi = lo.copy()
+        hi[c] = min(lo[c] + 0.4, 1.0)
+        for normalize in (False, True):
+            w_lo = ars_class_weights(
+                static["cb_weights"], static["rarity"], recall, lo, normalize=normalize
+            )
+            w_hi = ars_class_weights(
+                static["cb_weights"], static["rarity"], recall, hi, normalize=normalize
+            )
+            assert w_hi[c] < w_lo[c]
+        raw = ars_class_weights(
+            static["cb_weights"], static["rarity"], recall, lo, normalize=False
+        )
+        assert np.all(raw < static["cb_weights"] * 2 * 3)
+    uniform = ars_class_weights(static["cb_weights"], static["rarity"], recall, lo, anneal=0.0)
+    np.testing.assert_allclose(uniform, 1.0)
+    assert np.all(static["rarity"] < 1) and static["rarity"][0] == 0
+
+
+# ---------------------------------------------------------------------------
+# Gradient combination
+
+
+def test_pcgrad_hand_computed_and_removes_conflict_exactly():
+    out = pcgrad_project([[1.0, 0.0], [-1.0, 1.0]], random_state=0)
+    np.testing.assert_allclose(out, [[0.5, 0.5], [0.0, 1.0]])
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        g = rng.normal(size=(2, 6))
+        p = pcgrad_project(g, random_state=0)
+        if g[0] @ g[1] < 0:
+            np.testing.assert_allclose(p[0] @ g[1], 0.0, atol=1e-12)
+            np.testing.assert_allclose(p[1] @ g[0], 0.0, atol=1e-12)
+        else:
+            np.testing.assert_array_equal(p, g)
+        assert p[0] @ g[1] >= -1e-12 and p[1] @ g[0] >= -1e-12
+
+
+def test_combiner_contracts():
+    rng = np.random.default_rng(4)
+    g = rng.normal(size=(3, 8))
+    g[0, :2] = 0
+    g[1, :2] = 0  # coordinates 0-1 touched only by task 2
+    for mode in ("entropy_weighted", "pcgrad_entropy"):
+        combined, omega = combine_gradients(g, mode=mode, random_state=0)
+        assert omega.sum() == pytest.approx(1.0)
+    combined, _ = combine_gradients(g, mode="entropy_weighted")
+    np.testing.assert_allclose(combined[:2], g[2, :2])
+    same = np.tile(g[2], (3, 1))
+    for mode in ("entropy_weighted", "pcgrad_entropy", "pcgrad"):
+        out, _ = combine_gradients(same, mode=mode, random_state=0)
+        np.testing.assert_allclose(out, g[2])
+    proj = pcgrad_project(g, random_state=7)
+    summed, _ = combine_gradients(g, mode="pcgrad", reduction="sum", random_state=7)
+    np.testing.assert_allclose(summed, proj.sum(axis=0))
+    with pytest.raises(ValueError, match="mode"):
+        combine_gradients(g, mode="mgda")
+
+
+def test_gradient_entropy_limits_and_weights():
+    d = 16
+    assert gradient_entropy(np.ones((1, d)))[0] == pytest.approx(np.log(d))
+    assert gradient_entropy(np.eye(1, d))[0] == 0.0
+    w = entropy_task_weights(np.vstack([np.ones(d), np.eye(1, d)[0]]))
+    assert w.sum() == pytest.approx(1.0) and w[0] > w[1]
+
+
+# ---------------------------------------------------------------------------
+# Label-free fusion
+
+
+def _val(rng, n_heads=3, n=60, c=4):
+    return rng.normal(size=(n_heads, n, c)), rng.integers(0, c, n)
+
+
+def test_fusion_never_takes_labels_at_inference():
+    for name in ("predict", "predict_proba"):
+        params = list(inspect.signature(getattr(ConflictArbitratedFusion, name)).parameters)
+        assert params == ["self", "head_logits"]
+    rng = np.random.default_rng(5)
+    val, y_val = _val(rng)
+    fusion = ConflictArbitratedFusion([40, 20, 8, 3], tail_threshold=10).fit(val, y_val)
+    test = rng.normal(size=(3, 50, 4))
+    y_test = rng.integers(0, 4, 50)
+    pred = fusion.predict(test)
+    # scoring with shuffled labels never changes the predictions
+    for seed in range(3):
+        shuffled = np.random.default_rng(seed).permutation(y_test)
+        group_accuracy(
+            shuffled, fusion.predict(test), [40, 20, 8, 3], many_threshold=30, few_threshold=10
+        )
+        np.testing.assert_array_equal(fusion.predict(test), pred)
+
+
+def test_fusion_agreeing_heads_give_their_common_argmax_and_weights_are_normalised():
+    rng = np.random.default_rng(6)
+    val, y_val = _val(rng)
+    fusion = ConflictArbitratedFusion([40, 20, 8, 3], tail_threshold=10).fit(val, y_val)
+    np.testing.assert_allclose(fusion.weights_.sum(axis=0), 1.0)
+    base = rng.normal(size=(50, 4))
+    agreeing = np.stack([base, 2 * base + 0.1, base - 1.0])  # same argmax per sample
+    np.testing.assert_array_equal(fusion.predict(agreeing), base.argmax(axis=1))
+    proba = fusion.predict_proba(agreeing)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_fusion_prefers_the_head_that_is_right_on_validation():
+    rng = np.random.default_rng(7)
+    n, c = 200, 4
+    y_val = rng.integers(0, c, n)
+    good = np.eye(c)[y_val] * 5 + rng.normal(size=(n, c))
+    bad = rng.normal(size=(n, c))
+    fusion = ConflictArbitratedFusion([50, 50, 50, 50], tail_threshold=1).fit(
+        np.stack([good, bad]), y_val
+    )
+    assert np.all(fusion.weights_[0] > fusion.weights_[1])
+    with pytest.raises(ValueError, match="heads"):
+        fusion.predict(rng.normal(size=(3, 5, c)))
+    with pytest.raises(RuntimeError, match="not fitted"):
+        ConflictArbitratedFusion([1, 2]).predict(np.zeros((1, 2, 2)))
+
+
+def test_longtail_never_imports_torch():
+    code = "import mvlearn_ext.longtail, sys; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,16 @@
+import numpy as np
+
+from mvlearn_ext._cli import DemoContext
+from mvlearn_ext.moo._demo import run_controlg, run_tool_bandit
+
+
+def test_demo_sections_run():
+    for fn, cols in (
+        (run_tool_bandit, ("accuracy", "mean_calls", "HV")),
+        (run_controlg, ("log_HV", "min_share")),
+    ):
+        rows = fn(DemoContext(seeds=(0, 1)))
+        assert rows
+        for row in rows:
+            for c in cols:
+                assert len(row.scores[c]) == 2 and np.all(np.isfinite(row.scores[c]))

@@ -1,0 +1,266 @@
+"""API contracts of the multi-task regressors: errors, dtypes, weights, routing, checks."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.multitask import (
+    ARMULRegressor,
+    ARMULRegressorCV,
+    ClusteredARMULRegressor,
+    IndependentTaskRegressor,
+    IndependentTaskRegressorCV,
+    MeanRegularizedRegressor,
+    MeanRegularizedRegressorCV,
+    PooledRegressor,
+    RobustMultiTaskRegressor,
+    RobustMultiTaskRegressorCV,
+    WithinTaskKFold,
+)
+
+ESTIMATORS = [
+    RobustMultiTaskRegressor(),
+    RobustMultiTaskRegressorCV(cv=2, reg_lambdas=[0.0, 1.0, np.inf]),
+    ARMULRegressor(),
+    ARMULRegressorCV(cv=2, reg_lambdas=[0.1, 1.0]),
+    ClusteredARMULRegressor(n_clusters=2, n_init=2, random_state=0),
+    IndependentTaskRegressor(),
+    IndependentTaskRegressorCV(cv=2, reg_lambdas=[0.0, 0.1]),
+    PooledRegressor(),
+    MeanRegularizedRegressor(),
+    MeanRegularizedRegressorCV(cv=2, reg_lambdas=[0.1, 1.0]),
+]
+
+_N_ITER = (
+    "with a single task (tasks=None, as the checks call fit) the problem is solved in closed "
+    "form: the task is its own centre, so n_iter_ is 0, not >= 1"
+)
+_CV_LIST = (
+    "cv takes a number of folds only: the folds are dealt within tasks by the estimator, so a "
+    "list of precomputed splits (which this check passes) is refused by parameter validation"
+)
+
+
+def _expected_failed(estimator):
+    failed = {}
+    if "max_iter" in estimator.get_params() and "max_outer" not in estimator.get_params():
+        failed["check_non_transformer_estimators_n_iter"] = _N_ITER
+    if "cv" in estimator.get_params():
+        failed["check_sample_weight_equivalence_on_dense_data"] = _CV_LIST
+    return failed
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_contaminated_tasks(
+        n_tasks=8, n_samples=30, n_features=4, epsilon=0.25, alpha=0.5, random_state=0
+    )
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_bad_input_errors(estimator, data):
+    X, y, tasks = data.X, data.y, data.tasks
+    model = clone(estimator).fit(X, y, tasks=tasks)
+    with pytest.raises(ValueError, match="not seen in fit"):
+        model.predict(X[:3], tasks=[0, 1, 99])
+    with pytest.raises(ValueError, match="tasks is required"):
+        model.predict(X[:3])
+    with pytest.raises(ValueError, match="tasks has 5 entries but X has 240 rows"):
+        clone(estimator).fit(X, y, tasks=tasks[:5])
+    with pytest.raises(ValueError, match="tasks has 2 entries but X has 3 rows"):
+        model.predict(X[:3], tasks=[0, 1])
+    one_row = tasks.copy()
+    one_row[0] = 42
+    with pytest.raises(ValueError, match="task 42 has 1"):
+        clone(estimator).fit(X, y, tasks=one_row)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clone(estimator).fit(Xn, y, tasks=tasks)
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(Xn, tasks=tasks)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        clone(estimator).fit(X, y[:-1], tasks=tasks)
+    with pytest.raises(ValueError, match="NaN"):
+        clone(estimator).fit(X, y, tasks=np.where(tasks == 0, np.nan, tasks))
+
+
+def test_string_task_labels_and_list_form(data):
+    labels = np.array([f"task-{j:02d}" for j in range(8)])
+    model = RobustMultiTaskRegressor(reg_lambda=0.5).fit(data.X, data.y, tasks=labels[data.tasks])
+    listed = RobustMultiTaskRegressor(reg_lambda=0.5).fit_tasks(data.Xs, data.ys)
+    np.testing.assert_allclose(model.coef_, listed.coef_, atol=1e-12)
+    preds = listed.predict_tasks(data.Xs)
+    np.testing.assert_allclose(
+        np.concatenate(preds), model.predict(data.X, tasks=labels[data.tasks]), atol=1e-12
+    )
+    assert list(model.tasks_) == list(labels)
+
+
+@pytest.mark.parametrize("cls", [RobustMultiTaskRegressor, ARMULRegressor, PooledRegressor])
+def test_float32_input_keeps_dtype_and_matches_float64(cls, data):
+    m64 = cls().fit(data.X, data.y, tasks=data.tasks)
+    m32 = cls().fit(data.X.astype(np.float32), data.y, tasks=data.tasks)
+    assert m32.coef_.dtype == np.float32
+    pred = m32.predict(data.X.astype(np.float32), tasks=data.tasks)
+    assert pred.dtype == np.float32
+    np.testing.assert_allclose(pred, m64.predict(data.X, tasks=data.tasks), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "cls", [RobustMultiTaskRegressor, ARMULRegressor, MeanRegularizedRegressor]
+)
+def test_integer_sample_weights_equal_repeated_rows(cls, data):
+    rng = np.random.default_rng(0)
+    sw = rng.integers(0, 3, size=data.X.shape[0])
+    sw[np.searchsorted(data.tasks, np.arange(8))] = 1  # every task keeps rows
+    sw[np.searchsorted(data.tasks, np.arange(8)) + 1] = 2
+    rep = np.repeat(np.arange(data.X.shape[0]), sw)
+    weighted = cls(tol=1e-13) if "tol" in cls().get_params() else cls()
+    weighted.fit(data.X, data.y, tasks=data.tasks, sample_weight=sw)
+    repeated = clone(weighted).fit(data.X[rep], data.y[rep], tasks=data.tasks[rep])
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-7)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, atol=1e-7)
+
+
+def test_per_task_intercepts_absorb_per_task_shifts(data):
+    shift = np.linspace(-5, 5, 8)
+    base = RobustMultiTaskRegressor(reg_lambda=0.5).fit(data.X, data.y, tasks=data.tasks)
+    moved = RobustMultiTaskRegressor(reg_lambda=0.5).fit(
+        data.X, data.y + shift[data.tasks], tasks=data.tasks
+    )
+    np.testing.assert_allclose(moved.coef_, base.coef_, atol=1e-10)
+    np.testing.assert_allclose(moved.intercept_ - base.intercept_, shift, atol=1e-10)
+
+
+def test_fewer_rows_than_features_is_exact_without_regularisation():
+    data = make_contaminated_tasks(n_tasks=12, n_samples=6, n_features=10, random_state=1)
+    model = RobustMultiTaskRegressor(reg_lambda=0.3, fit_intercept=False)
+    model.fit(data.X, data.y, tasks=data.tasks)
+    assert np.all(np.isfinite(model.coef_))
+    itl = IndependentTaskRegressor(fit_intercept=False).fit(data.X, data.y, tasks=data.tasks)
+    moved = model.predict(data.X, tasks=data.tasks) - itl.predict(data.X, tasks=data.tasks)
+    rms = np.sqrt(np.bincount(data.tasks, moved**2) / 6)
+    assert np.all(rms <= 0.3 * np.sqrt(10 / 6) * (1 + 1e-9))
+
+
+def test_cv_selects_from_the_grid_and_is_reproducible(data):
+    cv = RobustMultiTaskRegressorCV(reg_lambdas=[0.0, 0.3, 3.0], random_state=0)
+    cv.fit(data.X, data.y, tasks=data.tasks)
+    best = int(np.argmin(cv.cv_results_["mean_test_mse"]))
+    assert cv.reg_lambda_ == [0.0, 0.3, 3.0][best]
+    again = RobustMultiTaskRegressorCV(reg_lambdas=[0.0, 0.3, 3.0], random_state=0)
+    np.testing.assert_array_equal(again.fit(data.X, data.y, tasks=data.tasks).coef_, cv.coef_)
+    fixed = RobustMultiTaskRegressor(reg_lambda=cv.reg_lambda_).fit(
+        data.X, data.y, tasks=data.tasks
+    )
+    np.testing.assert_allclose(fixed.coef_, cv.coef_, atol=1e-12)
+    # the CV score of a grid value is the mean over folds of the per-task validation MSE
+    folds = list(WithinTaskKFold(5, random_state=0).split(data.X, data.y, data.tasks))
+    scores = []
+    for train, test in folds:
+        m = RobustMultiTaskRegressor(reg_lambda=0.3).fit(
+            data.X[train], data.y[train], tasks=data.tasks[train]
+        )
+        err = (m.predict(data.X[test], tasks=data.tasks[test]) - data.y[test]) ** 2
+        scores.append(np.mean(np.bincount(data.tasks[test], err) / np.bincount(data.tasks[test])))
+    np.testing.assert_allclose(cv.cv_results_["mean_test_mse"][1], np.mean(scores), rtol=1e-10)
+
+
+def test_cv_refuses_folds_that_starve_a_task():
+    data = make_contaminated_tasks(n_tasks=3, n_samples=3, n_features=2, random_state=0)
+    RobustMultiTaskRegressorCV(cv=5).fit(data.X, data.y, tasks=data.tasks)  # 2 rows left: fine
+    data = make_contaminated_tasks(n_tasks=3, n_samples=2, n_features=2, random_state=0)
+    with pytest.raises(ValueError, match="at least 2 training rows"):
+        RobustMultiTaskRegressorCV(cv=5).fit(data.X, data.y, tasks=data.tasks)
+
+
+def test_independent_ridge_cv_chooses_per_task(data):
+    cv = IndependentTaskRegressorCV(random_state=0).fit(data.X, data.y, tasks=data.tasks)
+    assert cv.reg_lambda_.shape == (8,)
+    ref = IndependentTaskRegressor(reg_lambda=float(cv.reg_lambda_[0])).fit(
+        data.X, data.y, tasks=data.tasks
+    )
+    np.testing.assert_allclose(cv.coef_[0], ref.coef_[0], atol=1e-12)
+
+
+def test_metadata_routing_through_pipeline_and_grid_search(data):
+    X, y, tasks = data.X, data.y, data.tasks
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(), RobustMultiTaskRegressor(reg_lambda=0.5))
+        pipe.fit(X, y, tasks=tasks)
+        direct = RobustMultiTaskRegressor(reg_lambda=0.5).fit(
+            StandardScaler().fit_transform(X), y, tasks=tasks
+        )
+        np.testing.assert_allclose(pipe[-1].coef_, direct.coef_, atol=1e-12)
+        np.testing.assert_allclose(
+            pipe.predict(X, tasks=tasks), direct.predict(pipe[0].transform(X), tasks=tasks)
+        )
+        splits = list(WithinTaskKFold(3, random_state=0).split(X, y, tasks))
+        search = GridSearchCV(
+            pipe, {"robustmultitaskregressor__reg_lambda": [0.0, 0.5, 5.0]}, cv=splits
+        )
+        search.fit(X, y, tasks=tasks)
+        # the search's fold scores are the estimator's R^2 with tasks routed to score
+        train, test = splits[0]
+        ref = clone(pipe).set_params(
+            robustmultitaskregressor__reg_lambda=search.best_params_[
+                "robustmultitaskregressor__reg_lambda"
+            ]
+        )
+        ref.fit(X[train], y[train], tasks=tasks[train])
+        np.testing.assert_allclose(
+            search.cv_results_["split0_test_score"][search.best_index_],
+            ref.score(X[test], y[test], tasks=tasks[test]),
+        )
+        # GridSearchCV.predict takes no metadata: predict with the refitted best estimator
+        assert search.best_estimator_.predict(X[:4], tasks=tasks[:4]).shape == (4,)
+
+
+def test_within_task_kfold_deals_every_task_to_every_fold(data):
+    for train, test in WithinTaskKFold(5, random_state=1).split(data.X, groups=data.tasks):
+        assert set(data.tasks[train]) == set(range(8))
+        assert set(data.tasks[test]) == set(range(8))
+    with pytest.raises(ValueError, match="groups"):
+        next(WithinTaskKFold(3).split(data.X))
+
+
+def test_outlier_scores_single_out_outliers():
+    data = make_contaminated_tasks(
+        n_tasks=20,
+        n_samples=100,
+        n_features=5,
+        epsilon=0.2,
+        alpha=0.0,
+        delta=0.1,
+        random_state=3,
+    )
+    model = RobustMultiTaskRegressor(reg_lambda=2.0, fit_intercept=False)
+    model.fit(data.X, data.y, tasks=data.tasks)
+    assert model.fused_[~data.outliers].all()
+    assert not model.fused_[data.outliers].any()
+    assert model.outlier_scores_[data.outliers].min() > model.outlier_scores_[~data.outliers].max()
+    assert model.balancedness_ >= 1.0 - 1e-12
+
+
+def test_demo_section_runs():
+    from mvlearn_ext._cli import DemoContext
+    from mvlearn_ext.multitask._demo import run
+
+    rows = run(DemoContext(seeds=(0, 1)))
+    names = [r.method for r in rows]
+    assert any("Robust" in n for n in names) and any("ARMUL" in n for n in names)
+    for row in rows:
+        assert len(row.scores["MSE"]) == 2 and len(row.fit_times) == 2
+        assert all(np.isfinite(row.scores["MSE"]))

@@ -1,0 +1,473 @@
+"""Oracles of the robust multi-task estimator (closed forms, limits, invariances)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.multitask import (
+    ARMULRegressor,
+    ClusteredARMULRegressor,
+    IndependentTaskRegressor,
+    MeanRegularizedRegressor,
+    PooledRegressor,
+    RobustMultiTaskRegressor,
+)
+from mvlearn_ext.multitask._base import TaskMoments
+from mvlearn_ext.multitask._kernels import task_eigh, task_moments
+
+
+def _tasks(m=6, n=40, d=5, spread=1.0, seed=0, sizes=None, aniso=True):
+    """Gaussian tasks with anisotropic covariates and scattered coefficients."""
+    rng = np.random.default_rng(seed)
+    sizes = np.full(m, n) if sizes is None else np.asarray(sizes)
+    scales = np.linspace(1.0, 0.2, d) if aniso else np.ones(d)
+    center = rng.normal(size=d)
+    Xs, ys, thetas = [], [], []
+    for j in range(m):
+        X = rng.normal(size=(sizes[j], d)) * scales
+        # the first two tasks are outliers, the others near the centre
+        theta = center + (spread if j < 2 else 0.1 * spread) * rng.normal(size=d)
+        Xs.append(X)
+        ys.append(X @ theta + 0.5 * rng.normal(size=sizes[j]))
+        thetas.append(theta)
+    tasks = np.concatenate([np.full(s, j) for j, s in enumerate(sizes)])
+    return np.vstack(Xs), np.concatenate(ys), tasks, np.array(thetas)
+
+
+def _ols(X, y, tasks):
+    return np.array(
+        [np.linalg.lstsq(X[tasks == j], y[tasks == j], rcond=None)[0] for j in np.unique(tasks)]
+    )
+
+
+def _sigma(X, tasks, j):
+    Xj = X[tasks == j]
+    return Xj.T @ Xj / Xj.shape[0]
+
+
+# -- kernels against NumPy references ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_task_moments_match_numpy(fit_intercept, dtype):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 4)).astype(dtype)
+    y = rng.normal(size=30)
+    sw = rng.uniform(0.5, 2.0, size=30)
+    starts = np.array([0, 7, 19, 30])
+    S, b, xbar, ybar, n = task_moments(X, y, sw, starts, fit_intercept)
+    for j in range(3):
+        sl = slice(starts[j], starts[j + 1])
+        Xj, yj, wj = X[sl].astype(float), y[sl], sw[sl]
+        mx = np.average(Xj, axis=0, weights=wj) if fit_intercept else np.zeros(4)
+        my = np.average(yj, weights=wj) if fit_intercept else 0.0
+        Xc, yc = Xj - mx, yj - my
+        np.testing.assert_allclose(S[j], (Xc * wj[:, None]).T @ Xc / wj.sum(), atol=1e-12)
+        np.testing.assert_allclose(b[j], (Xc * wj[:, None]).T @ yc / wj.sum(), atol=1e-12)
+        np.testing.assert_allclose(n[j], wj.sum())
+
+
+def test_task_eigh_pseudo_inverse_and_rank():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3, 6))  # rank 3 in 6 dimensions
+    S = (X.T @ X / 3)[None]
+    b = (X.T @ rng.normal(size=3) / 3)[None]
+    evals, evecs, rank, theta, c0 = task_eigh(S, b, 1e-12)
+    assert rank[0] == 3
+    np.testing.assert_allclose(theta[0], np.linalg.pinv(S[0]) @ b[0], atol=1e-10)
+    np.testing.assert_allclose(c0[0], b[0] @ np.linalg.pinv(S[0]) @ b[0], rtol=1e-10)
+
+
+# -- closed form, KKT, exact fusion -------------------------------------------------------
+
+
+def test_closed_form_and_kkt_at_the_solution():
+    X, y, tasks, _ = _tasks(spread=1.5)
+    q = 0.6
+    model = RobustMultiTaskRegressor(reg_lambda=q, fit_intercept=False).fit(X, y, tasks=tasks)
+    ols = _ols(X, y, tasks)
+    beta = model.center_
+    d = X.shape[1]
+    grad = np.zeros(d)
+    for j in range(6):
+        S = _sigma(X, tasks, j)
+        lam = q * np.sqrt(d / 40)
+        r = np.sqrt((ols[j] - beta) @ S @ (ols[j] - beta))
+        c = max(0.0, 1 - lam / r)
+        np.testing.assert_allclose(model.coef_[j], beta + c * (ols[j] - beta), atol=1e-8)
+        dist = np.sqrt((model.coef_[j] - ols[j]) @ S @ (model.coef_[j] - ols[j]))
+        np.testing.assert_allclose(dist, min(lam, r), atol=1e-8)
+        grad += min(1.0, lam / r) * (S @ ols[j] - S @ beta)
+    assert 0 < model.fused_.sum() < 6  # a mixed regime, so the test has teeth
+    np.testing.assert_allclose(grad, 0.0, atol=1e-8)
+
+
+def test_irls_matches_a_generic_solver_of_the_profile_objective():
+    X, y, tasks, _ = _tasks(spread=1.5, seed=3)
+    q, d = 0.6, X.shape[1]
+    model = RobustMultiTaskRegressor(reg_lambda=q, fit_intercept=False, tol=1e-13)
+    model.fit(X, y, tasks=tasks)
+    ols = _ols(X, y, tasks)
+    Ss = [_sigma(X, tasks, j) for j in range(6)]
+    lam = q * np.sqrt(d / 40)
+
+    def profile(beta):
+        total = 0.0
+        for j in range(6):
+            diff = ols[j] - beta
+            r = np.sqrt(diff @ Ss[j] @ diff)
+            total += 0.5 * r**2 if r <= lam else lam * r - 0.5 * lam**2
+        return total
+
+    ref = minimize(profile, np.zeros(d), method="BFGS", options={"gtol": 1e-12})
+    assert model.objective_ <= ref.fun + 1e-10
+    np.testing.assert_allclose(model.objective_, ref.fun, rtol=1e-8)
+    np.testing.assert_allclose(model.center_, ref.x, atol=1e-4)
+
+
+@pytest.mark.parametrize("task_weight", ["n_samples", "uniform"])
+def test_above_the_threshold_the_fit_is_pooled_exactly(task_weight):
+    X, y, tasks, _ = _tasks(sizes=[20, 30, 40, 50, 35, 25], spread=0.5)
+    model = RobustMultiTaskRegressor(reg_lambda=1.0, task_weight=task_weight, fit_intercept=False)
+    qstar = model.fit(X, y, tasks=tasks).fusion_threshold_
+    above = RobustMultiTaskRegressor(
+        reg_lambda=qstar * 1.0000001, task_weight=task_weight, fit_intercept=False
+    ).fit(X, y, tasks=tasks)
+    if task_weight == "n_samples":
+        dp = np.linalg.lstsq(X, y, rcond=None)[0]
+    else:
+        Ss = [_sigma(X, tasks, j) for j in range(6)]
+        bs = [X[tasks == j].T @ y[tasks == j] / np.sum(tasks == j) for j in range(6)]
+        dp = np.linalg.solve(sum(Ss), sum(bs))
+    assert above.fused_.all()
+    np.testing.assert_allclose(above.coef_, np.tile(dp, (6, 1)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(above.center_, dp, rtol=1e-10, atol=1e-12)
+    below = RobustMultiTaskRegressor(
+        reg_lambda=qstar * 0.98, task_weight=task_weight, fit_intercept=False
+    ).fit(X, y, tasks=tasks)
+    assert not below.fused_.all()
+
+
+def test_lambda_zero_is_independent_ols_and_small_lambda_converges_to_it():
+    X, y, tasks, _ = _tasks(spread=1.0)
+    ols = _ols(X, y, tasks)
+    zero = RobustMultiTaskRegressor(reg_lambda=0.0, fit_intercept=False).fit(X, y, tasks=tasks)
+    np.testing.assert_allclose(zero.coef_, ols, atol=1e-10)
+    small = RobustMultiTaskRegressor(reg_lambda=1e-6, fit_intercept=False).fit(X, y, tasks=tasks)
+    np.testing.assert_allclose(small.coef_, ols, atol=1e-5)
+
+
+def test_lambda_zero_with_fewer_rows_than_features_matches_in_sample():
+    X, y, tasks, _ = _tasks(d=8, sizes=[5, 30, 30, 6], m=4)
+    zero = RobustMultiTaskRegressor(reg_lambda=0.0, fit_intercept=False).fit(X, y, tasks=tasks)
+    ols = _ols(X, y, tasks)  # minimum-norm for the small tasks
+    for j in range(4):
+        Xj = X[tasks == j]
+        np.testing.assert_allclose(Xj @ zero.coef_[j], Xj @ ols[j], atol=1e-9)
+    # the unexplored directions of a small task come from the centre, not from 0
+    Xj = X[tasks == 0]
+    null = np.linalg.svd(Xj)[2][5:]
+    np.testing.assert_allclose(null @ zero.coef_[0], null @ zero.center_, atol=1e-9)
+
+
+# -- safety, invariance, robustness ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("q", [0.3, 1.0, 3.0])
+def test_in_sample_predictions_move_at_most_lambda_from_ols(q):
+    X, y, tasks, _ = _tasks(d=6, sizes=[4, 40, 40, 10, 60, 5], spread=2.0, seed=4)
+    model = RobustMultiTaskRegressor(reg_lambda=q, fit_intercept=True).fit(X, y, tasks=tasks)
+    itl = IndependentTaskRegressor(fit_intercept=True).fit(X, y, tasks=tasks)
+    for j in range(6):
+        rows = tasks == j
+        moved = model.predict(X[rows], tasks=tasks[rows]) - itl.predict(X[rows], tasks=tasks[rows])
+        rms = np.sqrt(np.mean(moved**2))
+        lam = q * np.sqrt(6 / rows.sum())
+        assert rms <= lam * (1 + 1e-9) + 1e-12
+        if not model.fused_[j]:
+            np.testing.assert_allclose(rms, lam, rtol=1e-7)
+
+
+def _invertible(d, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d)) + np.diag(np.linspace(0.5, 3.0, d))
+    assert np.linalg.cond(A) < 1e3
+    return A
+
+
+def test_predictions_invariant_under_invertible_feature_maps_but_not_armul():
+    X, y, tasks, _ = _tasks(spread=1.5, seed=5)
+    Xt, yt, tt, _ = _tasks(spread=1.5, seed=6)  # new rows of the same tasks
+    A = _invertible(5, 7)
+    Q = np.linalg.qr(np.random.default_rng(8).normal(size=(5, 5)))[0]
+    ours = RobustMultiTaskRegressor(reg_lambda=0.6, tol=1e-13)
+    base = ours.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
+    assert 0 < ours.fused_.sum() < 6
+    mapped = ours.fit(X @ A, y, tasks=tasks).predict(Xt @ A, tasks=tt)
+    np.testing.assert_allclose(mapped, base, rtol=1e-7, atol=1e-7)
+    armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12)
+    a_base = armul.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
+    assert 0 < armul.fused_.sum() < 6
+    a_rot = armul.fit(X @ Q, y, tasks=tasks).predict(Xt @ Q, tasks=tt)
+    np.testing.assert_allclose(a_rot, a_base, rtol=1e-5, atol=1e-5)
+    a_map = armul.fit(X @ A, y, tasks=tasks).predict(Xt @ A, tasks=tt)
+    assert np.max(np.abs(a_map - a_base)) > 1e-2
+
+
+def test_predictions_invariant_under_permutations_of_tasks_and_rows():
+    X, y, tasks, _ = _tasks(spread=1.5, seed=9)
+    model = RobustMultiTaskRegressor(reg_lambda=0.6, tol=1e-13).fit(X, y, tasks=tasks)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    relabel = np.array([3, 5, 0, 1, 4, 2])
+    other = RobustMultiTaskRegressor(reg_lambda=0.6, tol=1e-13).fit(
+        X[perm], y[perm], tasks=relabel[tasks[perm]]
+    )
+    np.testing.assert_allclose(
+        other.predict(X, tasks=relabel[tasks]), model.predict(X, tasks=tasks), atol=1e-9
+    )
+
+
+def test_one_far_outlier_leaves_the_centre_bounded_while_pooling_follows_it():
+    X, y, tasks, _ = _tasks(spread=0.3, seed=10, aniso=False)
+    centres, pooled = [], []
+    for shift in (1e2, 1e4, 1e6):
+        y2 = y.copy()
+        rows = tasks == 0
+        y2[rows] += X[rows] @ np.full(5, shift)
+        centres.append(
+            RobustMultiTaskRegressor(reg_lambda=1.0, fit_intercept=False)
+            .fit(X, y2, tasks=tasks)
+            .center_
+        )
+        pooled.append(PooledRegressor(fit_intercept=False).fit(X, y2, tasks=tasks).center_)
+    assert np.ptp(np.array(centres), axis=0).max() < 1e-6 * 1e6
+    assert np.linalg.norm(centres[-1] - centres[0]) < 1.0
+    assert np.linalg.norm(pooled[-1]) > 1e4
+
+
+# -- statistical oracles (seeded Monte Carlo) ---------------------------------------------
+
+
+def test_far_apart_tasks_cost_at_most_lambda_squared_over_ols():
+    """In-sample error on unrelated tasks: about ITL + lambda^2, never more (spec 9.6)."""
+    rng = np.random.default_rng(11)
+    d, n, m, q = 5, 40, 6, 1.0
+    lam = q * np.sqrt(d / n)
+    ours_err, itl_err = [], []
+    for _ in range(150):
+        X = rng.normal(size=(m * n, d))
+        tasks = np.repeat(np.arange(m), n)
+        theta = 20.0 * rng.normal(size=(m, d))
+        y = np.einsum("ik,ik->i", X, theta[tasks]) + rng.normal(size=m * n)
+        ours = RobustMultiTaskRegressor(reg_lambda=q, fit_intercept=False).fit(X, y, tasks=tasks)
+        ols = _ols(X, y, tasks)
+        for j in range(m):
+            S = _sigma(X, tasks, j)
+            ours_err.append((ours.coef_[j] - theta[j]) @ S @ (ours.coef_[j] - theta[j]))
+            itl_err.append((ols[j] - theta[j]) @ S @ (ols[j] - theta[j]))
+    ours_err, itl_err = np.array(ours_err), np.array(itl_err)
+    se = ours_err.std(ddof=1) / np.sqrt(ours_err.size)
+    # E itl = sigma^2 d / n exactly (fixed design)
+    assert abs(itl_err.mean() - d / n) < 4 * itl_err.std(ddof=1) / np.sqrt(itl_err.size)
+    assert ours_err.mean() <= itl_err.mean() + lam**2 + 3 * se
+    assert ours_err.mean() >= itl_err.mean() + lam**2 - 3 * se
+
+
+def test_unrelated_tasks_with_cv_are_no_worse_than_independent_learning():
+    from mvlearn_ext.multitask import RobustMultiTaskRegressorCV
+
+    rng = np.random.default_rng(12)
+    d, n, m = 5, 40, 8
+    diff = []
+    for rep in range(25):
+        X = rng.normal(size=(m * n, d)) * np.linspace(1, 0.3, d)
+        tasks = np.repeat(np.arange(m), n)
+        theta = 5.0 * rng.normal(size=(m, d))
+        y = np.einsum("ik,ik->i", X, theta[tasks]) + rng.normal(size=m * n)
+        cov = np.linspace(1, 0.3, d) ** 2
+        ours = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=rep)
+        ours.fit(X, y, tasks=tasks)
+        ols = _ols(X, y, tasks)
+        e_ours = np.mean(np.sum((ours.coef_ - theta) ** 2 * cov, axis=1))
+        e_itl = np.mean(np.sum((ols - theta) ** 2 * cov, axis=1))
+        diff.append(e_ours - e_itl)
+    diff = np.array(diff)
+    assert diff.mean() <= 3 * diff.std(ddof=1) / np.sqrt(diff.size)
+
+
+def test_identical_tasks_with_large_lambda_reach_pooled_error_rate():
+    rng = np.random.default_rng(13)
+    d, n, m = 4, 30, 5
+    errs = []
+    for _ in range(200):
+        X = rng.normal(size=(m * n, d))
+        tasks = np.repeat(np.arange(m), n)
+        theta = np.ones(d)
+        y = X @ theta + rng.normal(size=m * n)
+        model = RobustMultiTaskRegressor(reg_lambda=np.inf, fit_intercept=False)
+        coef = model.fit(X, y, tasks=tasks).center_
+        S = X.T @ X / (m * n)
+        errs.append((coef - theta) @ S @ (coef - theta))
+    errs = np.array(errs)
+    # DP, fixed pooled design: E = sigma^2 d / (m n)
+    assert abs(errs.mean() - d / (m * n)) < 4 * errs.std(ddof=1) / np.sqrt(errs.size)
+
+
+# -- baselines ------------------------------------------------------------------------
+
+
+def test_armul_fusion_oracle_and_generic_solver():
+    X, y, tasks, _ = _tasks(spread=1.5, seed=14)
+    C, d = 0.6, 5
+    model = ARMULRegressor(reg_lambda=C, fit_intercept=False, tol=1e-13).fit(X, y, tasks=tasks)
+    gamma = model.center_
+    lam = C * np.sqrt(d / 40)
+    for j in range(6):
+        Xj, yj = X[tasks == j], y[tasks == j]
+        g = np.linalg.norm(Xj.T @ (Xj @ gamma - yj) / 40)
+        assert model.fused_[j] == (g <= lam)
+    assert 0 < model.fused_.sum() < 6
+
+    def objective(z):
+        th, ga = z[: 6 * d].reshape(6, d), z[6 * d :]
+        total = 0.0
+        for j in range(6):
+            Xj, yj = X[tasks == j], y[tasks == j]
+            total += np.sum((yj - Xj @ th[j]) ** 2) / 80 + lam * np.sqrt(
+                np.sum((th[j] - ga) ** 2) + 1e-14
+            )
+        return total
+
+    ours = objective(np.concatenate([model.coef_.ravel(), gamma]))
+    start = np.concatenate([_ols(X, y, tasks).ravel(), np.zeros(d)])
+    ref = minimize(objective, start, method="L-BFGS-B", options={"maxiter": 20000})
+    assert ours <= ref.fun + 1e-7
+
+
+def test_mean_regularized_closed_form_matches_the_joint_linear_system():
+    X, y, tasks, _ = _tasks(spread=1.0, seed=15, sizes=[10, 40, 25, 3, 40, 30], d=5)
+    lam = 0.2
+    model = MeanRegularizedRegressor(reg_lambda=lam, fit_intercept=False).fit(X, y, tasks=tasks)
+    m, d = 6, 5
+    # stationarity of sum_j [1/(2n_j)||y_j - X_j t_j||^2 + lam/2 ||t_j - b||^2]
+    K = np.zeros(((m + 1) * d, (m + 1) * d))
+    r = np.zeros((m + 1) * d)
+    for j in range(m):
+        Xj, yj = X[tasks == j], y[tasks == j]
+        n = Xj.shape[0]
+        sl = slice(j * d, (j + 1) * d)
+        K[sl, sl] = Xj.T @ Xj / n + lam * np.eye(d)
+        K[sl, m * d :] = -lam * np.eye(d)
+        K[m * d :, sl] = -lam * np.eye(d)
+        K[m * d :, m * d :] += lam * np.eye(d)
+        r[sl] = Xj.T @ yj / n
+    sol = np.linalg.solve(K, r)
+    np.testing.assert_allclose(model.coef_, sol[: m * d].reshape(m, d), atol=1e-9)
+    np.testing.assert_allclose(model.center_, sol[m * d :], atol=1e-9)
+
+
+def test_independent_ridge_matches_closed_form():
+    X, y, tasks, _ = _tasks(d=6, sizes=[4, 30, 30, 30, 30, 30])
+    model = IndependentTaskRegressor(reg_lambda=0.1, fit_intercept=False).fit(X, y, tasks=tasks)
+    for j in range(6):
+        Xj, yj = X[tasks == j], y[tasks == j]
+        n = Xj.shape[0]
+        ref = np.linalg.solve(Xj.T @ Xj / n + 0.1 * np.eye(6), Xj.T @ yj / n)
+        np.testing.assert_allclose(model.coef_[j], ref, atol=1e-10)
+
+
+def test_contaminated_generator_settings():
+    data = make_contaminated_tasks(
+        n_tasks=20, n_samples=12, n_features=4, epsilon=0.25, random_state=0
+    )
+    assert data.outliers.sum() == 5
+    assert np.all(data.coef[:, 0] >= 0)
+    np.testing.assert_allclose(np.linalg.norm(data.coef[data.outliers], axis=1), 10.0)
+    np.testing.assert_allclose(data.second_moment[0], np.arange(1, 5) ** -2.0 / 4)
+    spiked = make_contaminated_tasks(
+        n_tasks=50,
+        n_features=4,
+        epsilon=0.5,
+        delta=0.5,
+        center="dense",
+        balancedness=5,
+        random_state=0,
+    )
+    inl = spiked.second_moment[~spiked.outliers]
+    assert set(np.argmax(inl, axis=1)) == {0, 1}
+    mom = TaskMoments(
+        spiked.X, spiked.y, np.ones(spiked.X.shape[0]), np.arange(0, 50 * 100 + 1, 100), False
+    )
+    assert mom.m == 50
+
+
+def test_numba_route_matches_the_numpy_reference():
+    from mvlearn_ext.multitask._reference import numpy_robust_fit
+
+    data = make_contaminated_tasks(
+        n_tasks=40,
+        n_samples=[6, 30] * 20,
+        n_features=10,
+        alpha=0.5,
+        epsilon=0.2,
+        random_state=2,
+    )
+    model = RobustMultiTaskRegressor(reg_lambda=0.8, fit_intercept=False, tol=1e-13)
+    model.fit(data.X, data.y, tasks=data.tasks)
+    coef, beta, _ = numpy_robust_fit(data.X, data.y, data.tasks, 40, 0.8, tol=1e-13)
+    assert 0 < model.fused_.sum() < 40
+    np.testing.assert_allclose(model.center_, beta, atol=1e-8)
+    np.testing.assert_allclose(model.coef_, coef, atol=1e-7)
+
+
+@given(
+    sizes=st.lists(st.integers(2, 9), min_size=1, max_size=5),
+    d=st.integers(1, 7),
+    seed=st.integers(0, 2**31 - 1),
+)
+@settings(max_examples=25, deadline=None)
+def test_kernels_on_arbitrary_shapes_match_numpy(sizes, d, seed):
+    """Moments, ranks and pseudo-inverse solutions for any task sizes (n_j < d included)."""
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X = rng.normal(size=(n, d))
+    y = rng.normal(size=n)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    S, b, _, _, _ = task_moments(X, y, np.ones(n), starts, False)
+    evals, evecs, rank, theta, c0 = task_eigh(S, b, 1e-12)
+    for j in range(len(sizes)):
+        Xj, yj = X[starts[j] : starts[j + 1]], y[starts[j] : starts[j + 1]]
+        np.testing.assert_allclose(S[j], Xj.T @ Xj / len(yj), atol=1e-12)
+        assert rank[j] == np.linalg.matrix_rank(Xj)
+        ols = np.linalg.lstsq(Xj, yj, rcond=None)[0]
+        np.testing.assert_allclose(Xj @ theta[j], Xj @ ols, atol=1e-8)
+        np.testing.assert_allclose(theta[j], ols, atol=1e-6 * (1 + np.abs(ols).max()))
+
+
+def test_clustered_armul_recovers_clusters_and_reduces_to_vanilla():
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(16)
+    m, n, d = 18, 50, 4
+    centers = 2.0 * np.eye(d)[:3]
+    truth = np.arange(m) % 3
+    theta = centers[truth] + 0.1 * rng.normal(size=(m, d))
+    X = rng.normal(size=(m * n, d))
+    tasks = np.repeat(np.arange(m), n)
+    y = np.einsum("ik,ik->i", X, theta[tasks]) + rng.normal(size=m * n)
+    model = ClusteredARMULRegressor(3, reg_lambda=0.5, fit_intercept=False, random_state=0)
+    model.fit(X, y, tasks=tasks)
+    assert adjusted_rand_score(truth, model.labels_) == 1.0
+    assert np.all(np.diff(model.objective_) <= 1e-12)
+    err = np.mean(np.sum((model.coef_ - theta) ** 2, axis=1))
+    itl = IndependentTaskRegressor(fit_intercept=False).fit(X, y, tasks=tasks)
+    assert err < np.mean(np.sum((itl.coef_ - theta) ** 2, axis=1))
+    one = ClusteredARMULRegressor(1, reg_lambda=0.5, fit_intercept=False, tol=1e-13)
+    vanilla = ARMULRegressor(reg_lambda=0.5, fit_intercept=False, tol=1e-13)
+    np.testing.assert_allclose(
+        one.fit(X, y, tasks=tasks).coef_, vanilla.fit(X, y, tasks=tasks).coef_, atol=1e-6
+    )

@@ -304,6 +304,24 @@ register_demo_section(
     )
 )
 
+register_demo_section(
+    DemoSection(
+        name="gaussian_process",
+        title="multi-output GPs (LVMOGP, 100 outputs, 20% of entries missing)",
+        run="mvlearn_ext.gaussian_process._demo:run",
+        columns=("RMSE", "NLPD"),
+    )
+)
+
+register_demo_section(
+    DemoSection(
+        name="grpo",
+        title="VisualScore rewards: toy GRPO quality scorer (held-out SRCC)",
+        run="mvlearn_ext.rl._demo:run",
+        columns=("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv share"),
+    )
+)
+
 
 # ---------------------------------------------------------------------------
 # Output

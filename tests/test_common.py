@@ -35,6 +35,7 @@ INSTANCES = {
 #: needs an optional extra (importing them here would need it too).
 FAST_PARAMS = {
     "AESClassifier": dict(stage1_epochs=2, stage2_epochs=1, random_state=0, n_threads=1),
+    "CIMLN": dict(hidden=(16,), embed_dim=4, pretrain_epochs=2, epochs=2, n_init=1),
 }
 
 _LIST_OUTPUT = (
@@ -66,6 +67,8 @@ COVERED_ELSEWHERE = {
     "mvlearn_ext.multitask": "tests/multitask/test_multitask_api.py",
     # fit(Xs, ys) takes one array per agent, which neither suite's inputs are.
     "mvlearn_ext.federated": "tests/federated/",
+    # its own parametrize_with_checks run uses a short L-BFGS budget for speed.
+    "mvlearn_ext.gaussian_process": "tests/gaussian_process/test_lvmogp.py",
 }
 
 

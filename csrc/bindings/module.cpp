@@ -6,9 +6,12 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "mvlearn_ext/anchor_graph.hpp"
+#include "mvlearn_ext/gp.hpp"
 #include "mvlearn_ext/parallel.hpp"
 #include "mvlearn_ext/simplex.hpp"
 
@@ -99,12 +102,235 @@ void bind_typed(py::module_& m) {
           "(ok, weights, columns) of the parameter-free kNN anchor graph.");
 }
 
+// ------------------------------------------------------------------ GP
+// Sparse multi-output GP algebra (mvlearn_ext/gp.hpp). Every argument is a
+// C-contiguous float64 array (the facade in mvlearn_ext/gaussian_process/
+// _linalg.py converts); shapes are checked here for memory safety only.
+using CArr = py::array_t<double, py::array::c_style>;
+
+void need(bool cond, const char* msg) {
+    if (!cond) throw py::value_error(msg);
+}
+
+CArr new_array(std::initializer_list<py::ssize_t> shape) {
+    return CArr(std::vector<py::ssize_t>(shape));
+}
+
+CArr gp_kron_mv(const CArr& A, const CArr& B, const CArr& X, int n_threads) {
+    need(A.ndim() == 2 && B.ndim() == 2 && X.ndim() == 2, "A, B and X must be 2-D");
+    need(X.shape(0) == B.shape(1) && X.shape(1) == A.shape(1),
+         "X must have shape (B.shape[1], A.shape[1])");
+    CArr out = new_array({B.shape(0), A.shape(0)});
+    double* o = out.mutable_data();
+    py::gil_scoped_release release;
+    mx::gp::kron_mv(A.data(), A.shape(0), A.shape(1), B.data(), B.shape(0), B.shape(1), X.data(),
+                    o, clamp_threads(n_threads));
+    return out;
+}
+
+py::tuple gp_kron_mv_vjp(const CArr& A, const CArr& B, const CArr& X, const CArr& Ybar,
+                         int n_threads) {
+    need(A.ndim() == 2 && B.ndim() == 2 && X.ndim() == 2 && Ybar.ndim() == 2,
+         "A, B, X and Ybar must be 2-D");
+    need(X.shape(0) == B.shape(1) && X.shape(1) == A.shape(1),
+         "X must have shape (B.shape[1], A.shape[1])");
+    need(Ybar.shape(0) == B.shape(0) && Ybar.shape(1) == A.shape(0),
+         "Ybar must have shape (B.shape[0], A.shape[0])");
+    CArr Xb = new_array({X.shape(0), X.shape(1)});
+    CArr Ab = new_array({A.shape(0), A.shape(1)});
+    CArr Bb = new_array({B.shape(0), B.shape(1)});
+    double *xb = Xb.mutable_data(), *ab = Ab.mutable_data(), *bb = Bb.mutable_data();
+    {
+        py::gil_scoped_release release;
+        mx::gp::kron_mv_vjp(A.data(), A.shape(0), A.shape(1), B.data(), B.shape(0), B.shape(1),
+                            X.data(), Ybar.data(), xb, ab, bb, clamp_threads(n_threads));
+    }
+    return py::make_tuple(Xb, Ab, Bb);
+}
+
+void check_square(const CArr& A, const char* msg) {
+    need(A.ndim() == 2 && A.shape(0) == A.shape(1), msg);
+}
+
+py::tuple gp_kron_solve(const CArr& A, const CArr& B, const CArr& X) {
+    check_square(A, "A must be square");
+    check_square(B, "B must be square");
+    need(X.ndim() == 2 && X.shape(0) == B.shape(0) && X.shape(1) == A.shape(0),
+         "X must have shape (B.shape[0], A.shape[0])");
+    CArr Z = new_array({X.shape(0), X.shape(1)});
+    double* z = Z.mutable_data();
+    bool ok;
+    {
+        py::gil_scoped_release release;
+        ok = mx::gp::kron_solve(A.data(), A.shape(0), B.data(), B.shape(0), X.data(), z);
+    }
+    return py::make_tuple(ok, Z);
+}
+
+py::tuple gp_kron_solve_vjp(const CArr& A, const CArr& B, const CArr& Z, const CArr& Zbar) {
+    check_square(A, "A must be square");
+    check_square(B, "B must be square");
+    need(Z.ndim() == 2 && Z.shape(0) == B.shape(0) && Z.shape(1) == A.shape(0),
+         "Z must have shape (B.shape[0], A.shape[0])");
+    need(Zbar.ndim() == 2 && Zbar.shape(0) == Z.shape(0) && Zbar.shape(1) == Z.shape(1),
+         "Zbar must have the shape of Z");
+    CArr Xb = new_array({Z.shape(0), Z.shape(1)});
+    CArr Ab = new_array({A.shape(0), A.shape(0)});
+    CArr Bb = new_array({B.shape(0), B.shape(0)});
+    double *xb = Xb.mutable_data(), *ab = Ab.mutable_data(), *bb = Bb.mutable_data();
+    bool ok;
+    {
+        py::gil_scoped_release release;
+        ok = mx::gp::kron_solve_vjp(A.data(), A.shape(0), B.data(), B.shape(0), Z.data(),
+                                    Zbar.data(), xb, ab, bb);
+    }
+    return py::make_tuple(ok, Xb, Ab, Bb);
+}
+
+py::tuple gp_kron_logdet(const CArr& A, const CArr& B) {
+    check_square(A, "A must be square");
+    check_square(B, "B must be square");
+    CArr Ai = new_array({A.shape(0), A.shape(0)});
+    CArr Bi = new_array({B.shape(0), B.shape(0)});
+    double *ai = Ai.mutable_data(), *bi = Bi.mutable_data();
+    double ld = 0.0;
+    bool ok;
+    {
+        py::gil_scoped_release release;
+        ok = mx::gp::kron_logdet(A.data(), A.shape(0), B.data(), B.shape(0), &ld, ai, bi);
+    }
+    return py::make_tuple(ok, ld, Ai, Bi);
+}
+
+void check_psi_args(const CArr& mu, const CArr& S, const CArr& Z, const CArr& ls) {
+    need(mu.ndim() == 2 && S.ndim() == 2 && Z.ndim() == 2 && ls.ndim() == 1,
+         "mu, S, Z must be 2-D and lengthscales 1-D");
+    need(S.shape(0) == mu.shape(0) && S.shape(1) == mu.shape(1), "S must have the shape of mu");
+    need(Z.shape(1) == mu.shape(1) && ls.shape(0) == mu.shape(1),
+         "Z and lengthscales must have mu.shape[1] columns");
+}
+
+py::tuple gp_rbf_psi_stats(const CArr& mu, const CArr& S, const CArr& Z, const CArr& ls,
+                           bool with_psi2, int n_threads) {
+    check_psi_args(mu, S, Z, ls);
+    const py::ssize_t P = mu.shape(0), D = mu.shape(1), M = Z.shape(0);
+    CArr psi1 = new_array({P, M});
+    CArr psi2 = with_psi2 ? new_array({P, M, M}) : new_array({0, M, M});
+    double *p1 = psi1.mutable_data(), *p2 = with_psi2 ? psi2.mutable_data() : nullptr;
+    {
+        py::gil_scoped_release release;
+        mx::gp::rbf_psi_stats(mu.data(), S.data(), P, D, Z.data(), M, ls.data(), p1, p2,
+                              clamp_threads(n_threads));
+    }
+    return py::make_tuple(psi1, psi2);
+}
+
+py::tuple gp_rbf_psi_stats_vjp(const CArr& mu, const CArr& S, const CArr& Z, const CArr& ls,
+                               const CArr& psi1bar, const CArr& psi2bar, int n_threads) {
+    check_psi_args(mu, S, Z, ls);
+    const py::ssize_t P = mu.shape(0), D = mu.shape(1), M = Z.shape(0);
+    const bool has1 = psi1bar.size() > 0, has2 = psi2bar.size() > 0;
+    if (has1) need(psi1bar.ndim() == 2 && psi1bar.shape(0) == P && psi1bar.shape(1) == M,
+                   "psi1bar must have shape (P, M) or be empty");
+    if (has2) need(psi2bar.ndim() == 3 && psi2bar.shape(0) == P && psi2bar.shape(1) == M &&
+                       psi2bar.shape(2) == M,
+                   "psi2bar must have shape (P, M, M) or be empty");
+    CArr mb = new_array({P, D}), sb = new_array({P, D}), zb = new_array({M, D});
+    CArr lb = new_array({D});
+    double *m = mb.mutable_data(), *s = sb.mutable_data(), *z = zb.mutable_data(),
+           *l = lb.mutable_data();
+    const double* g1 = has1 ? psi1bar.data() : nullptr;
+    const double* g2 = has2 ? psi2bar.data() : nullptr;
+    {
+        py::gil_scoped_release release;
+        mx::gp::rbf_psi_stats_vjp(mu.data(), S.data(), P, D, Z.data(), M, ls.data(), g1, g2, m,
+                                  s, z, l, clamp_threads(n_threads));
+    }
+    return py::make_tuple(mb, sb, zb, lb);
+}
+
+py::tuple gp_masked_output_stats(const CArr& Yt, const CArr& G, const CArr& W, int n_threads) {
+    need(Yt.ndim() == 2 && G.ndim() == 2 && W.ndim() == 2, "Yt, G and W must be 2-D");
+    const py::ssize_t P = Yt.shape(0), N = Yt.shape(1), K = G.shape(1), J = W.shape(1);
+    need(G.shape(0) == N && W.shape(0) == N, "G and W must have Yt.shape[1] rows");
+    CArr Dst = new_array({P, K, K}), E = new_array({P, K}), C = new_array({P, J});
+    CArr cnt = new_array({P}), ysq = new_array({P});
+    double *d = Dst.mutable_data(), *e = E.mutable_data(), *c = C.mutable_data(),
+           *n = cnt.mutable_data(), *y = ysq.mutable_data();
+    bool ok;
+    {
+        py::gil_scoped_release release;
+        ok = mx::gp::masked_output_stats(Yt.data(), P, N, G.data(), K, W.data(), J, d, e, c, n,
+                                         y, clamp_threads(n_threads));
+    }
+    return py::make_tuple(ok, Dst, E, C, cnt, ysq);
+}
+
+py::tuple gp_masked_output_stats_vjp(const CArr& Yt, const CArr& G, py::ssize_t J,
+                                     const CArr& Dbar, const CArr& Ebar, const CArr& Cbar,
+                                     int n_threads) {
+    need(Yt.ndim() == 2 && G.ndim() == 2, "Yt and G must be 2-D");
+    const py::ssize_t P = Yt.shape(0), N = Yt.shape(1), K = G.shape(1);
+    need(G.shape(0) == N, "G must have Yt.shape[1] rows");
+    need(J >= 0, "J must be >= 0");
+    const bool hd = Dbar.size() > 0, he = Ebar.size() > 0, hc = Cbar.size() > 0;
+    if (hd) need(Dbar.ndim() == 3 && Dbar.shape(0) == P && Dbar.shape(1) == K &&
+                     Dbar.shape(2) == K,
+                 "Dbar must have shape (P, K, K) or be empty");
+    if (he) need(Ebar.ndim() == 2 && Ebar.shape(0) == P && Ebar.shape(1) == K,
+                 "Ebar must have shape (P, K) or be empty");
+    if (hc) need(Cbar.ndim() == 2 && Cbar.shape(0) == P && Cbar.shape(1) == J,
+                 "Cbar must have shape (P, J) or be empty");
+    CArr Gb = new_array({N, K}), Wb = new_array({N, J});
+    double *gb = Gb.mutable_data(), *wb = Wb.mutable_data();
+    {
+        py::gil_scoped_release release;
+        mx::gp::masked_output_stats_vjp(Yt.data(), P, N, G.data(), K, J,
+                                        hd ? Dbar.data() : nullptr, he ? Ebar.data() : nullptr,
+                                        hc ? Cbar.data() : nullptr, gb, J > 0 ? wb : nullptr,
+                                        clamp_threads(n_threads));
+    }
+    return py::make_tuple(Gb, Wb);
+}
+
+void bind_gp(py::module_& m) {
+    m.def("gp_kron_mv", &gp_kron_mv, py::arg("A").noconvert(), py::arg("B").noconvert(),
+          py::arg("X").noconvert(), py::arg("n_threads"),
+          "B @ X @ A.T, i.e. (A kron B) vec(X) with column-major vec.");
+    m.def("gp_kron_mv_vjp", &gp_kron_mv_vjp, py::arg("A").noconvert(), py::arg("B").noconvert(),
+          py::arg("X").noconvert(), py::arg("Ybar").noconvert(), py::arg("n_threads"),
+          "(Xbar, Abar, Bbar): vector-Jacobian product of gp_kron_mv.");
+    m.def("gp_kron_solve", &gp_kron_solve, py::arg("A").noconvert(), py::arg("B").noconvert(),
+          py::arg("X").noconvert(), "(ok, B^-1 X A^-1) for SPD A, B.");
+    m.def("gp_kron_solve_vjp", &gp_kron_solve_vjp, py::arg("A").noconvert(),
+          py::arg("B").noconvert(), py::arg("Z").noconvert(), py::arg("Zbar").noconvert(),
+          "(ok, Xbar, Abar, Bbar): vector-Jacobian product of gp_kron_solve.");
+    m.def("gp_kron_logdet", &gp_kron_logdet, py::arg("A").noconvert(), py::arg("B").noconvert(),
+          "(ok, log|A kron B|, A^-1, B^-1) for SPD A, B.");
+    m.def("gp_rbf_psi_stats", &gp_rbf_psi_stats, py::arg("mu").noconvert(),
+          py::arg("S").noconvert(), py::arg("Z").noconvert(), py::arg("lengthscales").noconvert(),
+          py::arg("with_psi2"), py::arg("n_threads"),
+          "(psi1 (P, M), psi2 (P, M, M)) of the unit-variance ARD-RBF kernel.");
+    m.def("gp_rbf_psi_stats_vjp", &gp_rbf_psi_stats_vjp, py::arg("mu").noconvert(),
+          py::arg("S").noconvert(), py::arg("Z").noconvert(), py::arg("lengthscales").noconvert(),
+          py::arg("psi1bar").noconvert(), py::arg("psi2bar").noconvert(), py::arg("n_threads"),
+          "(mubar, Sbar, Zbar, lsbar): vector-Jacobian product of gp_rbf_psi_stats.");
+    m.def("gp_masked_output_stats", &gp_masked_output_stats, py::arg("Yt").noconvert(),
+          py::arg("G").noconvert(), py::arg("W").noconvert(), py::arg("n_threads"),
+          "(ok, D, E, C, count, ysq): per-output statistics over the non-NaN entries of Yt.");
+    m.def("gp_masked_output_stats_vjp", &gp_masked_output_stats_vjp, py::arg("Yt").noconvert(),
+          py::arg("G").noconvert(), py::arg("J"), py::arg("Dbar").noconvert(),
+          py::arg("Ebar").noconvert(), py::arg("Cbar").noconvert(), py::arg("n_threads"),
+          "(Gbar, Wbar): vector-Jacobian product of gp_masked_output_stats.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "Private compiled core of mvlearn_ext (use the mvlearn_ext._lib facade).";
     bind_typed<double>(m);
     bind_typed<float>(m);
+    bind_gp(m);
     m.def("hardware_threads", &mx::hardware_threads, "Hardware threads seen by the core.");
     m.def("build_info", [] {
         py::dict d;

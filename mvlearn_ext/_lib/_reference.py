@@ -93,3 +93,109 @@ def anchor_graph_chunked(X, anchors, n_neighbors, chunk_size=4096):
         cols[start : start + chunk_size] = part[:, :k]
     indptr = np.arange(0, n * k + 1, k)
     return sp.csr_matrix((data.ravel(), cols.ravel(), indptr), shape=(n, m))
+
+
+# ---------------------------------------------------------------------------
+# Sparse multi-output GP algebra (csrc/src/gp.cpp): the NumPy/SciPy route.
+
+
+def kron_dense_mv(A, B, X):
+    """``(A kron B) vec(X)`` with the Kronecker product formed (column-major vec)."""
+    A, B, X = (np.asarray(v, dtype=np.float64) for v in (A, B, X))
+    y = np.kron(A, B) @ X.ravel(order="F")
+    return y.reshape(B.shape[0], A.shape[0], order="F")
+
+
+def kron_solve_factored(A, B, X):
+    """``B^{-1} X A^{-1}`` by the Cholesky factors of SPD ``A`` and ``B`` (SciPy)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    T = cho_solve(cho_factor(B, lower=True), X)
+    return cho_solve(cho_factor(A, lower=True), T.T).T
+
+
+def rbf_psi_stats(mu, S, Z, lengthscales, psi2=True):
+    """Closed-form ARD-RBF Psi-statistics (unit variance), vectorised.
+
+    ``psi1[p, m] = prod_q (1 + S_pq / l_q^2)^{-1/2}
+    exp(-1/2 sum_q (mu_pq - z_mq)^2 / (l_q^2 + S_pq))`` and
+    ``psi2[p, m, m'] = prod_q (1 + 2 S_pq / l_q^2)^{-1/2}
+    exp(-sum_q (z_mq - z_m'q)^2 / (4 l_q^2) - sum_q (mu_pq - zbar_q)^2 / (l_q^2 + 2 S_pq))``
+    with ``zbar = (z_m + z_m') / 2``.
+    """
+    lam = np.asarray(lengthscales, dtype=np.float64) ** 2
+    mu, S, Z = (np.asarray(v, dtype=np.float64) for v in (mu, S, Z))
+    d = mu[:, None, :] - Z[None, :, :]
+    c = lam + S[:, None, :]
+    pre1 = np.prod(np.sqrt(lam / (lam + S)), axis=1)
+    psi1 = pre1[:, None] * np.exp(-0.5 * np.sum(d**2 / c, axis=-1))
+    if not psi2:
+        return psi1, None
+    dz = Z[:, None, :] - Z[None, :, :]
+    zbar = 0.5 * (Z[:, None, :] + Z[None, :, :])
+    db = mu[:, None, None, :] - zbar[None]
+    c2 = (lam + 2.0 * S)[:, None, None, :]
+    pre2 = np.prod(np.sqrt(lam / (lam + 2.0 * S)), axis=1)
+    ex = np.sum(dz**2 / (4.0 * lam), axis=-1)[None] + np.sum(db**2 / c2, axis=-1)
+    return psi1, pre2[:, None, None] * np.exp(-ex)
+
+
+def rbf_psi_stats_vjp(mu, S, Z, lengthscales, psi1bar=None, psi2bar=None):
+    """``(mubar, Sbar, Zbar, lengthscalesbar)`` of :func:`rbf_psi_stats`, vectorised."""
+    ls = np.asarray(lengthscales, dtype=np.float64)
+    lam = ls**2
+    mu, S, Z = (np.asarray(v, dtype=np.float64) for v in (mu, S, Z))
+    psi1, psi2 = rbf_psi_stats(mu, S, Z, ls, psi2=psi2bar is not None)
+    mubar, Sbar = np.zeros_like(mu), np.zeros_like(S)
+    Zbar, lambar = np.zeros_like(Z), np.zeros_like(lam)
+    if psi1bar is not None:
+        w = psi1bar * psi1
+        c = lam + S[:, None, :]
+        r = (mu[:, None, :] - Z[None]) / c
+        mubar -= np.einsum("pm,pmq->pq", w, r)
+        Zbar += np.einsum("pm,pmq->mq", w, r)
+        Sbar += np.einsum("pm,pmq->pq", w, -0.5 / c + 0.5 * r**2)
+        lambar += np.einsum("pm,pmq->q", w, -0.5 / c + 0.5 / lam + 0.5 * r**2)
+    if psi2bar is not None:
+        w = psi2bar * psi2
+        c2 = (lam + 2.0 * S)[:, None, None, :]
+        r = (mu[:, None, None, :] - 0.5 * (Z[:, None, :] + Z[None, :, :])[None]) / c2
+        t = (Z[:, None, :] - Z[None, :, :]) / (2.0 * lam)
+        mubar -= 2.0 * np.einsum("pij,pijq->pq", w, r)
+        Sbar += np.einsum("pij,pijq->pq", w, -1.0 / c2 + 2.0 * r**2)
+        Zbar += np.einsum("pij,pijq->iq", w, r - t[None])
+        Zbar += np.einsum("pij,pijq->jq", w, r + t[None])
+        lambar += np.einsum("pij,pijq->q", w, -0.5 / c2 + 0.5 / lam + t[None] ** 2 + r**2)
+    return mubar, Sbar, Zbar, lambar * 2.0 * ls
+
+
+def masked_output_stats(Yt, G, W):
+    """Per-output statistics over the non-NaN entries of ``Yt`` (P, N), by BLAS products.
+
+    Returns ``(D, E, C, count, ysq)``: ``D[p] = sum_n o_pn g_n g_n^T``,
+    ``E[p] = sum_n o_pn y_pn g_n``, ``C[p] = sum_n o_pn w_n``, with the
+    observation mask ``o``. Dense in the mask: O(N P K^2) flops.
+    """
+    Yt, G, W = (np.asarray(v, dtype=np.float64) for v in (Yt, G, W))
+    O = (~np.isnan(Yt)).astype(np.float64)
+    Y0 = np.where(O > 0, Yt, 0.0)
+    N, K = G.shape
+    GG = (G[:, :, None] * G[:, None, :]).reshape(N, K * K)
+    D = (O @ GG).reshape(-1, K, K)
+    return D, Y0 @ G, O @ W, O.sum(axis=1), np.einsum("pn,pn->p", Y0, Y0)
+
+
+def masked_output_stats_vjp(Yt, G, J, Dbar=None, Ebar=None, Cbar=None):
+    """``(Gbar, Wbar)`` of :func:`masked_output_stats`, by BLAS products."""
+    Yt, G = np.asarray(Yt, dtype=np.float64), np.asarray(G, dtype=np.float64)
+    O = (~np.isnan(Yt)).astype(np.float64)
+    N, K = G.shape
+    Gbar = np.zeros((N, K))
+    if Dbar is not None:
+        Ds = (Dbar + np.swapaxes(Dbar, 1, 2)).reshape(-1, K * K)
+        T = (O.T @ Ds).reshape(N, K, K)
+        Gbar += np.einsum("nkl,nl->nk", T, G)
+    if Ebar is not None:
+        Gbar += np.where(O > 0, Yt, 0.0).T @ Ebar
+    Wbar = O.T @ Cbar if Cbar is not None else np.zeros((N, J))
+    return Gbar, Wbar

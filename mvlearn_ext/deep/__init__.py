@@ -18,6 +18,7 @@ torch = import_optional("torch", feature="mvlearn_ext.deep")
 
 from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
 from mvlearn_ext.deep.adapters import LoRAMoELinear  # noqa: E402
+from mvlearn_ext.deep.incomplete import CIMLN  # noqa: E402
 from mvlearn_ext.deep.longtail import (  # noqa: E402
     AESClassifier,
     ARSLoss,
@@ -26,17 +27,23 @@ from mvlearn_ext.deep.longtail import (  # noqa: E402
     FusionModule,
     LogitAdjustedLoss,
 )
+from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
 
 __all__ = [
     "AESClassifier",
     "ARSLoss",
     "BalancedSoftmaxLoss",
+    "CIMLN",
     "EntropyPCGrad",
     "FusionModule",
     "LoRAMoELinear",
     "LogitAdjustedLoss",
     "as_numpy",
     "as_tensor",
+    "grpo_loss",
+    "kl_k3",
     "resolve_device",
     "seeded_generator",
+    "token_entropy",
+    "token_log_probs",
 ]

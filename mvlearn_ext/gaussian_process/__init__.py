@@ -1,0 +1,14 @@
+"""Sparse multi-output Gaussian processes for many outputs.
+
+:class:`LVMOGPRegressor` is the latent variable multi-output GP of Dai,
+Alvarez & Lawrence (NeurIPS 2017): every output has a latent vector, the
+kernel is separable between inputs and output latents, and the inducing
+variables live on a grid, so the variational bound has an exact Kronecker
+form. The Kronecker and Psi-statistic algebra (with vector-Jacobian
+products) is in the compiled core, wrapped (with a NumPy route) in
+``mvlearn_ext.gaussian_process._linalg``.
+"""
+
+from mvlearn_ext.gaussian_process._lvmogp import LVMOGPRegressor
+
+__all__ = ["LVMOGPRegressor"]

@@ -1,0 +1,295 @@
+"""The LVMOGP variational bound with missing data and its exact gradient (private driver).
+
+Model (Dai, Alvarez & Lawrence, NeurIPS 2017): ``f(x, h) ~ GP(0, k_X(x, x')
+k_H(h, h'))`` with ARD-RBF factors (``k_X`` carries the variance, ``k_H`` has
+unit variance), ``y_np = f(x_n, h_p) + eps``, ``eps ~ N(0, noise)``. Each
+output ``p`` has ``q(h_p) = N(mu_p, diag S_p)`` (or a point ``mu_p``), prior
+``N(0, I)``. Inducing variables ``U`` (``M_X x M_H``) live on the grid
+``Z_X x Z_H``, whitened: ``U = L_X U~ L_H^T`` with ``K_X = L_X L_X^T``,
+``K_H = L_H L_H^T`` and ``q(vec U~) = N(vec M~, S~_H kron S~_X)``.
+
+For an observed entry, with ``a_n = L_X^{-1} k_X(Z_X, x_n)`` and
+``g_n = (M~ L_H^{-1})^T a_n``:
+
+* ``E f_np = g_n^T psi1_p``,
+* ``E f_np^2 = g_n^T Psi2_p g_n + (a_n^T S~_X a_n) <Psi2_p, L_H^{-T} S~_H L_H^{-1}>
+  + k_X(x_n, x_n) - |a_n|^2 <Psi2_p, K_H^{-1}>``,
+
+with the per-output Psi-statistics of ``q(h_p)``. Summed over the observed
+entries only, the data term depends on the data through the per-output
+statistics ``sum g g^T``, ``sum y g`` and ``sum (a^T S~_X a, |a|^2)`` (the
+compiled :func:`~mvlearn_ext.gaussian_process._linalg.masked_output_stats`),
+so the cost is O(n_obs M_H^2 + N M_X^2 + P M_H^2 D_H + M_X^3 + M_H^3): linear
+in the observed entries, never (n_outputs)^2. The KL of the whitened
+Kronecker ``q(U)`` is ``1/2 [tr S~_H tr S~_X + |M~|^2 - M_X M_H
+- M_X log|S~_H| - M_H log|S~_X|]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from mvlearn_ext.gaussian_process import _linalg as la
+
+LOG_2PI = np.log(2.0 * np.pi)
+
+
+# ------------------------------------------------------------ parameters
+
+
+class Packer:
+    """Flat vector <-> named parameter arrays; ``tri`` entries store a lower triangle."""
+
+    def __init__(self, spec):
+        self.spec = spec  # list of (name, shape, kind) with kind in {"full", "tri"}
+        self.slices, start = {}, 0
+        for name, shape, kind in spec:
+            size = shape[0] * (shape[0] + 1) // 2 if kind == "tri" else int(np.prod(shape))
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+
+    def unpack(self, theta):
+        out = {}
+        for name, shape, kind in self.spec:
+            v = theta[self.slices[name]]
+            if kind == "tri":
+                T = np.zeros(shape)
+                T[np.tril_indices(shape[0])] = v
+                out[name] = T
+            else:
+                out[name] = v.reshape(shape)
+        return out
+
+    def pack(self, params):
+        theta = np.empty(self.size)
+        for name, shape, kind in self.spec:
+            v = np.asarray(params[name], dtype=np.float64)
+            theta[self.slices[name]] = v[np.tril_indices(shape[0])] if kind == "tri" else v.ravel()
+        return theta
+
+
+def make_packer(n_outputs, d_x, d_h, m_x, m_h, gaussian_latent):
+    spec = [
+        ("log_variance", (1,), "full"),
+        ("log_ls_x", (d_x,), "full"),
+        ("log_ls_h", (d_h,), "full"),
+        ("log_noise", (1,), "full"),
+        ("Z_x", (m_x, d_x), "full"),
+        ("Z_h", (m_h, d_h), "full"),
+        ("M", (m_x, m_h), "full"),
+        ("L_sx", (m_x, m_x), "tri"),
+        ("L_sh", (m_h, m_h), "tri"),
+        ("mu", (n_outputs, d_h), "full"),
+    ]
+    if gaussian_latent:
+        spec.append(("log_S", (n_outputs, d_h), "full"))
+    return Packer(spec)
+
+
+#: Names of the hyper-parameters and inducing inputs (held fixed in the
+#: first, variational-only phase of the optimisation, as GPy's optimize_auto).
+HYPER = ("log_variance", "log_ls_x", "log_ls_h", "Z_x", "Z_h", "mu", "log_S")
+
+
+# ---------------------------------------------------------------- kernels
+
+
+def rbf(Z1, Z2, ls):
+    d = (Z1[:, None, :] - Z2[None, :, :]) / ls
+    return np.exp(-0.5 * np.einsum("ijq,ijq->ij", d, d))
+
+
+def rbf_vjp(Kbar, K, Z1, Z2, ls):
+    """Gradients of ``<Kbar, K>`` for ``K = c rbf(Z1, Z2, ls)``: (Z1bar, Z2bar, log-ls bar)."""
+    W = Kbar * K
+    diff = Z1[:, None, :] - Z2[None, :, :]
+    common = W[:, :, None] * diff / ls**2
+    lsbar = np.einsum("ij,ijq->q", W, diff**2) / ls**2  # d/d log ls
+    return -common.sum(axis=1), common.sum(axis=0), lsbar
+
+
+def chol_vjp(L, Lbar):
+    """Symmetric gradient wrt ``K`` of a function of ``L = chol(K)`` (Murray, 2016)."""
+    Phi = np.tril(L.T @ Lbar)
+    Phi[np.diag_indices_from(Phi)] *= 0.5
+    X1 = solve_triangular(L, Phi, lower=True, trans="T")  # L^{-T} Phi
+    Kbar = solve_triangular(L, X1.T, lower=True, trans="T").T  # L^{-T} Phi L^{-1}
+    return 0.5 * (Kbar + Kbar.T)
+
+
+def tri_factor(raw):
+    """Lower-triangular factor with a positive (exponentiated) diagonal."""
+    L = np.tril(raw, -1)
+    L[np.diag_indices_from(L)] = np.exp(np.diag(raw))
+    return L
+
+
+# ------------------------------------------------------------------ bound
+
+
+class Data:
+    """What the bound needs from the (standardised) data."""
+
+    def __init__(self, X, Yt):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.Yt = np.ascontiguousarray(Yt, dtype=np.float64)  # (P, N), NaN = missing
+        self.n_obs = int(np.sum(~np.isnan(self.Yt)))
+
+
+def _state(p, data, jitter):
+    """Forward quantities shared by the bound and the predictions."""
+    s = {}
+    s["var"] = float(np.exp(p["log_variance"][0]))
+    s["ls_x"], s["ls_h"] = np.exp(p["log_ls_x"]), np.exp(p["log_ls_h"])
+    s["Kx_unit"] = rbf(p["Z_x"], p["Z_x"], s["ls_x"])
+    m_x, m_h = p["M"].shape
+    s["Kuu_x"] = s["var"] * (s["Kx_unit"] + jitter * np.eye(m_x))
+    s["Lx"] = np.linalg.cholesky(s["Kuu_x"])
+    s["Kh_unit"] = rbf(p["Z_h"], p["Z_h"], s["ls_h"])
+    s["Kh"] = s["Kh_unit"] + jitter * np.eye(m_h)
+    s["Lh"] = np.linalg.cholesky(s["Kh"])
+    s["Lhinv"] = solve_triangular(s["Lh"], np.eye(m_h), lower=True)
+    s["Lsx"], s["Lsh"] = tri_factor(p["L_sx"]), tri_factor(p["L_sh"])
+    s["Sx"], s["Sh"] = s["Lsx"] @ s["Lsx"].T, s["Lsh"] @ s["Lsh"].T
+    s["Hm"] = p["M"] @ s["Lhinv"]  # (M_X, M_H)
+    s["BS"] = s["Lhinv"].T @ s["Sh"] @ s["Lhinv"]
+    s["Khinv"] = s["Lhinv"].T @ s["Lhinv"]
+    return s
+
+
+def _input_side(p, s, X):
+    Kzx = s["var"] * rbf(p["Z_x"], X, s["ls_x"])
+    At = solve_triangular(s["Lx"], Kzx, lower=True)  # (M_X, N)
+    A = np.ascontiguousarray(At.T)
+    G = A @ s["Hm"]
+    AS = A @ s["Sx"]
+    W = np.stack([np.einsum("nk,nk->n", AS, A), np.einsum("nk,nk->n", A, A)], axis=1)
+    return Kzx, At, A, G, AS, W
+
+
+def _latent_variances(p, gaussian):
+    return np.exp(p["log_S"]) if gaussian else np.zeros_like(p["mu"])
+
+
+def elbo_and_grad(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1, grad=True):
+    """The bound (sum over observed entries) and its gradient wrt ``theta``."""
+    p = packer.unpack(theta)
+    gaussian = "log_S" in p
+    s = _state(p, data, jitter)
+    Kzx, At, A, G, AS, W = _input_side(p, s, data.X)
+    Dst, E, C, cnt, ysq = la.masked_output_stats(
+        data.Yt, G, W, backend=backend, n_threads=n_threads
+    )
+    S = _latent_variances(p, gaussian)
+    psi1, psi2 = la.rbf_psi_stats(
+        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
+    )
+    P2 = psi2.reshape(psi2.shape[0], -1)
+    a_p = P2 @ s["BS"].ravel()
+    b_p = P2 @ s["Khinv"].ravel()
+    n_obs = data.n_obs
+    var, noise = s["var"], float(np.exp(p["log_noise"][0]))
+    beta = 1.0 / noise
+    T1, T2 = ysq.sum(), np.sum(psi1 * E)
+    T3 = float(P2.ravel() @ Dst.ravel())
+    T4, T6 = C[:, 0] @ a_p, C[:, 1] @ b_p
+    quad = T1 - 2.0 * T2 + T3 + T4 + var * n_obs - T6
+    ll = -0.5 * n_obs * (LOG_2PI + np.log(noise)) - 0.5 * beta * quad
+
+    m_x, m_h = p["M"].shape
+    tr_sx, tr_sh = np.trace(s["Sx"]), np.trace(s["Sh"])
+    ld_sx, ld_sh = 2.0 * np.sum(np.diag(p["L_sx"])), 2.0 * np.sum(np.diag(p["L_sh"]))
+    kl_u = 0.5 * (tr_sh * tr_sx + np.sum(p["M"] ** 2) - m_x * m_h - m_x * ld_sh - m_h * ld_sx)
+    if gaussian:
+        kl_h = 0.5 * np.sum(S + p["mu"] ** 2 - 1.0 - p["log_S"])
+    else:  # point estimate: the (negative) log prior, up to a constant
+        kl_h = 0.5 * np.sum(p["mu"] ** 2)
+    elbo = float(ll - kl_u - kl_h)
+    if not grad:
+        return elbo
+
+    g = {name: np.zeros(shape) for name, shape, _ in packer.spec}
+    c = -0.5 * beta
+    g["log_noise"][0] = -0.5 * n_obs + 0.5 * beta * quad
+    g["log_variance"][0] += c * n_obs * var
+    Ebar = beta * psi1
+    psi1bar = beta * E
+    Dbar = c * psi2
+    psi2bar = c * (Dst + C[:, 0, None, None] * s["BS"] - C[:, 1, None, None] * s["Khinv"])
+    Cbar = np.stack([c * a_p, -c * b_p], axis=1)
+    BSbar = c * (C[:, 0] @ P2).reshape(m_h, m_h)
+    Khinvbar = -c * (C[:, 1] @ P2).reshape(m_h, m_h)
+
+    Gbar, Wbar = la.masked_output_stats_vjp(
+        data.Yt, G, 2, Dbar, Ebar, Cbar, backend=backend, n_threads=n_threads
+    )
+    rbar, qbar = Wbar[:, 0], Wbar[:, 1]
+    Abar = Gbar @ s["Hm"].T + 2.0 * rbar[:, None] * AS + 2.0 * qbar[:, None] * A
+    Hmbar = A.T @ Gbar
+    Sxbar = A.T @ (rbar[:, None] * A)
+    Lhinv = s["Lhinv"]
+    g["M"] = Hmbar @ Lhinv.T - p["M"]
+    Lhinvbar = (
+        p["M"].T @ Hmbar + s["Sh"] @ Lhinv @ (BSbar + BSbar.T) + Lhinv @ (Khinvbar + Khinvbar.T)
+    )
+    Shbar = Lhinv @ BSbar @ Lhinv.T
+    for key, Sbar_, L, other_tr, m_other in (
+        ("L_sx", Sxbar, s["Lsx"], tr_sh, m_h),
+        ("L_sh", Shbar, s["Lsh"], tr_sx, m_x),
+    ):
+        Lbar = np.tril((Sbar_ + Sbar_.T) @ L - other_tr * L)
+        Lbar[np.diag_indices_from(Lbar)] = np.diag(Lbar) * np.diag(L) + m_other
+        g[key] = Lbar
+    # Lhinv = Lh^{-1}:  Lhbar = -Lhinv^T Lhinvbar Lhinv^T  (lower part)
+    Lhbar = np.tril(-Lhinv.T @ Lhinvbar @ Lhinv.T)
+    Khbar = chol_vjp(s["Lh"], Lhbar)
+    # A^T = Lx^{-1} Kzx
+    Kzxbar = solve_triangular(s["Lx"], Abar.T, lower=True, trans="T")
+    Lxbar = np.tril(-Kzxbar @ A)
+    Kuuxbar = chol_vjp(s["Lx"], Lxbar)
+    # kernels
+    z1, _, l1 = rbf_vjp(Kzxbar, Kzx, p["Z_x"], data.X, s["ls_x"])
+    z2a, z2b, l2 = rbf_vjp(Kuuxbar, s["var"] * s["Kx_unit"], p["Z_x"], p["Z_x"], s["ls_x"])
+    g["Z_x"] += z1 + z2a + z2b
+    g["log_ls_x"] += l1 + l2
+    g["log_variance"][0] += np.sum(Kzxbar * Kzx) + np.sum(Kuuxbar * s["Kuu_x"])
+    z3a, z3b, l3 = rbf_vjp(Khbar, s["Kh_unit"], p["Z_h"], p["Z_h"], s["ls_h"])
+    mubar, Sbar, Zhbar, lshbar = la.rbf_psi_stats_vjp(
+        p["mu"], S, p["Z_h"], s["ls_h"], psi1bar, psi2bar, backend=backend, n_threads=n_threads
+    )
+    g["Z_h"] += z3a + z3b + Zhbar
+    g["log_ls_h"] += l3 + lshbar * s["ls_h"]
+    g["mu"] = mubar - p["mu"]
+    if gaussian:
+        g["log_S"] = Sbar * S - 0.5 * (S - 1.0)
+    gflat = np.empty(packer.size)
+    for name, shape, kind in packer.spec:
+        v = g[name]
+        gflat[packer.slices[name]] = v[np.tril_indices(shape[0])] if kind == "tri" else v.ravel()
+    return elbo, gflat
+
+
+def predict_moments(theta, packer, X, *, jitter=1e-6, outputs=None, backend="cpp", n_threads=1):
+    """Mean and variance of ``f(x, h_p)`` under q, shape (n, P) each."""
+    p = packer.unpack(theta)
+    gaussian = "log_S" in p
+    s = _state(p, None, jitter)
+    _, _, A, G, _, W = _input_side(p, s, np.ascontiguousarray(X, dtype=np.float64))
+    mu, S = p["mu"], _latent_variances(p, gaussian)
+    if outputs is not None:
+        mu, S = mu[outputs], S[outputs]
+    psi1, psi2 = la.rbf_psi_stats(mu, S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads)
+    P2 = psi2.reshape(psi2.shape[0], -1)
+    mean = G @ psi1.T
+    GG = (G[:, :, None] * G[:, None, :]).reshape(G.shape[0], -1)
+    ef2 = GG @ P2.T
+    var = (
+        ef2
+        - mean**2
+        + W[:, :1] * (P2 @ s["BS"].ravel())[None, :]
+        + s["var"]
+        - W[:, 1:] * (P2 @ s["Khinv"].ravel())[None, :]
+    )
+    return mean, np.maximum(var, 1e-12)

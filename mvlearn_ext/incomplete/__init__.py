@@ -1,0 +1,39 @@
+"""Incomplete multi-view learning: missing-view patterns and masking rules (NumPy).
+
+The framework-free parts of CIMLN (causal-invariant meta-learning for
+unbalanced incomplete multi-view clustering, ICML 2026):
+
+:func:`make_unbalanced_mask`, :func:`view_miss_probabilities`
+    The unbalanced missing-view protocol of the authors' code.
+:func:`counterfactual_view_probs`, :func:`counterfactual_mask`
+    Counterfactual observation patterns that mask the low-missing-rate
+    views (the paper's rule; the code's uniform rule behind a flag).
+:func:`context_statistic`
+    The context vector that conditions the meta-generator.
+:func:`mask_views`, :func:`mask_from_nan`, :func:`mean_impute`
+    Conversions between masks and NaN rows; the mean-imputation baseline.
+
+The estimator, :class:`mvlearn_ext.deep.incomplete.CIMLN`, needs torch.
+"""
+
+from mvlearn_ext.incomplete._masks import (
+    context_statistic,
+    counterfactual_mask,
+    counterfactual_view_probs,
+    make_unbalanced_mask,
+    mask_from_nan,
+    mask_views,
+    mean_impute,
+    view_miss_probabilities,
+)
+
+__all__ = [
+    "context_statistic",
+    "counterfactual_mask",
+    "counterfactual_view_probs",
+    "make_unbalanced_mask",
+    "mask_from_nan",
+    "mask_views",
+    "mean_impute",
+    "view_miss_probabilities",
+]

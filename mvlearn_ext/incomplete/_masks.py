@@ -1,0 +1,244 @@
+"""Missing-view patterns and the masking rules of CIMLN (NumPy).
+
+CIMLN: causal-invariant meta-learning for unbalanced incomplete multi-view
+clustering (ICML 2026, OpenReview FlIaRXdJ1b; authors' code
+``jinjiaqi1998/CIMLN``). The unbalanced protocol below follows that code's
+``get_mask_unbalance``; the view-targeted counterfactual masking follows the
+paper's statement that low-missing-rate views are masked (the code masks
+uniformly, available as ``mode="uniform"``).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "context_statistic",
+    "counterfactual_mask",
+    "counterfactual_view_probs",
+    "make_unbalanced_mask",
+    "mask_from_nan",
+    "mask_views",
+    "mean_impute",
+    "view_miss_probabilities",
+]
+
+# Per-view miss probabilities of the authors' code, by number of views.
+_MISS_TABLE = {
+    2: (0.0, 1.0),
+    3: (0.0, 0.5, 1.0),
+    4: (0.0, 0.25, 0.75, 1.0),
+    5: (0.0, 0.25, 0.5, 0.75, 1.0),
+    6: (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
+}
+
+
+def view_miss_probabilities(n_views):
+    """The miss probabilities ``mu_v`` of the unbalanced protocol (2 to 6 views).
+
+    The table of the authors' code: from 0 (never missing) to 1 (always
+    missing among incomplete samples); for 4 views it is ``[0, .25, .75, 1]``,
+    not an evenly spaced grid.
+    """
+    if not isinstance(n_views, Integral) or n_views not in _MISS_TABLE:
+        raise ValueError(f"n_views must be an int in 2..6 (the protocol's table), got {n_views!r}")
+    return np.array(_MISS_TABLE[n_views])
+
+
+def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=None):
+    """An unbalanced missing-view pattern (CIMLN's protocol).
+
+    ``floor(missing_rate * n_samples)`` samples, chosen at random, are
+    incomplete. Each incomplete sample first gets one guaranteed view,
+    drawn without replacement from a shuffled pool that holds
+    ``round(n_incomplete * (1 - mu_v))`` copies of view ``v`` (topped up
+    with view 0 if rounding leaves it short); each of its other views is
+    then dropped with probability ``mu_v``
+    (:func:`view_miss_probabilities`). View 0 (``mu = 0``) is never missing
+    and the view with ``mu = 1`` is always missing in incomplete samples, so
+    every selected sample is indeed incomplete and every sample keeps a view.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_views : int in 2..6
+    missing_rate : float in [0, 1], default=0.5
+        The share ``eta`` of incomplete samples.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples, n_views)
+        ``True`` where the view is observed.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.incomplete import make_unbalanced_mask
+    >>> m = make_unbalanced_mask(1000, 3, random_state=0)
+    >>> int((~m.all(axis=1)).sum()), bool(m[:, 0].all()), bool(m.any(axis=1).all())
+    (500, True, True)
+    """
+    if not isinstance(n_samples, Integral) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
+    mu = view_miss_probabilities(n_views)
+    if not isinstance(missing_rate, Real) or not 0 <= missing_rate <= 1:
+        raise ValueError(f"missing_rate must be in [0, 1], got {missing_rate!r}")
+    rng = check_random_state(random_state)
+    n_inc = int(np.floor(missing_rate * n_samples))
+    mask = np.ones((n_samples, n_views), dtype=bool)
+    if n_inc == 0:
+        return mask
+    rows = rng.choice(n_samples, size=n_inc, replace=False)
+    quota = np.rint(n_inc * (1 - mu)).astype(int)
+    pool = np.repeat(np.arange(n_views), quota)
+    if pool.size < n_inc:
+        pool = np.concatenate([pool, np.zeros(n_inc - pool.size, dtype=int)])
+    rng.shuffle(pool)
+    guaranteed = pool[:n_inc]
+    drop = rng.uniform(size=(n_inc, n_views)) < mu
+    drop[np.arange(n_inc), guaranteed] = False
+    drop[:, mu == 1.0] = True  # the always-missing view, even if it were guaranteed
+    drop[:, 0] = False
+    mask[rows] = ~drop
+    return mask
+
+
+def _check_mask(mask, name="mask"):
+    m = np.asarray(mask)
+    if m.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_views), got {m.ndim}-D")
+    if m.dtype != bool:
+        if not np.isin(m, (0, 1)).all():
+            raise ValueError(f"{name} must be boolean or 0/1")
+        m = m.astype(bool)
+    if not m.any(axis=1).all():
+        bad = int(np.flatnonzero(~m.any(axis=1))[0])
+        raise ValueError(f"{name}: sample {bad} has no observed view")
+    return m
+
+
+def mask_from_nan(Xs):
+    """The observed-view mask of views whose missing rows are all-NaN.
+
+    A row is missing in view ``v`` when every entry is NaN; a row with only
+    some NaN entries is an error (a partially observed view is not a
+    missing view).
+    """
+    cols = []
+    for v, X in enumerate(Xs):
+        X = np.asarray(X, dtype=np.float64)
+        nan = np.isnan(X)
+        full = nan.all(axis=1)
+        partial = nan.any(axis=1) & ~full
+        if partial.any():
+            raise ValueError(
+                f"view {v}: row {int(np.flatnonzero(partial)[0])} is partly NaN; a missing "
+                "view must be an all-NaN row"
+            )
+        cols.append(~full)
+    return np.column_stack(cols)
+
+
+def mask_views(Xs, mask):
+    """Copies of the views with the unobserved rows set to NaN."""
+    m = _check_mask(mask)
+    out = []
+    for v, X in enumerate(Xs):
+        X = np.array(X, dtype=np.float64, copy=True)
+        X[~m[:, v]] = np.nan
+        out.append(X)
+    return out
+
+
+def mean_impute(Xs, mask):
+    """Fill each view's missing rows with the mean of its observed rows (the baseline)."""
+    m = _check_mask(mask)
+    out = []
+    for v, X in enumerate(Xs):
+        X = np.array(X, dtype=np.float64, copy=True)
+        obs = m[:, v]
+        X[~obs] = X[obs].mean(axis=0) if obs.any() else 0.0
+        out.append(X)
+    return out
+
+
+def counterfactual_view_probs(mask, beta=0.3, *, mode="observation"):
+    """Per-view probabilities ``beta_v`` of the counterfactual masking.
+
+    ``mode="observation"`` (default, the paper's intent: mask the
+    *low-missing-rate* views): ``beta_v = min(1, beta V o_v / sum_u o_u)``
+    with ``o_v`` the observation rate of view ``v``, so the mean over views
+    is ``beta`` before clipping and a view observed more often is masked
+    more often. The normalisation is a design choice (to confirm with the
+    paper). ``mode="uniform"`` (the authors' code): ``beta_v = beta``.
+    """
+    m = _check_mask(mask)
+    if not isinstance(beta, Real) or not 0 <= beta <= 1:
+        raise ValueError(f"beta must be in [0, 1], got {beta!r}")
+    V = m.shape[1]
+    if mode == "uniform":
+        return np.full(V, float(beta))
+    if mode == "observation":
+        o = m.mean(axis=0)
+        return np.minimum(1.0, beta * V * o / o.sum())
+    raise ValueError(f"mode must be 'observation' or 'uniform', got {mode!r}")
+
+
+def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
+    """``m' = m * Bernoulli(1 - beta_v)``: drop observed views at random.
+
+    Parameters
+    ----------
+    mask : array-like of bool, shape (n_samples, n_views)
+    view_probs : array-like of shape (n_views,)
+        ``beta_v`` (:func:`counterfactual_view_probs`).
+    keep_one : bool, default=True
+        A sample's last observed view is never masked (one of its dropped
+        views, chosen at random, is restored). The authors' code has no such
+        guard (``False``), so a sample can lose every view.
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    cf_mask : ndarray of bool, a subset of ``mask``
+    """
+    m = _check_mask(mask)
+    p = np.asarray(view_probs, dtype=np.float64)
+    if p.shape != (m.shape[1],) or (p < 0).any() or (p > 1).any():
+        raise ValueError(f"view_probs must be {m.shape[1]} probabilities, got {view_probs!r}")
+    rng = check_random_state(random_state)
+    cf = m & (rng.uniform(size=m.shape) >= p)
+    if keep_one:
+        empty = np.flatnonzero(~cf.any(axis=1))
+        for i in empty:
+            cf[i, rng.choice(np.flatnonzero(m[i]))] = True
+    return cf
+
+
+def context_statistic(H, complete):
+    """CIMLN's context ``c_v = mean_{i complete} (h_bar_i * h_{i,v})`` for every view.
+
+    Parameters
+    ----------
+    H : array-like of shape (n_views, n_samples, d)
+        View embeddings.
+    complete : array-like of bool, shape (n_samples,)
+        The complete samples; ``h_bar_i`` is the mean of sample ``i``'s view
+        embeddings.
+
+    Returns
+    -------
+    C : ndarray of shape (n_views, d)
+    """
+    H = np.asarray(H, dtype=np.float64)
+    c = np.asarray(complete, dtype=bool)
+    if H.ndim != 3 or c.shape != (H.shape[1],):
+        raise ValueError("H must be (n_views, n_samples, d) and complete (n_samples,)")
+    if not c.any():
+        raise ValueError("context_statistic needs at least one complete sample")
+    Hc = H[:, c]
+    hbar = Hc.mean(axis=0)
+    return (hbar[None] * Hc).mean(axis=1)

@@ -1,0 +1,55 @@
+"""GRPO building blocks and rewards, framework-free (NumPy).
+
+Group-relative advantages
+    :func:`group_advantages` (GRPO, with TRL / OpenRLHF semantics),
+    :func:`multi_reward_advantages` (TRL's ``sum_then_normalize`` and GDPO's
+    ``normalize_then_sum``), :func:`std_filter` (VisualScore's filter of
+    degenerate groups), :func:`entropy_mask` (entropy gating of tokens,
+    per-sequence or batch-global).
+GRAPE rewards (reconstruction from the published reviews)
+    :func:`retrieval_scores`, :func:`retrieval_rank`, :func:`rank_reward`,
+    :func:`similarity_reward`, :func:`inflation_score`,
+    :func:`make_score_inflation_case`, :func:`format_reward`.
+VisualScore rewards (authors' code)
+    :func:`gaussian_reward`, :func:`accuracy_reward`, :func:`parse_answer`,
+    :func:`format_reward` with ``value=0.5``.
+
+The torch losses (PPO-clipped token loss, k3 KL, token entropies) are in
+:mod:`mvlearn_ext.deep.rl`. Nothing here imports torch.
+"""
+
+from mvlearn_ext.rl._advantages import (
+    entropy_mask,
+    group_advantages,
+    multi_reward_advantages,
+    std_filter,
+)
+from mvlearn_ext.rl._rewards import (
+    accuracy_reward,
+    format_reward,
+    gaussian_reward,
+    inflation_score,
+    make_score_inflation_case,
+    parse_answer,
+    rank_reward,
+    retrieval_rank,
+    retrieval_scores,
+    similarity_reward,
+)
+
+__all__ = [
+    "accuracy_reward",
+    "entropy_mask",
+    "format_reward",
+    "gaussian_reward",
+    "group_advantages",
+    "inflation_score",
+    "make_score_inflation_case",
+    "multi_reward_advantages",
+    "parse_answer",
+    "rank_reward",
+    "retrieval_rank",
+    "retrieval_scores",
+    "similarity_reward",
+    "std_filter",
+]

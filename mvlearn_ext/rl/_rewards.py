@@ -1,0 +1,326 @@
+"""Rewards of GRAPE (retrieval rank) and VisualScore (Gaussian score reward).
+
+GRAPE (arXiv 2509.23370) trains a query rewriter with GRPO against a frozen
+retriever. Reconstruction: the full paper was not available; the reward
+structure (a ranking reward that grows as the target ranks higher, a format
+reward, combined linearly; the "score inflation" of a raw-similarity reward)
+comes from the four published reviews of its withdrawn ICLR 2026 version.
+The normalisation of the rank reward and the tie rule are design choices.
+
+VisualScore / OmniQuality-R (arXiv 2510.10609) scores image quality as text
+``<think>...</think><answer>s</answer>``; its verifier (authors' code,
+``yeppp27/VisualScore``) gives a format reward of 0.5 for a well-formed answer
+plus a Gaussian accuracy reward ``exp(-(s_hat - s)^2 / (2 sigma^2))``.
+"""
+
+from __future__ import annotations
+
+import re
+from numbers import Real
+
+import numpy as np
+
+__all__ = [
+    "accuracy_reward",
+    "format_reward",
+    "gaussian_reward",
+    "inflation_score",
+    "make_score_inflation_case",
+    "parse_answer",
+    "rank_reward",
+    "retrieval_rank",
+    "retrieval_scores",
+    "similarity_reward",
+]
+
+THINK_ANSWER_PATTERN = re.compile(r"^\s*<think>.*?</think>\s*<answer>(.*?)</answer>\s*$", re.S)
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def _unit_rows(E, name):
+    E = np.asarray(E, dtype=np.float64)
+    if E.ndim == 1:
+        E = E[None, :]
+    if E.ndim != 2 or E.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {E.shape}")
+    if not np.isfinite(E).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    norms = np.linalg.norm(E, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"{name} has a zero row; embeddings must be non-zero")
+    return E / norms
+
+
+def retrieval_scores(queries, items):
+    """Cosine scores ``s_ij = u_i^T e_j`` of queries against a frozen collection.
+
+    Parameters
+    ----------
+    queries : array-like of shape (n_queries, d) or (d,)
+        Query embeddings (normalised here).
+    items : array-like of shape (n_items, d)
+        Item embeddings (normalised here).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_queries, n_items)
+    """
+    U = _unit_rows(queries, "queries")
+    E = _unit_rows(items, "items")
+    if U.shape[1] != E.shape[1]:
+        raise ValueError(f"queries have {U.shape[1]} dimensions, items have {E.shape[1]}")
+    return U @ E.T
+
+
+def _check_targets(targets, scores):
+    t = np.asarray(targets)
+    if t.ndim == 0:
+        t = t[None]
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"targets must be integer item indices, got dtype {t.dtype}")
+    if t.shape != (scores.shape[0],):
+        raise ValueError(f"targets must have shape ({scores.shape[0]},), got {t.shape}")
+    if (t < 0).any() or (t >= scores.shape[1]).any():
+        raise ValueError(f"targets must lie in [0, {scores.shape[1]}), got {t.min()}..{t.max()}")
+    return t
+
+
+def retrieval_rank(scores, targets):
+    """Collection-relative rank of each target: 1 = top.
+
+    ``r* = 1 + #{j != t : s_j > s_t} + #{j != t : s_j = s_t}``: ties count
+    against the target (a design choice; a tie is not a retrieval).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_items)
+    targets : array-like of int, shape (n_queries,)
+
+    Returns
+    -------
+    ranks : ndarray of int, shape (n_queries,), in ``[1, n_items]``
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import retrieval_rank
+    >>> retrieval_rank([[0.1, 0.9, 0.5], [0.3, 0.3, 0.0]], [2, 0]).tolist()
+    [2, 2]
+    """
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    t = _check_targets(targets, S)
+    st = S[np.arange(S.shape[0]), t][:, None]
+    ge = S >= st
+    ge[np.arange(S.shape[0]), t] = False
+    return 1 + ge.sum(axis=1)
+
+
+def rank_reward(scores, targets, *, kind="normalized", k=10):
+    """GRAPE's ranking reward ``R^r``: larger when the target ranks higher.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_items)
+    targets : array-like of int, shape (n_queries,)
+    kind : {"normalized", "literal", "reciprocal", "hit"}, default="normalized"
+        ``"literal"``: ``N - r*`` (linear in the rank, scale set by the
+        collection size ``N``: the form the reviews attribute to the paper's
+        Eq. 4). ``"normalized"``: ``(N - r*) / (N - 1)`` in ``[0, 1]`` (so a
+        format weight keeps its meaning for any ``N``; the default, a design
+        choice). ``"reciprocal"``: ``1 / r*``. ``"hit"``: ``1`` when
+        ``r* <= k``.
+    k : int, default=10
+        Cut-off of ``"hit"``.
+
+    Returns
+    -------
+    reward : ndarray of shape (n_queries,)
+    """
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    r = retrieval_rank(S, targets).astype(np.float64)
+    N = S.shape[1]
+    if kind == "literal":
+        return N - r
+    if kind == "normalized":
+        return (N - r) / max(N - 1, 1)
+    if kind == "reciprocal":
+        return 1.0 / r
+    if kind == "hit":
+        return (r <= k).astype(np.float64)
+    raise ValueError(f"kind must be 'normalized', 'literal', 'reciprocal' or 'hit', got {kind!r}")
+
+
+def similarity_reward(scores, targets):
+    """The naive reward ``R^sim = s_t``: the raw similarity of the target (an ablation).
+
+    It is open to score inflation: moving the query toward the collection
+    mean raises every score, the target's included, without ranking it
+    higher (see :func:`make_score_inflation_case`).
+    """
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    t = _check_targets(targets, S)
+    return S[np.arange(S.shape[0]), t]
+
+
+def inflation_score(scores, targets=None):
+    """``iota = mean_j s_j``, over the negatives when ``targets`` is given."""
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    if targets is None:
+        return S.mean(axis=1)
+    t = _check_targets(targets, S)
+    neg = np.ones(S.shape, dtype=bool)
+    neg[np.arange(S.shape[0]), t] = False
+    if S.shape[1] < 2:
+        raise ValueError("the inflation score over negatives needs at least 2 items")
+    return np.where(neg, S, 0.0).sum(axis=1) / (S.shape[1] - 1)
+
+
+def make_score_inflation_case(alpha=1.25):
+    """A deterministic case of score inflation.
+
+    Six unit item embeddings in R^3: the target ``e_t`` (index 0), two "hub"
+    items close to the collection mean ``e_bar``, and three others. The
+    query ``q`` is orthogonal to ``e_bar`` and has the target on top. The
+    inflated query ``q' = normalise(q + alpha e_bar)`` raises the target's
+    similarity (``R^sim`` rises, since ``e_t`` has a positive component along
+    ``e_bar``) and the mean score ``iota``, but the two hubs rise faster and
+    overtake the target, so its rank falls and ``R^r`` falls.
+
+    Parameters
+    ----------
+    alpha : float, default=1.25
+        The step toward the collection mean. The case shows inflation (the
+        hubs overtake the target while its similarity is still above that
+        of ``q``) for ``alpha`` between about 1.0 and 1.5; beyond about 1.55
+        the target's similarity falls as well.
+
+    Returns
+    -------
+    case : dict
+        ``items`` (6, 3), ``query`` (3,), ``inflated_query`` (3,),
+        ``collection_mean`` (3,), ``target`` (int).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.rl import make_score_inflation_case, rank_reward, retrieval_scores
+    >>> from mvlearn_ext.rl import similarity_reward
+    >>> case = make_score_inflation_case()
+    >>> S = retrieval_scores(np.stack([case["query"], case["inflated_query"]]), case["items"])
+    >>> t = [case["target"]] * 2
+    >>> bool(similarity_reward(S, t)[1] > similarity_reward(S, t)[0])
+    True
+    >>> bool(rank_reward(S, t)[1] < rank_reward(S, t)[0])
+    True
+    """
+    if not isinstance(alpha, Real) or alpha <= 0:
+        raise ValueError(f"alpha must be a positive float, got {alpha!r}")
+    items = np.array(
+        [
+            [1.0, 0.0, 0.25],  # target: near the query, a little along the mean
+            [1.0, 0.1, 1.0],  # hub 1: near the mean, second to the target for q
+            [1.0, -0.1, 1.0],  # hub 2
+            [-0.5, 1.0, 0.9],
+            [-0.5, -1.0, 0.9],
+            [-1.0, 0.0, 0.8],
+        ]
+    )
+    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    mean = items.mean(axis=0)
+    mean /= np.linalg.norm(mean)
+    # The query: the target direction with its component along the mean removed.
+    q = items[0] - (items[0] @ mean) * mean
+    q /= np.linalg.norm(q)
+    q2 = q + alpha * mean
+    q2 /= np.linalg.norm(q2)
+    return {
+        "items": items,
+        "query": q,
+        "inflated_query": q2,
+        "collection_mean": mean,
+        "target": 0,
+    }
+
+
+def format_reward(completions, *, pattern=THINK_ANSWER_PATTERN, value=1.0):
+    """``value`` for each completion that matches ``pattern``, else 0.
+
+    The default pattern is ``<think>...</think><answer>...</answer>`` (the
+    whole string, whitespace around the tags allowed). VisualScore's
+    verifier uses ``value=0.5``; GRAPE's format reward is ``{0, 1}``.
+    """
+    if isinstance(completions, str):
+        raise TypeError("completions must be a list of strings, not a single string")
+    pat = re.compile(pattern) if isinstance(pattern, str) else pattern
+    return np.array(
+        [value if isinstance(c, str) and pat.match(c) else 0.0 for c in completions],
+        dtype=np.float64,
+    )
+
+
+def parse_answer(completions, *, pattern=THINK_ANSWER_PATTERN):
+    """The number inside ``<answer>...</answer>``; NaN when missing or garbled."""
+    if isinstance(completions, str):
+        raise TypeError("completions must be a list of strings, not a single string")
+    pat = re.compile(pattern) if isinstance(pattern, str) else pattern
+    out = np.full(len(completions), np.nan)
+    for i, c in enumerate(completions):
+        m = pat.match(c) if isinstance(c, str) else None
+        if m is None:
+            continue
+        num = _NUMBER.match(m.group(1))
+        if num is not None:
+            out[i] = float(num.group(1))
+    return out
+
+
+def gaussian_reward(predictions, targets, *, sigma=0.8):
+    """VisualScore's continuous accuracy reward ``exp(-(s_hat - s)^2 / (2 sigma^2))``.
+
+    Equal to 1 at a perfect score and ``exp(-1/2)`` one ``sigma`` away;
+    symmetric and decreasing in ``|s_hat - s|``; a NaN prediction (an
+    unparsable answer) scores 0. ``sigma`` may be an array (the per-dataset
+    variant of the authors' code: AVA x1.5, EvalMuse x1.5, KonIQ x0.8 of
+    ``sigma_0 = 0.8``).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import gaussian_reward
+    >>> gaussian_reward([3.0, 3.8, float("nan")], [3.0, 3.0, 3.0]).round(4).tolist()
+    [1.0, 0.6065, 0.0]
+    """
+    p = np.asarray(predictions, dtype=np.float64)
+    s = np.asarray(targets, dtype=np.float64)
+    sig = np.asarray(sigma, dtype=np.float64)
+    if (sig <= 0).any() or not np.isfinite(sig).all():
+        raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
+    if not np.isfinite(s).all():
+        raise ValueError("targets hold NaN or infinite values")
+    e = p - s
+    r = np.exp(-(e * e) / (2.0 * sig * sig))
+    return np.where(np.isnan(p), 0.0, r)
+
+
+def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_error=4.0, tol=0.25):
+    """The accuracy rewards of VisualScore's verifier, by ``kind``.
+
+    ``"gaussian"`` (:func:`gaussian_reward`), ``"mae"`` (``-|e|``), ``"mse"``
+    (``-e^2``), ``"bounded"`` (``1 - |e| / max_error``, floored at 0) and
+    ``"binary"`` (``|e| < tol``). A NaN prediction scores 0.
+    """
+    if kind == "gaussian":
+        return gaussian_reward(predictions, targets, sigma=sigma)
+    p = np.asarray(predictions, dtype=np.float64)
+    e = p - np.asarray(targets, dtype=np.float64)
+    if kind == "mae":
+        r = -np.abs(e)
+    elif kind == "mse":
+        r = -(e * e)
+    elif kind == "bounded":
+        r = np.maximum(0.0, 1.0 - np.abs(e) / max_error)
+    elif kind == "binary":
+        r = (np.abs(e) < tol).astype(np.float64)
+    else:
+        raise ValueError(
+            f"kind must be 'gaussian', 'mae', 'mse', 'bounded' or 'binary', got {kind!r}"
+        )
+    return np.where(np.isnan(p), 0.0, r)

@@ -1,0 +1,132 @@
+"""LVMOGPRegressor: contracts, missing data, predictions and errors."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mvlearn_ext.gaussian_process import LVMOGPRegressor
+
+
+def low_rank_problem(seed=0, N=40, P=30, frac=0.2, noise=0.05):
+    """Outputs that are smooth functions of a 1-D output location and of x."""
+    rng = np.random.default_rng(seed)
+    X = np.sort(rng.uniform(0, 1, N))[:, None]
+    loc = np.linspace(0, 1, P)
+    F = np.sin(2 * np.pi * X + 1.5 * loc) * (1 + 0.5 * loc)
+    Y = F + noise * rng.standard_normal(F.shape)
+    missing = rng.random(Y.shape) < frac
+    Ytr = Y.copy()
+    Ytr[missing] = np.nan
+    return X, Ytr, Y, F, missing
+
+
+FAST = dict(n_inducing=8, n_inducing_latent=5, max_iter=80, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, Ytr, Y, F, missing = low_rank_problem()
+    return LVMOGPRegressor(**FAST).fit(X, Ytr), (X, Ytr, Y, F, missing)
+
+
+def test_fit_predict_shapes_and_attributes(fitted):
+    model, (X, Ytr, *_) = fitted
+    mean, std = model.predict(X, return_std=True)
+    assert mean.shape == std.shape == Ytr.shape
+    assert np.all(std > 0) and np.all(np.isfinite(mean))
+    assert model.latent_outputs_.shape == (Ytr.shape[1], 2)
+    assert model.latent_variances_.shape == (Ytr.shape[1], 2)
+    assert np.all(model.latent_variances_ > 0)
+    assert model.inducing_inputs_.shape == (model.n_inducing_, 1)
+    assert model.n_outputs_ == Ytr.shape[1] and model.n_iter_ > 0
+    assert np.isfinite(model.elbo_)
+
+
+def test_predicts_missing_entries_better_than_output_means(fitted):
+    model, (X, Ytr, Y, F, missing) = fitted
+    mean, std = model.predict(X, return_std=True)
+    rmse = np.sqrt(np.mean((mean - Y)[missing] ** 2))
+    baseline = np.sqrt(np.mean((np.nanmean(Ytr, axis=0) - Y)[missing] ** 2))
+    assert rmse < 0.3 * baseline
+    # Calibration: most held-out entries within 3 predictive standard deviations.
+    z = np.abs(mean - Y)[missing] / std[missing]
+    assert np.mean(z < 3) > 0.9
+    assert model.score(X, Y) > 0.9
+
+
+def test_point_latents_and_pca_init():
+    X, Ytr, Y, F, missing = low_rank_problem(seed=1)
+    m = LVMOGPRegressor(latent_posterior="point", init="pca", **FAST).fit(X, Ytr)
+    assert np.all(m.latent_variances_ == 0)
+    mean = m.predict(X)
+    baseline = np.sqrt(np.mean((np.nanmean(Ytr, axis=0) - Y)[missing] ** 2))
+    assert np.sqrt(np.mean((mean - Y)[missing] ** 2)) < 0.3 * baseline
+
+
+def test_one_dimensional_target_and_reproducibility():
+    X, Ytr, *_ = low_rank_problem(P=1, frac=0.0)
+    y = Ytr[:, 0]
+    a = LVMOGPRegressor(**FAST).fit(X, y)
+    b = clone(a).fit(X, y)
+    mean, std = a.predict(X, return_std=True)
+    assert mean.shape == std.shape == (X.shape[0],)
+    np.testing.assert_array_equal(mean, b.predict(X))
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(mean, c.predict(X))
+
+
+def test_output_missing_on_half_the_inputs_borrows_from_its_neighbours():
+    """An output unobserved for x > 0.5 is predicted there from the related
+    outputs (the point of a multi-output GP); its own mean cannot do that."""
+    X, Ytr, Y, F, _ = low_rank_problem(seed=2, frac=0.0)
+    j = 10
+    hidden = X[:, 0] > 0.5
+    Ytr[hidden, j] = np.nan
+    model = LVMOGPRegressor(**FAST).fit(X, Ytr)
+    err = np.sqrt(np.mean((model.predict(X)[hidden, j] - F[hidden, j]) ** 2))
+    assert err < 0.25 * F[:, j].std()
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda X, Y: (X, np.where(np.arange(Y.shape[1]) == 3, np.nan, Y)), "column 3"),
+        (lambda X, Y: (X[:-1], Y), "inconsistent numbers of samples"),
+        (lambda X, Y: (np.where(X > 0.5, np.nan, X), Y), "NaN"),
+        (lambda X, Y: (np.where(X > 0.5, np.inf, X), Y), "infinity"),
+        (lambda X, Y: (X, np.where(Y > 0.5, np.inf, Y)), "infinity"),
+        (lambda X, Y: (X, Y[..., None]), "1-D or 2-D"),
+    ],
+)
+def test_bad_input_errors(make, match):
+    X, Ytr, *_ = low_rank_problem(N=10, P=5)
+    Xb, Yb = make(X, Ytr)
+    with pytest.raises(ValueError, match=match):
+        LVMOGPRegressor(**FAST).fit(Xb, Yb)
+
+
+def test_predict_errors(fitted):
+    model, (X, *_) = fitted
+    with pytest.raises(ValueError, match="features"):
+        model.predict(np.hstack([X, X]))
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LVMOGPRegressor().predict(X)
+    with pytest.raises(ValueError, match="latent_posterior"):
+        LVMOGPRegressor(latent_posterior="delta").fit(X, X)
+
+
+@parametrize_with_checks(
+    [LVMOGPRegressor(n_inducing=4, n_inducing_latent=2, max_iter=15, random_state=0)],
+    expected_failed_checks=lambda est: {
+        name: "the test configuration stops L-BFGS after 15 iterations for speed; "
+        "R^2 > 0.5 on the check's data needs a converged fit"
+        for name in ("check_regressors_train",)
+    },
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

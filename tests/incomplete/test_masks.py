@@ -1,0 +1,111 @@
+"""CIMLN's missing-view protocol, masking rule and context statistic (NumPy)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mvlearn_ext.incomplete import (
+    context_statistic,
+    counterfactual_mask,
+    counterfactual_view_probs,
+    make_unbalanced_mask,
+    mask_from_nan,
+    mask_views,
+    mean_impute,
+    view_miss_probabilities,
+)
+
+
+def test_no_torch_import():
+    code = "import sys, mvlearn_ext.incomplete; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_miss_table_is_the_codes_not_a_grid():
+    np.testing.assert_array_equal(view_miss_probabilities(4), [0, 0.25, 0.75, 1])
+    np.testing.assert_array_equal(view_miss_probabilities(6), [0, 0.2, 0.4, 0.6, 0.8, 1])
+    with pytest.raises(ValueError, match="n_views"):
+        view_miss_probabilities(7)
+
+
+@pytest.mark.parametrize("n_views", [2, 3, 4, 5, 6])
+def test_unbalanced_mask_protocol(n_views):
+    n = 4000
+    m = make_unbalanced_mask(n, n_views, missing_rate=0.5, random_state=0)
+    assert m.shape == (n, n_views) and m.dtype == bool
+    assert m.any(axis=1).all()  # every row keeps a view
+    assert (~m.all(axis=1)).sum() == n // 2  # exactly floor(eta n) incomplete rows
+    assert m[:, 0].all()  # mu = 0 view never missing
+    assert not m[~m.all(axis=1), -1].any()  # mu = 1 view always missing when incomplete
+    miss = 1 - m.mean(axis=0)
+    assert (np.diff(miss) >= -0.01).all()  # non-decreasing in v (empirical, large n)
+
+
+def test_two_views_guaranteed_counts_exact():
+    m = make_unbalanced_mask(1001, 2, missing_rate=0.5, random_state=3)
+    inc = ~m.all(axis=1)
+    assert inc.sum() == 500
+    assert m[inc, 0].all() and not m[inc, 1].any()
+
+
+def test_mask_is_seeded():
+    a = make_unbalanced_mask(300, 5, random_state=7)
+    b = make_unbalanced_mask(300, 5, random_state=7)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, make_unbalanced_mask(300, 5, random_state=8))
+
+
+def test_counterfactual_probs_target_low_missing_rate_views():
+    m = make_unbalanced_mask(5000, 6, random_state=0)
+    p = counterfactual_view_probs(m, 0.3)
+    obs = m.mean(axis=0)
+    # more often observed -> more often masked, exactly proportional before clipping
+    assert (np.diff(p) < 0).all() and (np.diff(obs) < 0).all()
+    np.testing.assert_allclose(p / p[0], obs / obs[0])
+    assert p.mean() == pytest.approx(0.3)
+    np.testing.assert_array_equal(counterfactual_view_probs(m, 0.3, mode="uniform"), 0.3)
+    # empirical masking frequency follows beta_v among observed entries
+    cf = counterfactual_mask(m, p, keep_one=False, random_state=0)
+    freq = ((m & ~cf).sum(0)) / m.sum(0)
+    np.testing.assert_allclose(freq, p, atol=0.03)
+
+
+def test_counterfactual_mask_subset_and_guard():
+    m = make_unbalanced_mask(2000, 4, random_state=1)
+    cf = counterfactual_mask(m, np.full(4, 0.9), random_state=0)
+    assert not (cf & ~m).any()
+    assert cf.any(axis=1).all()
+    cf0 = counterfactual_mask(m, np.zeros(4), random_state=0)
+    np.testing.assert_array_equal(cf0, m)
+    nog = counterfactual_mask(m, np.full(4, 0.9), keep_one=False, random_state=0)
+    assert not nog.any(axis=1).all()  # the code's behaviour: rows can lose every view
+
+
+def test_context_statistic_hand_example():
+    H = np.array([[[1.0, 2.0], [3.0, 0.0], [9.0, 9.0]], [[3.0, 0.0], [1.0, 4.0], [9.0, 9.0]]])
+    complete = np.array([True, True, False])
+    hbar = np.array([[2.0, 1.0], [2.0, 2.0]])
+    expected = np.stack([(hbar * H[v, :2]).mean(0) for v in range(2)])
+    np.testing.assert_allclose(context_statistic(H, complete), expected)
+    np.testing.assert_allclose(expected, [[4.0, 1.0], [4.0, 4.0]])
+    with pytest.raises(ValueError, match="complete sample"):
+        context_statistic(H, np.zeros(3, dtype=bool))
+
+
+def test_nan_roundtrip_and_mean_impute():
+    rng = np.random.default_rng(0)
+    Xs = [rng.normal(size=(50, 3)), rng.normal(size=(50, 2))]
+    m = make_unbalanced_mask(50, 2, random_state=0)
+    Xn = mask_views(Xs, m)
+    np.testing.assert_array_equal(mask_from_nan(Xn), m)
+    Xi = mean_impute(Xs, m)
+    np.testing.assert_allclose(Xi[1][~m[:, 1]], np.broadcast_to(Xs[1][m[:, 1]].mean(0), (25, 2)))
+    bad = [Xn[0].copy(), Xn[1]]
+    bad[0][0, 0] = np.nan
+    bad[0][0, 1:] = 1.0
+    with pytest.raises(ValueError, match="partly NaN"):
+        mask_from_nan(bad)
+    with pytest.raises(ValueError, match="no observed view"):
+        mean_impute(Xs, np.zeros((50, 2), dtype=bool))

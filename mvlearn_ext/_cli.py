@@ -229,98 +229,73 @@ def _baselines_section(ctx):
     return rows
 
 
-register_demo_section(
-    DemoSection(
-        name="clustering",
-        title="anchor-graph multi-view clustering (defaults, raw views)",
-        run="mvlearn_ext.cluster._demo:run_section",
-    )
+#: The built-in sections, in the order of the table: (name, title, run, columns).
+_BUILTIN_SECTIONS = (
+    (
+        "clustering",
+        "anchor-graph multi-view clustering (defaults, raw views)",
+        "mvlearn_ext.cluster._demo:run_section",
+        CLUSTERING_COLUMNS,
+    ),
+    (
+        "baselines",
+        "scikit-learn baselines (each view z-scored and scaled to unit total variance, "
+        "then concatenated)",
+        _baselines_section,
+        CLUSTERING_COLUMNS,
+    ),
+    (
+        "multitask",
+        "robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
+        "mvlearn_ext.multitask._demo:run",
+        ("MSE", "MSE related"),
+    ),
+    (
+        "bandits",
+        "multi-group mean estimation: regret-curve summary (K=4 Gaussian, R_inf, T=256..4096)",
+        "mvlearn_ext.bandits._demo:run",
+        ("slope", "regret@4096 (1e-4)"),
+    ),
+    (
+        "moo_toolbandit",
+        "ParetoPO (reconstruction) vs static scalarisation, tool-use bandit",
+        "mvlearn_ext.moo._demo:run_tool_bandit",
+        ("accuracy", "mean_calls", "HV"),
+    ),
+    (
+        "moo_controlg",
+        "ControlG (reconstruction) block scheduling simulator",
+        "mvlearn_ext.moo._demo:run_controlg",
+        ("log_HV", "min_share"),
+    ),
+    (
+        "federated",
+        "personalised FL by KME multi-task averaging (reconstruction), excess risk",
+        "mvlearn_ext.federated._demo:run",
+        ("excess_r0", "excess_r5"),
+    ),
+    (
+        "merging",
+        "data-free model merging of three digit experts (NumPy, lambda = 0.4)",
+        "mvlearn_ext.merging._demo:run",
+        ("accuracy", "kept"),
+    ),
+    (
+        "gaussian_process",
+        "multi-output GPs (LVMOGP, 100 outputs, 20% of entries missing)",
+        "mvlearn_ext.gaussian_process._demo:run",
+        ("RMSE", "NLPD"),
+    ),
+    (
+        "grpo",
+        "VisualScore rewards: toy GRPO quality scorer (held-out SRCC)",
+        "mvlearn_ext.rl._demo:run",
+        ("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv share"),
+    ),
 )
 
-register_demo_section(
-    DemoSection(
-        name="baselines",
-        title=(
-            "scikit-learn baselines (each view z-scored and scaled to unit total variance, "
-            "then concatenated)"
-        ),
-        run=_baselines_section,
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="multitask",
-        title="robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
-        run="mvlearn_ext.multitask._demo:run",
-        columns=("MSE", "MSE related"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="bandits",
-        title=(
-            "multi-group mean estimation: regret-curve summary (K=4 Gaussian, R_inf, T=256..4096)"
-        ),
-        run="mvlearn_ext.bandits._demo:run",
-        columns=("slope", "regret@4096 (1e-4)"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="moo_toolbandit",
-        title="ParetoPO (reconstruction) vs static scalarisation, tool-use bandit",
-        run="mvlearn_ext.moo._demo:run_tool_bandit",
-        columns=("accuracy", "mean_calls", "HV"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="moo_controlg",
-        title="ControlG (reconstruction) block scheduling simulator",
-        run="mvlearn_ext.moo._demo:run_controlg",
-        columns=("log_HV", "min_share"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="federated",
-        title="personalised FL by KME multi-task averaging (reconstruction), excess risk",
-        run="mvlearn_ext.federated._demo:run",
-        columns=("excess_r0", "excess_r5"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="merging",
-        title="data-free model merging of three digit experts (NumPy, lambda = 0.4)",
-        run="mvlearn_ext.merging._demo:run",
-        columns=("accuracy", "kept"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="gaussian_process",
-        title="multi-output GPs (LVMOGP, 100 outputs, 20% of entries missing)",
-        run="mvlearn_ext.gaussian_process._demo:run",
-        columns=("RMSE", "NLPD"),
-    )
-)
-
-register_demo_section(
-    DemoSection(
-        name="grpo",
-        title="VisualScore rewards: toy GRPO quality scorer (held-out SRCC)",
-        run="mvlearn_ext.rl._demo:run",
-        columns=("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv share"),
-    )
-)
+for _name, _title, _run, _columns in _BUILTIN_SECTIONS:
+    register_demo_section(DemoSection(name=_name, title=_title, run=_run, columns=_columns))
 
 
 # ---------------------------------------------------------------------------
@@ -629,11 +604,14 @@ def build_parser():
 
     demo = commands.add_parser(
         "demo",
-        help="score the methods on the embedded Handwritten data",
+        help="run every family's demo section (embedded or generated data)",
         description=(
-            "Cluster the embedded Handwritten digits (UCI Multiple Features, six views, "
-            "2000 samples; no network needed) with each registered method and print ACC, "
-            "NMI, ARI and purity as mean ± standard deviation over seeds, with fit times."
+            "Run the registered demo sections and print one table: first the multi-view "
+            "clustering methods on the embedded Handwritten digits (UCI Multiple Features, "
+            "six views, 2000 samples; no network needed) with ACC, NMI, ARI and purity, then "
+            "one small problem per family (multi-task regression, bandits, multi-objective, "
+            "federated, merging, GPs, GRPO rewards) with its own scores; mean ± standard "
+            "deviation over seeds, with fit times. --section runs one section."
         ),
     )
     demo.add_argument(

@@ -1,4 +1,8 @@
-"""Federated learning: personalised FL by multi-task averaging of KMEs, DREAM, simulators."""
+"""Federated learning: personalised FL by multi-task averaging of KMEs, DREAM, simulators.
+
+The Flower adapter (``make_client_app``, ``make_server_app``, ``run_flower_*``,
+``InProcessGrid``) imports ``flwr`` only when called (the ``federated`` extra).
+"""
 
 from mvlearn_ext.federated._dream import (
     DREAMClient,
@@ -7,6 +11,15 @@ from mvlearn_ext.federated._dream import (
     InProcessSimulator,
     QuadraticFMOL,
     run_dream,
+)
+from mvlearn_ext.federated._flower import (
+    InProcessGrid,
+    KMEProtocolClient,
+    KMEProtocolServer,
+    make_client_app,
+    make_server_app,
+    run_flower_inprocess,
+    run_flower_simulation,
 )
 from mvlearn_ext.federated._kme import (
     KMEPersonalizedRidge,
@@ -23,15 +36,22 @@ __all__ = [
     "DREAMClient",
     "DREAMServer",
     "FMOLResult",
+    "InProcessGrid",
     "InProcessSimulator",
     "KMEPersonalizedRidge",
+    "KMEProtocolClient",
+    "KMEProtocolServer",
     "QuadraticFMOL",
     "RandomFourierMap",
     "agent_kme_statistics",
     "agent_ridge_statistics",
     "collaboration_weights",
     "ditto_ridge",
+    "make_client_app",
+    "make_server_app",
     "mmd2_unbiased",
     "run_dream",
+    "run_flower_inprocess",
+    "run_flower_simulation",
     "weighted_ridge",
 ]

@@ -16,8 +16,9 @@ _EXTRAS = {
     "matplotlib": ("bench", "pip install 'mvlearn_ext[bench]'"),
     "dask": ("dask", "pip install 'mvlearn_ext[dask]'"),
     "distributed": ("dask", "pip install 'mvlearn_ext[dask]'"),
-    "flwr": ("federated", "pip install flwr"),
-    "moocore": ("moo", "pip install moocore"),
+    "flwr": ("federated", "pip install 'mvlearn_ext[federated]'"),
+    "ray": ("federated", "pip install 'mvlearn_ext[federated]'"),
+    "moocore": ("moo", "pip install 'mvlearn_ext[moo]'"),
 }
 
 

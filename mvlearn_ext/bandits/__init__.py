@@ -7,7 +7,9 @@ well, measured by ``R_p(n) = (sum_k (sigma_k^2 / n_k)^p)^(1/p)`` (``max`` for
 * Exploration-free rules, reconstructions of Wei, Zhong & Li (arXiv
   2510.10374, known from its abstract): :class:`TwoStagePlugIn`
   (non-adaptive), :class:`GreedyPlugIn` (adaptive) and
-  :class:`ContextualGreedyPlugIn` (linear contexts).
+  :class:`ContextualGreedyPlugIn` (linear contexts, side information per
+  sample) and :class:`SideInfoGreedyPlugIn` (side information per group: a
+  log-linear model of the noise levels in known group features).
 * Baselines: :class:`UniformAllocation`, :class:`OracleAllocation`,
   :class:`GAFSMax`, :class:`CHAS`, :class:`BAS`, :class:`VarianceUCB`.
 * Two interfaces: online (``reset`` / ``next_group`` / ``update``, state via
@@ -44,6 +46,7 @@ from mvlearn_ext.bandits._policies import (
     VarianceUCB,
 )
 from mvlearn_ext.bandits._regret import fit_loglog_slope, regret_curve
+from mvlearn_ext.bandits._side_info import SideInfoGreedyPlugIn, log_variance_tables
 from mvlearn_ext.bandits._simulate import ArmSampler, SimulationResult, simulate
 
 __all__ = [
@@ -55,6 +58,7 @@ __all__ = [
     "GAFSMax",
     "GreedyPlugIn",
     "OracleAllocation",
+    "SideInfoGreedyPlugIn",
     "SimulationResult",
     "TwoStagePlugIn",
     "UniformAllocation",
@@ -62,6 +66,7 @@ __all__ = [
     "allocation_exponent",
     "contextual_oracle_weights",
     "fit_loglog_slope",
+    "log_variance_tables",
     "oracle_allocation",
     "oracle_value",
     "proxy_regret",

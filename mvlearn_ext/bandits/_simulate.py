@@ -299,8 +299,9 @@ def simulate(
     policy : policy object
         :class:`GreedyPlugIn`, :class:`TwoStagePlugIn`,
         :class:`UniformAllocation`, :class:`OracleAllocation`,
-        :class:`GAFSMax`, :class:`CHAS`, :class:`BAS` or
-        :class:`VarianceUCB` (its configuration only; it is not modified).
+        :class:`GAFSMax`, :class:`CHAS`, :class:`BAS`, :class:`VarianceUCB`
+        or :class:`SideInfoGreedyPlugIn` (its configuration only; it is not
+        modified).
     sigma : array-like of shape (n_groups,)
         True standard deviations (positive).
     budget : int
@@ -341,14 +342,15 @@ def simulate(
     seed = _check_seed(seed)
     replication_offset = _check_seed(replication_offset, "replication_offset")
     keys = _check_group_keys(group_keys, n_groups)
-    code, pp, target, tab = policy._compile(n_groups, budget, sigma)
     p = _check_p(policy.p)
-    counts = np.zeros((n_replications, n_groups), dtype=np.int64)
-    estimates = np.zeros((n_replications, n_groups))
-    rp = np.zeros(n_replications)
-    empty = np.zeros((1, 1, 1))
-    with _numba_threads(n_threads):
-        if dist != K_.PRESAMPLED:
+    runner = getattr(policy, "_replication_runner", None)
+    if runner is not None:
+        # Policies with their own compiled step (e.g. SideInfoGreedyPlugIn).
+        run = runner(n_groups, budget, sigma, mean, dist, shape_value, seed, keys, p)
+    else:
+        code, pp, target, tab = policy._compile(n_groups, budget, sigma)
+
+        def run(rep_offset, presampled, out_counts, out_means, out_rp):
             K_.simulate_kernel(
                 code,
                 pp,
@@ -359,14 +361,22 @@ def simulate(
                 dist,
                 shape_value,
                 seed,
-                replication_offset,
+                rep_offset,
                 keys,
-                empty,
+                presampled,
                 p,
-                counts,
-                estimates,
-                rp,
+                out_counts,
+                out_means,
+                out_rp,
             )
+
+    counts = np.zeros((n_replications, n_groups), dtype=np.int64)
+    estimates = np.zeros((n_replications, n_groups))
+    rp = np.zeros(n_replications)
+    empty = np.zeros((1, 1, 1))
+    with _numba_threads(n_threads):
+        if dist != K_.PRESAMPLED:
+            run(replication_offset, empty, counts, estimates, rp)
         else:
             chunk = max(1, _PRESAMPLE_BYTES // (8 * n_groups * budget))
             for start in range(0, n_replications, chunk):
@@ -381,24 +391,7 @@ def simulate(
                 c_out = np.zeros((stop - start, n_groups), dtype=np.int64)
                 e_out = np.zeros((stop - start, n_groups))
                 r_out = np.zeros(stop - start)
-                K_.simulate_kernel(
-                    code,
-                    pp,
-                    tab,
-                    sigma,
-                    mean,
-                    target,
-                    dist,
-                    shape_value,
-                    seed,
-                    replication_offset + start,
-                    keys,
-                    block,
-                    p,
-                    c_out,
-                    e_out,
-                    r_out,
-                )
+                run(replication_offset + start, block, c_out, e_out, r_out)
                 counts[start:stop], estimates[start:stop], rp[start:stop] = c_out, e_out, r_out
     return SimulationResult(
         counts=counts,

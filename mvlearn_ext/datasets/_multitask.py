@@ -48,10 +48,12 @@ def make_contaminated_tasks(
     "spiked" second moments ``proportional to eta I + (1 - eta) e_g e_g^T``
     with spike ``g = 1`` (majority) or ``g = 2`` (minority of size
     ``max(1, floor(n_inliers / B))``, capped at ``n_inliers / 2``) and
-    ``eta = (1/B - p_min) / (1 - p_min)`` clipped to [0, 1]; outliers keep the
-    ``alpha`` scales. Reconstruction: the normalisation of the spiked
-    moments (the scales ``s_k = sqrt(eta)`` off the spike, 1 on it) is
-    ours; the reference code is not reproduced.
+    ``eta = (1/B - p_min) / (1 - p_min)`` clipped to [0, 1]. Outlier tasks
+    get the majority's spiked moment (spike ``g = 1``), as in the paper's
+    reference code; ``alpha`` is then unused. The scales are
+    ``s_k = sqrt(eta)`` off the spike and 1 on it, so ``B`` is exactly the
+    population balancedness of the inliers. At ``B = 5`` with 25 inliers
+    ``p_min = 1/B`` and ``eta = 0``: every task is rank one.
 
     Parameters
     ----------
@@ -118,7 +120,9 @@ def make_contaminated_tasks(
         minority = gen.permutation(inliers)[:n_min]
         spike = np.zeros(m, dtype=np.int64)
         spike[minority] = 1
-        for j in inliers:
+        # Every task, outliers included, gets the spiked moment; only inliers
+        # of the minority have their spike on the second coordinate.
+        for j in range(m):
             s = np.full(d, np.sqrt(eta))
             s[spike[j]] = 1.0
             scales[j] = s

@@ -129,6 +129,99 @@ def test_irls_matches_a_generic_solver_of_the_profile_objective():
     np.testing.assert_allclose(model.center_, ref.x, atol=1e-4)
 
 
+def _joint_objective(coef, beta, Xs, ys, w, lam, eps=0.0):
+    """The paper's objective over (theta_1..theta_m, beta), optionally smoothed."""
+    total = 0.0
+    for j, (Xj, yj) in enumerate(zip(Xs, ys, strict=True)):
+        n, diff = Xj.shape[0], coef[j] - beta
+        pen = np.sqrt(max(diff @ (Xj.T @ Xj / n) @ diff, 0.0) + eps**2)
+        total += w[j] * (0.5 * np.sum((yj - Xj @ coef[j]) ** 2) / n + lam[j] * pen)
+    return total
+
+
+def _unequal_problem(seed=7):
+    """Unequal n_j (two tasks with n_j < d), anisotropic covariates, one outlier task."""
+    rng = np.random.default_rng(seed)
+    sizes, d = (2, 5, 20, 60, 9), 4
+    scales = np.array([1.0, 0.5, 0.1, 0.02])
+    centre = rng.normal(size=d)
+    Xs = [rng.normal(size=(n, d)) * scales for n in sizes]
+    thetas = [centre + (3.0 if j == 0 else 0.3) * rng.normal(size=d) for j in range(5)]
+    ys = [Xj @ t + 0.5 * rng.normal(size=len(Xj)) for Xj, t in zip(Xs, thetas, strict=True)]
+    return Xs, ys, np.asarray(sizes, dtype=float), d
+
+
+@pytest.mark.parametrize("task_weight", ["uniform", "n_samples"])
+@pytest.mark.parametrize("q", [0.5, 0.7])  # q* is about 1 here
+def test_optimality_certificate_of_the_joint_objective(task_weight, q):
+    # 0 in the subdifferential of the joint objective over (theta, beta), checked
+    # directly (not through the Huber profile), with unequal n_j, n_j < d,
+    # w_j in {1, n_j} and lambda_j = q sqrt(d / n_j).
+    Xs, ys, n, d = _unequal_problem()
+    X, y, tasks = np.vstack(Xs), np.concatenate(ys), np.repeat(np.arange(5), n.astype(int))
+    model = RobustMultiTaskRegressor(
+        reg_lambda=q, task_weight=task_weight, fit_intercept=False, tol=1e-14
+    ).fit(X, y, tasks=tasks)
+    assert 0 < model.fused_.sum() < 5  # a mixed regime
+    assert not (model.fused_[0] and model.fused_[1])  # a task with n_j < d is free
+    w = np.ones(5) if task_weight == "uniform" else n
+    lam = q * np.sqrt(d / n)
+    balance = np.zeros(d)
+    for j in range(5):
+        S, b = Xs[j].T @ Xs[j] / n[j], Xs[j].T @ ys[j] / n[j]
+        # theta_j-stationarity forces the subgradient g_j of ||theta_j - beta||_S
+        g = (b - S @ model.coef_[j]) / lam[j]
+        diff = model.coef_[j] - model.center_
+        r = np.sqrt(max(diff @ S @ diff, 0.0))
+        if model.fused_[j]:
+            np.testing.assert_allclose(S @ diff, 0.0, atol=1e-10)
+            # g_j must lie in the dual unit ball: range(S) and g^T S^+ g <= 1
+            assert g @ np.linalg.pinv(S, rcond=1e-10) @ g <= 1 + 1e-8
+            assert np.linalg.norm(g - S @ np.linalg.pinv(S, rcond=1e-10) @ g) < 1e-8
+        else:
+            np.testing.assert_allclose(g, S @ diff / r, atol=1e-8)
+        balance += w[j] * lam[j] * g
+    np.testing.assert_allclose(balance, 0.0, atol=1e-8 * np.sum(w))  # beta-stationarity
+    F = _joint_objective(model.coef_, model.center_, Xs, ys, w, lam)
+    np.testing.assert_allclose(
+        model.objective_
+        + sum(  # the profile value plus constants
+            w[j] * (0.5 * ys[j] @ ys[j] / n[j] - 0.5 * ols @ (Xs[j].T @ ys[j] / n[j]))
+            for j, ols in enumerate(np.linalg.lstsq(Xs[j], ys[j], rcond=None)[0] for j in range(5))
+        ),
+        F,
+        rtol=1e-10,
+    )
+
+
+def test_joint_objective_brute_force_on_a_tiny_problem():
+    # A generic quasi-Newton solver on the smoothed joint objective never does better.
+    Xs, ys, n, d = _unequal_problem(seed=11)
+    X, y, tasks = np.vstack(Xs), np.concatenate(ys), np.repeat(np.arange(5), n.astype(int))
+    w, q, eps = n, 0.6, 1e-4  # smoothing raises the objective by at most sum w lam eps
+    lam = q * np.sqrt(d / n)
+    model = RobustMultiTaskRegressor(reg_lambda=q, task_weight="n_samples", fit_intercept=False)
+    model.fit(X, y, tasks=tasks)
+    ours = _joint_objective(model.coef_, model.center_, Xs, ys, w, lam)
+    Ss = [Xj.T @ Xj / len(Xj) for Xj in Xs]
+    bs = [Xj.T @ yj / len(Xj) for Xj, yj in zip(Xs, ys, strict=True)]
+
+    def smoothed(z):
+        beta, coef = z[:d], z[d:].reshape(5, d)
+        f, gb, gc = _joint_objective(coef, beta, Xs, ys, w, lam, eps), np.zeros(d), []
+        for j in range(5):
+            Sd = Ss[j] @ (coef[j] - beta)
+            pull = w[j] * lam[j] * Sd / np.sqrt((coef[j] - beta) @ Sd + eps**2)
+            gc.append(w[j] * (Ss[j] @ coef[j] - bs[j]) + pull)
+            gb -= pull
+        return f, np.concatenate([gb, *gc])
+
+    res = minimize(smoothed, np.zeros(6 * d), jac=True, method="BFGS", options={"gtol": 1e-9})
+    brute = _joint_objective(res.x[d:].reshape(5, d), res.x[:d], Xs, ys, w, lam)
+    assert ours <= brute + 1e-10
+    assert brute <= ours + np.sum(w * lam) * eps
+
+
 @pytest.mark.parametrize("task_weight", ["n_samples", "uniform"])
 def test_above_the_threshold_the_fit_is_pooled_exactly(task_weight):
     X, y, tasks, _ = _tasks(sizes=[20, 30, 40, 50, 35, 25], spread=0.5)
@@ -403,6 +496,38 @@ def test_contaminated_generator_settings():
         spiked.X, spiked.y, np.ones(spiked.X.shape[0]), np.arange(0, 50 * 100 + 1, 100), False
     )
     assert mom.m == 50
+
+
+@pytest.mark.parametrize("B", [5.0, 10.0, 20.0])
+def test_balancedness_design_matches_the_reference_code(B):
+    # Kim's reference code gives every task, outliers included, the spiked
+    # moment eta I + (1 - eta) e_g e_g^T (times 1/d); only minority inliers
+    # have g = 2. B is then exactly the inliers' population balancedness.
+    d = 6
+    data = make_contaminated_tasks(
+        n_tasks=50,
+        n_samples=10,
+        n_features=d,
+        epsilon=0.5,
+        delta=0.5,
+        alpha=1.0,
+        center="dense",
+        balancedness=B,
+        random_state=1,
+    )
+    n_in = 25
+    n_min = int(min(max(1, np.floor(n_in / B)), n_in // 2))
+    p_min = n_min / n_in
+    eta = float(np.clip((1 / B - p_min) / (1 - p_min), 0.0, 1.0))
+    majority = np.full(d, eta) / d
+    majority[0] = 1.0 / d
+    np.testing.assert_allclose(data.second_moment[data.outliers], np.tile(majority, (25, 1)))
+    inl = data.second_moment[~data.outliers]
+    assert np.sum(np.argmax(inl, axis=1) == 1) == n_min
+    S = inl.mean(axis=0)
+    np.testing.assert_allclose(np.max(inl[:, S > 0] / S[S > 0]), B, rtol=1e-12)
+    if B == 5.0:  # p_min = 1/B: eta = 0, every task's design has rank one
+        assert np.all(np.linalg.matrix_rank(data.Xs[0]) == 1)
 
 
 def test_numba_route_matches_the_numpy_reference():

@@ -292,6 +292,36 @@ _BUILTIN_SECTIONS = (
         "mvlearn_ext.rl._demo:run",
         ("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv share"),
     ),
+    (
+        "grape",
+        "GRAPE (reconstruction): GRPO query rewriter vs original queries, toy retriever",
+        "mvlearn_ext.rl._grape_demo:run",
+        ("R@1", "R@10", "inflation", "hub rate"),
+    ),
+    (
+        "diffusion",
+        "two-stage diffusion distillation (reconstruction), NumPy polynomial-Gaussian oracle",
+        "mvlearn_ext.diffusion._demo:run",
+        ("mean err", "energy"),
+    ),
+    (
+        "phenobrain",
+        "PhenoBrain (reconstruction) vs late fusion, phenotype-routed synthetic connectomes",
+        "mvlearn_ext.brain._demo:run",
+        ("AUC",),
+    ),
+    (
+        "rte_parameter",
+        "RTE parameter extrapolation, quadratic family (query MSE)",
+        "mvlearn_ext.extrapolate._demo:run_parameter",
+        ("MSE out-of-support", "MSE in-support"),
+    ),
+    (
+        "rte_discrete",
+        "RTE length and compositional extrapolation, compositions of 4 primitives (query MSE)",
+        "mvlearn_ext.extrapolate._demo:run_discrete",
+        ("MSE length 4", "MSE length 5", "MSE held-out pairs"),
+    ),
 )
 
 for _name, _title, _run, _columns in _BUILTIN_SECTIONS:
@@ -610,8 +640,9 @@ def build_parser():
             "clustering methods on the embedded Handwritten digits (UCI Multiple Features, "
             "six views, 2000 samples; no network needed) with ACC, NMI, ARI and purity, then "
             "one small problem per family (multi-task regression, bandits, multi-objective, "
-            "federated, merging, GPs, GRPO rewards) with its own scores; mean ± standard "
-            "deviation over seeds, with fit times. --section runs one section."
+            "federated, merging, GPs, GRPO rewards, GRAPE, diffusion distillation, PhenoBrain, "
+            "RTE) with its own scores; mean ± standard deviation over seeds, with fit times. "
+            "--section runs one section."
         ),
     )
     demo.add_argument(

@@ -35,6 +35,7 @@ INSTANCES = {
 #: needs an optional extra (importing them here would need it too).
 FAST_PARAMS = {
     "AESClassifier": dict(stage1_epochs=2, stage2_epochs=1, random_state=0, n_threads=1),
+    "TLVMOGPRegressor": dict(n_epochs=5, n_inducing=16, random_state=0, n_threads=1),
     "CIMLN": dict(hidden=(16,), embed_dim=4, pretrain_epochs=2, epochs=2, n_init=1),
 }
 
@@ -69,6 +70,10 @@ COVERED_ELSEWHERE = {
     "mvlearn_ext.federated": "tests/federated/",
     # its own parametrize_with_checks run uses a short L-BFGS budget for speed.
     "mvlearn_ext.gaussian_process": "tests/gaussian_process/test_lvmogp.py",
+    # fit(tasks, ...) / fit(codes, ...) take task libraries, not (X, y).
+    "mvlearn_ext.extrapolate": "tests/extrapolate/",
+    # fit(A, phenotypes, y) takes connectomes with a phenotype per subject.
+    "mvlearn_ext.deep.brain": "tests/deep/test_brain.py",
 }
 
 

@@ -18,6 +18,8 @@ torch = import_optional("torch", feature="mvlearn_ext.deep")
 
 from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
 from mvlearn_ext.deep.adapters import LoRAMoELinear  # noqa: E402
+from mvlearn_ext.deep.brain import PhenoBrainClassifier  # noqa: E402
+from mvlearn_ext.deep.diffusion import ConditionalDiffusion, EpsMLP, TwoStageDiffusion  # noqa: E402
 from mvlearn_ext.deep.incomplete import CIMLN  # noqa: E402
 from mvlearn_ext.deep.longtail import (  # noqa: E402
     AESClassifier,
@@ -27,6 +29,7 @@ from mvlearn_ext.deep.longtail import (  # noqa: E402
     FusionModule,
     LogitAdjustedLoss,
 )
+from mvlearn_ext.deep.mogp import LipschitzResNet, TLVMOGPRegressor  # noqa: E402
 from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
 
 __all__ = [
@@ -34,10 +37,16 @@ __all__ = [
     "ARSLoss",
     "BalancedSoftmaxLoss",
     "CIMLN",
+    "ConditionalDiffusion",
+    "EpsMLP",
     "EntropyPCGrad",
     "FusionModule",
+    "LipschitzResNet",
     "LoRAMoELinear",
     "LogitAdjustedLoss",
+    "PhenoBrainClassifier",
+    "TLVMOGPRegressor",
+    "TwoStageDiffusion",
     "as_numpy",
     "as_tensor",
     "grpo_loss",

@@ -10,6 +10,10 @@ GRAPE rewards (reconstruction from the published reviews)
     :func:`retrieval_scores`, :func:`retrieval_rank`, :func:`rank_reward`,
     :func:`similarity_reward`, :func:`inflation_score`,
     :func:`make_score_inflation_case`, :func:`format_reward`.
+GRAPE end to end on a toy (package design)
+    :func:`make_shifted_retrieval`, :func:`train_rewriter` (NumPy GRPO of a
+    softmax rewriting policy against a frozen retriever),
+    :func:`evaluate_rewriter`, :func:`recall_at_k`.
 VisualScore rewards (authors' code)
     :func:`gaussian_reward`, :func:`accuracy_reward`, :func:`parse_answer`,
     :func:`format_reward` with ``value=0.5``.
@@ -23,6 +27,12 @@ from mvlearn_ext.rl._advantages import (
     group_advantages,
     multi_reward_advantages,
     std_filter,
+)
+from mvlearn_ext.rl._grape_toy import (
+    evaluate_rewriter,
+    make_shifted_retrieval,
+    recall_at_k,
+    train_rewriter,
 )
 from mvlearn_ext.rl._rewards import (
     accuracy_reward,
@@ -40,16 +50,20 @@ from mvlearn_ext.rl._rewards import (
 __all__ = [
     "accuracy_reward",
     "entropy_mask",
+    "evaluate_rewriter",
     "format_reward",
     "gaussian_reward",
     "group_advantages",
     "inflation_score",
     "make_score_inflation_case",
+    "make_shifted_retrieval",
     "multi_reward_advantages",
     "parse_answer",
     "rank_reward",
+    "recall_at_k",
     "retrieval_rank",
     "retrieval_scores",
     "similarity_reward",
     "std_filter",
+    "train_rewriter",
 ]

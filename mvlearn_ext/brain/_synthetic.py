@@ -1,0 +1,146 @@
+"""Synthetic connectomes whose meaning depends on the phenotype (PhenoBrain demo).
+
+A package design (spec ``deep_methods.md`` §10.4), built to exhibit the
+motivation of PhenoBrain's abstract: "the same functional connectivity
+pattern may support different conclusions under different phenotype
+contexts". Not one of the paper's datasets (those are built from public
+imaging data and need downloads).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = ["make_phenotype_connectomes"]
+
+
+def make_phenotype_connectomes(
+    n_subjects=400,
+    *,
+    n_modules=4,
+    rois_per_module=4,
+    within=0.5,
+    between=0.05,
+    path_range=(0.05, 0.6),
+    noise=0.1,
+    label_noise=0.05,
+    age_effect=0.1,
+    random_state=None,
+    return_paths=False,
+):
+    """Connectomes with a phenotype-routed 2-hop label signal.
+
+    ``n_modules`` modules (``M1, ..., M4`` for the default 4) of
+    ``rois_per_module`` ROIs each. Subject ``s`` has a binary phenotype
+    ``g_s`` (a group, 50/50) and a continuous age. Four between-module
+    strengths are drawn uniformly in ``path_range``: ``a`` (M1-M2), ``b``
+    (M2-M3), ``c`` (M1-M4) and ``d`` (M4-M3). The label reads the strength of
+    the *2-hop* route from M1 to M3 that the phenotype selects::
+
+        s = a * b   if g = 0   (through M2)
+        s = c * d   if g = 1   (through M4)
+        y = 1[s > median(s)], then a share ``label_noise`` of labels flipped.
+
+    The direct M1-M3 block carries no signal (it is ``between`` like every
+    other block), and the four strengths are independent of ``g``, so the
+    same connectome pattern predicts the label under one phenotype and is
+    noise under the other. Age scales the within-module strength by
+    ``1 - age_effect * age`` (a nuisance, unrelated to the label).
+
+    The connectome is ``A = B + noise * E`` with ``B`` the block matrix of
+    these strengths, ``E`` symmetric standard normal, the diagonal set to 1
+    and the entries clipped to ``[-1, 1]`` (a Pearson-like matrix, not a
+    correlation of simulated time series).
+
+    Parameters
+    ----------
+    n_subjects : int, default=400
+    n_modules : int >= 4, default=4
+        Modules beyond the fourth are background.
+    rois_per_module : int >= 1, default=4
+    within : float, default=0.5
+        Within-module strength at age 0.
+    between : float, default=0.05
+        Strength of the other between-module blocks.
+    path_range : tuple of two floats, default=(0.05, 0.6)
+    noise : float >= 0, default=0.1
+        Standard deviation of the edge noise.
+    label_noise : float in [0, 0.5], default=0.05
+    age_effect : float, default=0.1
+    random_state : int, RandomState instance or None, default=None
+    return_paths : bool, default=False
+        Also return the latent strengths ``(a, b, c, d)`` and the path score.
+
+    Returns
+    -------
+    A : ndarray of shape (n_subjects, N, N)
+        ``N = n_modules * rois_per_module``.
+    phenotypes : ndarray of shape (n_subjects, 2)
+        Columns: the group ``g`` (0/1) and the standardised age.
+    y : ndarray of int, shape (n_subjects,)
+    paths : ndarray of shape (n_subjects, 4), optional
+        ``a, b, c, d``.
+    score : ndarray of shape (n_subjects,), optional
+        ``s`` (before the label noise).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.brain import make_phenotype_connectomes
+    >>> A, P, y = make_phenotype_connectomes(100, random_state=0)
+    >>> A.shape, P.shape, y.shape, float(A[0, 0, 0])
+    ((100, 16, 16), (100, 2), (100,), 1.0)
+    """
+    for name, value, low in (
+        ("n_subjects", n_subjects, 2),
+        ("n_modules", n_modules, 4),
+        ("rois_per_module", rois_per_module, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    for name, value in (
+        ("within", within),
+        ("between", between),
+        ("noise", noise),
+        ("age_effect", age_effect),
+    ):
+        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite float, got {value!r}")
+    if noise < 0:
+        raise ValueError(f"noise must be >= 0, got {noise!r}")
+    if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:
+        raise ValueError(f"label_noise must be in [0, 0.5], got {label_noise!r}")
+    try:
+        lo, hi = (float(v) for v in path_range)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"path_range must be two floats (low, high), got {path_range!r}") from exc
+    if not lo < hi:
+        raise ValueError(f"path_range must have low < high, got {path_range!r}")
+    rng = check_random_state(random_state)
+    n, R, Mn = int(n_subjects), int(rois_per_module), int(n_modules)
+    N = Mn * R
+    module = np.repeat(np.arange(Mn), R)
+    g = rng.randint(0, 2, size=n)
+    age = rng.uniform(-1.0, 1.0, size=n)  # standardised to [-1, 1]
+    paths = rng.uniform(lo, hi, size=(n, 4))  # a: M1-M2, b: M2-M3, c: M1-M4, d: M4-M3
+    block = np.full((n, Mn, Mn), float(between))
+    idx = np.arange(Mn)
+    block[:, idx, idx] = (within * (1.0 - age_effect * age))[:, None]
+    for k, (u, v) in enumerate(((0, 1), (1, 2), (0, 3), (3, 2))):
+        block[:, u, v] = block[:, v, u] = paths[:, k]
+    B = block[:, module][:, :, module]
+    E = rng.normal(size=(n, N, N))
+    E = (E + np.swapaxes(E, 1, 2)) / np.sqrt(2.0)
+    A = np.clip(B + noise * E, -1.0, 1.0)
+    diag = np.arange(N)
+    A[:, diag, diag] = 1.0
+    score = np.where(g == 0, paths[:, 0] * paths[:, 1], paths[:, 2] * paths[:, 3])
+    y = (score > np.median(score)).astype(int)
+    flip = rng.uniform(size=n) < label_noise
+    y[flip] = 1 - y[flip]
+    phenotypes = np.column_stack([g.astype(np.float64), age / np.sqrt(1.0 / 3.0)])
+    if return_paths:
+        return A, phenotypes, y, paths, score
+    return A, phenotypes, y

@@ -1,0 +1,514 @@
+"""PhenoBrain (torch bridge): phenotype-conditioned routing and attention regulation.
+
+**Reconstruction.** PhenoBrain (L. Meng, K. Liang, H. Li, M. Liu, W. Shi,
+M. Li, Y. Gao, X. Liu, ICML 2026 spotlight, OpenReview 9NqKL9QQ4a) is known
+here only from its abstract; neither the paper nor code was available. The
+abstract states that phenotypes are injected "at the mechanism level rather
+than only at the classifier level", through (i) a phenotype-conditioned
+long-range routing mechanism that learns a subject-specific multi-hop
+communication kernel, and (ii) a phenotype-guided regulation of attention
+that uses the phenotype as a conditional prior. Everything below the level
+of those two sentences is this package's design (spec ``deep_methods.md``
+§10): the polynomial kernel ``K(p) = sum_h alpha_h(p) A_hat^h`` with
+``alpha(p) = softmax(MLP(p))`` (or a heat kernel with a phenotype-dependent
+time), FiLM modulation of the messages, an additive ``log K_tilde(p)``
+attention bias and a KL regulariser. The paper's datasets (built from public
+imaging data) are not reproduced.
+
+The kernel, the normalisation and the regulariser have NumPy references in
+:mod:`mvlearn_ext.brain`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.metrics import accuracy_score
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+from torch import nn
+from torch.nn import functional as F
+
+from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
+from mvlearn_ext.deep._bridge import resolve_device
+
+__all__ = ["PhenoBrainClassifier"]
+
+_EPS = 1e-6
+
+
+class _PhenoBrainNet(nn.Module):
+    """Routing layer, one regulated attention layer, attention pooling, MLP head."""
+
+    def __init__(
+        self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, kernel, prior_bias, film
+    ):
+        super().__init__()
+        self.mode, self.kernel = mode, kernel
+        self.use_film = film and mode == "mechanism"
+        n_alpha = n_hops + 1 if kernel == "polynomial" else 1
+        if mode == "mechanism":
+            self.alpha_mlp = nn.Sequential(
+                nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_alpha)
+            )
+            if self.use_film:
+                self.film = nn.Linear(n_pheno, 2 * hidden)
+                nn.init.zeros_(self.film.weight)
+                nn.init.zeros_(self.film.bias)
+        else:  # the same kernel, with hop weights (or time) shared by all subjects
+            self.alpha_logits = nn.Parameter(torch.zeros(n_alpha))
+        self.embed = nn.Linear(n_rois, hidden)
+        self.q = nn.Linear(hidden, hidden)
+        self.k = nn.Linear(hidden, hidden)
+        self.v = nn.Linear(hidden, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        self.pool = nn.Linear(hidden, 1)
+        n_in = hidden + (n_pheno if mode in ("mechanism", "late") else 0)
+        self.head = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+        self.prior_bias = float(prior_bias)
+
+    def hop_weights(self, p):
+        if self.mode == "mechanism":
+            logits = self.alpha_mlp(p)
+        else:
+            logits = self.alpha_logits.expand(p.shape[0], -1)
+        if self.kernel == "polynomial":
+            return torch.softmax(logits, dim=1)
+        return F.softplus(logits)  # heat: diffusion time t(p) > 0, shape (B, 1)
+
+    def routing(self, graph, p):
+        """``K(p)``: graph is the hop-power stack (polynomial) or ``(lam, U)`` (heat)."""
+        alpha = self.hop_weights(p)
+        if self.kernel == "polynomial":
+            return torch.einsum("bh,bhij->bij", alpha, graph), alpha
+        lam, U = graph
+        decay = torch.exp(-alpha * (1.0 - lam))
+        return torch.einsum("bik,bk,bjk->bij", U, decay, U), alpha
+
+    def forward(self, graph, X, p):
+        K, alpha = self.routing(graph, p)
+        H = torch.relu(K @ self.embed(X))
+        if self.use_film:
+            gamma, beta = self.film(p).chunk(2, dim=1)
+            H = H * (1.0 + gamma[:, None, :]) + beta[:, None, :]
+        Kp = K.clamp_min(0.0) + _EPS
+        prior = Kp / Kp.sum(dim=2, keepdim=True)
+        d = H.shape[-1]
+        scores = self.q(H) @ self.k(H).transpose(1, 2) / d**0.5
+        attn = torch.softmax(scores + self.prior_bias * prior.log(), dim=2)
+        H = self.norm(H + attn @ self.v(H))
+        w = torch.softmax(self.pool(H).squeeze(-1), dim=1)
+        z = (w[:, :, None] * H).sum(1)
+        if self.mode in ("mechanism", "late"):
+            z = torch.cat([z, p], dim=1)
+        log_attn = attn.clamp_min(1e-12).log()
+        reg = (attn * (log_attn - prior.log())).sum(2).mean()
+        return self.head(z), reg, K, alpha, attn
+
+
+class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
+    """Connectome classifier with phenotype-conditioned routing (PhenoBrain, reconstruction).
+
+    For each subject, with FC matrix ``A`` (``N x N``), node features ``X``
+    (the rows of ``A``) and standardised phenotype ``p``:
+
+    1. ``A_hat = D^{-1/2} max(A, 0) D^{-1/2}``
+       (:func:`mvlearn_ext.brain.normalize_connectome`);
+    2. routing kernel ``K(p) = sum_{h=0}^{H} alpha_h(p) A_hat^h`` with
+       ``alpha(p) = softmax(MLP_alpha(p))`` (``kernel="polynomial"``), or
+       ``exp(-t(p) (I - A_hat))`` with ``t(p) = softplus(MLP(p))``
+       (``kernel="heat"``);
+    3. messages ``H = relu(K(p) X W)``, FiLM-modulated:
+       ``H * (1 + gamma(p)) + beta(p)``;
+    4. one ROI self-attention layer whose scores get the additive prior
+       ``prior_bias * log(eps + K_tilde(p))`` (``K_tilde`` row-normalised),
+       with the regulariser ``L_reg = mean_i KL(Attn_i || K_tilde(p)_i)``;
+    5. attention pooling over ROIs, concatenation with ``p``, MLP head; loss
+       ``CE + reg_weight * L_reg``.
+
+    ``phenotype_mode="late"`` is the late-fusion ablation of the same network
+    (hop weights, or heat time, and attention prior shared by all subjects,
+    no FiLM; ``p`` only enters at the head); ``"none"`` ignores ``p``
+    altogether (a graph network without phenotype). All forms beyond the
+    abstract's two sentences are design choices (see the module docstring).
+
+    Parameters
+    ----------
+    n_hops : int, default=3
+        ``H`` of the polynomial kernel.
+    kernel : {"polynomial", "heat"}, default="polynomial"
+    hidden : int, default=32
+    phenotype_mode : {"mechanism", "late", "none"}, default="mechanism"
+    film : bool, default=True
+        FiLM modulation of the messages by ``p`` (``phenotype_mode="mechanism"``
+        only); ``False`` leaves the routing kernel and the attention prior as
+        the only phenotype paths below the head (an ablation).
+    prior_bias : float >= 0, default=1.0
+        ``lambda_b``, weight of the log-prior in the attention scores.
+    reg_weight : float >= 0, default=0.1
+        ``lambda`` of ``L_reg``.
+    top_k : int or None, default=None
+        Edges kept per ROI before normalising (``None``: all positive ones).
+    epochs : int, default=150
+    batch_size : int, default=64
+    learning_rate : float, default=3e-3
+        Adam learning rate.
+    weight_decay : float, default=1e-4
+    early_stopping : bool, default=False
+        Hold out a stratified ``validation_fraction`` of the training
+        subjects, stop when their cross-entropy has not improved for
+        ``n_iter_no_change`` epochs and keep the best epoch's weights.
+    validation_fraction : float in (0, 1), default=0.2
+    n_iter_no_change : int, default=20
+    device : str or None, default="cpu"
+        ``None`` picks CUDA when available.
+    n_threads : int or None, default=None
+        torch intra-op threads during ``fit`` (restored afterwards).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights and batches; the global torch RNG is left as it was.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_rois_ : int
+    n_phenotypes_ : int
+    phenotype_mean_, phenotype_scale_ : ndarray of shape (n_phenotypes,)
+        The standardisation of the phenotypes learned at ``fit``.
+    network_ : torch.nn.Module
+    loss_history_ : list of dict
+        Mean ``ce`` and ``reg`` per epoch (and ``val_ce`` with early stopping).
+    best_epoch_ : int
+        The epoch whose weights were kept (the last one without early stopping).
+
+    References
+    ----------
+    L. Meng et al., "PhenoBrain" (phenotype-conditioned long-range routing
+    for multi-modal brain network analysis), ICML 2026, OpenReview
+    9NqKL9QQ4a (abstract only).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.brain import make_phenotype_connectomes
+    >>> from mvlearn_ext.deep.brain import PhenoBrainClassifier
+    >>> A, P, y = make_phenotype_connectomes(60, random_state=0)
+    >>> clf = PhenoBrainClassifier(epochs=2, hidden=8, random_state=0)
+    >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
+    (3, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "n_hops": [Interval(Integral, 0, None, closed="left")],
+        "kernel": [StrOptions({"polynomial", "heat"})],
+        "hidden": [Interval(Integral, 1, None, closed="left")],
+        "phenotype_mode": [StrOptions({"mechanism", "late", "none"})],
+        "film": ["boolean"],
+        "prior_bias": [Interval(Real, 0, None, closed="left")],
+        "reg_weight": [Interval(Real, 0, None, closed="left")],
+        "top_k": [Interval(Integral, 1, None, closed="left"), None],
+        "epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "device": [str, None],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_hops=3,
+        kernel="polynomial",
+        hidden=32,
+        phenotype_mode="mechanism",
+        film=True,
+        prior_bias=1.0,
+        reg_weight=0.1,
+        top_k=None,
+        epochs=150,
+        batch_size=64,
+        learning_rate=3e-3,
+        weight_decay=1e-4,
+        early_stopping=False,
+        validation_fraction=0.2,
+        n_iter_no_change=20,
+        device="cpu",
+        n_threads=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_hops = n_hops
+        self.kernel = kernel
+        self.hidden = hidden
+        self.phenotype_mode = phenotype_mode
+        self.film = film
+        self.prior_bias = prior_bias
+        self.reg_weight = reg_weight
+        self.top_k = top_k
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.device = device
+        self.n_threads = n_threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- input ---------------------------------------------------------------
+    def _check_inputs(self, connectomes, phenotypes, *, reset):
+        try:
+            A = np.asarray(connectomes, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"connectomes must be a numeric array, got {type(connectomes).__name__}"
+            ) from exc
+        if A.ndim != 3 or A.shape[1] != A.shape[2]:
+            raise ValueError(
+                f"connectomes must have shape (n_subjects, N, N), got shape {A.shape}"
+            )
+        if A.shape[0] < 1 or A.shape[1] < 1:
+            raise ValueError(f"connectomes is empty (shape {A.shape})")
+        if not np.isfinite(A).all():
+            raise ValueError("connectomes holds NaN or infinite values")
+        asym = np.abs(A - A.transpose(0, 2, 1)).max(axis=(1, 2))
+        if (asym > 1e-8).any():
+            raise ValueError(
+                f"connectomes must be symmetric; subject {int(np.argmax(asym > 1e-8))} is not"
+            )
+        if phenotypes is None:
+            raise TypeError("phenotypes is required: pass phenotypes=array (n_subjects, q)")
+        try:
+            P = np.asarray(phenotypes, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"phenotypes must be a numeric array, got {type(phenotypes).__name__}"
+            ) from exc
+        if P.ndim == 1:
+            P = P[:, None]
+        if P.ndim != 2 or P.shape[1] < 1:
+            raise ValueError(f"phenotypes must have shape (n_subjects, q), got {P.shape}")
+        if P.shape[0] != A.shape[0]:
+            raise ValueError(
+                f"phenotypes has {P.shape[0]} rows but connectomes has {A.shape[0]} subjects"
+            )
+        if not np.isfinite(P).all():
+            raise ValueError("phenotypes holds NaN or infinite values")
+        if not reset:
+            if A.shape[1] != self.n_rois_:
+                raise ValueError(
+                    f"connectomes has {A.shape[1]} ROIs, the model was fitted on {self.n_rois_}"
+                )
+            if P.shape[1] != self.n_phenotypes_:
+                raise ValueError(
+                    f"phenotypes has {P.shape[1]} columns, the model was fitted on "
+                    f"{self.n_phenotypes_}"
+                )
+        return A, P
+
+    def _tensors(self, A, P, device):
+        A_hat = normalize_connectome(A, mode="symmetric", top_k=self.top_k)
+        if self.kernel == "polynomial":
+            graph = torch.as_tensor(hop_powers(A_hat, self.n_hops), dtype=torch.float32)
+            graph = graph.to(device)
+        else:
+            lam, U = np.linalg.eigh(A_hat)
+            graph = (
+                torch.as_tensor(lam, dtype=torch.float32, device=device),
+                torch.as_tensor(U, dtype=torch.float32, device=device),
+            )
+        X = torch.as_tensor(A, dtype=torch.float32, device=device)
+        Pz = (P - self.phenotype_mean_) / self.phenotype_scale_
+        Pt = torch.as_tensor(Pz, dtype=torch.float32, device=device)
+        return graph, X, Pt
+
+    @staticmethod
+    def _take(graph, idx):
+        if isinstance(graph, tuple):
+            return tuple(g[idx] for g in graph)
+        return graph[idx]
+
+    # -- fit -----------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, connectomes, y, *, phenotypes=None):
+        """Train the network.
+
+        Parameters
+        ----------
+        connectomes : array-like of shape (n_subjects, N, N)
+            Symmetric functional-connectivity matrices.
+        y : array-like of shape (n_subjects,)
+        phenotypes : array-like of shape (n_subjects, q)
+            Required (also with ``phenotype_mode="none"``, for a uniform API).
+
+        Returns
+        -------
+        self : PhenoBrainClassifier
+        """
+        if self.n_threads is None:
+            return self._fit(connectomes, y, phenotypes)
+        previous = torch.get_num_threads()
+        torch.set_num_threads(int(self.n_threads))
+        try:
+            return self._fit(connectomes, y, phenotypes)
+        finally:
+            torch.set_num_threads(previous)
+
+    def _fit(self, connectomes, y, phenotypes):
+        A, P = self._check_inputs(connectomes, phenotypes, reset=True)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != A.shape[0]:
+            raise ValueError(
+                f"y has {y.shape[0]} labels but connectomes has {A.shape[0]} subjects"
+            )
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError("PhenoBrainClassifier needs at least two classes in y")
+        self.n_rois_, self.n_phenotypes_ = A.shape[1], P.shape[1]
+        self.phenotype_mean_ = P.mean(axis=0)
+        scale = P.std(axis=0)
+        self.phenotype_scale_ = np.where(scale > 0, scale, 1.0)
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(2**31 - 1))
+        device = resolve_device(self.device)
+        graph, X, Pt = self._tensors(A, P, device)
+        yt = torch.as_tensor(y_idx, dtype=torch.long, device=device)
+        train = np.arange(A.shape[0])
+        val = None
+        if self.early_stopping:
+            from sklearn.model_selection import train_test_split
+
+            try:
+                train, val = train_test_split(
+                    train,
+                    test_size=self.validation_fraction,
+                    stratify=y_idx,
+                    random_state=seed,
+                )
+            except ValueError as exc:
+                raise ValueError(
+                    f"early_stopping: cannot split off validation_fraction="
+                    f"{self.validation_fraction} of {A.shape[0]} subjects with every class "
+                    f"on both sides ({exc})"
+                ) from exc
+            val_t = torch.from_numpy(val).to(device)
+        n = train.size
+        train_t = torch.from_numpy(train).to(device)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            net = _PhenoBrainNet(
+                self.n_rois_,
+                self.n_phenotypes_,
+                self.hidden,
+                self.n_hops,
+                self.classes_.size,
+                mode=self.phenotype_mode,
+                kernel=self.kernel,
+                prior_bias=self.prior_bias,
+                film=self.film,
+            ).to(device)
+        opt = torch.optim.Adam(
+            net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+        )
+        self.loss_history_ = []
+        best_val, best_state, stale = np.inf, None, 0
+        self.best_epoch_ = self.epochs
+        start = time.perf_counter()
+        for epoch in range(self.epochs):
+            net.train()
+            order = train_t[torch.from_numpy(rng.permutation(n)).to(device)]
+            ce_sum = reg_sum = 0.0
+            for b in range(0, n, self.batch_size):
+                idx = order[b : b + self.batch_size]
+                logits, reg, *_ = net(self._take(graph, idx), X[idx], Pt[idx])
+                ce = F.cross_entropy(logits, yt[idx])
+                loss = ce + self.reg_weight * reg
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                ce_sum += float(ce.detach()) * idx.numel()
+                reg_sum += float(reg.detach()) * idx.numel()
+            record = {"ce": ce_sum / n, "reg": reg_sum / n}
+            if val is not None:
+                with torch.no_grad():
+                    logits = net(self._take(graph, val_t), X[val_t], Pt[val_t])[0]
+                    record["val_ce"] = float(F.cross_entropy(logits, yt[val_t]))
+                if record["val_ce"] < best_val - 1e-4:
+                    best_val, stale, self.best_epoch_ = record["val_ce"], 0, epoch + 1
+                    best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+                else:
+                    stale += 1
+            self.loss_history_.append(record)
+            if self.verbose:
+                print(
+                    f"[PhenoBrain] epoch {epoch + 1}/{self.epochs}: ce {ce_sum / n:.4f} "
+                    f"reg {reg_sum / n:.4f}"
+                    + (f" val_ce {record['val_ce']:.4f}" if val is not None else "")
+                    + f" ({time.perf_counter() - start:.1f} s)",
+                    file=sys.stderr,
+                )
+            if val is not None and stale >= self.n_iter_no_change:
+                break
+        if best_state is not None:
+            net.load_state_dict(best_state)
+        net.eval()
+        self.network_ = net
+        return self
+
+    # -- inference -----------------------------------------------------------
+    def _forward(self, connectomes, phenotypes):
+        check_is_fitted(self)
+        A, P = self._check_inputs(connectomes, phenotypes, reset=False)
+        device = next(self.network_.parameters()).device
+        graph, X, Pt = self._tensors(A, P, device)
+        with torch.no_grad():
+            logits, _, K, alpha, attn = self.network_(graph, X, Pt)
+        return logits.cpu(), K.cpu().numpy(), alpha.cpu().numpy(), attn.cpu().numpy()
+
+    def predict_proba(self, connectomes, *, phenotypes=None):
+        """Class probabilities, shape (n_subjects, n_classes)."""
+        logits = self._forward(connectomes, phenotypes)[0]
+        return torch.softmax(logits.double(), dim=1).numpy()
+
+    def decision_function(self, connectomes, *, phenotypes=None):
+        """Logits; for two classes the log-odds of ``classes_[1]``, shape (n_subjects,)."""
+        logits = self._forward(connectomes, phenotypes)[0].double().numpy()
+        if logits.shape[1] == 2:
+            return logits[:, 1] - logits[:, 0]
+        return logits
+
+    def predict(self, connectomes, *, phenotypes=None):
+        """The most probable class of each subject."""
+        return self.classes_[self.predict_proba(connectomes, phenotypes=phenotypes).argmax(1)]
+
+    def score(self, connectomes, y, *, phenotypes=None, sample_weight=None):
+        """Accuracy of :meth:`predict` on ``(connectomes, phenotypes)``."""
+        pred = self.predict(connectomes, phenotypes=phenotypes)
+        return accuracy_score(y, pred, sample_weight=sample_weight)
+
+    def hop_weights(self, connectomes, *, phenotypes=None):
+        """``alpha(p)`` per subject, shape (n_subjects, H + 1) (heat: ``t(p)``, (n, 1))."""
+        return self._forward(connectomes, phenotypes)[2].astype(np.float64)
+
+    def routing_kernels(self, connectomes, *, phenotypes=None):
+        """The subject-specific kernels ``K(p)``, shape (n_subjects, N, N)."""
+        return self._forward(connectomes, phenotypes)[1].astype(np.float64)
+
+    def attention(self, connectomes, *, phenotypes=None):
+        """The regulated ROI attention matrices, shape (n_subjects, N, N)."""
+        return self._forward(connectomes, phenotypes)[3].astype(np.float64)

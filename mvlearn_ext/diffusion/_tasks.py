@@ -1,0 +1,214 @@
+"""Two-dimensional toy tasks with few pairs and many unpaired conditions, and metrics.
+
+A design of this package for the demo of the semi-supervised multi-objective
+diffusion method (spec section 7.4), not the paper's benchmarks: the
+condition is ``c ~ U[low, high]`` and each task ``k`` has a target
+``x | c ~ N(m_k(c), noise^2 I)`` in the plane, ``m_sine(c) = (c, sin 2c)``,
+``m_parabola(c) = (c, c^2 - 1)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "TOY_TASKS",
+    "ToyTasks",
+    "conditional_mean_error",
+    "energy_distance",
+    "make_toy_tasks",
+    "toy_task_mean",
+]
+
+
+def _sine(c):
+    return np.column_stack([c, np.sin(2.0 * c)])
+
+
+def _parabola(c):
+    return np.column_stack([c, c * c - 1.0])
+
+
+def _cubic(c):
+    return np.column_stack([c, 0.5 * c**3 - c])
+
+
+#: The conditional means ``m_k(c)`` of the toy tasks, by name.
+TOY_TASKS = {"sine": _sine, "parabola": _parabola, "cubic": _cubic}
+
+
+def toy_task_mean(task, c):
+    """``m_task(c)``, of shape (n, 2), for conditions of shape (n,) or (n, 1)."""
+    if task not in TOY_TASKS:
+        raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
+    c = np.asarray(c, dtype=np.float64)
+    if c.ndim == 2 and c.shape[1] == 1:
+        c = c[:, 0]
+    if c.ndim != 1:
+        raise ValueError(f"c must have shape (n,) or (n, 1), got {c.shape}")
+    return TOY_TASKS[task](c)
+
+
+@dataclass(frozen=True, eq=False)
+class ToyTasks:
+    """Paired, unpaired and held-out data of several toy tasks (one entry per task).
+
+    Attributes
+    ----------
+    names : tuple of str
+    pairs : list of (C, X)
+        ``C`` of shape (n_pairs, 1), ``X`` of shape (n_pairs, 2).
+    unpaired : list of ndarray of shape (n_unpaired, 1)
+        Conditions without samples.
+    test : list of ndarray of shape (n_test, 1)
+        Held-out conditions.
+    noise : float
+    """
+
+    names: tuple
+    pairs: list
+    unpaired: list
+    test: list
+    noise: float
+
+    def mean(self, k, C):
+        """The true conditional mean of task ``k`` at the conditions ``C``."""
+        return toy_task_mean(self.names[k], C)
+
+    def sample(self, k, C, *, random_state=None):
+        """Samples of task ``k`` at ``C`` from the true conditional law."""
+        m = self.mean(k, C)
+        return m + self.noise * check_random_state(random_state).standard_normal(m.shape)
+
+
+def make_toy_tasks(
+    n_pairs=32,
+    n_unpaired=2000,
+    n_test=256,
+    *,
+    tasks=("sine", "parabola"),
+    noise=0.05,
+    low=-1.5,
+    high=1.5,
+    random_state=None,
+):
+    """The 2-D toy tasks of the demo: few pairs, many unpaired conditions per task.
+
+    Parameters
+    ----------
+    n_pairs : int, default=32
+        Paired ``(c, x)`` samples per task.
+    n_unpaired : int, default=2000
+        Unpaired conditions per task.
+    n_test : int, default=256
+        Held-out conditions per task.
+    tasks : sequence of str, default=("sine", "parabola")
+        Names in :data:`TOY_TASKS`.
+    noise : float, default=0.05
+        Standard deviation of ``x`` around its conditional mean.
+    low, high : float, default=-1.5, 1.5
+        Range of the conditions.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    data : ToyTasks
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import make_toy_tasks
+    >>> data = make_toy_tasks(random_state=0)
+    >>> data.names, data.pairs[0][1].shape, data.unpaired[1].shape
+    (('sine', 'parabola'), (32, 2), (2000, 1))
+    """
+    for name, v, lo in (
+        ("n_pairs", n_pairs, 1),
+        ("n_unpaired", n_unpaired, 0),
+        ("n_test", n_test, 1),
+    ):
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < lo:
+            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+    if isinstance(tasks, str):
+        raise TypeError("tasks must be a sequence of task names, not a single string")
+    tasks = tuple(tasks)
+    if not tasks:
+        raise ValueError("tasks must name at least one task")
+    for t in tasks:
+        if t not in TOY_TASKS:
+            raise ValueError(f"unknown task {t!r}; known: {sorted(TOY_TASKS)}")
+    if not isinstance(noise, Real) or not np.isfinite(noise) or noise <= 0:
+        raise ValueError(f"noise must be a positive float, got {noise!r}")
+    if not (isinstance(low, Real) and isinstance(high, Real) and low < high):
+        raise ValueError(f"low and high must be floats with low < high, got {low!r}, {high!r}")
+    rng = check_random_state(random_state)
+    pairs, unpaired, test = [], [], []
+    for t in tasks:
+        C = rng.uniform(low, high, size=(n_pairs, 1))
+        X = toy_task_mean(t, C) + noise * rng.standard_normal((n_pairs, 2))
+        pairs.append((C, X))
+        unpaired.append(rng.uniform(low, high, size=(n_unpaired, 1)))
+        test.append(rng.uniform(low, high, size=(n_test, 1)))
+    return ToyTasks(names=tasks, pairs=pairs, unpaired=unpaired, test=test, noise=float(noise))
+
+
+def conditional_mean_error(samples, true_means):
+    """Mean squared error of the Monte Carlo conditional mean: ``mean_i ||xbar_i - m(c_i)||^2``.
+
+    Parameters
+    ----------
+    samples : array-like of shape (n_conditions, n_draws, d)
+        Draws of the model at each condition.
+    true_means : array-like of shape (n_conditions, d)
+
+    Returns
+    -------
+    error : float
+        Includes the Monte Carlo variance of the mean (``noise^2 d / n_draws``
+        for a perfect model).
+    """
+    S = np.asarray(samples, dtype=np.float64)
+    M = np.asarray(true_means, dtype=np.float64)
+    if S.ndim != 3:
+        raise ValueError(f"samples must be 3-D (n_conditions, n_draws, d), got shape {S.shape}")
+    if M.shape != (S.shape[0], S.shape[2]):
+        raise ValueError(f"true_means has shape {M.shape}, expected {(S.shape[0], S.shape[2])}")
+    if not (np.isfinite(S).all() and np.isfinite(M).all()):
+        raise ValueError("samples or true_means hold NaN or infinite values")
+    d = S.mean(axis=1) - M
+    return float((d * d).sum(axis=1).mean())
+
+
+def _mean_dist(A, B):
+    diff = A[:, None, :] - B[None, :, :]
+    return float(np.sqrt((diff * diff).sum(-1)).mean())
+
+
+def energy_distance(X, Y):
+    """The energy distance ``2 E||X - Y|| - E||X - X'|| - E||Y - Y'||`` of two samples.
+
+    Zero in the limit exactly when the two laws agree (Szekely & Rizzo,
+    2013); computed with all pairs (V-statistic), so use a few thousand
+    points at most.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    Y : array-like of shape (m, d)
+
+    Returns
+    -------
+    distance : float
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1] or not X.size or not Y.size:
+        raise ValueError(
+            f"X and Y must be non-empty 2-D arrays of equal width, got {X.shape}, {Y.shape}"
+        )
+    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
+        raise ValueError("X or Y holds NaN or infinite values")
+    return 2.0 * _mean_dist(X, Y) - _mean_dist(X, X) - _mean_dist(Y, Y)

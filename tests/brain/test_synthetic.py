@@ -1,0 +1,63 @@
+"""The synthetic phenotype-routed connectomes: structure, label mechanism, determinism."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from mvlearn_ext.brain import make_phenotype_connectomes
+
+
+def test_shapes_symmetry_range_and_determinism():
+    A, P, y = make_phenotype_connectomes(50, random_state=0)
+    assert A.shape == (50, 16, 16) and P.shape == (50, 2) and y.shape == (50,)
+    np.testing.assert_array_equal(A, A.transpose(0, 2, 1))
+    assert np.all(A[:, np.arange(16), np.arange(16)] == 1.0) and np.abs(A).max() <= 1.0
+    assert set(np.unique(P[:, 0])) <= {0.0, 1.0} and set(np.unique(y)) == {0, 1}
+    A2, P2, y2 = make_phenotype_connectomes(50, random_state=0)
+    np.testing.assert_array_equal(A, A2)
+    np.testing.assert_array_equal(y, y2)
+    A3, _, _ = make_phenotype_connectomes(50, random_state=1)
+    assert not np.allclose(A, A3)
+
+
+def test_label_reads_the_route_the_phenotype_selects():
+    A, P, y, paths, score = make_phenotype_connectomes(
+        3000, label_noise=0.0, random_state=0, return_paths=True
+    )
+    g = P[:, 0].astype(int)
+    np.testing.assert_array_equal(y, (score > np.median(score)).astype(int))
+    other = np.where(g == 0, paths[:, 2] * paths[:, 3], paths[:, 0] * paths[:, 1])
+    assert roc_auc_score(y, score) == 1.0
+    assert abs(roc_auc_score(y, other) - 0.5) < 0.05
+    # the same M1-M2-M3 route predicts the label under g = 0 and is noise under g = 1
+    s2 = paths[:, 0] * paths[:, 1]
+    assert roc_auc_score(y[g == 0], s2[g == 0]) > 0.95
+    assert abs(roc_auc_score(y[g == 1], s2[g == 1]) - 0.5) < 0.05
+    # neither the group nor the direct M1-M3 block carries the label
+    assert abs(y[g == 0].mean() - y[g == 1].mean()) < 0.05
+    direct = A[:, 0:4, 8:12].mean(axis=(1, 2))
+    assert abs(roc_auc_score(y, direct) - 0.5) < 0.05
+
+
+def test_block_means_recover_the_latent_strengths():
+    A, _, _, paths, _ = make_phenotype_connectomes(300, random_state=2, return_paths=True)
+    blocks = [(0, 1), (1, 2), (0, 3), (3, 2)]
+    for k, (u, v) in enumerate(blocks):
+        mean = A[:, 4 * u : 4 * u + 4, 4 * v : 4 * v + 4].mean(axis=(1, 2))
+        assert np.corrcoef(mean, paths[:, k])[0, 1] > 0.95
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_subjects": 1}, "n_subjects"),
+        ({"n_modules": 3}, "n_modules"),
+        ({"noise": -0.1}, "noise"),
+        ({"label_noise": 0.7}, "label_noise"),
+        ({"path_range": (0.6, 0.1)}, "path_range"),
+        ({"within": float("nan")}, "within"),
+    ],
+)
+def test_bad_parameters_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_phenotype_connectomes(**{"n_subjects": 20, **kwargs})

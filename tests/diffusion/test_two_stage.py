@@ -1,0 +1,180 @@
+"""Scalarisation, pseudo-pairs, the polynomial-Gaussian oracle, toy tasks and metrics."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from mvlearn_ext.diffusion import (
+    conditional_mean_error,
+    energy_distance,
+    fit_polynomial_gaussian,
+    make_pseudo_pairs,
+    make_toy_tasks,
+    scalarize,
+    simplex_weights,
+    task_sample_weights,
+    toy_task_mean,
+    two_stage_polynomial,
+)
+
+
+@pytest.mark.parametrize("K, m", [(2, 11), (3, 5)])
+def test_simplex_weights(K, m):
+    W = simplex_weights(K, m)
+    assert W.shape == (comb(m - 1 + K - 1, K - 1), K)
+    np.testing.assert_allclose(W.sum(1), 1.0)
+    assert (W >= 0).all()
+    assert len({tuple(r) for r in W}) == W.shape[0]
+
+
+def test_scalarize_and_task_weights_give_the_scalarised_loss():
+    assert scalarize([1.0, 3.0], [0.25, 0.75]) == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="sum to 1"):
+        scalarize([1.0, 3.0], [0.5, 0.6])
+    rng = np.random.default_rng(0)
+    tasks = np.repeat([0, 1, 2], [5, 20, 75])
+    losses = rng.normal(size=100) ** 2
+    lam = np.array([0.2, 0.5, 0.3])
+    w = task_sample_weights(tasks, lam)
+    per_task = [losses[tasks == k].mean() for k in range(3)]
+    assert np.mean(w * losses) == pytest.approx(scalarize(per_task, lam))
+
+
+def test_lambda_sweep_traces_a_monotone_front():
+    # one shared model for two linear-Gaussian tasks: the trade-off is real
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-1, 1, 200)
+    tasks = np.repeat([0, 1], 100)
+    X = np.where(tasks[:, None] == 0, 2 * c[:, None], -c[:, None] + 0.5)
+    X = X + 0.1 * rng.normal(size=X.shape)
+    L = []
+    for lam in simplex_weights(2, 11):
+        m = fit_polynomial_gaussian(c, X, degree=1, sample_weight=task_sample_weights(tasks, lam))
+        r = ((m.mean(c) - X) ** 2).sum(1)
+        L.append([r[tasks == 0].mean(), r[tasks == 1].mean()])
+    L = np.array(L)  # lambda_1 increases along the rows
+    assert (np.diff(L[:, 0]) <= 1e-10).all() and (np.diff(L[:, 1]) >= -1e-10).all()
+    assert L[0, 0] > L[-1, 0] and L[-1, 1] > L[0, 1]
+
+
+def test_pseudo_pairs_are_seeded_and_respect_each_pool():
+    pools = [np.linspace(0, 1, 7)[:, None], np.linspace(5, 6, 4)[:, None]]
+    samplers = [
+        lambda C, seed: C + np.random.default_rng(seed).normal(size=C.shape),
+        lambda C, seed: -C + np.random.default_rng(seed).normal(size=C.shape),
+    ]
+    C, X, T = make_pseudo_pairs(samplers, pools, n_per_condition=3, random_state=0)
+    C2, X2, T2 = make_pseudo_pairs(samplers, pools, n_per_condition=3, random_state=0)
+    _, X3, _ = make_pseudo_pairs(samplers, pools, n_per_condition=3, random_state=1)
+    np.testing.assert_array_equal(X, X2)
+    assert not np.array_equal(X, X3)
+    assert np.bincount(T).tolist() == [21, 12]
+    for k in range(2):
+        assert set(C[T == k, 0]) == set(pools[k][:, 0])
+        assert all(np.sum(C[T == k, 0] == c) == 3 for c in pools[k][:, 0])
+    with pytest.raises(ValueError, match="samplers"):
+        make_pseudo_pairs(samplers[:1], pools)
+    with pytest.raises(ValueError, match="returned shape"):
+        make_pseudo_pairs([lambda C, s: C[:1], samplers[1]], pools)
+
+
+def test_polynomial_gaussian_recovers_a_polynomial_and_its_noise():
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-2, 2, 4000)
+    mean = np.column_stack([1 - c + 0.5 * c**3, c**2])
+    cov = np.array([[0.04, 0.01], [0.01, 0.09]])
+    X = mean + rng.multivariate_normal([0, 0], cov, size=c.size)
+    m = fit_polynomial_gaussian(c, X, degree=3)
+    grid = np.linspace(-2, 2, 9)
+    truth = np.column_stack([1 - grid + 0.5 * grid**3, grid**2])
+    np.testing.assert_allclose(m.mean(grid), truth, atol=0.03)
+    np.testing.assert_allclose(m.cov[0], cov, atol=0.008)
+    S = m.sample(np.zeros(20000), random_state=0)
+    np.testing.assert_allclose(np.cov(S.T), cov, atol=0.005)
+
+
+def _error(data, mean_of_task):
+    return np.mean(
+        [
+            ((mean_of_task(k, data.test[k]) - data.mean(k, data.test[k])) ** 2).sum(1).mean()
+            for k in range(len(data.names))
+        ]
+    )
+
+
+def _pooled(data):
+    C = np.vstack([C for C, _ in data.pairs])
+    X = np.vstack([X for _, X in data.pairs])
+    T = np.concatenate([np.full(len(C), k) for k, (C, _) in enumerate(data.pairs)])
+    return C, X, T
+
+
+def test_two_stage_oracle_beats_the_labelled_only_generalist():
+    errs = {"two-stage": [], "labelled-only": [], "specialists": []}
+    for seed in range(5):
+        data = make_toy_tasks(random_state=seed)
+        g, specs = two_stage_polynomial(data.pairs, data.unpaired, random_state=seed)
+        C, X, T = _pooled(data)
+        base = fit_polynomial_gaussian(C, X, degree=g.degree, tasks=T, domain=g.domain)
+        errs["two-stage"].append(_error(data, lambda k, c, g=g: g.mean(c, k)))
+        errs["labelled-only"].append(_error(data, lambda k, c, b=base: b.mean(c, k)))
+        errs["specialists"].append(_error(data, lambda k, c, s=specs: s[k].mean(c)))
+    m = {k: np.mean(v) for k, v in errs.items()}
+    assert m["two-stage"] < m["labelled-only"]
+    assert m["two-stage"] < 1.5 * m["specialists"]
+    # with enough pairs the generalist needs no specialists: the advantage is a small-n effect
+    data = make_toy_tasks(n_pairs=2000, random_state=0)
+    big = fit_polynomial_gaussian(*_pooled(data)[:2], degree=12, tasks=_pooled(data)[2])
+    assert _error(data, lambda k, c: big.mean(c, k)) < m["specialists"]
+
+
+def test_toy_tasks_are_seeded_and_follow_their_means():
+    a = make_toy_tasks(n_pairs=500, random_state=0)
+    b = make_toy_tasks(n_pairs=500, random_state=0)
+    np.testing.assert_array_equal(a.pairs[1][1], b.pairs[1][1])
+    for k, name in enumerate(a.names):
+        C, X = a.pairs[k]
+        R = X - toy_task_mean(name, C)
+        assert abs(R.std() / 0.05 - 1) < 0.1
+        assert (C >= -1.5).all() and (C <= 1.5).all()
+    with pytest.raises(ValueError, match="unknown task"):
+        make_toy_tasks(tasks=("sine", "circle"))
+    with pytest.raises(TypeError, match="sequence"):
+        make_toy_tasks(tasks="sine")
+    with pytest.raises(ValueError, match="n_pairs"):
+        make_toy_tasks(n_pairs=0)
+    with pytest.raises(ValueError, match="noise"):
+        make_toy_tasks(noise=0.0)
+
+
+def test_metrics():
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(50, 2))
+    assert conditional_mean_error(np.repeat(M[:, None], 4, 1), M) == 0.0
+    assert conditional_mean_error(np.repeat(M[:, None] + 0.1, 4, 1), M) == pytest.approx(0.02)
+    A, B = rng.normal(size=(400, 2)), rng.normal(size=(400, 2))
+    assert abs(energy_distance(A, B)) < 0.05
+    assert energy_distance(A, B + 1.0) > 0.5
+    with pytest.raises(ValueError, match="3-D"):
+        conditional_mean_error(M, M)
+    with pytest.raises(ValueError, match="equal width"):
+        energy_distance(A, B[:, :1])
+
+
+def test_fit_bad_input_is_named():
+    with pytest.raises(ValueError, match="scalar conditions"):
+        fit_polynomial_gaussian(np.zeros((5, 2)), np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="X must have shape"):
+        fit_polynomial_gaussian(np.zeros(5), np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="degree"):
+        fit_polynomial_gaussian(np.arange(5.0), np.zeros((5, 2)), degree=-1)
+    with pytest.raises(ValueError, match="task 1"):
+        fit_polynomial_gaussian(
+            np.arange(5.0), np.zeros((5, 2)), tasks=np.zeros(5, int), n_tasks=2
+        )
+    m = fit_polynomial_gaussian(np.arange(5.0), np.ones((5, 2)), tasks=[0, 1, 0, 1, 0])
+    with pytest.raises(ValueError, match="tasks is required"):
+        m.mean(np.arange(3.0))
+    with pytest.raises(ValueError, match="mix_weight"):
+        two_stage_polynomial([(np.zeros(3), np.zeros((3, 2)))], [np.zeros(3)], mix_weight=1.0)

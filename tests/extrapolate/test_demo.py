@@ -1,0 +1,41 @@
+"""The RTE demo sections run, and the subpackage stays torch-free."""
+
+import subprocess
+import sys
+
+from mvlearn_ext._cli import DemoContext
+from mvlearn_ext.extrapolate._demo import (
+    DISCRETE_COLUMNS,
+    PARAM_COLUMNS,
+    discrete_benchmark,
+    parameter_benchmark,
+    run_parameter,
+)
+
+
+def test_parameter_section_rows():
+    rows = run_parameter(DemoContext(seeds=(0,), quick=True))
+    names = [r.method for r in rows]
+    assert names == ["RTE", "RTE, direct output", "inductive", "family refit"]
+    for row in rows:
+        assert set(PARAM_COLUMNS) <= set(row.scores) and len(row.fit_times) == 1
+        assert all(v >= 0 for v in row.scores["MSE out-of-support"])
+
+
+def test_benchmark_functions_on_a_tiny_configuration():
+    res = parameter_benchmark(
+        "exp", 0, n_library=20, n_points=10, n_test=5, n_pairs=100, max_iter=10
+    )
+    assert set(res) == {"RTE", "RTE, direct output", "inductive", "family refit"}
+    assert res["family refit"]["out"] < 0.1  # 5 points pin down exp(t x) up to the noise
+    res = discrete_benchmark(0, n_test=3, max_iter=10, hidden_layer_sizes=(8,))
+    assert set(res["RTE"]) == {"len4", "len5", "comp", "s"}
+    assert len(DISCRETE_COLUMNS) == 3
+
+
+def test_extrapolate_and_brain_never_import_torch():
+    code = (
+        "import sys, mvlearn_ext.extrapolate, mvlearn_ext.brain, mvlearn_ext.extrapolate._demo, "
+        "mvlearn_ext.brain._demo; assert 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -48,9 +49,12 @@ def _summary(obj) -> str:
 
 def _signature(obj) -> str:
     try:
-        return str(inspect.signature(obj))
+        signature = str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "(...)"
+    # Defaults that are functions print with their address: drop it, so that
+    # the reference is the same on every run.
+    return re.sub(r" at 0x[0-9a-fA-F]+>", ">", signature)
 
 
 def render() -> str:

@@ -12,10 +12,23 @@ Questions
 2. MOPO front recovery: does projected dual descent on the closed-form
    policies land on the exact constrained optimum (primal convex solve) for
    every threshold, for four preference structures?
-3. ControlG vs round-robin vs uniform mixing in the block simulator, and
-   ParetoPO vs fixed scalarisation in the tool bandit (final metrics).
+3. ControlG vs round-robin vs uniform mixing in the block simulator.
+4. ParetoPO vs static scalarisation in the tool bandit: do they trace a
+   better accuracy/efficiency trade-off? One (accuracy, efficiency) point per
+   method says only where on the trade-off it lands, so every method is run
+   over the same a-priori grid of accuracy weights w in {0.1, ..., 0.9}
+   (weights (w, 1 - w); all other settings at the simulator's defaults, none
+   tuned), on the same held-out seeds 100-109 (development used seeds 0-4).
+   Reported per seed and paired: the hypervolume of the attained points
+   against (0, 0), the exact front's hypervolume (``tool_bandit_front``) and
+   each point's accuracy gap to the exact front at its efficiency. The
+   single point at w = 0.5 is kept for stage 1 and the Lu et al. baseline.
+   As a sensitivity check, ParetoPO's own tie-break weight beta is swept
+   over its whole range {0, 0.25, 0.5, 0.75, 1} at w = 0.5.
+   Results go to ``results/moo_paretopo.json`` (and the ``tool_bandit``
+   entry of ``results/moo.json``).
 
-Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH]``.
+Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH] [--paretopo-only]``.
 """
 
 from __future__ import annotations
@@ -29,7 +42,11 @@ import moocore
 import numpy as np
 
 from mvlearn_ext import moo
-from mvlearn_ext.moo._paretopo import simulate_tool_bandit
+from mvlearn_ext.moo._paretopo import simulate_tool_bandit, sweep_tool_bandit
+
+WEIGHT_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  # fixed before evaluation
+HELD_OUT_SEEDS = tuple(range(100, 110))  # development used seeds 0-4
+BETA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)  # ParetoPO's own knob, its whole range [0, 1]
 
 
 def _median_times(fns, repeats):
@@ -143,21 +160,106 @@ def bench_sims(quick):
         print(
             f"ControlG sim {pol:12s} final log-HV {cg[pol]['mean_log_hv']:.3f} ± {cg[pol]['se']:.3f}"
         )
-    tb = {}
+    return {"controlg": cg}
+
+
+def _mse(v):
+    v = np.asarray(v, dtype=np.float64)
+    return {"mean": float(v.mean()), "se": float(v.std(ddof=1) / np.sqrt(v.size))}
+
+
+def bench_tool_bandit(quick):
+    seeds = HELD_OUT_SEEDS[:3] if quick else HELD_OUT_SEEDS
+    out = {"seeds": list(seeds), "weight_grid": list(WEIGHT_GRID), "sweep": {}, "point": {}}
+    for m in ("fixed", "paretopo"):
+        t = time.perf_counter()
+        r = sweep_tool_bandit(m, WEIGHT_GRID, seeds=seeds)
+        out["oracle_hv"] = r["oracle_hv"]
+        out["sweep"][m] = {
+            "hv_per_seed": r["hv"].tolist(),
+            "hv": _mse(r["hv"]),
+            "accuracy_by_w": r["accuracy"].mean(0).tolist(),
+            "efficiency_by_w": r["efficiency"].mean(0).tolist(),
+            "front_gap_by_w": r["front_gap"].mean(0).tolist(),
+            "front_gap_per_seed": r["front_gap"].mean(1).tolist(),
+            "front_gap": _mse(r["front_gap"].mean(1)),
+            "front_gap_max": float(r["front_gap"].max()),
+            "accuracy_range": [float(r["accuracy"].min()), float(r["accuracy"].max())],
+            "seconds": time.perf_counter() - t,
+        }
+        print(
+            f"tool bandit sweep {m:9s} front HV {r['hv'].mean():.4f} ± "
+            f"{out['sweep'][m]['hv']['se']:.4f} (oracle {r['oracle_hv']:.4f}), "
+            f"mean front gap {r['front_gap'].mean():.4f}"
+        )
+    hf = np.array(out["sweep"]["fixed"]["hv_per_seed"])
+    hp = np.array(out["sweep"]["paretopo"]["hv_per_seed"])
+    gf = np.array(out["sweep"]["fixed"]["front_gap_per_seed"])
+    gp = np.array(out["sweep"]["paretopo"]["front_gap_per_seed"])
+    out["paired"] = {
+        "hv_ratio_paretopo_over_fixed": _mse(hp / hf),
+        "paretopo_wins": int(np.sum(hp > hf)),
+        "front_gap_diff_paretopo_minus_fixed": _mse(gp - gf),
+        "paretopo_closer_to_front": int(np.sum(gp < gf)),
+        "n_seeds": len(seeds),
+    }
+    print(
+        f"tool bandit paired front-HV ratio ParetoPO / fixed {np.mean(hp / hf):.3f} "
+        f"(ParetoPO higher on {np.sum(hp > hf)}/{len(seeds)} seeds); mean front gap "
+        f"ParetoPO - fixed {np.mean(gp - gf):+.4f} (ParetoPO closer on "
+        f"{np.sum(gp < gf)}/{len(seeds)} seeds)"
+    )
+    # ParetoPO's other knob: the tie-break weight beta (at w = 0.5), a sensitivity check
+    runs = [[simulate_tool_bandit("paretopo", beta=b, seed=s) for b in BETA_GRID] for s in seeds]
+    pts = np.array([[[r["accuracy"], r["efficiency"]] for r in row] for row in runs])
+    hb = np.array([moo.hypervolume(p, [0.0, 0.0], maximise=True) for p in pts])
+    out["beta_sweep"] = {
+        "beta_grid": list(BETA_GRID),
+        "hv_per_seed": hb.tolist(),
+        "hv": _mse(hb),
+        "accuracy_by_beta": pts[:, :, 0].mean(0).tolist(),
+        "efficiency_by_beta": pts[:, :, 1].mean(0).tolist(),
+        "hv_ratio_over_fixed_w_sweep": _mse(hb / hf),
+    }
+    print(
+        f"tool bandit ParetoPO beta sweep front HV {hb.mean():.4f}, "
+        f"ratio to fixed's w-sweep {np.mean(hb / hf):.3f}"
+    )
     for m in ("fixed", "stage1", "lu2025", "paretopo"):
         r = [simulate_tool_bandit(m, seed=s) for s in seeds]
-        tb[m] = {k: float(np.mean([x[k] for x in r])) for k in ("accuracy", "mean_calls", "hv")}
+        keys = ("accuracy", "mean_calls", "hv", "front_gap")
+        out["point"][m] = {k: float(np.mean([x[k] for x in r])) for k in keys}
+        p = out["point"][m]
         print(
-            f"tool bandit {m:9s} acc {tb[m]['accuracy']:.3f} calls {tb[m]['mean_calls']:.3f} HV {tb[m]['hv']:.3f}"
+            f"tool bandit w=0.5 {m:9s} acc {p['accuracy']:.3f} calls {p['mean_calls']:.3f} "
+            f"HV {p['hv']:.3f} front gap {p['front_gap']:.4f}"
         )
-    return {"controlg": cg, "tool_bandit": tb}
+    return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default="benchmarks/results/moo.json")
+    ap.add_argument("--paretopo-only", action="store_true")
     args = ap.parse_args(argv)
+    tb = bench_tool_bandit(args.quick)
+    tb["machine"] = platform.platform()
+    tb_path = args.json.replace("moo.json", "moo_paretopo.json")
+    if tb_path == args.json:
+        tb_path = args.json + ".paretopo.json"
+    with open(tb_path, "w") as fh:
+        json.dump(tb, fh, indent=1)
+    if args.paretopo_only:  # refresh only the tool-bandit entry of the main results
+        try:
+            with open(args.json) as fh:
+                res = json.load(fh)
+        except FileNotFoundError:
+            return
+        res.setdefault("simulators", {})["tool_bandit"] = tb["point"]
+        with open(args.json, "w") as fh:
+            json.dump(res, fh, indent=1)
+        return
     res = {
         "machine": platform.platform(),
         "moocore": moocore.__version__ if hasattr(moocore, "__version__") else "?",
@@ -165,6 +267,7 @@ def main(argv=None):
         "mopo": bench_mopo(args.quick),
         "simulators": bench_sims(args.quick),
     }
+    res["simulators"]["tool_bandit"] = tb["point"]
     with open(args.json, "w") as fh:
         json.dump(res, fh, indent=1)
     try:

@@ -260,7 +260,7 @@ _BUILTIN_SECTIONS = (
         "moo_toolbandit",
         "ParetoPO (reconstruction) vs static scalarisation, tool-use bandit",
         "mvlearn_ext.moo._demo:run_tool_bandit",
-        ("accuracy", "mean_calls", "HV"),
+        ("accuracy", "mean_calls", "HV", "front_gap"),
     ),
     (
         "moo_controlg",

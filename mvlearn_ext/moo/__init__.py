@@ -33,6 +33,8 @@ from mvlearn_ext.moo._paretopo import (
     grpo_advantages,
     pareto_rank_advantages,
     simulate_tool_bandit,
+    sweep_tool_bandit,
+    tool_bandit_front,
     tool_efficiency_reward,
 )
 from mvlearn_ext.moo._qp import (
@@ -73,6 +75,8 @@ __all__ = [
     "replay_schedule",
     "simulate_block_training",
     "simulate_tool_bandit",
+    "sweep_tool_bandit",
+    "tool_bandit_front",
     "solve_mopo",
     "solve_simplex_qp",
     "tool_efficiency_reward",

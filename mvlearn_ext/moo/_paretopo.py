@@ -24,6 +24,8 @@ __all__ = [
     "grpo_advantages",
     "pareto_rank_advantages",
     "simulate_tool_bandit",
+    "sweep_tool_bandit",
+    "tool_bandit_front",
     "tool_efficiency_reward",
 ]
 
@@ -157,6 +159,17 @@ class HVMetaReward:
     ref : array-like of shape (n_objectives,), default=zeros
     gamma : float in [0, 1], default=0.9
     mode : {"paretopo", "lu2025"}, default="paretopo"
+
+    Notes
+    -----
+    With a binary task reward, any success with exactly ``N_opt`` calls has
+    the reward vector ``(1, 1)``, the ideal point. Once one is archived the
+    archive's HV is 1, every later gain is 0, the meta-reward decays to one
+    constant per batch and GRPO's group standardisation cancels it: stage 1
+    then trains like fixed weights (up to GRPO's ``eps``). This follows from
+    the spec's per-trajectory archive ([design], §9.3); an archive of
+    per-step mean objective vectors (Lu et al.; spec §9.4 ``hvc_gradient``)
+    would not saturate this way.
     """
 
     def __init__(self, weights, *, ref=None, gamma=0.9, mode="paretopo"):
@@ -290,6 +303,77 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
     return (A - A.mean()) / (sd + eps)
 
 
+def _check_bandit(difficulties, max_calls):
+    kap = np.asarray(difficulties, dtype=np.float64).reshape(-1)
+    if kap.size < 1 or not np.isfinite(kap).all() or kap.min() < 0 or kap.max() > 1:
+        raise ValueError(f"difficulties must be a non-empty list of values in [0, 1], got {kap}")
+    if isinstance(max_calls, bool) or not isinstance(max_calls, numbers.Integral):
+        raise TypeError(f"max_calls must be an integer, got {max_calls!r}")
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be >= 1, got {max_calls}")
+    return kap, int(max_calls)
+
+
+def tool_bandit_front(*, difficulties=(0.2, 0.5, 0.9), max_calls=4):
+    """Exact (accuracy, efficiency) Pareto front of the tool bandit (oracle).
+
+    A policy picks, for each difficulty ``kappa_t`` (prompts uniform over
+    them), a distribution over ``n = 0..max_calls`` calls. Accuracy
+    ``mean_t sum_n pi_t(n) (1 - kappa_t exp(-n / 2))`` and efficiency
+    ``1 - mean calls / max_calls`` are linear in the policy, so the attainable
+    set is a convex polytope (the average of the per-difficulty hulls) whose
+    vertices are deterministic policies. Because ``1 - kappa exp(-n / 2)`` is
+    concave in ``n``, its upper-right boundary is traced exactly by starting
+    from zero calls everywhere and adding single calls in decreasing order of
+    their accuracy gain per call (a merge of the per-difficulty slopes).
+    Mixed policies reach every point of the segments between vertices.
+
+    Parameters
+    ----------
+    difficulties : array-like of float in [0, 1], default=(0.2, 0.5, 0.9)
+    max_calls : int >= 1, default=4
+
+    Returns
+    -------
+    front : dict
+        ``accuracy`` and ``efficiency`` of the vertices (efficiency
+        increasing), ``calls`` (n_vertices, n_difficulties) the deterministic
+        policy of each vertex, and ``hv``: the hypervolume of the attainable
+        set against ``(0, 0)`` (area under the piecewise-linear front).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo._paretopo import tool_bandit_front
+    >>> f = tool_bandit_front(difficulties=[0.5], max_calls=1)
+    >>> f["accuracy"].round(4), f["efficiency"], round(f["hv"], 4)
+    (array([0.6967, 0.5   ]), array([0., 1.]), 0.5984)
+    """
+    kap, M = _check_bandit(difficulties, max_calls)
+    T = kap.size
+    steps = []  # (accuracy gain per call, type)
+    for t in range(T):
+        for n in range(M):
+            gain = kap[t] * (np.exp(-n / 2.0) - np.exp(-(n + 1) / 2.0)) / T
+            if gain > 0:  # kappa = 0: extra calls buy nothing (dominated)
+                steps.append((gain, t))
+    steps.sort(key=lambda g: -g[0])  # stable; per type the gains already decrease
+    calls = np.zeros(T, dtype=int)
+    verts = [calls.copy()]
+    for _, t in steps:
+        calls[t] += 1
+        verts.append(calls.copy())
+    C = np.array(verts[::-1])  # efficiency increasing
+    acc = (1.0 - kap[None, :] * np.exp(-C / 2.0)).mean(axis=1)
+    eff = 1.0 - C.mean(axis=1) / M
+    hv = float(eff[0] * acc[0] + np.sum(np.diff(eff) * (acc[1:] + acc[:-1]) / 2.0))
+    return {"accuracy": acc, "efficiency": eff, "calls": C, "hv": hv}
+
+
+def _front_gap(front, accuracy, efficiency):
+    """Accuracy the front attains at this efficiency minus ``accuracy`` (>= 0)."""
+    return float(np.interp(efficiency, front["efficiency"], front["accuracy"]) - accuracy)
+
+
 def simulate_tool_bandit(
     method,
     *,
@@ -321,16 +405,30 @@ def simulate_tool_bandit(
     -------
     result : dict
         ``accuracy`` and ``mean_calls`` of the final policy (exact
-        expectations, prompts uniform over the difficulties), ``hv``: the
-        hypervolume of ``(accuracy, 1 - mean_calls / max_calls)`` against
-        ``(0, 0)``, and ``policy`` (n_difficulties, max_calls + 1).
+        expectations, prompts uniform over the difficulties),
+        ``efficiency = 1 - mean_calls / max_calls``, ``hv``: the hypervolume
+        of ``(accuracy, efficiency)`` against ``(0, 0)``, ``front_gap``: the
+        accuracy the exact front (:func:`tool_bandit_front`) reaches at the
+        same efficiency minus ``accuracy`` (0 on the front), and ``policy``
+        (n_difficulties, max_calls + 1).
+
+    Notes
+    -----
+    A single point says where on the trade-off a method lands, not how good
+    the trade-off is: compare methods by ``front_gap`` or by the front traced
+    over their weights (:func:`sweep_tool_bandit`). In this toy the success
+    model makes the exact front concave, so every point of it maximises some
+    weighted sum of accuracy and efficiency, and the per-trajectory archive
+    of stage 1 holds the ideal point ``(1, 1)`` as soon as one rollout
+    succeeds with ``N_opt`` calls; from then on the meta-reward decays to a
+    group constant that GRPO's standardisation cancels.
     """
     if method not in ("fixed", "stage1", "lu2025", "paretopo"):
         raise ValueError(
             f"method must be 'fixed', 'stage1', 'lu2025' or 'paretopo', got {method!r}"
         )
+    kap, max_calls = _check_bandit(difficulties, max_calls)
     rng = np.random.default_rng(seed)
-    kap = np.asarray(difficulties, dtype=np.float64)
     T = kap.size
     n_arms = max_calls + 1
     calls = np.arange(n_arms, dtype=np.float64)
@@ -380,5 +478,66 @@ def simulate_tool_bandit(
     pi /= pi.sum(axis=1, keepdims=True)
     acc = float((pi * p_success).sum(axis=1).mean())
     mean_calls = float((pi * calls).sum(axis=1).mean())
-    hv = acc * (1.0 - mean_calls / max_calls)
-    return {"accuracy": acc, "mean_calls": mean_calls, "hv": hv, "policy": pi}
+    eff = 1.0 - mean_calls / max_calls
+    front = tool_bandit_front(difficulties=kap, max_calls=max_calls)
+    return {
+        "accuracy": acc,
+        "mean_calls": mean_calls,
+        "efficiency": eff,
+        "hv": acc * eff,
+        "front_gap": _front_gap(front, acc, eff),
+        "policy": pi,
+    }
+
+
+def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
+    """Trade-off front traced by one method over its weights, seed by seed.
+
+    Runs :func:`simulate_tool_bandit` with ``weights = (w, 1 - w)`` for every
+    ``w`` in ``accuracy_weights`` and every seed (the same seeds for every
+    method make the comparison paired). The front of a seed is the set of its
+    attained ``(accuracy, efficiency)`` points; its quality is their joint
+    hypervolume against ``(0, 0)``, at most the oracle's ``hv``.
+
+    Parameters
+    ----------
+    method : str
+        As in :func:`simulate_tool_bandit`.
+    accuracy_weights : array-like of float in [0, 1]
+        The grid of accuracy weights (fix it before looking at results).
+    seeds : iterable of int, default=(0,)
+    **kwargs
+        Passed to :func:`simulate_tool_bandit` (not ``weights`` or ``seed``).
+
+    Returns
+    -------
+    result : dict
+        ``accuracy``, ``efficiency``, ``front_gap`` of shape
+        (n_seeds, n_weights), ``hv`` of shape (n_seeds,): the hypervolume
+        of each seed's attained points, and ``oracle_hv``.
+    """
+    from mvlearn_ext.moo._pareto import hypervolume
+
+    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
+    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
+        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    for k in ("weights", "seed"):
+        if k in kwargs:
+            raise TypeError(f"{k} is set by sweep_tool_bandit; do not pass it")
+    out = {k: np.zeros((len(seeds), w.size)) for k in ("accuracy", "efficiency", "front_gap")}
+    for i, sd in enumerate(seeds):
+        for j, wa in enumerate(w):
+            r = simulate_tool_bandit(method, weights=(wa, 1.0 - wa), seed=sd, **kwargs)
+            for k in out:
+                out[k][i, j] = r[k]
+    pts = np.stack([out["accuracy"], out["efficiency"]], axis=2)
+    out["hv"] = np.array([hypervolume(p, [0.0, 0.0], maximise=True) for p in pts])
+    front = tool_bandit_front(
+        difficulties=kwargs.get("difficulties", (0.2, 0.5, 0.9)),
+        max_calls=kwargs.get("max_calls", 4),
+    )
+    out["oracle_hv"] = front["hv"]
+    return out

@@ -6,7 +6,7 @@ from mvlearn_ext.moo._demo import run_controlg, run_tool_bandit
 
 def test_demo_sections_run():
     for fn, cols in (
-        (run_tool_bandit, ("accuracy", "mean_calls", "HV")),
+        (run_tool_bandit, ("accuracy", "mean_calls", "HV", "front_gap")),
         (run_controlg, ("log_HV", "min_share")),
     ):
         rows = fn(DemoContext(seeds=(0, 1)))

@@ -68,6 +68,26 @@ def _check_hidden(hidden, name="hidden"):
     return tuple(int(w) for w in h)
 
 
+def _unequal(w):
+    return bool(np.ptp(w) > 1e-12 * np.max(w))
+
+
+def _batch_rows(weights, batch_size, generator, weighted):
+    """Row ids of one mini-batch.
+
+    With unequal ``weights`` the rows are drawn with probabilities
+    ``w / sum(w)`` and the plain mean of their losses is taken: the same
+    expected loss as the weighted mean over uniformly drawn rows, without
+    its variance when a few rows carry most of the weight (the real pairs
+    under ``TwoStageDiffusion(mix_weight=...)``: 64 rows against 4000
+    pseudo-pairs, each weighted about 30 times more).
+    """
+    if weighted:
+        return torch.multinomial(weights, batch_size, replacement=True, generator=generator)
+    n = weights.shape[0]
+    return torch.randint(n, (batch_size,), generator=generator, device=weights.device)
+
+
 class EpsMLP(nn.Module):
     """The noise predictor ``eps_theta(x_t, t, c, k)``: an MLP with SiLU activations.
 
@@ -250,7 +270,10 @@ class ConditionalDiffusion:
         sample_weight : array-like of shape (n,), optional
             Loss weights (normalised to mean 1), e.g.
             :func:`mvlearn_ext.diffusion.task_sample_weights` for the
-            scalarised multi-task loss.
+            scalarised multi-task loss. Unequal weights are realised by
+            drawing the mini-batch rows with probabilities proportional to
+            them (the same expected loss as the weighted mean, with a lower
+            variance when a few rows carry much of the weight).
 
         Returns
         -------
@@ -300,14 +323,16 @@ class ConditionalDiffusion:
             self.loss_history_ = []
             running, start = 0.0, time.perf_counter()
             bs = min(self.batch_size, n)
+            weighted = _unequal(w)
             for it in range(self.n_iter):
-                idx = torch.randint(n, (bs,), generator=gen, device=device)
+                idx = _batch_rows(Wt, bs, gen, weighted)
                 t = torch.randint(T, (bs,), generator=gen, device=device)
                 eps = torch.randn(bs, d, generator=gen, device=device)
                 a = ab[t][:, None]
                 xt = a.sqrt() * Xt[idx] + (1 - a).sqrt() * eps
                 pred = net(xt, (t.float() + 1) / T, Ct[idx], Kt[idx])
-                loss = (Wt[idx] * ((pred - eps) ** 2).mean(1)).mean()
+                per_row = ((pred - eps) ** 2).mean(1)
+                loss = per_row.mean() if weighted else (Wt[idx] * per_row).mean()
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -419,7 +444,9 @@ class TwoStageDiffusion:
     weights : array-like of shape (n_tasks,), optional
         Scalarisation weights ``lambda`` on the simplex; default uniform.
     mix_weight : float in [0, 1), default=0.0
-        ``mu``: share of the generalist's loss on the real pairs.
+        ``mu``: share of the generalist's loss on the real pairs (realised
+        by drawing them into the mini-batches at that share, see
+        :meth:`ConditionalDiffusion.fit`).
     n_per_condition : int, default=1
     random_state : int, RandomState instance or None, default=None
     device : str or None, default=None

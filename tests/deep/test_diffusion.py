@@ -148,3 +148,51 @@ def test_bad_input_is_named():
         TwoStageDiffusion().fit([C], [C])
     with pytest.raises(ValueError, match="mix_weight"):
         TwoStageDiffusion(mix_weight=1.0).fit([(C, X)], [C])
+
+
+def test_unequal_weights_draw_rows_at_their_share():
+    # regression: with mix_weight the 64 real pairs carried ~30x the weight of each of the
+    # 4000 pseudo-pairs but were drawn uniformly, so most mini-batches held none of them and
+    # the few that did had a huge weighted loss (mu = 0.5 made the generalist ~2x worse
+    # than mu = 0). Rows must now be drawn with probability w_i / sum(w).
+    from mvlearn_ext.deep.diffusion import _batch_rows, _unequal
+
+    w = np.r_[np.full(4, 0.5 / 4), np.full(396, 0.5 / 396), np.zeros(100)]
+    w = w * (len(w) / w.sum())
+    assert _unequal(w) and not _unequal(np.ones(7))
+    gen = torch.Generator().manual_seed(0)
+    idx = _batch_rows(torch.as_tensor(w, dtype=torch.float32), 20000, gen, True).numpy()
+    assert (idx < 400).all()  # zero-weight rows are never drawn
+    share = np.mean(idx < 4)
+    assert abs(share - 0.5) < 4 * np.sqrt(0.25 / 20000)
+    counts = np.bincount(idx[idx < 4], minlength=4)
+    assert counts.min() > 0.2 * 20000 / 4
+    # equal weights keep uniform draws over all rows
+    idx = _batch_rows(torch.ones(10), 5000, gen, False).numpy()
+    assert set(idx.tolist()) == set(range(10))
+
+
+def test_mixed_real_pairs_take_their_share_of_the_loss(monkeypatch):
+    import mvlearn_ext.deep.diffusion as mod
+
+    seen = {}
+    fit = mod.ConditionalDiffusion.fit
+
+    def spy(self, C, X, tasks=None, sample_weight=None):
+        seen["n"], seen["w"] = len(X), sample_weight
+        return fit(self, C, X, tasks, sample_weight)
+
+    monkeypatch.setattr(mod.ConditionalDiffusion, "fit", spy)
+    data = make_toy_tasks(n_pairs=8, n_unpaired=30, random_state=0)
+    TwoStageDiffusion(
+        specialist="polynomial",
+        specialist_degree=2,
+        generalist_hidden=(8,),
+        generalist_iter=1,
+        mix_weight=0.25,
+        random_state=0,
+    ).fit(data.pairs, data.unpaired)
+    w = np.asarray(seen["w"])
+    assert seen["n"] == 60 + 16  # pseudo-pairs first, then the real pairs
+    np.testing.assert_allclose(w[60:].sum() / w.sum(), 0.25)
+    np.testing.assert_allclose(w[:30].sum(), w[30:60].sum())  # lambda = (1/2, 1/2)

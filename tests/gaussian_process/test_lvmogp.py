@@ -120,13 +120,48 @@ def test_predict_errors(fitted):
         LVMOGPRegressor(latent_posterior="delta").fit(X, X)
 
 
+# check_regressors_train (R^2 > 0.5 on 10 standardised features) is the
+# regression test of the lengthscale initialisation: per-feature spreads
+# alone started the kernel near zero and the fit stayed at the mean.
 @parametrize_with_checks(
-    [LVMOGPRegressor(n_inducing=4, n_inducing_latent=2, max_iter=15, random_state=0)],
-    expected_failed_checks=lambda est: {
-        name: "the test configuration stops L-BFGS after 15 iterations for speed; "
-        "R^2 > 0.5 on the check's data needs a converged fit"
-        for name in ("check_regressors_train",)
-    },
+    [LVMOGPRegressor(n_inducing=4, n_inducing_latent=2, max_iter=15, random_state=0)]
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def smooth_field(seed=0, N=40, g=10, noise=0.1, n_features=200):
+    """A GP draw (random Fourier features, lengthscales 0.2 in x and 0.5 in
+    the output location) over x in [0, 1] and a g x g grid of output
+    locations in [0, 1]^2, 20% of the entries missing."""
+    rng = np.random.default_rng(seed)
+    X = np.sort(rng.uniform(0, 1, N))[:, None]
+    s = np.stack(np.meshgrid(np.linspace(0, 1, g), np.linspace(0, 1, g)), -1).reshape(-1, 2)
+    u = X @ (rng.standard_normal((n_features, 1)) / 0.2).T + rng.uniform(0, 2 * np.pi, n_features)
+    t = s @ (rng.standard_normal((n_features, 2)) / 0.5).T
+    a = rng.standard_normal(n_features) * np.sqrt(2.0 / n_features)
+    F = (np.cos(u) * a) @ np.cos(t).T - (np.sin(u) * a) @ np.sin(t).T
+    Y = F + noise * rng.standard_normal(F.shape)
+    missing = rng.random(Y.shape) < 0.2
+    return X, np.where(missing, np.nan, Y), Y, F, missing
+
+
+def test_smooth_field_reaches_the_noise_floor():
+    """Regression test of the LVMOGP accuracy defect (held-out RMSE 2.3x that of
+    independent GPs on the benchmark's smooth fields). The field has
+    output-space rank about 8, which the 10 x 8 inducing grid can represent,
+    so the held-out error must approach the noise (sd 0.1). Joint L-BFGS over
+    the whitened q(U) mean and the hyper-parameters stalled far from it
+    (held-out RMSE 1.50x the noise floor, fitted noise sd 0.18, on this
+    problem); with the mean at its closed-form optimum in every evaluation
+    the fit gets to 1.09x and 0.11."""
+    X, Ytr, Y, F, missing = smooth_field(N=60, g=10)
+    model = LVMOGPRegressor(
+        n_inducing=10, n_inducing_latent=8, max_iter=200, random_state=0, n_threads=1
+    ).fit(X, Ytr)
+    mean = model.predict(X)
+    noise_floor = np.sqrt(np.mean((F - Y)[missing] ** 2))
+    rmse = np.sqrt(np.mean((mean - Y)[missing] ** 2))
+    assert rmse < 1.2 * noise_floor
+    # and the fitted noise is the simulated one, not inflated by underfitting
+    assert 0.7 < np.sqrt(model.noise_variance_) * model.y_std_[0] / 0.1 < 1.3

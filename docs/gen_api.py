@@ -6,10 +6,10 @@ docstring; ``tests/test_docs.py`` fails while docs/api.md is out of date.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import re
-import sys
 from pathlib import Path
 
 # Public subpackages, in reading order. The torch bridge is listed without
@@ -92,8 +92,13 @@ def render() -> str:
 
 def main() -> int:
     target = Path(__file__).with_name("api.md")
+    parser = argparse.ArgumentParser(description="Write docs/api.md from the public names.")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if docs/api.md is stale; write nothing"
+    )
+    args = parser.parse_args()
     text = render()
-    if "--check" in sys.argv:
+    if args.check:
         return 0 if target.exists() and target.read_text() == text else 1
     target.write_text(text)
     print(f"wrote {target}")

@@ -10,6 +10,7 @@ embedding (a design choice of this package).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -39,8 +40,8 @@ def _as_float_array(value, name, ndim=None):
     return arr
 
 
-class FunctionFamily:
-    """A parametric family of scalar functions ``f_theta(x)``.
+class FunctionFamily(ABC):
+    """A parametric family of scalar functions ``f_theta(x)`` (abstract).
 
     Subclasses define ``n_params``, :meth:`evaluate` and :meth:`estimate`.
     """
@@ -48,13 +49,13 @@ class FunctionFamily:
     name = "family"
     n_params = 0
 
+    @abstractmethod
     def evaluate(self, x, theta):
         """``f_theta(x)``: ``theta`` of shape (..., n_params), ``x`` broadcast against (..., m)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def estimate(self, x, y):
         """The least-squares ``theta_hat`` of one task from its points ``(x, y)``."""
-        raise NotImplementedError
 
     def __call__(self, x, theta):
         return self.evaluate(x, theta)

@@ -88,6 +88,8 @@ class _AllocationPolicy:
     _code: int = -1
     _name: str = ""
     _min_per_group: int = 2
+    #: The arrays of the online state that get_state / set_state carry.
+    _state_keys: tuple = _STATE_KEYS
 
     def __init__(self, *, p=2.0):
         self.p = p
@@ -218,11 +220,11 @@ class _AllocationPolicy:
 
     def set_state(self, state):
         """Restore a state from :meth:`get_state` (same configuration); returns ``self``."""
-        missing = [k for k in (*_STATE_KEYS, "n_groups", "budget") if k not in state]
+        missing = [k for k in (*self._state_keys, "n_groups", "budget") if k not in state]
         if missing:
             raise ValueError(f"state is missing {missing}")
         self.reset(state["n_groups"], state["budget"])
-        for k in _STATE_KEYS:
+        for k in self._state_keys:
             value = np.asarray(state[k], dtype=self._state_[k].dtype)
             if value.shape != self._state_[k].shape:
                 raise ValueError(

@@ -510,6 +510,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
     """
 
     _min_per_group = 2
+    _state_keys = _STATE_KEYS
 
     def __init__(
         self,
@@ -728,25 +729,3 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
     def deviation_sd_(self):
         """Current ``tau`` (estimated or fixed; ``inf`` where the model is not used)."""
         return math.sqrt(self._fit_now()[2])
-
-    def get_state(self):
-        """A deep copy of the run's state (a dict of arrays), for :meth:`set_state`."""
-        self._require_started()
-        state = {k: v.copy() for k, v in self._state_.items()}
-        state["n_groups"], state["budget"] = self.n_groups_, self.budget_
-        return state
-
-    def set_state(self, state):
-        """Restore a state from :meth:`get_state` (same configuration); returns ``self``."""
-        missing = [k for k in (*_STATE_KEYS, "n_groups", "budget") if k not in state]
-        if missing:
-            raise ValueError(f"state is missing {missing}")
-        self.reset(state["n_groups"], state["budget"])
-        for k in _STATE_KEYS:
-            value = np.asarray(state[k], dtype=self._state_[k].dtype)
-            if value.shape != self._state_[k].shape:
-                raise ValueError(
-                    f"state[{k!r}] has shape {value.shape}, expected {self._state_[k].shape}"
-                )
-            self._state_[k] = value.copy()
-        return self

@@ -66,6 +66,7 @@ from numba import prange
 from scipy import special
 
 from mvlearn_ext.bandits import _kernels as K_
+from mvlearn_ext.bandits._contextual import _chol_solve, _cholesky_inplace
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _AllocationPolicy, _check_n_groups, resolve_warm_start
 from mvlearn_ext.utils._numba import jit
@@ -171,32 +172,10 @@ def side_fit(n, m2, Z, coef_known, known, tau2_fixed, btab, vtab, out, coef, ws,
                         col[i] += ak[k] * Z[k, i] * lk[k]
                         for j in range(i + 1):
                             G[i, j] += ak[k] * Z[k, i] * Z[k, j]
-            for i in range(m):
-                for j in range(i + 1):
-                    acc = G[i, j]
-                    for t in range(j):
-                        acc -= L[i, t] * L[j, t]
-                    if i == j:
-                        if acc <= 0.0:
-                            ok = False
-                            break
-                        L[i, i] = np.sqrt(acc)
-                    else:
-                        L[i, j] = acc / L[j, j]
-                if not ok:
-                    break
-            if not ok:
+            if not _cholesky_inplace(G, L):
+                ok = False
                 break
-            for i in range(m):
-                acc = col[i]
-                for t in range(i):
-                    acc -= L[i, t] * col[t]
-                col[i] = acc / L[i, i]
-            for i in range(m - 1, -1, -1):
-                acc = col[i]
-                for t in range(i + 1, m):
-                    acc -= L[t, i] * coef[t]
-                coef[i] = acc / L[i, i]
+            _chol_solve(L, col, coef)
         if stage == 0:
             Q = 0.0
             sa = 0.0

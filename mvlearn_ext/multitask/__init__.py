@@ -3,7 +3,8 @@
 :class:`RobustMultiTaskRegressor` / :class:`RobustMultiTaskRegressorCV`
     Tasks shrunk towards a shared centre in each task's own covariance
     geometry (Kim, ICML 2026), solved exactly.
-:class:`ARMULRegressor`, :class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
+:class:`ARMULRegressor`, :class:`ClusteredARMULRegressor`, :class:`LowRankARMULRegressor`,
+:class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
 :class:`MeanRegularizedRegressor` (and their ``...CV`` variants)
     The baselines, each solved to tolerance.
 
@@ -19,8 +20,11 @@ from mvlearn_ext.multitask._baselines import (
     ARMULRegressor,
     ARMULRegressorCV,
     ClusteredARMULRegressor,
+    ClusteredARMULRegressorCV,
     IndependentTaskRegressor,
     IndependentTaskRegressorCV,
+    LowRankARMULRegressor,
+    LowRankARMULRegressorCV,
     MeanRegularizedRegressor,
     MeanRegularizedRegressorCV,
     PooledRegressor,
@@ -36,9 +40,12 @@ __all__ = [
     "ARMULRegressor",
     "ARMULRegressorCV",
     "ClusteredARMULRegressor",
+    "ClusteredARMULRegressorCV",
     "DEFAULT_REG_LAMBDAS",
     "IndependentTaskRegressor",
     "IndependentTaskRegressorCV",
+    "LowRankARMULRegressor",
+    "LowRankARMULRegressorCV",
     "MeanRegularizedRegressor",
     "MeanRegularizedRegressorCV",
     "PooledRegressor",

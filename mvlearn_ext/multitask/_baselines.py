@@ -2,6 +2,9 @@
 
 * :class:`ARMULRegressor` - the Euclidean-norm penalty of ARMUL (Duan & Wang,
   2023), vanilla variant; solved exactly through its profile objective.
+* :class:`ClusteredARMULRegressor`, :class:`LowRankARMULRegressor` - its
+  clustered and low-rank variants (tasks pulled to the nearest of a few
+  prototypes, or to centres in a shared low-dimensional subspace).
 * :class:`IndependentTaskRegressor` - one least-squares (or ridge) fit per task.
 * :class:`PooledRegressor` - one fit for all tasks (data pooling).
 * :class:`MeanRegularizedRegressor` - the naive squared Euclidean penalty
@@ -33,14 +36,17 @@ from mvlearn_ext.multitask._base import (
     single_threaded_blas,
 )
 from mvlearn_ext.multitask._cv import cross_validate_path, select_global, select_per_task
-from mvlearn_ext.multitask._kernels import armul_prox, irls_center
+from mvlearn_ext.multitask._kernels import armul_prox, armul_prox_tasks, irls_center
 
 __all__ = [
     "ARMULRegressor",
     "ARMULRegressorCV",
     "ClusteredARMULRegressor",
+    "ClusteredARMULRegressorCV",
     "IndependentTaskRegressor",
     "IndependentTaskRegressorCV",
+    "LowRankARMULRegressor",
+    "LowRankARMULRegressorCV",
     "MeanRegularizedRegressor",
     "MeanRegularizedRegressorCV",
     "PooledRegressor",
@@ -267,10 +273,14 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
 
 
 def _fill_null(moments, coef, beta):
-    """``coef_j + (I - P_j) beta``: null directions of ``Sigma_j`` from ``beta``."""
+    """``coef_j + (I - P_j) beta_j``: null directions of ``Sigma_j`` from ``beta``.
+
+    ``beta`` is one centre of shape ``(d,)`` or one per task, ``(m, d)``.
+    """
     V = moments.evecs
     null = moments.evals <= 0
-    bt = np.einsum("jkl,k->jl", V, beta) * null
+    beta = np.broadcast_to(beta, (moments.m, moments.d))
+    bt = np.einsum("jkl,jk->jl", V, beta) * null
     return coef + np.einsum("jkl,jl->jk", V, bt)
 
 
@@ -414,7 +424,8 @@ class _GridCV(MultiTaskLinearMixin, BaseEstimator):
     _per_task = False
 
     def _estimator(self, value):
-        params = {k: v for k, v in self.get_params().items() if k not in _CV_ONLY}
+        own = set(self._estimator_class._get_param_names()) - {"reg_lambda"}
+        params = {k: v for k, v in self.get_params().items() if k in own}
         return self._estimator_class(reg_lambda=value, **params)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -469,13 +480,14 @@ class _GridCV(MultiTaskLinearMixin, BaseEstimator):
             self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
             final = self._estimator(self.reg_lambda_)
             coef = final._solve(moments)
-            for name in ("center_", "fused_", "fusion_threshold_", "n_iter_"):
+            names = ("center_", "fused_", "fusion_threshold_", "n_iter_")
+            variants = ("components_", "loadings_", "centers_", "prototypes_", "labels_")
+            for name in names + variants + ("objective_",):
                 if hasattr(final, name):
                     setattr(self, name, getattr(final, name))
         return self._finish(coef, moments, labels, dtype)
 
 
-_CV_ONLY = {"reg_lambdas", "cv", "random_state"}
 _CV_CONSTRAINTS = {
     "reg_lambdas": ["array-like", None],
     "cv": [Interval(Integral, 2, None, closed="left")],
@@ -757,16 +769,245 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     @staticmethod
     def _task_values(moments, gamma, lam, w):
         """Each task's objective (up to its constant) with centre ``gamma``."""
-        m = moments.m
-        vals = np.empty(m)
-        for j in range(m):
-            _, vals[j], _ = armul_prox(
-                moments.Sigma[j : j + 1],
-                moments.b[j : j + 1],
-                moments.evals[j : j + 1],
-                moments.evecs[j : j + 1],
-                gamma,
-                lam[j : j + 1],
-                w[j : j + 1],
+        Gamma = np.tile(gamma, (moments.m, 1))
+        return armul_prox_tasks(
+            moments.Sigma, moments.b, moments.evals, moments.evecs, Gamma, lam, w
+        )[1]
+
+
+class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
+    """ARMUL, low-rank: each task pulled to its own centre in a shared subspace.
+
+    Minimises ``sum_j w_j [ 1/(2 n_j) ||y_j - X_j theta_j||^2 + lambda_j
+    ||theta_j - B z_j||_2 ]`` over the task fits ``theta_j``, a basis ``B``
+    of shape ``(n_features, rank)`` and loadings ``z_j`` of length ``rank``,
+    with ``lambda_j = reg_lambda sqrt(d / n_j)`` (Duan & Wang, 2023). Warm
+    start as in ARMUL: the truncated SVD of the per-task least-squares fits,
+    its singular values split evenly between ``B`` and the loadings. Given
+    the centres ``gamma_j = B z_j`` each task's problem is solved exactly (as
+    in :class:`ARMULRegressor`), which leaves a smooth profile objective in
+    ``(B, Z)``; it is minimised jointly by L-BFGS to the gradient tolerance
+    ``tol``, not by the authors' fixed-step alternating gradient descent.
+    The problem is not convex (the factorisation is bilinear): the fit is a
+    stationary point reached from the SVD warm start, never worse than that
+    start. ``rank >= min(n_tasks, n_features)`` leaves the centres free, so
+    every task gets its own least-squares fit; at a large ``reg_lambda``
+    every task is fused (``theta_j = B z_j``): reduced-rank multi-task
+    regression.
+
+    Parameters
+    ----------
+    rank : int, default=3
+        Dimension of the shared subspace (clipped to ``min(n_tasks,
+        n_features)``).
+    reg_lambda : float, default=0.1
+        ``C`` in ``lambda_j = C sqrt(d / n_j)``.
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+    fit_intercept : bool, default=True
+    max_iter : int, default=1000
+        L-BFGS iterations.
+    tol : float, default=1e-10
+        L-BFGS gradient tolerance (relative to the gradient at the start).
+    rcond : float or None, default=None
+
+    Attributes
+    ----------
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`ARMULRegressor`.
+    components_ : ndarray of shape (rank, n_features)
+        ``B`` transposed (its scale is not identified: ``B A`` and
+        ``A^{-1} z_j`` give the same centres).
+    loadings_ : ndarray of shape (n_tasks, rank)
+        The ``z_j`` as rows.
+    centers_ : ndarray of shape (n_tasks, n_features)
+        The task centres ``B z_j``.
+    fused_ : ndarray of bool of shape (n_tasks,)
+        Tasks with ``theta_j = B z_j``.
+    objective_ : float
+        The objective at the fit (up to a constant).
+    n_iter_ : int
+
+    References
+    ----------
+    Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
+    Statist. 51(5), 2023 (arXiv:2202.05250).
+    """
+
+    _parameter_constraints: dict = {
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "reg_lambda": REG_LAMBDA,
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        rank=3,
+        *,
+        reg_lambda=0.1,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        tol=1e-10,
+        rcond=None,
+    ):
+        self.rank = rank
+        self.reg_lambda = reg_lambda
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.rcond = rcond
+
+    def _path(self, moments, grid):
+        return [self._solve_one(moments, float(C)) for C in grid]
+
+    def _solve_one(self, moments, C):
+        m, d = moments.m, moments.d
+        w = moments.task_weights(self.task_weight)
+        w = w / w.sum()
+        K = min(self.rank, m, d)
+        ols = _fill_null(moments, _ridge_coef(moments, 0.0), _pooled(moments, w))
+        Uo, so, Vto = np.linalg.svd(ols, full_matrices=False)
+        root = np.sqrt(so[:K])
+        Z0, B0 = Uo[:, :K] * root, Vto[:K].T * root
+        lam = (C * np.sqrt(d / moments.n)) if np.isfinite(C) else np.full(m, np.inf)
+        args = (moments.Sigma, moments.b, moments.evals, moments.evecs)
+        if C == 0.0 or K == min(m, d):
+            # Either the objective does not depend on the centres (C = 0), or
+            # the centres can reach every task's own fit (full rank, where the
+            # SVD reproduces the fits exactly): per-task least squares.
+            coef = _fill_null(moments, _ridge_coef(moments, 0.0), Z0 @ B0.T)
+            self._store(B0, Z0, coef, np.full(m, K == min(m, d)))
+            self.objective_, self.n_iter_ = np.nan, 0
+            return coef
+        lam_eff = np.where(np.isfinite(lam), lam, np.finfo(float).max)
+
+        def fun(x):
+            B = x[: d * K].reshape(d, K)
+            Z = x[d * K :].reshape(m, K)
+            _, vals, G = armul_prox_tasks(*args, np.ascontiguousarray(Z @ B.T), lam_eff, w)
+            return float(vals.sum()), np.concatenate([(G.T @ Z).ravel(), (G @ B).ravel()])
+
+        x0 = np.concatenate([B0.ravel(), Z0.ravel()])
+        g0 = np.max(np.abs(fun(x0)[1]))
+        res = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(maxiter=self.max_iter, gtol=self.tol * max(g0, 1e-300), ftol=0.0),
+        )
+        if res.nit >= self.max_iter:
+            warnings.warn(
+                f"low-rank ARMUL's L-BFGS did not converge in max_iter={self.max_iter}",
+                ConvergenceWarning,
+                stacklevel=4,
             )
-        return vals
+        B = res.x[: d * K].reshape(d, K)
+        Z = res.x[d * K :].reshape(m, K)
+        centers = Z @ B.T
+        U, vals, _ = armul_prox_tasks(*args, np.ascontiguousarray(centers), lam_eff, w)
+        coef = centers + U
+        self._store(B, Z, coef, ~np.any(U != 0.0, axis=1))
+        self.objective_, self.n_iter_ = float(vals.sum()), int(res.nit)
+        return coef
+
+    def _store(self, B, Z, coef, fused):
+        self.components_, self.loadings_ = B.T.copy(), Z
+        self.centers_, self.fused_ = Z @ B.T, fused
+
+
+class LowRankARMULRegressorCV(_GridCV):
+    _estimator_class = LowRankARMULRegressor
+    _default_grid = ARMULRegressorCV._default_grid
+    _parameter_constraints: dict = {
+        **_CV_CONSTRAINTS,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "task_weight": TASK_WEIGHT,
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        rank=3,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        tol=1e-10,
+        rcond=None,
+    ):
+        self.reg_lambdas = reg_lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.rank = rank
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.rcond = rcond
+
+
+LowRankARMULRegressorCV.__doc__ = _CV_DOC.format(
+    name="LowRankARMULRegressor",
+    how="",
+    grid="0, 21 values from 1e-4 to 10, and inf",
+    kind="float",
+    sel="",
+)
+
+
+class ClusteredARMULRegressorCV(_GridCV):
+    _estimator_class = ClusteredARMULRegressor
+    _default_grid = ARMULRegressorCV._default_grid
+    _parameter_constraints: dict = {
+        **_CV_CONSTRAINTS,
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "task_weight": TASK_WEIGHT,
+        "max_outer": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        **COMMON_CONSTRAINTS,
+        **ITER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        n_clusters=3,
+        task_weight="n_samples",
+        fit_intercept=True,
+        max_iter=1000,
+        max_outer=50,
+        tol=1e-10,
+        n_init=10,
+        rcond=None,
+    ):
+        self.reg_lambdas = reg_lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.n_clusters = n_clusters
+        self.task_weight = task_weight
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+        self.tol = tol
+        self.n_init = n_init
+        self.rcond = rcond
+
+
+ClusteredARMULRegressorCV.__doc__ = _CV_DOC.format(
+    name="ClusteredARMULRegressor",
+    how=" (``random_state`` seeds the folds and the k-means warm start)",
+    grid="0, 21 values from 1e-4 to 10, and inf",
+    kind="float",
+    sel="",
+)

@@ -18,6 +18,7 @@ from mvlearn_ext.utils._numba import jit
 __all__ = [
     "PARALLEL_WORK",
     "armul_prox",
+    "armul_prox_tasks",
     "irls_center",
     "recover_coef",
     "task_eigh",
@@ -320,8 +321,8 @@ def _secular_t(gt2, e, lam):
 
 
 @jit
-def armul_prox(Sigma, b, evals, evecs, gamma, lam, w):
-    """Exact per-task ARMUL solutions given the centre ``gamma``.
+def armul_prox_tasks(Sigma, b, evals, evecs, Gamma, lam, w):
+    """Exact per-task ARMUL solutions given a centre ``Gamma[j]`` per task.
 
     Task ``j`` solves ``min_u 1/2 u^T Sigma_j u - u^T g_j + lam_j ||u||_2``
     with ``g_j = b_j - Sigma_j gamma`` and ``theta_j = gamma + u``:
@@ -342,7 +343,7 @@ def armul_prox(Sigma, b, evals, evecs, gamma, lam, w):
         for k in range(d):
             acc = b[j, k]
             for l in range(d):
-                acc -= Sigma[j, k, l] * gamma[l]
+                acc -= Sigma[j, k, l] * Gamma[j, l]
             g[k] = acc
             gn += acc * acc
         gn = np.sqrt(gn)
@@ -350,7 +351,7 @@ def armul_prox(Sigma, b, evals, evecs, gamma, lam, w):
         # that depends on gamma (Sigma gamma = b - g).
         base = 0.0
         for k in range(d):
-            base += gamma[k] * (0.5 * (b[j, k] - g[k]) - b[j, k])
+            base += Gamma[j, k] * (0.5 * (b[j, k] - g[k]) - b[j, k])
         vals[j] = w[j] * base
         if gn > lam[j]:
             gt = np.zeros(d)
@@ -381,6 +382,21 @@ def armul_prox(Sigma, b, evals, evecs, gamma, lam, w):
             for l in range(d):
                 acc += Sigma[j, k, l] * U[j, l]
             grads[j, k] = w[j] * acc
+    return U, vals, grads
+
+
+@jit
+def armul_prox(Sigma, b, evals, evecs, gamma, lam, w):
+    """:func:`armul_prox_tasks` with one centre ``gamma`` for every task.
+
+    Returns ``(U, value, grad)``: the ``u_j`` as rows, the profile objective
+    (the sum of the task terms) and its gradient in ``gamma``.
+    """
+    m, d, _ = Sigma.shape
+    Gamma = np.empty((m, d))
+    for j in range(m):
+        Gamma[j] = gamma
+    U, vals, grads = armul_prox_tasks(Sigma, b, evals, evecs, Gamma, lam, w)
     value = 0.0
     grad = np.zeros(d)
     for j in range(m):

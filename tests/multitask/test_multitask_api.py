@@ -14,8 +14,11 @@ from mvlearn_ext.multitask import (
     ARMULRegressor,
     ARMULRegressorCV,
     ClusteredARMULRegressor,
+    ClusteredARMULRegressorCV,
     IndependentTaskRegressor,
     IndependentTaskRegressorCV,
+    LowRankARMULRegressor,
+    LowRankARMULRegressorCV,
     MeanRegularizedRegressor,
     MeanRegularizedRegressorCV,
     PooledRegressor,
@@ -30,6 +33,11 @@ ESTIMATORS = [
     ARMULRegressor(),
     ARMULRegressorCV(cv=2, reg_lambdas=[0.1, 1.0]),
     ClusteredARMULRegressor(n_clusters=2, n_init=2, random_state=0),
+    ClusteredARMULRegressorCV(
+        cv=2, reg_lambdas=[0.1, 1.0], n_clusters=2, n_init=2, random_state=0
+    ),
+    LowRankARMULRegressor(rank=2),
+    LowRankARMULRegressorCV(cv=2, reg_lambdas=[0.1, 1.0], rank=2),
     IndependentTaskRegressor(),
     IndependentTaskRegressorCV(cv=2, reg_lambdas=[0.0, 0.1]),
     PooledRegressor(),

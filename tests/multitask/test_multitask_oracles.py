@@ -11,6 +11,7 @@ from mvlearn_ext.multitask import (
     ARMULRegressor,
     ClusteredARMULRegressor,
     IndependentTaskRegressor,
+    LowRankARMULRegressor,
     MeanRegularizedRegressor,
     PooledRegressor,
     RobustMultiTaskRegressor,
@@ -596,3 +597,95 @@ def test_clustered_armul_recovers_clusters_and_reduces_to_vanilla():
     np.testing.assert_allclose(
         one.fit(X, y, tasks=tasks).coef_, vanilla.fit(X, y, tasks=tasks).coef_, atol=1e-6
     )
+
+
+# -- low-rank ARMUL ----------------------------------------------------------------------
+
+
+def _low_rank_tasks(m=24, n=60, d=8, rank=2, n_out=4, seed=0, shared_X=False):
+    """Task coefficients in a ``rank``-dimensional subspace, the first ``n_out`` outliers."""
+    rng = np.random.default_rng(seed)
+    basis = 2.0 * np.eye(d)[:rank]
+    theta = rng.normal(size=(m, rank)) @ basis
+    theta[:n_out] = 2.0 * rng.normal(size=(n_out, d))
+    X = np.tile(rng.normal(size=(n, d)), (m, 1)) if shared_X else rng.normal(size=(m * n, d))
+    tasks = np.repeat(np.arange(m), n)
+    y = np.einsum("ik,ik->i", X, theta[tasks]) + rng.normal(size=m * n)
+    return X, y, tasks, theta
+
+
+def test_low_rank_armul_full_rank_is_independent_learning():
+    # rank = min(m, d): the centres reach every task's own fit
+    X, y, tasks, _ = _low_rank_tasks(m=6, d=4)
+    model = LowRankARMULRegressor(4, reg_lambda=0.7, fit_intercept=False).fit(X, y, tasks=tasks)
+    np.testing.assert_allclose(model.coef_, _ols(X, y, tasks), atol=1e-10)
+    assert model.fused_.all()
+
+
+def test_low_rank_armul_fused_limit_is_reduced_rank_regression():
+    # C = inf fuses every task: min sum_j ||theta_j - theta_hat_j||^2_Sigma over rank-K
+    # matrices. With one design shared by all tasks this is Eckart-Young in the Sigma metric.
+    X, y, tasks, _ = _low_rank_tasks(m=10, d=5, rank=2, shared_X=True, seed=3)
+    model = LowRankARMULRegressor(2, reg_lambda=np.inf, fit_intercept=False, tol=1e-13)
+    model.fit(X, y, tasks=tasks)
+    S = _sigma(X, tasks, 0)
+    e, V = np.linalg.eigh(S)
+    root, inv_root = (V * np.sqrt(e)) @ V.T, (V / np.sqrt(e)) @ V.T
+    U, s, Vt = np.linalg.svd(_ols(X, y, tasks) @ root)
+    expected = (U[:, :2] * s[:2]) @ Vt[:2] @ inv_root
+    np.testing.assert_allclose(model.coef_, expected, atol=1e-6)
+    assert model.fused_.all()
+    np.testing.assert_allclose(model.centers_, model.loadings_ @ model.components_)
+
+
+def test_low_rank_armul_beats_vanilla_in_its_setting_and_is_rotation_invariant():
+    X, y, tasks, theta = _low_rank_tasks(seed=5)
+    C = 0.5
+    lr = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False).fit(X, y, tasks=tasks)
+    van = ARMULRegressor(reg_lambda=C, fit_intercept=False).fit(X, y, tasks=tasks)
+    itl = IndependentTaskRegressor(fit_intercept=False).fit(X, y, tasks=tasks)
+
+    def err(c):
+        return np.mean(np.sum((c - theta) ** 2, axis=1)[4:])  # inlier tasks
+
+    assert err(lr.coef_) < err(van.coef_)
+    assert err(lr.coef_) < err(itl.coef_)
+    # the objective is no worse than the SVD warm start's, and the fit is stationary
+    from mvlearn_ext.multitask._kernels import armul_prox_tasks
+
+    starts = np.searchsorted(tasks, np.arange(tasks.max() + 2)).astype(np.int64)
+    mom = TaskMoments(X, y, np.ones(y.shape[0]), starts, False)
+    lam = C * np.sqrt(mom.d / mom.n)
+    w = mom.n / mom.n.sum()
+    Uo, so, Vto = np.linalg.svd(_ols(X, y, tasks), full_matrices=False)
+    start = (Uo[:, :2] * so[:2]) @ Vto[:2]
+    args = (mom.Sigma, mom.b, mom.evals, mom.evecs)
+    assert lr.objective_ <= armul_prox_tasks(*args, start, lam, w)[1].sum()
+    G = armul_prox_tasks(*args, np.ascontiguousarray(lr.centers_), lam, w)[2]
+    assert np.abs(G.T @ lr.loadings_).max() < 1e-6 and np.abs(G @ lr.components_.T).max() < 1e-6
+    # rotations of the features leave the predictions unchanged
+    Q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(8, 8)))
+    rot = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13)
+    ref = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13)
+    np.testing.assert_allclose(
+        rot.fit(X @ Q, y, tasks=tasks).predict(X @ Q, tasks=tasks),
+        ref.fit(X, y, tasks=tasks).predict(X, tasks=tasks),
+        atol=1e-6,
+    )
+
+
+def test_variant_cv_refits_the_selected_value_with_the_same_seed():
+    from mvlearn_ext.multitask import ClusteredARMULRegressorCV, LowRankARMULRegressorCV
+
+    X, y, tasks, _ = _low_rank_tasks(m=12, n=30, d=4, seed=7)
+    grid = [0.05, 0.5, 2.0]
+    cv = ClusteredARMULRegressorCV(grid, cv=3, n_clusters=2, n_init=2, random_state=4)
+    cv.fit(X, y, tasks=tasks)
+    ref = ClusteredARMULRegressor(2, reg_lambda=cv.reg_lambda_, n_init=2, random_state=4)
+    np.testing.assert_array_equal(cv.coef_, ref.fit(X, y, tasks=tasks).coef_)
+    np.testing.assert_array_equal(cv.labels_, ref.labels_)
+    lr = LowRankARMULRegressorCV(grid, cv=3, rank=2, random_state=4).fit(X, y, tasks=tasks)
+    assert lr.reg_lambda_ in grid and lr.cv_results_["mean_test_mse"].shape == (3,)
+    ref = LowRankARMULRegressor(2, reg_lambda=lr.reg_lambda_).fit(X, y, tasks=tasks)
+    np.testing.assert_array_equal(lr.coef_, ref.coef_)
+    np.testing.assert_array_equal(lr.components_, ref.components_)

@@ -27,6 +27,24 @@ Questions
    over its whole range {0, 0.25, 0.5, 0.75, 1} at w = 0.5.
    Results go to ``results/moo_paretopo.json`` (and the ``tool_bandit``
    entry of ``results/moo.json``).
+5. ParetoPO's ``stage1="hvc_gradient"`` variant (spec §9.4; weights from
+   the HVC gradient of each step's mean reward vector against an archive of
+   past step points; defaults margin 0.1, EMA 0.9, floor 0.05 fixed before
+   any run, none tuned), as stage 1 alone ("hvc_stage1", all 300 steps)
+   and as full ParetoPO ("paretopo_hvc", 100 steps then rank advantages),
+   run over the same w grid and held-out seeds as the methods of question
+   4, all re-run in the same run. Scoring, fixed before the held-out run:
+   (a) per initial w, the single-point HV ``accuracy * (1 - calls / 4)``
+   against (0, 0) (the exact front's reference), paired with fixed weights
+   at the same w and seed (ratio, wins), plus the spec's literal
+   acceptance per pair (accuracy >= fixed's with fewer mean calls), and
+   the largest single-point HV on the exact front as the ceiling; (b) the
+   front-over-the-sweep HV of question 4. (a) rewards landing near the
+   front's maximum-product point whatever w asked for, so it favours
+   HV-seeking methods by construction; (b) rewards following w. As a
+   sensitivity check on the development seeds 0-4 only (reported, not
+   used to pick anything), margin in {0.05, 0.1, 0.3} x EMA in {0.9, 0.99}
+   at w in {0.1, 0.5, 0.9}.
 
 Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH] [--paretopo-only]``.
 """
@@ -42,11 +60,23 @@ import moocore
 import numpy as np
 
 from mvlearn_ext import moo
-from mvlearn_ext.moo._paretopo import simulate_tool_bandit, sweep_tool_bandit
+from mvlearn_ext.moo._paretopo import (
+    simulate_tool_bandit,
+    sweep_tool_bandit,
+    tool_bandit_front,
+)
 
 WEIGHT_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  # fixed before evaluation
 HELD_OUT_SEEDS = tuple(range(100, 110))  # development used seeds 0-4
 BETA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)  # ParetoPO's own knob, its whole range [0, 1]
+DEV_SEEDS = tuple(range(5))
+#: the sweep's methods: (name, simulate_tool_bandit method, extra arguments)
+SWEEP_METHODS = (
+    ("fixed", "fixed", {}),
+    ("paretopo", "paretopo", {}),
+    ("hvc_stage1", "stage1", {"stage1": "hvc_gradient"}),
+    ("paretopo_hvc", "paretopo", {"stage1": "hvc_gradient"}),
+)
 
 
 def _median_times(fns, repeats):
@@ -171,11 +201,18 @@ def _mse(v):
 def bench_tool_bandit(quick):
     seeds = HELD_OUT_SEEDS[:3] if quick else HELD_OUT_SEEDS
     out = {"seeds": list(seeds), "weight_grid": list(WEIGHT_GRID), "sweep": {}, "point": {}}
-    for m in ("fixed", "paretopo"):
+    raw = {}
+    for m, method, extra in SWEEP_METHODS:
         t = time.perf_counter()
-        r = sweep_tool_bandit(m, WEIGHT_GRID, seeds=seeds)
+        r = sweep_tool_bandit(method, WEIGHT_GRID, seeds=seeds, **extra)
+        raw[m] = r
         out["oracle_hv"] = r["oracle_hv"]
         out["sweep"][m] = {
+            "method": method,
+            "extra": extra,
+            "point_hv_by_w": r["point_hv"].mean(0).tolist(),
+            "final_weights_by_w": r["final_weights"].mean(0).tolist(),
+            "frac_weights_kept_by_w": r["frac_weights_kept"].mean(0).tolist(),
             "hv_per_seed": r["hv"].tolist(),
             "hv": _mse(r["hv"]),
             "accuracy_by_w": r["accuracy"].mean(0).tolist(),
@@ -191,6 +228,20 @@ def bench_tool_bandit(quick):
             f"tool bandit sweep {m:9s} front HV {r['hv'].mean():.4f} ± "
             f"{out['sweep'][m]['hv']['se']:.4f} (oracle {r['oracle_hv']:.4f}), "
             f"mean front gap {r['front_gap'].mean():.4f}"
+        )
+    out["single_point"] = _single_point_scores(raw, seeds)
+    out["sweep_paired_over_fixed"] = {
+        m: {
+            "hv_ratio": _mse(raw[m]["hv"] / raw["fixed"]["hv"]),
+            "wins": int(np.sum(raw[m]["hv"] > raw["fixed"]["hv"])),
+        }
+        for m in raw
+        if m != "fixed"
+    }
+    for m, v in out["sweep_paired_over_fixed"].items():
+        print(
+            f"tool bandit paired front-HV ratio {m} / fixed {v['hv_ratio']['mean']:.3f} ± "
+            f"{v['hv_ratio']['se']:.3f} (higher on {v['wins']}/{len(seeds)} seeds)"
         )
     hf = np.array(out["sweep"]["fixed"]["hv_per_seed"])
     hp = np.array(out["sweep"]["paretopo"]["hv_per_seed"])
@@ -225,8 +276,16 @@ def bench_tool_bandit(quick):
         f"tool bandit ParetoPO beta sweep front HV {hb.mean():.4f}, "
         f"ratio to fixed's w-sweep {np.mean(hb / hf):.3f}"
     )
-    for m in ("fixed", "stage1", "lu2025", "paretopo"):
-        r = [simulate_tool_bandit(m, seed=s) for s in seeds]
+    point_methods = (
+        ("fixed", "fixed", {}),
+        ("stage1", "stage1", {}),
+        ("lu2025", "lu2025", {}),
+        ("paretopo", "paretopo", {}),
+        ("hvc_stage1", "stage1", {"stage1": "hvc_gradient"}),
+        ("paretopo_hvc", "paretopo", {"stage1": "hvc_gradient"}),
+    )
+    for m, method, extra in point_methods:
+        r = [simulate_tool_bandit(method, seed=s, **extra) for s in seeds]
         keys = ("accuracy", "mean_calls", "hv", "front_gap")
         out["point"][m] = {k: float(np.mean([x[k] for x in r])) for k in keys}
         p = out["point"][m]
@@ -234,7 +293,86 @@ def bench_tool_bandit(quick):
             f"tool bandit w=0.5 {m:9s} acc {p['accuracy']:.3f} calls {p['mean_calls']:.3f} "
             f"HV {p['hv']:.3f} front gap {p['front_gap']:.4f}"
         )
+    if not quick:
+        out["hvc_dev_sensitivity"] = _hvc_dev_sensitivity()
     return out
+
+
+def _max_point_hv(front, n=20001):
+    """Largest ``accuracy * efficiency`` of one attainable point (on the exact front)."""
+    a, e = front["accuracy"], front["efficiency"]
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    seg_a = (1 - t) * a[:-1] + t * a[1:]
+    seg_e = (1 - t) * e[:-1] + t * e[1:]
+    k = np.argmax(seg_a * seg_e)
+    return {
+        "hv": float((seg_a * seg_e).flat[k]),
+        "accuracy": float(seg_a.flat[k]),
+        "mean_calls": float((1 - seg_e.flat[k]) * 4),
+    }
+
+
+def _single_point_scores(raw, seeds):
+    """Scoring (a): single-point HV per initial w, paired with fixed weights."""
+    fx = raw["fixed"]
+    calls = {m: (1.0 - r["efficiency"]) * 4 for m, r in raw.items()}
+    res = {"max_point_hv_on_front": _max_point_hv(tool_bandit_front()), "by_method": {}}
+    for m, r in raw.items():
+        if m == "fixed":
+            continue
+        ratio = r["point_hv"] / fx["point_hv"]  # (n_seeds, n_weights)
+        accept = (r["accuracy"] >= fx["accuracy"]) & (calls[m] < calls["fixed"])
+        res["by_method"][m] = {
+            "point_hv_ratio_by_w": [_mse(ratio[:, j]) for j in range(ratio.shape[1])],
+            "point_hv_wins_by_w": np.sum(ratio > 1, axis=0).tolist(),
+            "acceptance_by_w": accept.sum(0).tolist(),
+            "point_hv_ratio_all": _mse(ratio.mean(1)),
+            "point_hv_wins_all": int(np.sum(ratio > 1)),
+            "acceptance_all": int(accept.sum()),
+            "n_pairs": int(ratio.size),
+        }
+        v = res["by_method"][m]
+        print(
+            f"tool bandit single-point HV {m} / fixed: "
+            + " ".join(
+                f"w={w}:{x['mean']:.3f}"
+                for w, x in zip(WEIGHT_GRID, v["point_hv_ratio_by_w"], strict=True)
+            )
+            + f" | higher on {v['point_hv_wins_all']}/{v['n_pairs']} pairs, "
+            f"acceptance (acc >= fixed, fewer calls) on {v['acceptance_all']}/{v['n_pairs']}"
+        )
+    return res
+
+
+def _hvc_dev_sensitivity():
+    """hvc_gradient stage 1 over margin x EMA on the development seeds (not for selection)."""
+    grid_w = (0.1, 0.5, 0.9)
+    rows = []
+    for margin in (0.05, 0.1, 0.3):
+        for ema in (0.9, 0.99):
+            r = sweep_tool_bandit(
+                "stage1",
+                grid_w,
+                seeds=DEV_SEEDS,
+                stage1="hvc_gradient",
+                ref_margin=margin,
+                weight_ema=ema,
+            )
+            rows.append(
+                {
+                    "margin": margin,
+                    "ema": ema,
+                    "point_hv_by_w": r["point_hv"].mean(0).tolist(),
+                    "accuracy_by_w": r["accuracy"].mean(0).tolist(),
+                    "mean_calls_by_w": ((1 - r["efficiency"]) * 4).mean(0).tolist(),
+                    "front_hv": _mse(r["hv"]),
+                }
+            )
+            print(
+                f"hvc dev margin {margin} ema {ema}: point HV by w "
+                f"{np.round(r['point_hv'].mean(0), 3).tolist()} front HV {r['hv'].mean():.3f}"
+            )
+    return {"seeds": list(DEV_SEEDS), "weight_grid": list(grid_w), "rows": rows}
 
 
 def main(argv=None):

@@ -28,9 +28,11 @@ from mvlearn_ext.moo._pareto import (
     pareto_rank,
 )
 from mvlearn_ext.moo._paretopo import (
+    HVCGradientWeights,
     HVMetaReward,
     OptimalCallsTracker,
     grpo_advantages,
+    hvc_gradient,
     pareto_rank_advantages,
     simulate_tool_bandit,
     sweep_tool_bandit,
@@ -47,6 +49,7 @@ from mvlearn_ext.moo._qp import (
 
 __all__ = [
     "ControlGScheduler",
+    "HVCGradientWeights",
     "HVMetaReward",
     "MOPOResult",
     "OptimalCallsTracker",
@@ -60,6 +63,7 @@ __all__ = [
     "filter_dominated",
     "grpo_advantages",
     "hv_contributions",
+    "hvc_gradient",
     "hypervolume",
     "ipo_regression_loss",
     "is_nondominated",

@@ -6,7 +6,10 @@ abstract and a third-party summary only (stage 1: hypervolume-guided dynamic
 scalarisation of the reward weights from the progress of the global Pareto
 front; stage 2: Pareto-rank-based advantages within GRPO groups). The
 formulas here follow the project spec's reconstruction (multiobjective.md
-§8-§9); constants (``alpha``, ``gamma``, ``beta``) are not the paper's.
+§8-§9), including the ``stage1="hvc_gradient"`` variant of §9.4 (adaptive
+weights from the gradient of a hypervolume contribution); constants
+(``alpha``, ``gamma``, ``beta``, the variant's margin, EMA and floor) are
+not the paper's.
 Everything is framework-free NumPy: rewards in, advantages out.
 """
 
@@ -19,9 +22,11 @@ import numpy as np
 from mvlearn_ext.moo._pareto import ParetoArchive, crowding_distance, pareto_rank
 
 __all__ = [
+    "HVCGradientWeights",
     "HVMetaReward",
     "OptimalCallsTracker",
     "grpo_advantages",
+    "hvc_gradient",
     "pareto_rank_advantages",
     "simulate_tool_bandit",
     "sweep_tool_bandit",
@@ -167,9 +172,9 @@ class HVMetaReward:
     archive's HV is 1, every later gain is 0, the meta-reward decays to one
     constant per batch and GRPO's group standardisation cancels it: stage 1
     then trains like fixed weights (up to GRPO's ``eps``). This follows from
-    the spec's per-trajectory archive ([design], §9.3); an archive of
-    per-step mean objective vectors (Lu et al.; spec §9.4 ``hvc_gradient``)
-    would not saturate this way.
+    the spec's per-trajectory archive ([design], §9.3). An archive of
+    per-step mean objective vectors (Lu et al.; :class:`HVCGradientWeights`)
+    does not saturate this way.
     """
 
     def __init__(self, weights, *, ref=None, gamma=0.9, mode="paretopo"):
@@ -221,6 +226,200 @@ class HVMetaReward:
         gains = self.archive_.gain(R)
         self.ema_ = self._gamma * self.ema_ + (1 - self._gamma) * float(np.mean(gains))
         self.archive_.add(R)
+        return self
+
+
+def _check_vector(x, name, size=None):
+    v = np.asarray(x, dtype=np.float64)
+    if v.ndim != 1 or v.size < 1:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {v.shape}")
+    if size is not None and v.size != size:
+        raise ValueError(f"{name} must have {size} entries, got {v.size}")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return v
+
+
+def hvc_gradient(point, archive, ref):
+    """Gradient of a point's hypervolume contribution against an archive (maximisation).
+
+    ``HVC(y; A) = HV(A ∪ {y}; r) - HV(A; r)`` is the measure of the box
+    ``[r, y]`` that no archive point dominates. Its partial derivative in
+    ``y_k`` is the (K-1)-D measure of the exclusive face of that region at
+    ``z_k = y_k``: the box ``prod_{j != k} [r_j, y_j]`` minus its part
+    dominated by the archive points with ``a_k > y_k`` (a (K-1)-D
+    hypervolume, exact in any dimension). In 2-D this is the closed form
+    ``(y_2 - a_2, y_1 - a_1)``, with ``a_2`` (``a_1``) the largest second
+    (first) coordinate of the archive points beyond ``y`` in the first
+    (second) coordinate, or the reference's coordinate if there is none.
+
+    ``HVC`` is piecewise polynomial in ``y``; where ``y_k`` ties with an
+    archive coordinate or with ``r_k`` it has a kink, and this returns the
+    right derivative (the gain rate of increasing ``y_k``). The gradient is
+    0 where ``y`` is strictly dominated by an archive point and in every
+    coordinate ``k`` where ``y`` does not dominate ``r`` in some
+    coordinate other than ``k`` (the contribution is then 0 nearby).
+
+    Parameters
+    ----------
+    point : array-like of shape (n_objectives,)
+        The point ``y`` (objectives maximised), ``n_objectives >= 2``.
+    archive : array-like of shape (n_archived, n_objectives)
+        The archive ``A``; may have no rows. Dominated rows change nothing.
+    ref : array-like of shape (n_objectives,)
+        The reference point ``r``.
+
+    Returns
+    -------
+    grad : ndarray of shape (n_objectives,)
+        Non-negative.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo import hvc_gradient
+    >>> hvc_gradient([0.6, 0.6], [[0.8, 0.3], [0.2, 0.9]], [0.0, 0.0])
+    array([0.3, 0.4])
+    """
+    from mvlearn_ext.moo._pareto import hypervolume
+
+    y = _check_vector(point, "point")
+    K = y.size
+    if K < 2:
+        raise ValueError(f"point must have at least 2 objectives, got {K}")
+    r = _check_vector(ref, "ref", K)
+    A = np.asarray(archive, dtype=np.float64)
+    if A.size == 0:
+        A = np.empty((0, K))
+    if A.ndim != 2 or A.shape[1] != K:
+        raise ValueError(f"archive must have shape (n_archived, {K}), got {A.shape}")
+    if not np.isfinite(A).all():
+        raise ValueError("archive contains NaN or infinity")
+    g = np.zeros(K)
+    for k in range(K):
+        if y[k] < r[k]:
+            continue  # no part of the box [r, y] lies at z_k = y_k
+        others = np.arange(K) != k
+        box = float(np.prod(np.maximum(y[others] - r[others], 0.0)))
+        if box == 0.0:
+            continue
+        cover = np.minimum(A[A[:, k] > y[k]][:, others], y[others])
+        if K == 2:  # closed form: the covering interval is [r_j, max a_j]
+            covered = max(float(cover.max()) - r[others][0], 0.0) if cover.size else 0.0
+        else:
+            covered = hypervolume(cover, r[others], maximise=True)
+        g[k] = max(box - covered, 0.0)
+    return g
+
+
+def _project_simplex_floor(v, floor):
+    """Euclidean projection of ``v`` onto ``{w : w >= floor, sum(w) = 1}``."""
+    K = v.size
+    total = 1.0 - K * floor
+    u = v - floor
+    s = np.sort(u)[::-1]
+    css = np.cumsum(s) - total
+    idx = np.arange(1, K + 1)
+    rho = np.flatnonzero(s - css / idx > 0)[-1]
+    tau = css[rho] / (rho + 1)
+    return np.maximum(u - tau, 0.0) + floor
+
+
+class HVCGradientWeights:
+    """Stage 1 variant ``hvc_gradient``: weights from the HVC gradient (reconstruction).
+
+    The spec's reconstruction (§9.4) of "reward weights that adapt to the
+    progress of the global Pareto frontier": each step's mean objective
+    vector ``y_t`` (maximised) is scored against an archive of the
+    non-dominated past step points; the direction
+    ``d_t = g_t / sum(g_t)``, ``g_t = hvc_gradient(y_t, archive, ref)``,
+    enters an EMA ``v_t = ema v_{t-1} + (1 - ema) d_t`` started at the
+    user's weights (normalised to sum 1), and the weights are ``v_t``
+    projected onto the simplex with every entry ``>= floor``. The
+    reference is ``y_0 - margin`` (the first point minus a margin) unless
+    ``ref`` is given. Then ``y_t`` joins the archive.
+
+    Where the gradient is 0 (``y_t`` dominated by the archive, or outside
+    the reference box) the weights are kept unchanged and
+    :attr:`n_kept_` counts the step. The paper's rule, reference and
+    constants are not known; ``margin``, ``ema`` and ``floor`` are project
+    choices.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_objectives,)
+        Initial weights, non-negative with a positive sum.
+    margin : float >= 0, default=0.1
+    ema : float in [0, 1], default=0.9
+        The smoothing factor of the stage-1 EMA (``gamma`` in the spec).
+    floor : float in [0, 1 / n_objectives), default=0.05
+    ref : array-like of shape (n_objectives,), optional
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_objectives,)
+        The weights to use for the next step.
+    ref_ : ndarray or None
+        The reference point (set by the first :meth:`update` by default).
+    archive_ : ParetoArchive
+    n_kept_ : int
+
+    Notes
+    -----
+    With noisy step means (the tool bandit: 96 rollouts a step) the
+    archive keeps the lucky step points and most later points are
+    dominated by them or fall below the reference, so the weights move on
+    few steps (see the user guide's ParetoPO section).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo import HVCGradientWeights
+    >>> hw = HVCGradientWeights([0.5, 0.5], ema=0.0, floor=0.1, ref=[0.0, 0.0])
+    >>> hw.update([0.8, 0.2]).weights_.round(3)
+    array([0.2, 0.8])
+    """
+
+    def __init__(self, weights, *, margin=0.1, ema=0.9, floor=0.05, ref=None):
+        self.weights = weights
+        self.margin = margin
+        self.ema = ema
+        self.floor = floor
+        self.ref = ref
+        w = _check_vector(weights, "weights")
+        if w.size < 2:
+            raise ValueError(f"weights must have at least 2 entries, got {w.size}")
+        if w.min() < 0 or w.sum() <= 0:
+            raise ValueError("weights must be non-negative with a positive sum")
+        self._margin = _real(margin, "margin", low=0.0)
+        self._ema = _real(ema, "ema", 0.0, 1.0)
+        self._floor = _real(floor, "floor", low=0.0)
+        if self._floor >= 1.0 / w.size:
+            raise ValueError(f"floor must be < 1 / n_objectives = {1.0 / w.size}, got {floor}")
+        self._avg = w / w.sum()
+        self.weights_ = self._avg.copy()
+        self.ref_ = None if ref is None else _check_vector(ref, "ref", w.size)
+        self.archive_ = None if ref is None else ParetoArchive(ref=self.ref_, maximise=True)
+        self.n_kept_ = 0
+
+    def gradient(self, y):
+        """``hvc_gradient(y, archive, ref)`` against the archive as it stands."""
+        y = _check_vector(y, "y", self._avg.size)
+        ref = y - self._margin if self.ref_ is None else self.ref_
+        pts = np.empty((0, y.size)) if self.archive_ is None else self.archive_.points_
+        return hvc_gradient(y, pts, ref)
+
+    def update(self, y):
+        """One step with the step's mean objective vector ``y``; returns ``self``."""
+        y = _check_vector(y, "y", self._avg.size)
+        if self.ref_ is None:
+            self.ref_ = y - self._margin
+            self.archive_ = ParetoArchive(ref=self.ref_, maximise=True)
+        g = self.gradient(y)
+        if g.sum() > 0:
+            self._avg = self._ema * self._avg + (1.0 - self._ema) * g / g.sum()
+            self.weights_ = _project_simplex_floor(self._avg, self._floor)
+        else:
+            self.n_kept_ += 1
+        self.archive_.add(y)
         return self
 
 
@@ -388,6 +587,10 @@ def simulate_tool_bandit(
     stage1_steps=100,
     learning_rate=0.5,
     n_opt_scope="prompt",
+    stage1="meta_reward",
+    ref_margin=0.1,
+    weight_ema=0.9,
+    weight_floor=0.05,
     seed=None,
 ):
     """Tool-use bandit (spec §9.5): GRPO-trained softmax policy over call counts.
@@ -401,6 +604,15 @@ def simulate_tool_bandit(
     ``"prompt"`` tracks ``N_opt`` per prompt type, ``"global"`` over all
     prompts.
 
+    ``stage1`` picks the stage-1 rule of ``"stage1"`` and ``"paretopo"``:
+    ``"meta_reward"`` (:class:`HVMetaReward`, spec §9.3) or
+    ``"hvc_gradient"`` (:class:`HVCGradientWeights`, spec §9.4: GRPO on
+    ``w_t . r`` with ``w_t`` adapted from the HVC gradient of the step's
+    mean reward vector, starting at ``weights``; reference: the first
+    step's mean minus ``ref_margin``; ``weight_ema`` and ``weight_floor``
+    its EMA factor and floor). In ``"paretopo"`` stage 2 then breaks ties
+    with the weights stage 1 ended with, held fixed.
+
     Returns
     -------
     result : dict
@@ -409,8 +621,10 @@ def simulate_tool_bandit(
         ``efficiency = 1 - mean_calls / max_calls``, ``hv``: the hypervolume
         of ``(accuracy, efficiency)`` against ``(0, 0)``, ``front_gap``: the
         accuracy the exact front (:func:`tool_bandit_front`) reaches at the
-        same efficiency minus ``accuracy`` (0 on the front), and ``policy``
-        (n_difficulties, max_calls + 1).
+        same efficiency minus ``accuracy`` (0 on the front), ``policy``
+        (n_difficulties, max_calls + 1) and ``weights_path`` (n_steps,
+        n_objectives): the weights of each step's scalarisation (constant
+        unless ``stage1="hvc_gradient"``).
 
     Notes
     -----
@@ -438,8 +652,23 @@ def simulate_tool_bandit(
     if n_opt_scope not in ("prompt", "global"):
         raise ValueError(f"n_opt_scope must be 'prompt' or 'global', got {n_opt_scope!r}")
     trackers = [OptimalCallsTracker() for _ in range(T if n_opt_scope == "prompt" else 1)]
+    if stage1 not in ("meta_reward", "hvc_gradient"):
+        raise ValueError(f"stage1 must be 'meta_reward' or 'hvc_gradient', got {stage1!r}")
+    adaptive = stage1 == "hvc_gradient"
+    if adaptive and method not in ("stage1", "paretopo"):
+        raise ValueError(
+            f"stage1='hvc_gradient' applies to method 'stage1' or 'paretopo', not {method!r}"
+        )
     meta = HVMetaReward(w, gamma=0.9, mode="lu2025" if method == "lu2025" else "paretopo")
+    hw = (
+        HVCGradientWeights(w, margin=ref_margin, ema=weight_ema, floor=weight_floor)
+        if adaptive
+        else None
+    )
+    w_path = np.zeros((n_steps, w.size))
     for step in range(n_steps):
+        w_step = hw.weights_ if adaptive else w
+        w_path[step] = w_step
         pi = np.exp(theta - theta.max(axis=1, keepdims=True))
         pi /= pi.sum(axis=1, keepdims=True)
         types = rng.integers(T, size=n_prompts)
@@ -456,12 +685,15 @@ def simulate_tool_bandit(
         flat = R.reshape(-1, 2)
         if method == "fixed":
             A = grpo_advantages(R @ w)
+        elif adaptive and (method == "stage1" or step < stage1_steps):
+            A = grpo_advantages(R @ w_step)
+            hw.update(flat.mean(axis=0))
         elif method in ("stage1", "lu2025") or step < stage1_steps:
             A = grpo_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
             meta.update(flat)
         else:
             A = np.stack(
-                [pareto_rank_advantages(R[b], R[b] @ w, beta=beta) for b in range(n_prompts)]
+                [pareto_rank_advantages(R[b], R[b] @ w_step, beta=beta) for b in range(n_prompts)]
             )
         if n_opt_scope == "prompt":
             for t in range(T):
@@ -487,6 +719,7 @@ def simulate_tool_bandit(
         "hv": acc * eff,
         "front_gap": _front_gap(front, acc, eff),
         "policy": pi,
+        "weights_path": w_path,
     }
 
 
@@ -512,9 +745,14 @@ def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     Returns
     -------
     result : dict
-        ``accuracy``, ``efficiency``, ``front_gap`` of shape
-        (n_seeds, n_weights), ``hv`` of shape (n_seeds,): the hypervolume
-        of each seed's attained points, and ``oracle_hv``.
+        ``accuracy``, ``efficiency``, ``front_gap`` and ``point_hv``
+        (``accuracy * efficiency``, the single point's hypervolume against
+        ``(0, 0)``) of shape (n_seeds, n_weights), ``hv`` of shape
+        (n_seeds,): the hypervolume of each seed's attained points,
+        ``oracle_hv``, ``final_weights`` (n_seeds, n_weights, 2): the
+        weights of the last step, and ``frac_weights_kept`` (n_seeds,
+        n_weights): the fraction of steps whose weights equal the previous
+        step's (1 for constant weights).
     """
     from mvlearn_ext.moo._pareto import hypervolume
 
@@ -527,12 +765,21 @@ def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     for k in ("weights", "seed"):
         if k in kwargs:
             raise TypeError(f"{k} is set by sweep_tool_bandit; do not pass it")
-    out = {k: np.zeros((len(seeds), w.size)) for k in ("accuracy", "efficiency", "front_gap")}
+    keys = ("accuracy", "efficiency", "front_gap")
+    out = {k: np.zeros((len(seeds), w.size)) for k in keys}
+    out["final_weights"] = np.zeros((len(seeds), w.size, 2))
+    out["frac_weights_kept"] = np.zeros((len(seeds), w.size))
     for i, sd in enumerate(seeds):
         for j, wa in enumerate(w):
             r = simulate_tool_bandit(method, weights=(wa, 1.0 - wa), seed=sd, **kwargs)
-            for k in out:
+            for k in keys:
                 out[k][i, j] = r[k]
+            W = r["weights_path"]
+            out["final_weights"][i, j] = W[-1]
+            out["frac_weights_kept"][i, j] = (
+                float(np.mean(np.all(W[1:] == W[:-1], axis=1))) if len(W) > 1 else 1.0
+            )
+    out["point_hv"] = out["accuracy"] * out["efficiency"]
     pts = np.stack([out["accuracy"], out["efficiency"]], axis=2)
     out["hv"] = np.array([hypervolume(p, [0.0, 0.0], maximise=True) for p in pts])
     front = tool_bandit_front(

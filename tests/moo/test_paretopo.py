@@ -194,3 +194,137 @@ def test_tool_bandit_front_gap_and_sweep():
         sweep_tool_bandit("fixed", [1.2])
     with pytest.raises(TypeError, match="weights"):
         sweep_tool_bandit("fixed", [0.5], weights=(1, 0))
+
+
+def _hvc(y, A, r):
+    """HVC(y; A) = HV(A ∪ {y}) - HV(A), straight from the definition."""
+    A = np.asarray(A, dtype=float).reshape(-1, len(y))
+    return hypervolume(np.vstack([A, y]), r, maximise=True) - hypervolume(A, r, maximise=True)
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_hvc_gradient_matches_finite_differences(K):
+    from mvlearn_ext.moo import filter_dominated, hvc_gradient
+
+    rng = np.random.default_rng(10 + K)
+    r = np.zeros(K)
+    h = 1e-6
+    checked = 0
+    for _ in range(6):
+        # archive on a curved front, so that points near it are mostly non-dominated
+        P = rng.random((8, K))
+        A = filter_dominated(P / np.linalg.norm(P, axis=1, keepdims=True), maximise=True)
+        y = rng.random(K)
+        y = y / np.linalg.norm(y) * rng.uniform(0.9, 1.1)
+        g = hvc_gradient(y, A, r)
+        fd = np.array(
+            [(_hvc(y + h * e, A, r) - _hvc(y - h * e, A, r)) / (2 * h) for e in np.eye(K)]
+        )
+        np.testing.assert_allclose(g, fd, atol=1e-6)
+        checked += _hvc(y, A, r) > 0
+    assert checked >= 3  # most draws have a positive contribution (a non-trivial gradient)
+    # a point strictly dominated by the archive: contribution 0 nearby, gradient 0
+    assert np.all(hvc_gradient(0.5 * A[0], A, r) == 0.0)
+
+
+def test_hvc_gradient_exact_cases():
+    from mvlearn_ext.moo import hvc_gradient
+
+    # empty archive: HVC = prod (y - r), gradient = products of the other coordinates
+    np.testing.assert_allclose(hvc_gradient([0.5, 0.4, 0.2], [], [0, 0, 0]), [0.08, 0.1, 0.2])
+    # 2-D closed form (y2 - a2, y1 - a1) with the neighbours' bounds
+    np.testing.assert_allclose(
+        hvc_gradient([0.6, 0.6], [[0.8, 0.3], [0.2, 0.9], [0.1, 0.1]], [0, 0]), [0.3, 0.4]
+    )
+    # the 2-D closed form agrees with the general face measure of a 3-D lift
+    rng = np.random.default_rng(3)
+    A = rng.random((6, 2))
+    y = rng.random(2)
+    g2 = hvc_gradient(y, A, [0, 0])
+    g3 = hvc_gradient(np.append(y, 1.0), np.column_stack([A, np.ones(6)]), [0, 0, 0])
+    np.testing.assert_allclose(g3[:2], g2, atol=1e-12)
+    # outside the reference box in one coordinate: contribution 0 nearby, gradient 0
+    np.testing.assert_array_equal(hvc_gradient([0.5, -0.1], [], [0, 0]), [0.0, 0.0])
+    # at a tie with an archive coordinate the right derivative is returned
+    y, A = np.array([0.5, 0.5]), np.array([[0.5, 0.8]])
+    g = hvc_gradient(y, A, [0, 0])
+    fwd = (_hvc(y + [1e-7, 0], A, [0, 0]) - _hvc(y, A, [0, 0])) / 1e-7
+    assert g[0] == pytest.approx(fwd, abs=1e-6) and g[0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="point"):
+        hvc_gradient([0.5], [], [0])
+    with pytest.raises(ValueError, match="archive"):
+        hvc_gradient([0.5, 0.5], np.zeros((2, 3)), [0, 0])
+    with pytest.raises(ValueError, match="ref"):
+        hvc_gradient([0.5, 0.5], [], [0, 0, 0])
+
+
+def test_hvc_gradient_weights_update_rule():
+    from mvlearn_ext.moo import HVCGradientWeights, hvc_gradient
+    from mvlearn_ext.moo._paretopo import _project_simplex_floor
+
+    hw = HVCGradientWeights([0.6, 1.4], margin=0.2, ema=0.9, floor=0.05)
+    np.testing.assert_allclose(hw.weights_, [0.3, 0.7])  # the user's weights, normalised
+    # first point: ref = y0 - margin, empty archive, gradient (margin, margin) -> (0.5, 0.5)
+    hw.update([0.7, 0.6])
+    np.testing.assert_allclose(hw.ref_, [0.5, 0.4])
+    np.testing.assert_allclose(hw.weights_, [0.32, 0.68])
+    # a dominated step point: gradient 0, weights kept
+    hw.update([0.65, 0.55])
+    assert hw.n_kept_ == 1
+    np.testing.assert_allclose(hw.weights_, [0.32, 0.68])
+    # a new non-dominated point: EMA step towards the normalised HVC gradient
+    y = np.array([0.8, 0.5])
+    g = hvc_gradient(y, [[0.7, 0.6]], [0.5, 0.4])
+    np.testing.assert_allclose(g, [0.1, 0.1])
+    hw.update(y)
+    np.testing.assert_allclose(hw.weights_, 0.9 * np.array([0.32, 0.68]) + 0.1 * 0.5)
+    # the floor: with ema = 0 the direction (0.1, 1) / 1.1 is lifted to the floor 0.2
+    hw = HVCGradientWeights([0.5, 0.5], ema=0.0, floor=0.2, ref=[0.0, 0.0])
+    hw.archive_.add([2.0, 0.9])
+    np.testing.assert_allclose(hw.gradient([1.0, 1.0]), [0.1, 1.0])
+    np.testing.assert_allclose(hw.update([1.0, 1.0]).weights_, [0.2, 0.8])
+    # the projection is the nearest feasible point
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        v = rng.normal(size=3)
+        p = _project_simplex_floor(v, 0.1)
+        assert p.sum() == pytest.approx(1.0) and p.min() >= 0.1 - 1e-12
+        Q = 0.1 + 0.7 * rng.dirichlet(np.ones(3), size=200)
+        assert np.linalg.norm(v - p) <= np.linalg.norm(v - Q, axis=1).min() + 1e-12
+    with pytest.raises(ValueError, match="floor"):
+        HVCGradientWeights([0.5, 0.5], floor=0.5)
+    with pytest.raises(ValueError, match="ema"):
+        HVCGradientWeights([0.5, 0.5], ema=1.5)
+    with pytest.raises(ValueError, match="weights"):
+        HVCGradientWeights([-0.5, 0.5])
+    with pytest.raises(ValueError, match="y"):
+        HVCGradientWeights([0.5, 0.5]).update([0.5, 0.5, 0.5])
+
+
+def test_tool_bandit_hvc_gradient_variant():
+    kw = dict(n_steps=40, stage1_steps=20, weights=(0.3, 0.7), seed=2)
+    a = simulate_tool_bandit("paretopo", stage1="hvc_gradient", **kw)
+    b = simulate_tool_bandit("paretopo", stage1="hvc_gradient", **kw)
+    assert a["accuracy"] == b["accuracy"]
+    W = a["weights_path"]
+    np.testing.assert_allclose(W[0], [0.3, 0.7])  # starts at the user's weights
+    np.testing.assert_allclose(W.sum(1), 1.0)
+    assert W[1:].min() >= 0.05 - 1e-12
+    assert np.ptp(W[:20], axis=0).max() > 0  # stage 1 moves them
+    np.testing.assert_array_equal(W[20:], np.broadcast_to(W[20], W[20:].shape))  # stage 2: held
+    # limit case: with EMA factor 1 the weights never move, and stage 1 is GRPO on fixed
+    # weights, draw for draw
+    s = simulate_tool_bandit("stage1", stage1="hvc_gradient", weight_ema=1.0, **kw)
+    f = simulate_tool_bandit("fixed", **kw)
+    # (up to the round-off of the floor projection)
+    assert s["accuracy"] == pytest.approx(f["accuracy"], rel=1e-12)
+    assert s["mean_calls"] == pytest.approx(f["mean_calls"], rel=1e-12)
+    np.testing.assert_array_equal(f["weights_path"], np.broadcast_to([0.3, 0.7], (40, 2)))
+    with pytest.raises(ValueError, match="stage1"):
+        simulate_tool_bandit("fixed", stage1="hvc_gradient", n_steps=2)
+    with pytest.raises(ValueError, match="stage1"):
+        simulate_tool_bandit("stage1", stage1="gradient", n_steps=2)
+    from mvlearn_ext.moo._paretopo import sweep_tool_bandit
+
+    sw = sweep_tool_bandit("stage1", [0.3], seeds=(2,), stage1="hvc_gradient", n_steps=40)
+    assert sw["point_hv"][0, 0] == pytest.approx(sw["accuracy"][0, 0] * sw["efficiency"][0, 0])

@@ -19,7 +19,12 @@ torch = import_optional("torch", feature="mvlearn_ext.deep")
 from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
 from mvlearn_ext.deep.adapters import LoRAMoELinear  # noqa: E402
 from mvlearn_ext.deep.brain import PhenoBrainClassifier  # noqa: E402
-from mvlearn_ext.deep.diffusion import ConditionalDiffusion, EpsMLP, TwoStageDiffusion  # noqa: E402
+from mvlearn_ext.deep.diffusion import (  # noqa: E402
+    ConditionalDiffusion,
+    EpsMLP,
+    GaussianDSMDiffusion,
+    TwoStageDiffusion,
+)
 from mvlearn_ext.deep.incomplete import CIMLN  # noqa: E402
 from mvlearn_ext.deep.longtail import (  # noqa: E402
     AESClassifier,
@@ -41,6 +46,7 @@ __all__ = [
     "EpsMLP",
     "EntropyPCGrad",
     "FusionModule",
+    "GaussianDSMDiffusion",
     "LipschitzResNet",
     "LoRAMoELinear",
     "LogitAdjustedLoss",

@@ -4,7 +4,8 @@
 :mod:`mvlearn_ext.diffusion._two_stage` on the two 2-D toy tasks (32 pairs
 and 2000 unpaired conditions per task). ``run_torch`` (torch, about half a
 minute per model and seed): tiny epsilon-networks of
-:mod:`mvlearn_ext.deep.diffusion` (specialists 2 x 32 or polynomial,
+:mod:`mvlearn_ext.deep.diffusion` (specialists 2 x 32 MLPs, closed-form
+polynomial-Gaussian models or Gaussian-posterior DSM diffusion models;
 generalists 3 x 128, ``T = 50``). Scores on held-out
 conditions: the conditional-mean error and the energy distance of the joint
 ``(c, x)`` samples to fresh samples of the true law.
@@ -83,21 +84,40 @@ def oracle_models(data, seed):
     ]
 
 
-def torch_models(data, seed, *, spec_iter=4000, gen_iter=6000, mix_weight=0.5):
+def torch_models(
+    data,
+    seed,
+    *,
+    spec_iter=6000,
+    gen_iter=3000,
+    mix_weight=0.5,
+    dsm_iter=1500,
+    lr_schedule="cosine",
+    specialists=("diffusion", "polynomial", "gaussian_dsm"),
+):
     """The same for the epsilon-networks (needs torch); means by Monte Carlo.
 
-    Rows: the labelled-only generalist; the 2 x 32 diffusion specialists and
-    the two-stage generalists distilled from them without and with the real
-    pairs mixed in (share ``mix_weight``); the same for polynomial
-    specialists of degree 5. Every generalist is 3 x 128 with ``gen_iter``
-    Adam steps.
+    Rows: the labelled-only generalist; for each specialist class in
+    ``specialists`` (``"diffusion"``: 2 x 32 MLPs with ``spec_iter`` Adam
+    steps; ``"polynomial"``: closed-form degree-5 polynomial-Gaussian
+    models, sampled directly; ``"gaussian_dsm"``: the degree-5
+    Gaussian-posterior diffusion models fitted by DSM with ``dsm_iter``
+    steps), the specialists and the two-stage generalists distilled from
+    them without and with the real pairs mixed in (share ``mix_weight``;
+    the specialists are fitted once and reused). Every generalist, the
+    labelled-only one included, is 3 x 128 with ``gen_iter`` Adam steps
+    and the step-size schedule ``lr_schedule``.
     """
     from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
 
     C, X, T = _pooled(data)
     t0 = time.perf_counter()
     base = ConditionalDiffusion(
-        hidden=(128, 128, 128), n_tasks=len(data.names), n_iter=gen_iter, random_state=seed
+        hidden=(128, 128, 128),
+        n_tasks=len(data.names),
+        n_iter=gen_iter,
+        lr_schedule=lr_schedule,
+        random_state=seed,
     ).fit(C, X, T)
     rows = [
         (
@@ -107,18 +127,29 @@ def torch_models(data, seed, *, spec_iter=4000, gen_iter=6000, mix_weight=0.5):
             time.perf_counter() - t0,
         )
     ]
-    for spec, kw in (
-        ("diffusion", dict(specialist_iter=spec_iter)),
-        ("polynomial", dict(specialist="polynomial")),
-    ):
-        name = "2x32" if spec == "diffusion" else "polynomial, degree 5"
+    names = {
+        "diffusion": ("2x32", dict(specialist_iter=spec_iter)),
+        "polynomial": ("polynomial, degree 5", dict(specialist="polynomial")),
+        "gaussian_dsm": (
+            "Gaussian DSM, degree 5",
+            dict(specialist="gaussian_dsm", specialist_iter=dsm_iter),
+        ),
+    }
+    for spec in specialists:
+        name, kw = names[spec]
+        fitted = None
         for mu in (0.0, mix_weight):
             t0 = time.perf_counter()
             two = TwoStageDiffusion(
-                generalist_iter=gen_iter, mix_weight=mu, random_state=seed, **kw
-            ).fit(data.pairs, data.unpaired)
+                generalist_iter=gen_iter,
+                mix_weight=mu,
+                lr_schedule=lr_schedule,
+                random_state=seed,
+                **kw,
+            ).fit(data.pairs, data.unpaired, specialists=fitted)
             elapsed = time.perf_counter() - t0
-            if mu == 0:
+            if fitted is None:
+                fitted = two.specialists_
                 rows.append(
                     (
                         f"specialists ({name}, one per task)",
@@ -172,7 +203,7 @@ def run_torch(ctx):
     import torch
 
     torch.set_num_threads(ctx.n_threads or 1)
-    spec_iter, gen_iter = (1500, 2000) if ctx.quick else (4000, 6000)
+    spec_iter, gen_iter = (1000, 1000) if ctx.quick else (6000, 3000)
 
     def build(data, seed):
         return torch_models(data, seed, spec_iter=spec_iter, gen_iter=gen_iter)
@@ -180,6 +211,7 @@ def run_torch(ctx):
     return _table(
         ctx,
         build,
-        f"DDPM T=50, {spec_iter}/{gen_iter} Adam steps (specialists/generalists); "
-        "2 toy tasks, 32 pairs + 2000 unpaired c per task; reconstruction from the abstract",
+        f"DDPM T=50, {spec_iter}/{gen_iter} Adam steps (2x32 specialists/generalists, "
+        "cosine step decay); 2 toy tasks, 32 pairs + 2000 unpaired c per task; "
+        "reconstruction from the abstract",
     )

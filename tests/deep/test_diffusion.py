@@ -196,3 +196,232 @@ def test_mixed_real_pairs_take_their_share_of_the_loss(monkeypatch):
     assert seen["n"] == 60 + 16  # pseudo-pairs first, then the real pairs
     np.testing.assert_allclose(w[60:].sum() / w.sum(), 0.25)
     np.testing.assert_allclose(w[:30].sum(), w[30:60].sum())  # lambda = (1/2, 1/2)
+
+
+# -- the Gaussian-posterior DSM specialist -----------------------------------------------------
+
+
+def _poly_gaussian_data(seed, n=400, degree=3):
+    from numpy.polynomial import legendre
+
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(-1, 1, n)
+    Phi = legendre.legvander(c, degree)
+    A = rng.normal(size=(degree + 1, 2))
+    s2 = np.array([0.05**2, 0.1**2])
+    X = Phi @ A + np.sqrt(s2) * rng.normal(size=(n, 2))
+    # standard errors of the least-squares coefficients under the true noise
+    se = np.sqrt(np.outer(np.diag(np.linalg.inv(Phi.T @ Phi)), s2))
+    return c, X, A, s2, se
+
+
+def test_expected_dsm_loss_is_minimised_by_the_closed_form_fit():
+    # For eps(x_t) = sqrt(1-a)(x_t - sqrt(a) mu)/(a v + 1 - a) the per-row loss is quadratic
+    # in each noise coordinate, so averaging over eps = +1 and eps = -1 (all coordinates
+    # alike) gives the exact expectation over eps ~ N(0, I). Averaged over every step and
+    # row, its minimiser must be the least-squares A and the mean squared residual v.
+    from numpy.polynomial import legendre
+
+    from mvlearn_ext.deep.diffusion import _gaussian_form_eps
+    from mvlearn_ext.diffusion import fit_polynomial_gaussian, make_schedule
+
+    c, X, _, _, _ = _poly_gaussian_data(3, n=60, degree=2)
+    ref = fit_polynomial_gaussian(c, X, degree=2, domain=(-1, 1), alpha=0.0)
+    Phi = torch.as_tensor(legendre.legvander(c, 2))
+    Xt = torch.as_tensor(X)
+    ab = torch.as_tensor(make_schedule(50).alpha_bars)
+
+    def expected_loss(A, log_v):
+        total = 0.0
+        for sign in (1.0, -1.0):
+            eps = torch.full_like(Xt, sign)
+            for a in ab:
+                xt = a.sqrt() * Xt + (1 - a).sqrt() * eps
+                pred = _gaussian_form_eps(xt, a, Phi @ A, log_v.exp())
+                total = total + ((pred - eps) ** 2).mean()
+        return total / (2 * len(ab))
+
+    def grad_at(A0, v0):
+        A = torch.tensor(A0, requires_grad=True)
+        log_v = torch.tensor(np.log(v0), requires_grad=True)
+        loss = expected_loss(A, log_v)
+        loss.backward()
+        return float(loss.detach()), A.grad.numpy(), log_v.grad.numpy()
+
+    v_ref = np.diag(ref.cov[0]).copy()
+    loss0, gA, gv = grad_at(ref.coef[0], v_ref)
+    _, gA1, gv1 = grad_at(ref.coef[0] + 0.01, 1.2 * v_ref)
+    assert np.abs(gA).max() < 1e-8 * np.abs(gA1).max()
+    assert np.abs(gv).max() < 1e-8 * np.abs(gv1).max()
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # and it is a minimum, not a saddle
+        dA, dv = 0.02 * rng.normal(size=ref.coef[0].shape), np.exp(0.2 * rng.normal(size=2))
+        assert grad_at(ref.coef[0] + dA, v_ref * dv)[0] > loss0
+
+
+@pytest.fixture(scope="module")
+def gaussian_dsm_fit():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    c, X, A, s2, se = _poly_gaussian_data(1)
+    # large batches and 3000 decayed steps make the optimisation error small next to the
+    # statistical error (checked on 6 data x 2 model seeds: at most 0.56 standard errors
+    # on A and 3% on s^2 against the closed form; 1500 steps of 128 rows reach 1.15 and 13%)
+    m = GaussianDSMDiffusion(
+        degree=3, domain=(-1, 1), n_iter=3000, batch_size=1024, random_state=0
+    ).fit(c, X)
+    return m, c, X, A, s2, se
+
+
+def test_gaussian_dsm_recovers_mean_and_variance(gaussian_dsm_fit):
+    from mvlearn_ext.diffusion import fit_polynomial_gaussian
+
+    m, c, X, A, s2, se = gaussian_dsm_fit
+    n = len(c)
+    ref = fit_polynomial_gaussian(c, X, degree=3, domain=(-1, 1))
+    # the truth within Monte Carlo error of n = 400 samples (|z| < 5 per coefficient)
+    assert np.all(np.abs(m.coef_ - A) < 5 * se)
+    assert np.all(np.abs(m.var_ / s2 - 1) < 5 * np.sqrt(2 / n))
+    # and Adam on the stochastic DSM loss lands at its optimum, the closed-form fit, up to
+    # less than one standard error of that fit
+    assert np.all(np.abs(m.coef_ - ref.coef[0]) < se)
+    assert np.all(np.abs(m.var_ / np.diag(ref.cov[0]) - 1) < np.sqrt(2 / n))
+    np.testing.assert_allclose(m.mean(c[:5]), m.polynomial_.mean(c[:5]))
+
+
+def test_gaussian_dsm_samples_by_reverse_diffusion(gaussian_dsm_fit):
+    # the sampler is the DDPM chain driven by the fitted Gaussian-form predictor, so its
+    # output law is the propagated chain law (biased at T = 50), not the fitted Gaussian
+    from mvlearn_ext.diffusion import gaussian_chain_moments
+
+    m = gaussian_dsm_fit[0]
+    N = 20000
+    S = m.sample(np.full(N, 0.3), random_state=1)
+    mu_std = (m.mean([0.3])[0] - m.x_mean_) / m.x_scale_
+    mean0, var0 = gaussian_chain_moments(mu_std, m.var_std_, m.schedule_)
+    mean0, var0 = mean0 * m.x_scale_ + m.x_mean_, var0 * m.x_scale_**2
+    assert np.all(np.abs(S.mean(0) - mean0) < 5 * np.sqrt(var0 / N))
+    assert np.all(np.abs(S.var(0) / var0 - 1) < 5 * np.sqrt(2 / N))
+    # the chain's bias is visible at this noise level: not direct draws of N(mu, s^2)
+    assert np.all(np.abs(S.var(0) / m.var_ - 1) > 10 * np.sqrt(2 / N))
+
+
+def test_gaussian_dsm_is_seeded_and_leaves_the_global_rng():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    c, X, _, _, _ = _poly_gaussian_data(0, n=50)
+    a = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=0).fit(c, X)
+    b = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=0).fit(c, X)
+    d = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=1).fit(c, X)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, d.coef_)
+    np.testing.assert_array_equal(a.sample(c, random_state=0), b.sample(c, random_state=0))
+    torch.manual_seed(0)
+    x1 = torch.rand(1)
+    torch.manual_seed(0)
+    GaussianDSMDiffusion(degree=2, n_iter=5, random_state=0).fit(c, X)
+    assert torch.equal(torch.rand(1), x1)
+
+
+def test_gaussian_dsm_bad_input_is_named():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    c, X = np.linspace(-1, 1, 10), np.zeros((10, 2))
+    with pytest.raises(ValueError, match="degree"):
+        GaussianDSMDiffusion(degree=-1).fit(c, X)
+    with pytest.raises(ValueError, match="lr must"):
+        GaussianDSMDiffusion(lr=0.0).fit(c, X)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        GaussianDSMDiffusion(lr_schedule="step").fit(c, X)
+    with pytest.raises(ValueError, match="domain"):
+        GaussianDSMDiffusion(domain=(1, -1)).fit(c, X)
+    with pytest.raises(ValueError, match="C must have shape"):
+        GaussianDSMDiffusion().fit(np.zeros((10, 2)), X)
+    with pytest.raises(ValueError, match="X holds NaN"):
+        GaussianDSMDiffusion().fit(c, np.full((10, 2), np.nan))
+    with pytest.raises(RuntimeError, match="not fitted"):
+        GaussianDSMDiffusion().sample(c)
+    m = GaussianDSMDiffusion(degree=1, n_iter=2).fit(c, X)
+    with pytest.raises(ValueError, match="scalar conditions"):
+        m.sample(np.zeros((3, 2)))
+
+
+def test_gaussian_dsm_specialists_in_the_two_stage_pipeline():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    data = make_toy_tasks(n_pairs=32, n_unpaired=40, random_state=0)
+    model = TwoStageDiffusion(
+        specialist="gaussian_dsm",
+        specialist_degree=2,
+        specialist_iter=300,
+        generalist_hidden=(8,),
+        generalist_iter=5,
+        random_state=0,
+    ).fit(data.pairs, data.unpaired)
+    assert all(isinstance(s, GaussianDSMDiffusion) for s in model.specialists_)
+    assert all(s.degree == 2 and s.n_iter == 300 for s in model.specialists_)
+    # one domain for every task: that of all conditions, paired and unpaired
+    allc = np.concatenate([c for c, _ in data.pairs] + data.unpaired)[:, 0]
+    assert model.specialists_[0].polynomial_.domain == (allc.min(), allc.max())
+    Cp, Xp, Tp = model.pseudo_pairs_
+    for k in range(2):  # pseudo-samples scatter about the specialist's fitted mean
+        spec = model.specialists_[k]
+        r = Xp[Tp == k] - spec.mean(Cp[Tp == k])
+        assert np.all(np.abs(r.mean(0)) < 5 * np.sqrt(spec.var_ / 40))
+        assert np.all((r.std(0) > 0.5 * np.sqrt(spec.var_)) & (r.std(0) < 2 * np.sqrt(spec.var_)))
+    with pytest.raises(ValueError, match="scalar conditions"):
+        C2 = np.zeros((4, 2))
+        TwoStageDiffusion(specialist="gaussian_dsm").fit([(C2, np.zeros((4, 2)))], [C2])
+
+
+def test_cosine_schedule_and_its_validation():
+    from mvlearn_ext.deep.diffusion import _cosine_lr
+
+    lrs = [_cosine_lr(1.0, it, 10) for it in range(10)]
+    assert lrs[0] == 1.0 and abs(lrs[5] - 0.5) < 1e-12 and 0 < lrs[-1] < 0.03
+    assert all(a > b for a, b in zip(lrs, lrs[1:], strict=False))
+    C, X = np.zeros((10, 1)), np.zeros((10, 2))
+    with pytest.raises(ValueError, match="lr_schedule"):
+        ConditionalDiffusion(lr_schedule="linear", n_iter=1).fit(C, X)
+
+
+def test_reusing_fitted_specialists_equals_a_full_fit():
+    data = make_toy_tasks(n_pairs=16, n_unpaired=30, random_state=0)
+    kw = dict(
+        specialist="gaussian_dsm",
+        specialist_degree=2,
+        specialist_iter=40,
+        generalist_hidden=(8,),
+        generalist_iter=10,
+        mix_weight=0.5,
+        random_state=3,
+    )
+    full = TwoStageDiffusion(**kw).fit(data.pairs, data.unpaired)
+    first = TwoStageDiffusion(**{**kw, "mix_weight": 0.0}).fit(data.pairs, data.unpaired)
+    reuse = TwoStageDiffusion(**kw).fit(data.pairs, data.unpaired, specialists=first.specialists_)
+    assert reuse.specialists_[0] is first.specialists_[0]
+    for a, b in zip(full.pseudo_pairs_, reuse.pseudo_pairs_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    C = data.test[0][:5]
+    np.testing.assert_array_equal(
+        full.sample(C, 0, random_state=0), reuse.sample(C, 0, random_state=0)
+    )
+    with pytest.raises(ValueError, match="specialists must be a list of 2"):
+        TwoStageDiffusion(**kw).fit(data.pairs, data.unpaired, specialists=first.specialists_[:1])
+    with pytest.raises(TypeError, match="sample"):
+        TwoStageDiffusion(**kw).fit(data.pairs, data.unpaired, specialists=[1, 2])
+
+
+def test_torch_demo_rows_cover_every_specialist_class():
+    from mvlearn_ext.diffusion._demo import _scores, torch_models
+
+    data = make_toy_tasks(n_pairs=16, n_unpaired=20, n_test=4, random_state=0)
+    rows = torch_models(data, 0, spec_iter=5, gen_iter=5, dsm_iter=5)
+    labels = [r[0] for r in rows]
+    assert len(labels) == 10 and labels[0].startswith("labelled-only")
+    for name in ("2x32", "polynomial", "Gaussian DSM"):
+        mine = [lab for lab in labels if name in lab]
+        assert len(mine) == 3 and mine[0].startswith("specialists")
+        assert mine[1].endswith("mix_weight=0") and mine[2].endswith("mix_weight=0.5")
+    err, ed = _scores(data, rows[-1][1], rows[-1][2], random_state=0)
+    assert np.isfinite(err) and np.isfinite(ed)

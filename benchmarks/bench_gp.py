@@ -21,14 +21,21 @@ Questions.
 Every model fits in its own fresh process (``multiprocessing`` spawn), so
 that peak memory is measured per model: the growth of the process's peak
 resident set size during ``fit`` (``ru_maxrss``; counts NumPy, C++ and
-torch allocations alike) and, for the NumPy models, the Python heap peak
-(``tracemalloc``). Everything of one problem is timed in the same run, one
-model after the other on the same machine; repeated figures are medians.
+torch allocations alike) and, with ``--heap``, for LVMOGP also the Python
+heap peak (``tracemalloc``, whose allocation hooks slowed LVMOGP's fit by
+30-65% in a same-process comparison; its fit time is then not comparable
+and is flagged ``"traced": true``). Everything of one problem is timed in
+the same run, one model after the other on the same machine; repeated
+figures are medians.
 
 Usage::
 
     python benchmarks/bench_gp.py --problem field --outputs 1000 10000 --inputs 500
     python benchmarks/bench_gp.py --problem counts --outputs 1000 --inputs 200
+
+T-LVMOGP's cost is set by its step budget (epochs x input batches x output
+batches), passed as JSON, e.g. ``--tlvmogp-params '{"n_epochs": 2,
+"dtype": "float32"}'``; state it with the results.
 
 Each invocation merges its rows into ``benchmarks/results/gp.json`` under
 the problem's key. GPyTorch (``pip install gpytorch==1.14``, CPU torch) and
@@ -159,13 +166,23 @@ def _load(path):
 
 
 def fit_lvmogp(path, cfg):
-    from mvlearn_ext.gaussian_process import LVMOGPRegressor
+    from mvlearn_ext.gaussian_process import LVMOGPRegressor, _bound
 
+    # count the evaluations of the bound (this process only)
+    calls, inner = [0], _bound.profiled_elbo_and_grad
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return inner(*args, **kwargs)
+
+    _bound.profiled_elbo_and_grad = counted
     X, Ytr = _load(path)
     # warm-up of the compiled kernels and of the imports on a tiny problem
     LVMOGPRegressor(n_inducing=3, n_inducing_latent=2, max_iter=2).fit(X[:10], Ytr[:10, :8])
+    calls[0] = 0
     rss0 = _maxrss_mib()
-    tracemalloc.start()
+    if cfg.get("heap"):
+        tracemalloc.start()
     t0 = time.perf_counter()
     model = LVMOGPRegressor(
         n_inducing=cfg["m_x"],
@@ -175,15 +192,18 @@ def fit_lvmogp(path, cfg):
         n_threads=cfg["threads"],
     ).fit(X, Ytr)
     fit_s = time.perf_counter() - t0
-    _, heap = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    out = {}
+    if cfg.get("heap"):
+        out = {"traced": True, "peak_heap_mib": tracemalloc.get_traced_memory()[1] / 2**20}
+        tracemalloc.stop()
     rss = _maxrss_mib() - rss0
     mean, std = model.predict(X, return_std=True)
     return {
         "fit_s": fit_s,
         "n_iter": int(model.n_iter_),
+        "n_bound_evaluations": calls[0],
         "peak_rss_growth_mib": rss,
-        "peak_heap_mib": heap / 2**20,
+        **out,
         "pred": (mean, std),
     }
 
@@ -420,6 +440,7 @@ def run_problem(args, P, log):
         cfg = {"threads": args.threads, "m_x": args.m_x, "m_h": args.m_h}
         if name == "lvmogp":
             cfg["max_iter"] = args.max_iter
+            cfg["heap"] = args.heap
         elif name == "independent":
             cfg["n_sub"] = args.independent
         elif name == "lmc":
@@ -475,6 +496,9 @@ def main():
     ap.add_argument("--tlvmogp-at", type=int, nargs="+", default=None, help="default: --peer-at")
     ap.add_argument("--tlvmogp-params", default="{}", help="JSON keyword arguments")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--heap", action="store_true", help="trace LVMOGP's Python heap (slows its fit)"
+    )
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--tag", default=None, help="key of this run in the results file")
     args = ap.parse_args()
@@ -487,7 +511,7 @@ def main():
     rows = [run_problem(args, P, log) for P in args.outputs]
     growth = {}
     if len(rows) > 1:
-        for name in ("lvmogp", "lmc"):
+        for name in ("lvmogp", "lmc", "tlvmogp"):
             a, b = rows[0].get(name, {}), rows[-1].get(name, {})
             if "peak_rss_growth_mib" in a and "peak_rss_growth_mib" in b:
                 growth[name] = {

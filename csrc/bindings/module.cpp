@@ -293,6 +293,27 @@ py::tuple gp_masked_output_stats_vjp(const CArr& Yt, const CArr& G, py::ssize_t 
     return py::make_tuple(Gb, Wb);
 }
 
+CArr gp_pattern_sum(const py::array_t<std::int64_t, py::array::c_style>& indptr,
+                    const py::array_t<std::int64_t, py::array::c_style>& indices, const CArr& V,
+                    int n_threads) {
+    need(indptr.ndim() == 1 && indptr.shape(0) >= 1, "indptr must be 1-D and non-empty");
+    need(indices.ndim() == 1 && V.ndim() == 2, "indices must be 1-D and V 2-D");
+    const py::ssize_t R = indptr.shape(0) - 1, K = V.shape(1), C = V.shape(0);
+    const std::int64_t* ip = indptr.data();
+    const std::int64_t* ix = indices.data();
+    need(ip[0] == 0 && ip[R] == indices.shape(0), "indptr must run from 0 to len(indices)");
+    for (py::ssize_t r = 0; r < R; ++r) need(ip[r] <= ip[r + 1], "indptr must be non-decreasing");
+    for (py::ssize_t k = 0; k < indices.shape(0); ++k)
+        need(ix[k] >= 0 && ix[k] < C, "indices must lie in [0, V.shape[0])");
+    CArr out = new_array({R, K});
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        mx::gp::pattern_sum(ip, R, ix, V.data(), K, o, clamp_threads(n_threads));
+    }
+    return out;
+}
+
 void bind_gp(py::module_& m) {
     m.def("gp_kron_mv", &gp_kron_mv, py::arg("A").noconvert(), py::arg("B").noconvert(),
           py::arg("X").noconvert(), py::arg("n_threads"),
@@ -322,6 +343,9 @@ void bind_gp(py::module_& m) {
           py::arg("G").noconvert(), py::arg("J"), py::arg("Dbar").noconvert(),
           py::arg("Ebar").noconvert(), py::arg("Cbar").noconvert(), py::arg("n_threads"),
           "(Gbar, Wbar): vector-Jacobian product of gp_masked_output_stats.");
+    m.def("gp_pattern_sum", &gp_pattern_sum, py::arg("indptr").noconvert(),
+          py::arg("indices").noconvert(), py::arg("V").noconvert(), py::arg("n_threads"),
+          "out[r] = sum of the rows V[indices[indptr[r]:indptr[r + 1]]].");
 }
 
 }  // namespace

@@ -397,5 +397,24 @@ void masked_output_stats_vjp(const double* Yt, idx P, idx N, const double* G, id
     });
 }
 
+// ------------------------------------------------------ sparse pattern sums
+
+void pattern_sum(const std::int64_t* indptr, idx n_rows, const std::int64_t* indices,
+                 const double* V, idx K, double* out, int n_threads) {
+    const idx nnz = n_rows > 0 ? static_cast<idx>(indptr[n_rows]) : 0;
+    // chunks of about 16k gathered rows each
+    const idx min_chunk = std::max<idx>(1, (16384 * n_rows) / std::max<idx>(1, nnz));
+    parallel_for(n_rows, n_threads, min_chunk, [&](idx b, idx e) {
+        for (idx r = b; r < e; ++r) {
+            double* o = out + r * K;
+            std::fill(o, o + K, 0.0);
+            for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k) {
+                const double* v = V + static_cast<idx>(indices[k]) * K;
+                for (idx j = 0; j < K; ++j) o[j] += v[j];
+            }
+        }
+    });
+}
+
 }  // namespace gp
 }  // namespace mvlearn_ext

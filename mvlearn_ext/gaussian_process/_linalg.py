@@ -29,6 +29,7 @@ __all__ = [
     "kron_solve_vjp",
     "masked_output_stats",
     "masked_output_stats_vjp",
+    "pattern_sum",
     "rbf_psi_stats",
     "rbf_psi_stats_vjp",
 ]
@@ -330,3 +331,49 @@ def masked_output_stats_vjp(
             None if Cbar is None else c,
         )
     return _core.gp_masked_output_stats_vjp(Yt, G, int(J), d, e, c, effective_n_threads(n_threads))
+
+
+# ------------------------------------------------------ sparse pattern sums
+
+
+def pattern_sum(indptr, indices, V, *, backend="cpp", n_threads=1):
+    """Row sums of ``V`` over a sparse pattern: ``out[r] = sum_{c in row r} V[c]``.
+
+    The product of the 0/1 matrix with CSR pattern ``(indptr, indices)``
+    and ``V``, without its values: the per-input (or per-output) sums of
+    the LVMOGP bound over the missing or observed entries.
+
+    Parameters
+    ----------
+    indptr : array-like of int, shape (n_rows + 1,)
+        Non-decreasing, from 0 to ``len(indices)``.
+    indices : array-like of int, shape (nnz,)
+        Row ``r`` holds ``indices[indptr[r]:indptr[r + 1]]``, each in
+        ``[0, V.shape[0])``.
+    V : array-like of shape (n_cols, K)
+
+    Returns
+    -------
+    out : ndarray of shape (n_rows, K)
+
+    Cost O(nnz K), parallel over rows (no write conflicts).
+    """
+    _check_backend(backend)
+    V = _f64(V, "V", 2)
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    if backend == "cpp":  # the binding checks the pattern (same messages)
+        return _core.gp_pattern_sum(indptr, indices, V, effective_n_threads(n_threads))
+    if indptr.ndim != 1 or indptr.size < 1:
+        raise ValueError("indptr must be 1-D and non-empty")
+    if indices.ndim != 1 or indptr[0] != 0 or indptr[-1] != indices.size:
+        raise ValueError("indptr must run from 0 to len(indices)")
+    if np.any(np.diff(indptr) < 0):
+        raise ValueError("indptr must be non-decreasing")
+    if indices.size and (indices.min() < 0 or indices.max() >= V.shape[0]):
+        raise ValueError("indices must lie in [0, V.shape[0])")
+    from scipy.sparse import csr_matrix
+
+    n_rows = indptr.size - 1
+    ones = np.ones(indices.size)
+    return np.asarray(csr_matrix((ones, indices, indptr), shape=(n_rows, V.shape[0])) @ V)

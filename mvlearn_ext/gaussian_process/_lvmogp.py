@@ -72,6 +72,35 @@ def _spectral_embedding(F, k, n_neighbors, seed):
     return V[:, order[1 : k + 1]] * dinv[:, None]
 
 
+def _output_scaling(packer, data):
+    """Per-parameter scale ``d`` of the coordinates ``theta / d`` that L-BFGS sees.
+
+    The parameters of output ``p`` (``mu_p``, ``log S_p``) enter the bound
+    per observed entry with weight about ``count_p / n_obs`` (about
+    ``1 / P``), the global ones with weight about 1: their curvatures differ
+    by that factor, which L-BFGS's scalar initial Hessian cannot absorb.
+    With ``d = sqrt(n_obs / count_p)`` for output ``p``'s parameters (1 for
+    the others) both are of the same order. The optimum is unchanged.
+    """
+    d = np.ones(packer.size)
+    rs = np.sqrt(data.n_obs / data.count)
+    for name in ("mu", "log_S"):
+        if name in packer.slices:
+            size = packer.slices[name].stop - packer.slices[name].start
+            d[packer.slices[name]] = np.repeat(rs, size // rs.size)  # rows (P, D_H)
+    return d
+
+
+def _scaled_objective(free, mask, theta, d, packer, data, *, jitter, n_threads):
+    """Minus the profiled bound per observed entry, and its gradient, at
+    ``theta`` with ``theta[mask] = free * d[mask]`` (the L-BFGS objective)."""
+    th = theta.copy()
+    th[mask] = free * d[mask]
+    e, g, _ = bd.profiled_elbo_and_grad(th, packer, data, jitter=jitter, n_threads=n_threads)
+    scale = 1.0 / data.n_obs
+    return -e * scale, -g[mask] * d[mask] * scale
+
+
 class LVMOGPRegressor(RegressorMixin, BaseEstimator):
     """Latent variable multi-output GP regression (LVMOGP) for many outputs.
 
@@ -84,13 +113,16 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
     Kronecker-structured ``q(U) = N(M, S_H kron S_X)``, so that the
     variational bound has an exact Kronecker form (Dai, Alvarez & Lawrence,
     2017). Missing entries (NaN in ``Y``) are left out of the bound, which
-    sums the observed entries only; its cost is
-    ``O(n_observed M_H^2 + N M_X^2 + P M_H^2 D_H + M_X^3 + M_H^3)`` per
-    evaluation, linear in the observed entries and never quadratic in the
-    number of outputs. Every hyper-parameter (kernel variance and
-    lengthscales, noise, inducing inputs), the covariance factors of
-    ``q(U)`` and the latent posteriors are fitted by L-BFGS on the exact
-    gradient of the bound; the per-output statistics and Psi-statistics run
+    sums the observed entries only. It is evaluated from per-input sums of
+    the outputs' Psi-statistics over the outputs observed at each input
+    (full sums minus the missing entries when those are fewer), at a cost
+    of ``O(n_visited M_H^2 + N P M_H + N M_X^2 M_H^2 + P M_H^2 D_H +
+    (M_X M_H)^3)`` per evaluation, ``n_visited`` the smaller of the
+    numbers of missing and observed entries: linear in the data and never
+    quadratic in the number of outputs. Every hyper-parameter (kernel
+    variance and lengthscales, noise, inducing inputs), the covariance
+    factors of ``q(U)`` and the latent posteriors are fitted by L-BFGS on
+    the exact gradient of the bound; the sparse sums and Psi-statistics run
     in the compiled core (``mvlearn_ext.gaussian_process._linalg``).
 
     The mean ``M`` of ``q(U)`` is not left to the optimiser: the bound is a
@@ -104,7 +136,12 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
     (``benchmarks/bench_gp.py``). The schedule otherwise follows GPy's
     ``optimize_auto``: a first phase of ``int(0.1 * max_iter)`` iterations
     on the ``q(U)`` covariance and the noise only, then ``max_iter``
-    iterations on everything.
+    iterations on everything. L-BFGS works in rescaled coordinates: the
+    parameters of output ``p`` (``mu_p``, ``log S_p``) are divided by
+    ``sqrt(n_observed / n_observed_p)``, so that their curvature in the
+    bound per observed entry (about ``1 / P`` of the global parameters')
+    is of the global parameters' order. That changes the optimiser's path,
+    not the bound or its optimum.
 
     Parameters
     ----------
@@ -245,8 +282,10 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------ fitting
 
-    def _initial_params(self, X, Ys, rng):
-        N, P = Ys.shape
+    def _initial_params(self, X, F, rng):
+        """Initial parameters; ``F`` (P, N) holds the standardised targets with
+        0 (the standardised mean) at the missing entries."""
+        P, N = F.shape
         d_x, d_h = X.shape[1], self.n_latent
         seed = int(rng.integers(2**31 - 1))
         m_x = min(self.n_inducing, N)
@@ -261,7 +300,6 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         # standardised mean): their PCA scores, or a spectral embedding of
         # the outputs' kNN graph in the space of the top principal
         # components; scaled to unit variance per dimension.
-        F = np.where(np.isnan(Ys), 0.0, Ys).T  # (P, N)
         k = min(d_h, min(F.shape))
         mu = np.zeros((P, d_h))
         n_pc = min(20, min(F.shape))
@@ -331,27 +369,18 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
             self.y_std_ = np.full(P, sd if sd > 0 else 1.0)
         else:
             self.y_mean_, self.y_std_ = np.zeros(P), np.ones(P)
-        Ys = (Y - self.y_mean_) / self.y_std_
-        data = bd.Data(X, Ys.T)
-        packer, theta = self._initial_params(X, Ys, rng)
+        data = bd.Data(X, ((Y - self.y_mean_) / self.y_std_).T)
+        del Y
+        packer, theta = self._initial_params(X, data.Y0, rng)
         nt = effective_n_threads(self.n_threads)
-        scale = 1.0 / data.n_obs
-
         m_slice = packer.slices["M"]
 
-        def with_optimal_mean(th):
-            th[m_slice] = bd.optimal_mean(
-                th, packer, data, jitter=self.jitter, n_threads=nt
-            ).ravel()
-            return th
+        d = _output_scaling(packer, data)
 
         def objective(free, mask):
-            th = theta_full.copy()
-            th[mask] = free
-            e, g = bd.elbo_and_grad(
-                with_optimal_mean(th), packer, data, jitter=self.jitter, n_threads=nt
+            return _scaled_objective(
+                free, mask, theta_full, d, packer, data, jitter=self.jitter, n_threads=nt
             )
-            return -e * scale, -g[mask] * scale
 
         fixed = np.zeros(packer.size, dtype=bool)
         for name in bd.HYPER:
@@ -375,24 +404,24 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
                     continue
                 res = minimize(
                     objective,
-                    theta_full[mask],
+                    theta_full[mask] / d[mask],
                     args=(mask,),
                     jac=True,
                     method="L-BFGS-B",
                     options={"maxiter": iters, "ftol": self.tol, "gtol": 1e-9},
                 )
                 theta_full = theta_full.copy()
-                theta_full[mask] = res.x
-                theta_full = with_optimal_mean(theta_full)
+                theta_full[mask] = res.x * d[mask]
                 n_iter += int(res.nit)
                 self._log(f"phase {phase + 1}: {res.nit} iterations, bound/entry {-res.fun:.5f}")
-            theta_full = with_optimal_mean(theta_full.copy())
+            # the bound at the optimal q(U) mean, and that mean
+            self.elbo_, M = bd.profiled_elbo_and_grad(
+                theta_full, packer, data, jitter=self.jitter, n_threads=nt, grad=False
+            )
+            theta_full[m_slice] = M.ravel()
         finally:
             blas.restore_original_limits()
         self._packer, self._theta = packer, theta_full
-        self.elbo_ = bd.elbo_and_grad(
-            theta_full, packer, data, jitter=self.jitter, grad=False, n_threads=nt
-        )
         p = packer.unpack(theta_full)
         self.latent_outputs_ = p["mu"].copy()
         self.latent_variances_ = np.exp(p["log_S"]) if "log_S" in p else np.zeros_like(p["mu"])

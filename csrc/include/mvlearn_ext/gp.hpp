@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mvlearn_ext {
 namespace gp {
@@ -75,6 +76,13 @@ bool masked_output_stats(const double* Yt, idx P, idx N, const double* G, idx K,
 void masked_output_stats_vjp(const double* Yt, idx P, idx N, const double* G, idx K, idx J,
                              const double* Dbar, const double* Ebar, const double* Cbar,
                              double* Gbar, double* Wbar, int n_threads);
+
+// ------------------------------------------------------ sparse pattern sums
+// out[r] = sum_{k in [indptr[r], indptr[r+1])} V[indices[k]] for the CSR
+// pattern (indptr: n_rows + 1, indices: nnz, each in [0, n_cols)); V is
+// n_cols x K, out n_rows x K (overwritten). Parallel over rows.
+void pattern_sum(const std::int64_t* indptr, idx n_rows, const std::int64_t* indices,
+                 const double* V, idx K, double* out, int n_threads);
 
 }  // namespace gp
 }  // namespace mvlearn_ext

@@ -86,6 +86,25 @@ def _ridge_coef(moments, lam):
     return np.einsum("jkl,jl->jk", V, bt * scale)
 
 
+def _lbfgs(fun, x0, max_iter, tol, who):
+    """L-BFGS-B to a gradient tolerance relative to the start; warns at ``max_iter``."""
+    g0 = np.max(np.abs(fun(x0)[1]))
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options=dict(maxiter=max_iter, gtol=tol * max(g0, 1e-300), ftol=0.0),
+    )
+    if res.nit >= max_iter:
+        warnings.warn(
+            f"{who} L-BFGS did not converge in max_iter={max_iter}",
+            ConvergenceWarning,
+            stacklevel=5,
+        )
+    return res
+
+
 class _Common:
     _parameter_constraints: dict = {**COMMON_CONSTRAINTS}
 
@@ -398,21 +417,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             _, value, grad = armul_prox(*args, np.ascontiguousarray(P @ z), lam, w)
             return value, P @ grad
 
-        z0 = Pinv @ gamma0
-        g0 = np.max(np.abs(fun(z0)[1]))
-        res = minimize(
-            fun,
-            z0,
-            jac=True,
-            method="L-BFGS-B",
-            options=dict(maxiter=self.max_iter, gtol=self.tol * max(g0, 1e-300), ftol=0.0),
-        )
-        if res.nit >= self.max_iter:
-            warnings.warn(
-                f"ARMUL's L-BFGS did not converge in max_iter={self.max_iter}",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        res = _lbfgs(fun, Pinv @ gamma0, self.max_iter, self.tol, "ARMUL's")
         return P @ res.x, int(res.nit)
 
 
@@ -891,20 +896,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             return float(vals.sum()), np.concatenate([(G.T @ Z).ravel(), (G @ B).ravel()])
 
         x0 = np.concatenate([B0.ravel(), Z0.ravel()])
-        g0 = np.max(np.abs(fun(x0)[1]))
-        res = minimize(
-            fun,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            options=dict(maxiter=self.max_iter, gtol=self.tol * max(g0, 1e-300), ftol=0.0),
-        )
-        if res.nit >= self.max_iter:
-            warnings.warn(
-                f"low-rank ARMUL's L-BFGS did not converge in max_iter={self.max_iter}",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        res = _lbfgs(fun, x0, self.max_iter, self.tol, "low-rank ARMUL's")
         B = res.x[: d * K].reshape(d, K)
         Z = res.x[d * K :].reshape(m, K)
         centers = Z @ B.T

@@ -485,11 +485,10 @@ class _GridCV(MultiTaskLinearMixin, BaseEstimator):
             self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
             final = self._estimator(self.reg_lambda_)
             coef = final._solve(moments)
-            names = ("center_", "fused_", "fusion_threshold_", "n_iter_")
-            variants = ("components_", "loadings_", "centers_", "prototypes_", "labels_")
-            for name in names + variants + ("objective_",):
-                if hasattr(final, name):
-                    setattr(self, name, getattr(final, name))
+            # the fitted attributes of the solve (centre, fusion, iterations, ...)
+            for name, value in vars(final).items():
+                if name.endswith("_") and not name.startswith("_"):
+                    setattr(self, name, value)
         return self._finish(coef, moments, labels, dtype)
 
 

@@ -103,6 +103,34 @@ def _cosine_lr(lr, it, n_iter):
     return 0.5 * lr * (1.0 + np.cos(np.pi * it / max(n_iter, 1)))
 
 
+def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, name=None):
+    """``n_iter`` Adam steps on ``batch_loss(it)``; the mean loss of every 100 steps.
+
+    ``lr_schedule="cosine"`` sets the step size of every step by
+    :func:`_cosine_lr`. With ``name``, each block's loss goes to stderr.
+    """
+    history, running, start = [], 0.0, time.perf_counter()
+    for it in range(n_iter):
+        if lr_schedule == "cosine":
+            for group in opt.param_groups:
+                group["lr"] = _cosine_lr(lr, it, n_iter)
+        loss = batch_loss(it)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        running += float(loss.detach())
+        if (it + 1) % 100 == 0 or it + 1 == n_iter:
+            history.append(running / ((it % 100) + 1))
+            running = 0.0
+            if name is not None:
+                print(
+                    f"[{name}] step {it + 1}/{n_iter}: loss {history[-1]:.4f} "
+                    f"({time.perf_counter() - start:.1f} s)",
+                    file=sys.stderr,
+                )
+    return history
+
+
 class EpsMLP(nn.Module):
     """The noise predictor ``eps_theta(x_t, t, c, k)``: an MLP with SiLU activations.
 
@@ -349,14 +377,10 @@ class ConditionalDiffusion:
             Wt = torch.as_tensor(w, dtype=torch.float32, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, dtype=torch.float32, device=device)
             opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-            self.loss_history_ = []
-            running, start = 0.0, time.perf_counter()
             bs = min(self.batch_size, n)
             weighted = _unequal(w)
-            for it in range(self.n_iter):
-                if self.lr_schedule == "cosine":
-                    for group in opt.param_groups:
-                        group["lr"] = _cosine_lr(self.lr, it, self.n_iter)
+
+            def batch_loss(it):
                 idx = _batch_rows(Wt, bs, gen, weighted)
                 t = torch.randint(T, (bs,), generator=gen, device=device)
                 eps = torch.randn(bs, d, generator=gen, device=device)
@@ -364,22 +388,16 @@ class ConditionalDiffusion:
                 xt = a.sqrt() * Xt[idx] + (1 - a).sqrt() * eps
                 pred = net(xt, (t.float() + 1) / T, Ct[idx], Kt[idx])
                 per_row = ((pred - eps) ** 2).mean(1)
-                loss = per_row.mean() if weighted else (Wt[idx] * per_row).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                running += float(loss.detach())
-                if (it + 1) % 100 == 0 or it + 1 == self.n_iter:
-                    block = (it % 100) + 1
-                    self.loss_history_.append(running / block)
-                    running = 0.0
-                    if self.verbose:
-                        print(
-                            f"[ConditionalDiffusion] step {it + 1}/{self.n_iter}: "
-                            f"loss {self.loss_history_[-1]:.4f} "
-                            f"({time.perf_counter() - start:.1f} s)",
-                            file=sys.stderr,
-                        )
+                return per_row.mean() if weighted else (Wt[idx] * per_row).mean()
+
+            self.loss_history_ = _train(
+                opt,
+                batch_loss,
+                n_iter=self.n_iter,
+                lr=self.lr,
+                lr_schedule=self.lr_schedule,
+                name="ConditionalDiffusion" if self.verbose else None,
+            )
         self.network_ = net.eval()
         return self
 
@@ -602,27 +620,20 @@ class GaussianDSMDiffusion:
             Pt = torch.as_tensor(Phi, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, device=device)
             opt = torch.optim.Adam([A, log_v], lr=self.lr)
-            self.loss_history_ = []
-            running = 0.0
             bs = self.batch_size  # rows drawn with replacement, whatever n
-            for it in range(self.n_iter):
-                if self.lr_schedule == "cosine":
-                    for group in opt.param_groups:
-                        group["lr"] = _cosine_lr(self.lr, it, self.n_iter)
+
+            def batch_loss(it):
                 idx = torch.randint(n, (bs,), generator=gen, device=device)
                 t = torch.randint(T, (bs,), generator=gen, device=device)
                 eps = torch.randn(bs, d, generator=gen, device=device, dtype=torch.float64)
                 a = ab[t][:, None]
                 xt = a.sqrt() * Zt[idx] + (1 - a).sqrt() * eps
                 pred = _gaussian_form_eps(xt, a, Pt[idx] @ A, log_v.exp())
-                loss = ((pred - eps) ** 2).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                running += float(loss.detach())
-                if (it + 1) % 100 == 0 or it + 1 == self.n_iter:
-                    self.loss_history_.append(running / ((it % 100) + 1))
-                    running = 0.0
+                return ((pred - eps) ** 2).mean()
+
+            self.loss_history_ = _train(
+                opt, batch_loss, n_iter=self.n_iter, lr=self.lr, lr_schedule=self.lr_schedule
+            )
         self.coef_std_ = A.detach().cpu().numpy()
         self.var_std_ = np.exp(log_v.detach().cpu().numpy())
         coef = self.coef_std_ * self.x_scale_

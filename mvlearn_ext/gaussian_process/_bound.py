@@ -245,6 +245,15 @@ def _latent_variances(p, gaussian):
     return np.exp(p["log_S"]) if gaussian else np.zeros_like(p["mu"])
 
 
+def _psi(p, s, backend, n_threads):
+    """``S`` (the latent variances) and the Psi-statistics of ``q(H)``."""
+    S = _latent_variances(p, "log_S" in p)
+    psi1, psi2 = la.rbf_psi_stats(
+        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
+    )
+    return S, psi1, psi2
+
+
 def _backprop(g, p, s, X, inputs, S, cot, backend, n_threads):
     """Accumulate into ``g`` the gradient below the cotangents of ``G = A Hm``,
     ``W = (a^T S~_X a, |a|^2)``, the Psi-statistics, ``BS`` and ``K_H^{-1}``
@@ -309,10 +318,7 @@ def elbo_and_grad(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=
     s = _state(p, data, jitter)
     Kzx, At, A, G, AS, W = _input_side(p, s, data.X)
     Dst, E, C, cnt, ysq = _stats(data, G, W, backend, n_threads)
-    S = _latent_variances(p, gaussian)
-    psi1, psi2 = la.rbf_psi_stats(
-        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
-    )
+    S, psi1, psi2 = _psi(p, s, backend, n_threads)
     P2 = psi2.reshape(psi2.shape[0], -1)
     a_p = P2 @ s["BS"].ravel()
     b_p = P2 @ s["Khinv"].ravel()
@@ -374,13 +380,9 @@ def optimal_mean(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1
     gradient of :func:`elbo_and_grad` there (envelope theorem).
     """
     p = packer.unpack(theta)
-    gaussian = "log_S" in p
     s = _state(p, data, jitter)
     _, _, A, _, _, _ = _input_side(p, s, data.X)
-    S = _latent_variances(p, gaussian)
-    psi1, psi2 = la.rbf_psi_stats(
-        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
-    )
+    S, psi1, psi2 = _psi(p, s, backend, n_threads)
     Lhinv = s["Lhinv"]
     m_x, m_h = p["M"].shape
     Bv = psi1 @ Lhinv.T  # (P, M_H) rows b_p
@@ -482,10 +484,7 @@ def profiled_elbo_and_grad(
     gaussian = "log_S" in p
     s = _state(p, data, jitter)
     Kzx, _, A, _, AS, W = _input_side(p, s, data.X)
-    S = _latent_variances(p, gaussian)
-    psi1, psi2 = la.rbf_psi_stats(
-        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
-    )
+    S, psi1, psi2 = _psi(p, s, backend, n_threads)
     P_, m_h = psi1.shape
     m_x = A.shape[1]
     N = A.shape[0]

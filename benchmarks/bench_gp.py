@@ -9,8 +9,10 @@ Questions.
    number of inducing variables: ``M_H`` latent GPs with ``M_X`` inducing
    inputs each, against LVMOGP's ``M_X x M_H`` grid), with independent GPs
    (scikit-learn ``GaussianProcessRegressor``, one per output, fitted on a
-   subset of the outputs) and with T-LVMOGP (``mvlearn_ext.deep``, when it
-   is there)? At the issue's target scale, 10,000 outputs x 500 inputs.
+   subset of the outputs), with T-LVMOGP and with GS-LVMOGP (LVMOGP's
+   model, or a sum of separable terms, trained by SVI; both
+   ``mvlearn_ext.deep``, when it is there)? At the issue's target scale,
+   10,000 outputs x 500 inputs.
 2. How does each model's peak memory grow from 1,000 to 10,000 outputs?
 3. Zero-inflated counts (negative-binomial counts of a latent field with
    structural zeros): the same comparison, scored by RMSE of the predictive
@@ -34,14 +36,15 @@ Usage::
     python benchmarks/bench_gp.py --problem field --outputs 1000 10000 --inputs 500
     python benchmarks/bench_gp.py --problem counts --outputs 1000 --inputs 200
 
-T-LVMOGP's cost is set by its step budget (epochs x input batches x output
-batches), passed as JSON, e.g. ``--tlvmogp-params '{"n_epochs": 2,
-"dtype": "float32"}'``; state it with the results.
+T-LVMOGP's and GS-LVMOGP's costs are set by their step budgets (epochs x
+input batches x output batches), passed as JSON, e.g. ``--tlvmogp-params
+'{"n_epochs": 2, "dtype": "float32"}'`` (``--gslvmogp-params`` likewise);
+state them with the results.
 
 Each invocation merges its rows into ``benchmarks/results/gp.json`` under
 the problem's key. GPyTorch (``pip install gpytorch==1.14``, CPU torch) and
-``mvlearn_ext.deep.mogp.TLVMOGPRegressor`` are optional: a missing one is
-reported as skipped.
+``mvlearn_ext.deep.mogp`` (the ``torch`` extra) are optional: a missing one
+is reported as skipped.
 """
 
 from __future__ import annotations
@@ -393,11 +396,33 @@ def fit_tlvmogp(path, cfg):
     return out
 
 
+def fit_gslvmogp(path, cfg):
+    """GS-LVMOGP (``mvlearn_ext.deep.mogp.GSLVMOGPRegressor``), with the
+    benchmark's ``m_x x m_h`` inducing grid per term unless the parameters
+    say otherwise."""
+    import torch
+
+    torch.set_num_threads(cfg["threads"])
+    from mvlearn_ext.deep.mogp import GSLVMOGPRegressor
+
+    X, Ytr = _load(path)
+    params = {"n_inducing": cfg["m_x"], "n_inducing_latent": cfg["m_h"], **cfg["params"]}
+    rss0 = _start_peak()
+    t0 = time.perf_counter()
+    model = GSLVMOGPRegressor(**params).fit(X, Ytr)
+    fit_s = time.perf_counter() - t0
+    out = {"fit_s": fit_s, "peak_rss_growth_mib": _peak_growth(rss0), "n_iter": model.n_iter_}
+    mean, std = model.predict(X, return_std=True)
+    out["pred"] = (mean, std)
+    return out
+
+
 WORKERS = {
     "lvmogp": fit_lvmogp,
     "independent": fit_independent,
     "lmc": fit_lmc,
     "tlvmogp": fit_tlvmogp,
+    "gslvmogp": fit_gslvmogp,
 }
 
 
@@ -481,10 +506,10 @@ def run_problem(args, P, log):
             if P not in args.peer_at:
                 continue
             cfg.update(steps=args.lmc_steps, batch=args.lmc_batch, lr=args.lmc_lr)
-        elif name == "tlvmogp":
+        elif name in ("tlvmogp", "gslvmogp"):
             if P not in (args.tlvmogp_at or args.peer_at):
                 continue
-            cfg["params"] = json.loads(args.tlvmogp_params)
+            cfg["params"] = json.loads(getattr(args, f"{name}_params"))
             cfg["counts"] = counts
         log(f"[{P} x {N}] {name} ...")
         status, res = run_isolated(name, path, cfg, args.timeout)
@@ -512,7 +537,9 @@ def main():
     ap.add_argument("--problem", choices=("field", "counts"), default="field")
     ap.add_argument("--outputs", type=int, nargs="+", default=[1000, 4000])
     ap.add_argument("--inputs", type=int, default=200)
-    ap.add_argument("--models", nargs="+", default=["lvmogp", "lmc", "independent", "tlvmogp"])
+    ap.add_argument(
+        "--models", nargs="+", default=["lvmogp", "lmc", "independent", "tlvmogp", "gslvmogp"]
+    )
     ap.add_argument(
         "--peer-at",
         type=int,
@@ -528,8 +555,17 @@ def main():
     ap.add_argument("--lmc-steps", type=int, nargs="+", default=[250, 500, 1000])
     ap.add_argument("--lmc-batch", type=int, default=8192, help="entries per Adam step")
     ap.add_argument("--lmc-lr", type=float, default=0.05)
-    ap.add_argument("--tlvmogp-at", type=int, nargs="+", default=None, help="default: --peer-at")
+    ap.add_argument(
+        "--tlvmogp-at",
+        type=int,
+        nargs="+",
+        default=None,
+        help="output counts at which T-LVMOGP and GS-LVMOGP run (default: --peer-at)",
+    )
     ap.add_argument("--tlvmogp-params", default="{}", help="JSON keyword arguments")
+    ap.add_argument(
+        "--gslvmogp-params", default="{}", help="JSON keyword arguments of GSLVMOGPRegressor"
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument(
         "--heap", action="store_true", help="trace LVMOGP's Python heap (slows its fit)"
@@ -546,7 +582,7 @@ def main():
     rows = [run_problem(args, P, log) for P in args.outputs]
     growth = {}
     if len(rows) > 1:
-        for name in ("lvmogp", "lmc", "tlvmogp"):
+        for name in ("lvmogp", "lmc", "tlvmogp", "gslvmogp"):
             a, b = rows[0].get(name, {}), rows[-1].get(name, {})
             if "peak_rss_growth_mib" in a and "peak_rss_growth_mib" in b:
                 growth[name] = {

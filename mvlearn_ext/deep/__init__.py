@@ -34,7 +34,11 @@ from mvlearn_ext.deep.longtail import (  # noqa: E402
     FusionModule,
     LogitAdjustedLoss,
 )
-from mvlearn_ext.deep.mogp import LipschitzResNet, TLVMOGPRegressor  # noqa: E402
+from mvlearn_ext.deep.mogp import (  # noqa: E402
+    GSLVMOGPRegressor,
+    LipschitzResNet,
+    TLVMOGPRegressor,
+)
 from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "EpsMLP",
     "EntropyPCGrad",
     "FusionModule",
+    "GSLVMOGPRegressor",
     "GaussianDSMDiffusion",
     "LipschitzResNet",
     "LoRAMoELinear",

@@ -1031,7 +1031,7 @@ class TLVMOGPRegressor(RegressorMixin, BaseEstimator):
         n_iter = 0
         bar = tqdm(
             range(self.n_epochs),
-            desc="TLVMOGP",
+            desc=type(self).__name__,
             disable=not self.verbose,
             file=sys.stderr,
             leave=False,
@@ -1093,7 +1093,7 @@ class TLVMOGPRegressor(RegressorMixin, BaseEstimator):
         self.n_iter_ = n_iter
         if self.verbose:
             print(
-                f"[TLVMOGPRegressor] {n_iter} steps in {time.perf_counter() - t0:.2f} s, "
+                f"[{type(self).__name__}] {n_iter} steps in {time.perf_counter() - t0:.2f} s, "
                 f"final loss {self.loss_curve_[-1] if self.loss_curve_ else float('nan'):.4f}",
                 file=sys.stderr,
             )

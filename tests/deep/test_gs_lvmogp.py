@@ -292,3 +292,10 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         GSLVMOGPRegressor(n_epochs=1).fit(X, Ytr[:-1])
     assert "network" not in GSLVMOGPRegressor().get_params()
+
+
+def test_verbose_progress_names_the_estimator(capsys):
+    X, Ytr, *_ = field(N=10, P=4)
+    GSLVMOGPRegressor(n_epochs=2, verbose=1, random_state=0).fit(X, Ytr)
+    err = capsys.readouterr().err
+    assert "[GSLVMOGPRegressor] 2 steps" in err and "TLVMOGP" not in err

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "mvlearn_ext/clones.hpp"
 #include "mvlearn_ext/parallel.hpp"
 
 namespace mvlearn_ext {
@@ -94,15 +95,7 @@ __attribute__((always_inline)) inline void sq_dist_tile_body(const T* __restrict
     }
 }
 
-// Compiled for several instruction sets and chosen at load time (GCC/Clang
-// function multi-versioning), so a portable build still uses AVX2/AVX-512.
-// The build disables FMA contraction, so every clone gives the same bits.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(MVLEARN_EXT_NO_CLONES)
-#define MVLEARN_EXT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MVLEARN_EXT_CLONES
-#endif
-
+// Compiled for several instruction sets (MVLEARN_EXT_CLONES, clones.hpp).
 MVLEARN_EXT_CLONES void sq_dist_tile(const double* x, std::ptrdiff_t sb, std::ptrdiff_t d,
                                      const double* at, std::ptrdiff_t m, std::ptrdiff_t jb,
                                      double* acc) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "mvlearn_ext/clones.hpp"
 #include "mvlearn_ext/parallel.hpp"
 
 namespace mvlearn_ext {
@@ -399,20 +400,40 @@ void masked_output_stats_vjp(const double* Yt, idx P, idx N, const double* G, id
 
 // ------------------------------------------------------ sparse pattern sums
 
+namespace {
+
+// o (K) = the sum of the rows V[ind[0]], ..., V[ind[cnt - 1]], added in that
+// order. Four rows a pass keep o[j] in a register for four additions (the
+// same order, so the same bits as one row a pass), which halves the time of
+// a pass over about 80 columns.
+MVLEARN_EXT_CLONES void gather_sum_row(const double* __restrict V, idx K,
+                                       const std::int64_t* __restrict ind, std::int64_t cnt,
+                                       double* __restrict o) {
+    std::fill(o, o + K, 0.0);
+    std::int64_t k = 0;
+    for (; k + 4 <= cnt; k += 4) {
+        const double* __restrict a = V + static_cast<idx>(ind[k]) * K;
+        const double* __restrict b = V + static_cast<idx>(ind[k + 1]) * K;
+        const double* __restrict c = V + static_cast<idx>(ind[k + 2]) * K;
+        const double* __restrict d = V + static_cast<idx>(ind[k + 3]) * K;
+        for (idx j = 0; j < K; ++j) o[j] = (((o[j] + a[j]) + b[j]) + c[j]) + d[j];
+    }
+    for (; k < cnt; ++k) {
+        const double* __restrict a = V + static_cast<idx>(ind[k]) * K;
+        for (idx j = 0; j < K; ++j) o[j] += a[j];
+    }
+}
+
+}  // namespace
+
 void pattern_sum(const std::int64_t* indptr, idx n_rows, const std::int64_t* indices,
                  const double* V, idx K, double* out, int n_threads) {
     const idx nnz = n_rows > 0 ? static_cast<idx>(indptr[n_rows]) : 0;
     // chunks of about 16k gathered rows each
     const idx min_chunk = std::max<idx>(1, (16384 * n_rows) / std::max<idx>(1, nnz));
     parallel_for(n_rows, n_threads, min_chunk, [&](idx b, idx e) {
-        for (idx r = b; r < e; ++r) {
-            double* o = out + r * K;
-            std::fill(o, o + K, 0.0);
-            for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k) {
-                const double* v = V + static_cast<idx>(indices[k]) * K;
-                for (idx j = 0; j < K; ++j) o[j] += v[j];
-            }
-        }
+        for (idx r = b; r < e; ++r)
+            gather_sum_row(V, K, indices + indptr[r], indptr[r + 1] - indptr[r], out + r * K);
     });
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 #include <vector>
 
 #include "mvlearn_ext/clones.hpp"
@@ -77,14 +76,6 @@ void kron_solve_factored(const double* LA, idx a, const double* LB, idx b, const
     chol_solve_cols(LA, a, Tt.data(), b);   // A^{-1} T^T = Z^T
     transpose(Tt.data(), a, b, Z);
 }
-
-struct Accum {  // thread-safe accumulation of per-chunk partial sums
-    std::mutex mu;
-    void add(double* dst, const std::vector<double>& src) {
-        std::lock_guard<std::mutex> lock(mu);
-        for (std::size_t i = 0; i < src.size(); ++i) dst[i] += src[i];
-    }
-};
 
 }  // namespace
 
@@ -229,76 +220,90 @@ void rbf_psi_stats_vjp(const double* mu, const double* S, idx P, idx D, const do
     for (idx q = 0; q < D; ++q) lam[q] = ls[q] * ls[q];
     std::fill(Zbar, Zbar + M * D, 0.0);
     std::vector<double> lambar_total(static_cast<std::size_t>(D), 0.0);
-    Accum acc;
-    const idx min_chunk = std::max<idx>(1, 4096 / std::max<idx>(1, M * M * D));
-    parallel_for(P, n_threads, min_chunk, [&](idx b, idx e) {
-        std::vector<double> zb(static_cast<std::size_t>(M * D), 0.0);
-        std::vector<double> lb(static_cast<std::size_t>(D), 0.0);
-        for (idx p = b; p < e; ++p) {
-            const double* m = mu + p * D;
-            const double* s = S + p * D;
-            double* mb = mubar + p * D;
-            double* sb = Sbar + p * D;
-            std::fill(mb, mb + D, 0.0);
-            std::fill(sb, sb + D, 0.0);
-            double pre1 = 1.0, pre2 = 1.0;
-            for (idx q = 0; q < D; ++q) {
-                pre1 *= std::sqrt(lam[q] / (lam[q] + s[q]));
-                pre2 *= std::sqrt(lam[q] / (lam[q] + 2.0 * s[q]));
-            }
-            if (psi1bar) {
-                for (idx i = 0; i < M; ++i) {
-                    const double g = psi1bar[p * M + i];
-                    if (g == 0.0) continue;
-                    double ex = 0.0;
-                    for (idx q = 0; q < D; ++q) {
-                        const double d = m[q] - Z[i * D + q];
-                        ex += d * d / (lam[q] + s[q]);
-                    }
-                    const double w = g * pre1 * std::exp(-0.5 * ex);
-                    for (idx q = 0; q < D; ++q) {
-                        const double c = lam[q] + s[q];
-                        const double d = m[q] - Z[i * D + q];
-                        const double r = d / c;
-                        mb[q] -= w * r;
-                        zb[i * D + q] += w * r;
-                        sb[q] += w * (-0.5 / c + 0.5 * r * r);
-                        lb[q] += w * (-0.5 / c + 0.5 / lam[q] + 0.5 * r * r);
-                    }
+    // The outputs' contributions to Zbar and lambar are summed within fixed
+    // blocks of outputs, then block by block in order, so that the result
+    // does not depend on the number of threads (per-thread partial sums
+    // would change the order of the additions with it).
+    constexpr idx kBlock = 64;
+    const idx n_blocks = (P + kBlock - 1) / kBlock;
+    const idx width = M * D + D;
+    std::vector<double> partial(static_cast<std::size_t>(n_blocks * width), 0.0);
+    const idx min_chunk = std::max<idx>(1, 4096 / std::max<idx>(1, M * M * D * kBlock));
+    parallel_for(n_blocks, n_threads, min_chunk, [&](idx bb, idx be) {
+        for (idx blk = bb; blk < be; ++blk) {
+            double* zb = partial.data() + blk * width;
+            double* lb = zb + M * D;
+            const idx b = blk * kBlock, e = std::min<idx>(P, b + kBlock);
+            for (idx p = b; p < e; ++p) {
+                const double* m = mu + p * D;
+                const double* s = S + p * D;
+                double* mb = mubar + p * D;
+                double* sb = Sbar + p * D;
+                std::fill(mb, mb + D, 0.0);
+                std::fill(sb, sb + D, 0.0);
+                double pre1 = 1.0, pre2 = 1.0;
+                for (idx q = 0; q < D; ++q) {
+                    pre1 *= std::sqrt(lam[q] / (lam[q] + s[q]));
+                    pre2 *= std::sqrt(lam[q] / (lam[q] + 2.0 * s[q]));
                 }
-            }
-            if (psi2bar) {
-                const double* gb = psi2bar + p * M * M;
-                for (idx i = 0; i < M; ++i) {
-                    for (idx j = i; j < M; ++j) {
-                        const double g = i == j ? gb[i * M + i] : gb[i * M + j] + gb[j * M + i];
+                if (psi1bar) {
+                    for (idx i = 0; i < M; ++i) {
+                        const double g = psi1bar[p * M + i];
                         if (g == 0.0) continue;
                         double ex = 0.0;
                         for (idx q = 0; q < D; ++q) {
-                            const double dz = Z[i * D + q] - Z[j * D + q];
-                            const double db = m[q] - 0.5 * (Z[i * D + q] + Z[j * D + q]);
-                            ex += dz * dz / (4.0 * lam[q]) + db * db / (lam[q] + 2.0 * s[q]);
+                            const double d = m[q] - Z[i * D + q];
+                            ex += d * d / (lam[q] + s[q]);
                         }
-                        const double w = g * pre2 * std::exp(-ex);
+                        const double w = g * pre1 * std::exp(-0.5 * ex);
                         for (idx q = 0; q < D; ++q) {
-                            const double c2 = lam[q] + 2.0 * s[q];
-                            const double dz = Z[i * D + q] - Z[j * D + q];
-                            const double db = m[q] - 0.5 * (Z[i * D + q] + Z[j * D + q]);
-                            const double r = db / c2;
-                            mb[q] -= w * 2.0 * r;
-                            sb[q] += w * (-1.0 / c2 + 2.0 * r * r);
-                            const double t = dz / (2.0 * lam[q]);
-                            zb[i * D + q] += w * (r - t);
-                            zb[j * D + q] += w * (r + t);
-                            lb[q] += w * (-0.5 / c2 + 0.5 / lam[q] + t * t + r * r);
+                            const double c = lam[q] + s[q];
+                            const double d = m[q] - Z[i * D + q];
+                            const double r = d / c;
+                            mb[q] -= w * r;
+                            zb[i * D + q] += w * r;
+                            sb[q] += w * (-0.5 / c + 0.5 * r * r);
+                            lb[q] += w * (-0.5 / c + 0.5 / lam[q] + 0.5 * r * r);
+                        }
+                    }
+                }
+                if (psi2bar) {
+                    const double* gb = psi2bar + p * M * M;
+                    for (idx i = 0; i < M; ++i) {
+                        for (idx j = i; j < M; ++j) {
+                            const double g =
+                                i == j ? gb[i * M + i] : gb[i * M + j] + gb[j * M + i];
+                            if (g == 0.0) continue;
+                            double ex = 0.0;
+                            for (idx q = 0; q < D; ++q) {
+                                const double dz = Z[i * D + q] - Z[j * D + q];
+                                const double db = m[q] - 0.5 * (Z[i * D + q] + Z[j * D + q]);
+                                ex += dz * dz / (4.0 * lam[q]) + db * db / (lam[q] + 2.0 * s[q]);
+                            }
+                            const double w = g * pre2 * std::exp(-ex);
+                            for (idx q = 0; q < D; ++q) {
+                                const double c2 = lam[q] + 2.0 * s[q];
+                                const double dz = Z[i * D + q] - Z[j * D + q];
+                                const double db = m[q] - 0.5 * (Z[i * D + q] + Z[j * D + q]);
+                                const double r = db / c2;
+                                mb[q] -= w * 2.0 * r;
+                                sb[q] += w * (-1.0 / c2 + 2.0 * r * r);
+                                const double t = dz / (2.0 * lam[q]);
+                                zb[i * D + q] += w * (r - t);
+                                zb[j * D + q] += w * (r + t);
+                                lb[q] += w * (-0.5 / c2 + 0.5 / lam[q] + t * t + r * r);
+                            }
                         }
                     }
                 }
             }
         }
-        acc.add(Zbar, zb);
-        acc.add(lambar_total.data(), lb);
     });
+    for (idx blk = 0; blk < n_blocks; ++blk) {
+        const double* zb = partial.data() + blk * width;
+        for (idx i = 0; i < M * D; ++i) Zbar[i] += zb[i];
+        for (idx q = 0; q < D; ++q) lambar_total[q] += zb[M * D + q];
+    }
     for (idx q = 0; q < D; ++q) lsbar[q] = lambar_total[q] * 2.0 * ls[q];
 }
 

@@ -180,7 +180,8 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
     jitter : float, default=1e-6
         Relative jitter added to both inducing covariances.
     n_threads : int or None, default=None
-        Threads of the compiled kernels (``None``: every CPU).
+        Threads of the compiled kernels (``None``: every CPU). The result
+        does not depend on it: every sum over outputs runs in a fixed order.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means initialisation of the inducing inputs.
     verbose : int, default=0

@@ -205,6 +205,20 @@ def test_psi_stats_vjp_finite_differences(backend):
         np.testing.assert_allclose(a + b, c, rtol=1e-12, atol=1e-14)
 
 
+def test_psi_stats_vjp_does_not_depend_on_the_thread_count():
+    # The sums over outputs (Zbar, lengthscales bar) run over fixed blocks of
+    # outputs, so that 1, 2 or 3 threads give the same bits.
+    rng = np.random.default_rng(11)
+    mu, S, Z, ls = psi_problem(rng, P=300)
+    P, M = mu.shape[0], Z.shape[0]
+    g1, g2 = rng.standard_normal((P, M)), rng.standard_normal((P, M, M))
+    ref = la.rbf_psi_stats_vjp(mu, S, Z, ls, g1, g2, n_threads=1)
+    for nt in (2, 3):
+        for a, b in zip(ref, la.rbf_psi_stats_vjp(mu, S, Z, ls, g1, g2, n_threads=nt),
+                        strict=True):  # fmt: skip
+            np.testing.assert_array_equal(a, b)
+
+
 def test_psi_stats_errors():
     rng = np.random.default_rng(10)
     mu, S, Z, ls = psi_problem(rng)

@@ -78,6 +78,14 @@ def test_one_dimensional_target_and_reproducibility():
     np.testing.assert_array_equal(mean, c.predict(X))
 
 
+def test_fit_does_not_depend_on_the_thread_count():
+    X, Ytr, *_ = low_rank_problem(P=150)  # several blocks of the compiled sums over outputs
+    kw = dict(FAST, max_iter=30)
+    one = LVMOGPRegressor(**kw, n_threads=1).fit(X, Ytr)
+    two = LVMOGPRegressor(**kw, n_threads=2).fit(X, Ytr)
+    np.testing.assert_array_equal(one.predict(X), two.predict(X))
+
+
 def test_output_missing_on_half_the_inputs_borrows_from_its_neighbours():
     """An output unobserved for x > 0.5 is predicted there from the related
     outputs (the point of a multi-output GP); its own mean cannot do that."""

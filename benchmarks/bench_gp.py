@@ -379,42 +379,32 @@ def fit_lmc(path, cfg):
     }
 
 
-def fit_tlvmogp(path, cfg):
+def _fit_torch_mogp(cls_name, path, cfg, params):
+    """Fit and predict with an estimator of ``mvlearn_ext.deep.mogp``."""
     import torch
 
     torch.set_num_threads(cfg["threads"])
-    from mvlearn_ext.deep.mogp import TLVMOGPRegressor
+    from mvlearn_ext.deep import mogp
 
     X, Ytr = _load(path)
     rss0 = _start_peak()
     t0 = time.perf_counter()
-    model = TLVMOGPRegressor(**cfg["params"]).fit(X, Ytr)
+    model = getattr(mogp, cls_name)(**params).fit(X, Ytr)
     fit_s = time.perf_counter() - t0
-    out = {"fit_s": fit_s, "peak_rss_growth_mib": _peak_growth(rss0)}
-    mean, std = model.predict(X, return_std=True)
-    out["pred"] = (mean, std)
+    out = {"fit_s": fit_s, "peak_rss_growth_mib": _peak_growth(rss0), "n_iter": model.n_iter_}
+    out["pred"] = model.predict(X, return_std=True)
     return out
+
+
+def fit_tlvmogp(path, cfg):
+    return _fit_torch_mogp("TLVMOGPRegressor", path, cfg, cfg["params"])
 
 
 def fit_gslvmogp(path, cfg):
-    """GS-LVMOGP (``mvlearn_ext.deep.mogp.GSLVMOGPRegressor``), with the
-    benchmark's ``m_x x m_h`` inducing grid per term unless the parameters
-    say otherwise."""
-    import torch
-
-    torch.set_num_threads(cfg["threads"])
-    from mvlearn_ext.deep.mogp import GSLVMOGPRegressor
-
-    X, Ytr = _load(path)
+    """GS-LVMOGP, with the benchmark's ``m_x x m_h`` inducing grid per term
+    unless the parameters say otherwise."""
     params = {"n_inducing": cfg["m_x"], "n_inducing_latent": cfg["m_h"], **cfg["params"]}
-    rss0 = _start_peak()
-    t0 = time.perf_counter()
-    model = GSLVMOGPRegressor(**params).fit(X, Ytr)
-    fit_s = time.perf_counter() - t0
-    out = {"fit_s": fit_s, "peak_rss_growth_mib": _peak_growth(rss0), "n_iter": model.n_iter_}
-    mean, std = model.predict(X, return_std=True)
-    out["pred"] = (mean, std)
-    return out
+    return _fit_torch_mogp("GSLVMOGPRegressor", path, cfg, params)
 
 
 WORKERS = {

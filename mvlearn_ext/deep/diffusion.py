@@ -548,17 +548,9 @@ class GaussianDSMDiffusion:
         if self.sampler not in ("ddpm", "ddim"):
             raise ValueError(f"sampler must be 'ddpm' or 'ddim', got {self.sampler!r}")
 
-    def _basis(self, C, name="C"):
-        c = np.asarray(C, dtype=np.float64)
-        if c.ndim == 2 and c.shape[1] == 1:
-            c = c[:, 0]
-        if c.ndim != 1 or c.size == 0:
-            raise ValueError(
-                f"{name} must have shape (n,) or (n, 1) (scalar conditions), got {c.shape}"
-            )
-        if not np.isfinite(c).all():
-            raise ValueError(f"{name} holds NaN or infinite values")
-        return self.polynomial_._basis(c)
+    def _basis(self, C):
+        """Legendre basis of the conditions (validated by the shell model)."""
+        return self.polynomial_._basis(C)
 
     def fit(self, C, X):
         """Fit ``A`` and ``log s^2`` by denoising score matching.

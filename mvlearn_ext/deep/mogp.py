@@ -35,6 +35,7 @@ from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.gaussian_process._lvmogp import (
     LVMOGPRegressor,
     _check_targets,
+    _kmeans_or_distinct,
     _spectral_embedding,
 )
 
@@ -177,15 +178,17 @@ def _torch_threads(n_threads):
 # ---------------------------------------------------------------- model
 
 
-def _spread_lengthscales(E):
+def _spread_lengthscales(E, dim=None):
     """Initial ARD lengthscales: each coordinate's spread times ``sqrt(D)``.
 
     The scaled squared distance of two points is then about 2 in any
     dimension ``D``, not ``2 D`` (a kernel near zero between all points for
-    ``D >= 10``, where the fit stalls at the mean).
+    ``D >= 10``, where the fit stalls at the mean). ``D`` is the number of
+    columns of ``E`` unless ``dim`` gives the dimension of the kernel's
+    whole input (a factor of a product kernel).
     """
     ls = E.std(axis=0)
-    return np.where(ls > 1e-3, ls, 1.0) * math.sqrt(E.shape[1])
+    return np.where(ls > 1e-3, ls, 1.0) * math.sqrt(E.shape[1] if dim is None else dim)
 
 
 def _tri(raw):
@@ -478,22 +481,20 @@ class _GSLVMOGP(_TLVMOGP):
         self.q_chol_x = nn.Parameter(torch.zeros(m_x, m_x))
         self.q_chol_h = nn.Parameter(torch.zeros(m_h, m_h))
 
-    def _factors(self, X, H):
-        """Per term: the input and latent cross-covariances with the grid,
-        ``s_q k_X^q(Z_X^q, x)`` (Q, M_X, n) and ``k_H^q(Z_H^q, h^q)`` (Q, M_H, n)."""
-        var, ls_x, ls_h = (
-            torch.exp(self.log_variance),
-            torch.exp(self.log_ls_x),
-            torch.exp(self.log_ls_h),
-        )
-        Hq = H.reshape(H.shape[0], self.n_terms, self.d_term)
-        kx = torch.stack(
+    def _kx(self, X):
+        """Per term, ``s_q k_X^q(Z_X^q, x)`` at the inputs ``X``: (Q, M_X, n)."""
+        var, ls_x = torch.exp(self.log_variance), torch.exp(self.log_ls_x)
+        return torch.stack(
             [var[q] * _kernel(self.Z_x[q], X, ls_x[q], 1.0, "rbf") for q in range(self.n_terms)]
         )
-        kh = torch.stack(
+
+    def _kh(self, H):
+        """Per term, ``k_H^q(Z_H^q, h^q)`` at the stacked latents ``H``: (Q, M_H, n)."""
+        ls_h = torch.exp(self.log_ls_h)
+        Hq = H.reshape(H.shape[0], self.n_terms, self.d_term)
+        return torch.stack(
             [_kernel(self.Z_h[q], Hq[:, q], ls_h[q], 1.0, "rbf") for q in range(self.n_terms)]
         )
-        return kx, kh
 
     def _kuu_chol(self):
         """``("kron", L_X, L_H)`` for one term, ``("dense", L)`` for several."""
@@ -523,7 +524,7 @@ class _GSLVMOGP(_TLVMOGP):
     def qf(self, E, chol=None):
         """Marginals of ``q(f)`` at pairs ``E = [x; h]``: mean, variance, ``k_ff - q_ff``."""
         chol = self._kuu_chol() if chol is None else chol
-        kx, kh = self._factors(E[:, : self.d_x], E[:, self.d_x :])
+        kx, kh = self._kx(E[:, : self.d_x]), self._kh(E[:, self.d_x :])
         kff = torch.exp(self.log_variance).sum()
         Lsx, Lsh = _tri(self.q_chol_x), _tri(self.q_chol_h)
         if chol[0] == "kron":
@@ -579,11 +580,8 @@ class _GSLVMOGP(_TLVMOGP):
         and ``m^T T_n`` gives the mean. No inverse of ``K_uu`` is formed.
         """
         chol = self._kuu_chol()
-        var, ls_x = torch.exp(self.log_variance), torch.exp(self.log_ls_x)
-        kx = torch.stack(
-            [var[q] * _kernel(self.Z_x[q], X, ls_x[q], 1.0, "rbf") for q in range(self.n_terms)]
-        )
-        kff = var.sum()
+        kx = self._kx(X)
+        kff = torch.exp(self.log_variance).sum()
         if chol[0] == "kron":
             _, Lx, Lh = chol
             b = torch.linalg.solve_triangular(Lx, kx[0], upper=False)  # (M_X, n)
@@ -603,9 +601,7 @@ class _GSLVMOGP(_TLVMOGP):
         return "dense", R, self.q_mean.T.reshape(-1) @ T, kff
 
     def _predict_block(self, X, H, setup):
-        ls_h = torch.exp(self.log_ls_h)
-        Hq = H.reshape(H.shape[0], self.n_terms, self.d_term)
-        kh = [_kernel(self.Z_h[q], Hq[:, q], ls_h[q], 1.0, "rbf") for q in range(self.n_terms)]
+        kh = self._kh(H)
         if setup[0] == "kron":
             _, Lh, bM, bb, sb, kff = setup
             a = torch.linalg.solve_triangular(Lh, kh[0], upper=False)  # (M_H, pc)
@@ -615,7 +611,7 @@ class _GSLVMOGP(_TLVMOGP):
         else:
             _, R, mT, kff = setup
             n, two_k, k = R.shape
-            kp = torch.cat(kh, dim=0)  # (Q M_H, pc)
+            kp = kh.reshape(-1, kh.shape[-1])  # (Q M_H, pc), term by term
             mean = mT @ kp
             Rk = (R.reshape(n * two_k, k) @ kp).reshape(n, two_k, -1) ** 2
             q_ff = Rk[:, : two_k // 2].sum(1)  # |W|^2
@@ -1334,20 +1330,14 @@ class GSLVMOGPRegressor(TLVMOGPRegressor):
             tighter_bound=self.tighter_bound,
             jitter=self.jitter,
         ).to(dtype=dtype)
-        root_d = math.sqrt(d_x + d_h)
+        D = d_x + d_h
         with torch.no_grad():
             module.Z_x.copy_(torch.from_numpy(np.tile(Z_x, (Q, 1, 1))))
             module.Z_h.copy_(torch.from_numpy(Z_h))
             module.log_variance.fill_(-math.log(Q))
-            sx = Xs.std(axis=0)
-            module.log_ls_x.copy_(
-                torch.from_numpy(np.tile(np.log(np.where(sx > 1e-3, sx, 1.0) * root_d), (Q, 1)))
-            )
+            module.log_ls_x.copy_(torch.from_numpy(np.log(_spread_lengthscales(Xs, D))))
             for q, b in enumerate(blocks):
-                sh = b.std(axis=0)
-                module.log_ls_h[q].copy_(
-                    torch.from_numpy(np.log(np.where(sh > 1e-3, sh, 1.0) * root_d))
-                )
+                module.log_ls_h[q].copy_(torch.from_numpy(np.log(_spread_lengthscales(b, D))))
         return module
 
     def _set_kernel_attributes(self, module):
@@ -1360,12 +1350,3 @@ class GSLVMOGPRegressor(TLVMOGPRegressor):
         self.inducing_inputs_ = arr(module.Z_x)
         self.inducing_latent_ = arr(module.Z_h)
         self.n_inducing_, self.n_inducing_latent_ = module.q_mean.shape
-
-
-def _kmeans_or_distinct(A, m, seed):
-    """``m`` k-means centres of the rows of ``A``, or its distinct rows if there
-    are at most ``m``."""
-    uniq = np.unique(A, axis=0)
-    if uniq.shape[0] <= m:
-        return uniq
-    return KMeans(m, n_init=1, random_state=seed).fit(A).cluster_centers_

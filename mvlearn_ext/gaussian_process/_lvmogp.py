@@ -72,6 +72,15 @@ def _spectral_embedding(F, k, n_neighbors, seed):
     return V[:, order[1 : k + 1]] * dinv[:, None]
 
 
+def _kmeans_or_distinct(A, m, seed):
+    """``m`` k-means centres of the rows of ``A``, or its distinct rows if
+    there are at most ``m`` (inducing points that never coincide)."""
+    uniq = np.unique(A, axis=0)
+    if uniq.shape[0] <= m:
+        return uniq
+    return KMeans(m, n_init=1, random_state=seed).fit(A).cluster_centers_
+
+
 def _output_scaling(packer, data):
     """Per-parameter scale ``d`` of the coordinates ``theta / d`` that L-BFGS sees.
 
@@ -298,12 +307,8 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         seed = int(rng.integers(2**31 - 1))
         m_x = min(self.n_inducing, N)
         m_h = min(self.n_inducing_latent, P)
-        Xu = np.unique(X, axis=0)
-        if Xu.shape[0] <= m_x:
-            Z_x = Xu[:m_x].copy()
-            m_x = Z_x.shape[0]
-        else:
-            Z_x = KMeans(m_x, n_init=1, random_state=seed).fit(X).cluster_centers_
+        Z_x = _kmeans_or_distinct(X, m_x, seed)
+        m_x = Z_x.shape[0]
         # Output latents from the outputs (missing entries filled by 0, the
         # standardised mean): their PCA scores, or a spectral embedding of
         # the outputs' kNN graph in the space of the top principal
@@ -319,12 +324,8 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         sd = mu.std(axis=0)
         mu[:, sd > 0] /= sd[sd > 0]
         mu += 1e-3 * rng.standard_normal(mu.shape)
-        muu = np.unique(mu, axis=0)
-        if muu.shape[0] <= m_h:
-            Z_h = muu[:m_h].copy()
-            m_h = Z_h.shape[0]
-        else:
-            Z_h = KMeans(m_h, n_init=1, random_state=seed).fit(mu).cluster_centers_
+        Z_h = _kmeans_or_distinct(mu, m_h, seed)
+        m_h = Z_h.shape[0]
         # Per-feature spread times sqrt(d_x): the scaled squared distance of
         # two inputs is then about 2 whatever d_x, not 2 d_x (with 10 features
         # the kernel starts near zero between all inputs and the fit stalls

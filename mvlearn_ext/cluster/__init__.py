@@ -7,15 +7,16 @@ method can assign new samples, ``predict(Xs)``.
 
 * :class:`HAGMVC` and :class:`DRMC` are reconstructions of two ICML 2026
   methods known only from their abstracts (see their docstrings).
-* :class:`LMVSC`, :class:`SMVSC` and :class:`FPMVSCAG` are the anchor-graph
-  baselines, with the documented pitfalls of their reference code fixed.
+* :class:`LMVSC`, :class:`SMVSC`, :class:`FPMVSCAG` and :class:`EOMSCCA` are
+  the anchor-graph baselines.
 * :class:`ConcatKMeans` is k-means on the concatenated views.
 """
 
 from mvlearn_ext.cluster._concat import ConcatKMeans
 from mvlearn_ext.cluster._drmc import DRMC
+from mvlearn_ext.cluster._eomsc import EOMSCCA
 from mvlearn_ext.cluster._hagmvc import HAGMVC
 from mvlearn_ext.cluster._lmvsc import LMVSC
 from mvlearn_ext.cluster._smvsc import FPMVSCAG, SMVSC
 
-__all__ = ["DRMC", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]
+__all__ = ["DRMC", "EOMSCCA", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]

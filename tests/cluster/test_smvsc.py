@@ -47,7 +47,7 @@ def _direct_objective(views, W, A, Z, alpha, lam):
     "estimator",
     [
         SMVSC(n_anchors=5, n_init=2),
-        SMVSC(n_anchors=5, n_init=2, variant="paper", init="kmeans"),
+        SMVSC(n_init=2, variant="paper", init="kmeans"),  # m = d: no QP, fast
         FPMVSCAG(n_init=2),
     ],
 )

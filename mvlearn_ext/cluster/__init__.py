@@ -9,13 +9,15 @@ method can assign new samples, ``predict(Xs)``.
   methods known only from their abstracts (see their docstrings).
 * :class:`LMVSC`, :class:`SMVSC` and :class:`FPMVSCAG` are the anchor-graph
   baselines, with the documented pitfalls of their reference code fixed.
-* :class:`ConcatKMeans` is k-means on the concatenated views.
+* :class:`ConcatKMeans` and :class:`ConcatSpectral` are k-means and
+  k-nearest-neighbour spectral clustering on the concatenated views,
+  z-scored or per-view balanced.
 """
 
-from mvlearn_ext.cluster._concat import ConcatKMeans
+from mvlearn_ext.cluster._concat import ConcatKMeans, ConcatSpectral
 from mvlearn_ext.cluster._drmc import DRMC
 from mvlearn_ext.cluster._hagmvc import HAGMVC
 from mvlearn_ext.cluster._lmvsc import LMVSC
 from mvlearn_ext.cluster._smvsc import FPMVSCAG, SMVSC
 
-__all__ = ["DRMC", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]
+__all__ = ["DRMC", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans", "ConcatSpectral"]

@@ -358,21 +358,25 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None
 
 
 def _view_graphs(Xs, own_anchors, n_anchors, seed):
-    """Each view's kNN graph on its own k-means anchors (for the agreement scores).
+    """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
-    Not on the view's block of the joint anchors: those are means of cells
-    formed by the other views too, and a sample is always a little closer
-    to the cell it helped to form, which leaks the joint partition into
-    the graph of a pure-noise view (agreement 0.15 instead of 0 for a
-    50-feature noise view beside two informative views). ``own_anchors``
-    (the per-view anchors of ``align_anchors=True``) are reused when given.
+    Not on the view's blocks of the joint anchors: those are means of cells
+    formed with the other views, and a sample is always a little closer to
+    the cell it helped to form, which leaks the joint partition into the
+    graph of a pure-noise view (agreement 0.15 instead of 0 for a 50-feature
+    noise view beside two informative views). The anchors are the same
+    ``n_anchors`` random rows in every view (no k-means: they only serve
+    the scores), or the per-view k-means anchors of ``align_anchors=True``
+    when given.
     """
+    n = Xs[0].shape[0]
+    rows = None
+    if own_anchors is None:
+        rows = np.sort(np.random.RandomState(seed).choice(n, size=n_anchors, replace=False))
     graphs = []
     for v, X in enumerate(Xs):
-        A = own_anchors[v] if own_anchors is not None else None
-        if A is None:
-            A = _kmeans_anchors(X, n_anchors, seed)
-        graphs.append(_anchor_graphs([X], [A], [1.0], per_view=False)[0])
+        A = X[rows] if rows is not None else own_anchors[v]
+        graphs.append(_anchor_graphs([X], [np.ascontiguousarray(A)], [1.0], per_view=False)[0])
     return graphs
 
 
@@ -513,9 +517,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
 
     **Discrete feedback.** The partition is fed back into the graph in two
     ways. (1) Through the view weights: each view has its own kNN graph
-    ``Z_v`` on its own k-means anchors (the view's blocks of the joint
-    anchors would leak the joint partition into a noise view: a sample is
-    always a little closer to the cell it helped to form), with similarity
+    ``Z_v`` on ``m`` random rows of the view as anchors (the view's blocks
+    of the joint anchors would leak the joint partition into a noise view:
+    a sample is always a little closer to the cell it helped to form), with
+    similarity
     ``S_v``; its agreement with the partition is the chance-corrected
     association ``(tr(Y_hat^T S_v Y_hat) - e_v) / (k - e_v)``, ``e_v`` the
     exact mean of the association over random labellings with the same
@@ -638,10 +643,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
 
     Notes
     -----
-    Cost: one k-means on the joint views and one per view for the anchors,
-    then per graph built O(n m sum_v d_v) for the distances (blocks of
-    rows, BLAS) plus O(n m k) for the embedding and rotation; the per-view
-    graphs are built once. The redundancy scores use a subsample of 1000
+    Cost: one k-means on the joint views for the anchors, then per graph
+    built O(n m sum_v d_v) for the distances (blocks of rows, BLAS) plus
+    O(n m k) for the embedding and rotation; the per-view graphs are built
+    once. The redundancy scores use a subsample of 1000
     rows. Memory O(n (sum_v d_v + V)) beyond the views. Linear in ``n``.
 
     :meth:`predict` links new samples to their 5 nearest anchors under the

@@ -565,9 +565,12 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         ``"agreement"``: learned by the discrete feedback (above).
         ``"prior"``: fixed at ``∝ sqrt(d_v)`` (no feedback). ``"uniform"``:
         fixed and equal (the per-view balanced concatenation, no feedback).
-    weight_power : float, default=2.0
+    weight_power : float, default=1.0
         Exponent of the agreement in the weights; larger concentrates the
-        weight on the best-agreeing views (0 gives equal weights).
+        weight on the best-agreeing views (0 gives equal weights). 1 was
+        chosen on the development sets (mean ACC 0.917 against 0.912 for 2,
+        seeds 0-2; 2 dropped a 20-feature view with 5 informative features
+        to weight 0.02 and lost 0.03 on one Handwritten variant).
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,
@@ -718,7 +721,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         *,
         n_anchors=None,
         view_weighting="agreement",
-        weight_power=2.0,
+        weight_power=1.0,
         align_anchors=False,
         scaled_indicator=True,
         standardize=True,

@@ -550,7 +550,13 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     and it was landmark spectral clustering on the concatenation. A term
     pulling the graph towards the current partition (sample-anchor
     affinities reweighted by cluster agreement) was also tried and lowered
-    the accuracy on Handwritten (0.972 to 0.966); it is not used.
+    the accuracy on Handwritten (0.972 to 0.966, prototype); so was moving
+    the anchors to the means of their samples after each reweighting (dev
+    mean ACC 0.904 against 0.917); neither is used. Known weakness: the
+    anchors are placed once, under the starting weights; when those give
+    noise views much of the distance, the informative blocks of the anchors
+    are blurred and the feedback cannot undo it (one of three seeds of the
+    tests' one-informative-view data: ACC 0.79 before, 0.73 after).
 
     Parameters
     ----------

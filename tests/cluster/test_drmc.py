@@ -371,3 +371,16 @@ def test_handwritten_floor():
     model = DRMC(n_clusters=10, random_state=0).fit(Xs)
     assert clustering_accuracy(y, model.labels_) >= 0.96
     assert normalized_mutual_info(y, model.labels_) >= 0.9
+
+
+def test_subsampled_anchors_and_scores_for_large_n(monkeypatch):
+    # Above _SUBSAMPLE rows the anchor k-means and the view scores use a random
+    # subsample; shrink the threshold to exercise that path on small data.
+    import mvlearn_ext.cluster._drmc as drmc
+
+    monkeypatch.setattr(drmc, "_SUBSAMPLE", 120)
+    Xs, y = with_noise_view(10, seed=4)
+    model = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    assert clustering_accuracy(y, model.labels_) > 0.9
+    assert model.view_weights_[2] < 0.1
+    assert model.anchor_graph_.shape == (model.n_anchors_, 400)

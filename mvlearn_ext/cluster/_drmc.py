@@ -666,8 +666,9 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     Cost: one k-means on the joint views for the anchors, then per graph
     built O(n m sum_v d_v) for the distances (blocks of rows, BLAS) plus
     O(n m k) for the embedding and rotation; the per-view graphs are built
-    once. The redundancy scores use a subsample of 1000
-    rows. Memory O(n (sum_v d_v + V)) beyond the views. Linear in ``n``.
+    once. Above 20,000 samples the anchor k-means and the view scores use
+    20,000 random rows (the redundancy scores 1000). Memory
+    O(n (sum_v d_v + V)) beyond the views. Linear in ``n``.
 
     :meth:`predict` links new samples to their 5 nearest anchors under the
     learned weights and takes the cluster of largest

@@ -8,7 +8,7 @@ pyramid; 2: the default, one anchor move; 5) and the view weighting ("auto" or
 "uniform"). Mean ACC over seeds (and std) per set; fit time is the median.
 
 Run: ``python benchmarks/bench_hagmvc_ablation.py [--split dev|eval] [--seeds 3]
-[--configs NAME ...] [--json PATH]``.
+[--configs NAME ...] [--sets NAME ...] [--no-baselines] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ CONFIGS = {
 }
 
 
-def run(split, seeds, configs, baselines=True):
+def run(split, seeds, configs, baselines=True, sets=None):
     rows = []
     for name in mvc_suite_names(split):
+        if sets and name not in sets:
+            continue
         Xs, y = load_mvc_dataset(name, return_Xs_y=True)
         k = int(np.unique(y).size)
         methods = dict(BASELINES) if baselines else {}
@@ -79,12 +81,13 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--configs", nargs="*", help="substrings of configuration names")
     p.add_argument("--no-baselines", action="store_true")
+    p.add_argument("--sets", nargs="*", help="names of the sets to run (default: the split)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     configs = {
         k: v for k, v in CONFIGS.items() if not args.configs or any(c in k for c in args.configs)
     }
-    rows = run(args.split, args.seeds, configs, baselines=not args.no_baselines)
+    rows = run(args.split, args.seeds, configs, not args.no_baselines, args.sets)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -34,7 +34,7 @@ from mvlearn_ext.utils import project_simplex
 
 __all__ = ["HAGMVC"]
 
-#: The default pyramid: ``m_1 = min(n, _ANCHORS_PER_CLUSTER * n_clusters)``.
+#: The default pyramid: ``m_1 = min(n // 4, _ANCHORS_PER_CLUSTER * n_clusters)``.
 _ANCHORS_PER_CLUSTER = 50
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
@@ -63,7 +63,12 @@ def _standardise(Xs, means, scales):
 def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
     """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``."""
     if n_anchors is None or isinstance(n_anchors, Integral):
-        first = _ANCHORS_PER_CLUSTER * n_clusters if n_anchors is None else int(n_anchors)
+        if n_anchors is None:
+            # At most a quarter of the samples: with as many anchors as samples,
+            # every anchor is a sample that codes itself and the graph degenerates.
+            first = max(n_clusters, min(_ANCHORS_PER_CLUSTER * n_clusters, n_samples // 4))
+        else:
+            first = int(n_anchors)
         first = min(first, n_samples)
         sizes = [first]
         for _ in range(1, n_levels):
@@ -545,7 +550,8 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     n_clusters : int, default=8
         The number of clusters.
     n_anchors : int, sequence of int or None, default=None
-        The pyramid. ``None``: ``m_1 = min(n_samples, 50 * n_clusters)``; an int:
+        The pyramid. ``None``: ``m_1 = min(n_samples // 4, 50 * n_clusters)`` (at
+        least ``n_clusters``); an int:
         ``m_1`` (capped at ``n_samples``); in both cases the next levels have
         ``m_l = max(n_clusters, round(ratio * m_{l-1}))`` anchors, and a level
         that would not be smaller than the one below is dropped. A sequence gives
@@ -690,9 +696,9 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     >>> Xs, y = make_multiview_blobs(300, n_views=2, n_clusters=3, random_state=0)
     >>> model = HAGMVC(n_clusters=3, n_levels=2, random_state=0).fit(Xs)
     >>> model.n_anchors_
-    (150, 75)
+    (75, 38)
     >>> [A.shape for A in model.anchors_[1]]
-    [(75, 10), (75, 10)]
+    [(38, 10), (38, 10)]
     >>> float(clustering_accuracy(y, model.labels_))
     1.0
     """

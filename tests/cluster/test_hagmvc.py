@@ -203,9 +203,11 @@ def test_bad_view_weights(weights, match):
 
 def test_pyramid_sizes():
     assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [500, 250, 125]
-    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [60, 30, 15]
-    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [100, 50, 25, 12]
-    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [12, 10]
+    # At most a quarter of the samples, at least n_clusters.
+    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [15, 8, 4]
+    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [25, 12, 10]
+    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [10]
+    assert _pyramid_sizes(100, 10, 100, 0.5, 4) == [100, 50, 25, 12]
     assert _pyramid_sizes(500, 5, [50, 20, 5], 0.5, 3) == [50, 20, 5]
     with pytest.raises(ValueError, match="strictly decreasing"):
         _pyramid_sizes(500, 5, [50, 50], 0.5, 3)

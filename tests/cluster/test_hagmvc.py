@@ -227,8 +227,9 @@ def test_predict_codes_new_samples():
 
 
 def test_handwritten_floor():
-    # Measured with the defaults: seeds 0, 1, 2 give ACC 0.942, 0.948, 0.964 (mean
-    # 0.951); over seeds 0-9 the mean is ACC 0.940, NMI 0.903 (seed 5: ACC 0.835).
+    # Measured with the defaults (bench_clustering.py --seeds 10): seeds 0, 1, 2 give
+    # ACC 0.984, 0.979, 0.983; over seeds 0-9 ACC 0.981 +- 0.002, NMI 0.955 +- 0.004
+    # (10-NN spectral clustering of the balanced concatenation: 0.979, 0.950).
     # The floor is on the mean of seeds 0-2, below what was measured.
     Xs, y = load_handwritten()
     accs, nmis = [], []
@@ -236,5 +237,5 @@ def test_handwritten_floor():
         labels = HAGMVC(n_clusters=10, random_state=seed).fit_predict(Xs)
         accs.append(clustering_accuracy(y, labels))
         nmis.append(normalized_mutual_info(y, labels))
-    assert np.mean(accs) >= 0.90
-    assert np.mean(nmis) >= 0.87
+    assert np.mean(accs) >= 0.975
+    assert np.mean(nmis) >= 0.94

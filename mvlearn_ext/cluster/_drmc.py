@@ -33,7 +33,6 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.utils import anchor_graph
 
 __all__ = ["DRMC"]
@@ -51,6 +50,9 @@ _WEIGHT_TOL = 1e-3
 #: Alternations and sweeps per alternation of the warm-started rotation.
 _ROTATION_MAX_ITER = 100
 _ROTATION_SWEEPS = 50
+#: Rows and neighbours of the copy (redundancy) scores.
+_REDUNDANCY_ROWS = 1000
+_REDUNDANCY_NEIGHBORS = 10
 #: Rows used by the anchor k-means and by the view scores (a random subsample above).
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).
@@ -196,6 +198,47 @@ def _partition_agreement(graph, labels, n_clusters):
     if k - expected <= 0:
         return 0.0
     return (assoc - expected) / (k - expected)
+
+
+def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_NEIGHBORS):
+    """How many copies of each view there are: ``c_v = sum_u K_vu^2``.
+
+    ``K_vu`` is the chance-corrected overlap of the ``n_neighbors``-nearest-
+    neighbour sets of the samples in views ``v`` and ``u`` (z-scored, on
+    ``n_rows`` random rows): 1 for identical views, about 0 for unrelated
+    ones (``K_vv = 1``). This is the copy discount of the first version of
+    :mod:`mvlearn_ext.cluster._view_weights` (commit 0b626b9), re-implemented
+    here so that DRMC's weights do not change when that module does (its
+    later version raises ``K`` to the 8th power; with it the dev-suite mean
+    ACC of DRMC fell from 0.917 to 0.913, seeds 0-2).
+    """
+    n = Xs[0].shape[0]
+    rng = np.random.RandomState(seed)
+    rows = np.sort(rng.choice(n, size=n_rows, replace=False)) if n > n_rows else np.arange(n)
+    s = rows.size
+    k = min(n_neighbors, s - 1)
+    if k < 1:
+        return np.ones(len(Xs))
+    neighbours = []
+    for X in Xs:
+        Z = np.asarray(X, dtype=np.float64)[rows]
+        Z = Z - Z.mean(axis=0)
+        std = Z.std(axis=0)
+        keep = std > 1e-12 * max(1.0, float(np.abs(Z).max(initial=0.0)))
+        Z = Z[:, keep] / std[keep]
+        sq = np.einsum("ij,ij->i", Z, Z)
+        D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
+        np.fill_diagonal(D, np.inf)
+        neighbours.append(np.argpartition(D, k - 1, axis=1)[:, :k])
+    chance = k / max(s - 1, 1)
+    V = len(Xs)
+    K = np.eye(V)
+    for v in range(V):
+        for u in range(v + 1, V):
+            hits = np.count_nonzero(neighbours[v][:, :, None] == neighbours[u][:, None, :])
+            overlap = hits / (k * s)
+            K[v, u] = K[u, v] = max(0.0, (overlap - chance) / (1.0 - chance))
+    return (K**2).sum(axis=1)
 
 
 def _agreement_weights(scores, power, prior):
@@ -528,30 +571,29 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
 
     **Discrete feedback.** The partition is fed back into the graph in two
     ways. (1) Through the view weights: each view has its own kNN graph
-    ``Z_v`` on ``m`` random rows of the view as anchors (the view's blocks
-    of the joint anchors would leak the joint partition into a noise view:
-    a sample is always a little closer to the cell it helped to form), with
-    similarity
-    ``S_v``; its agreement with the partition is the chance-corrected
-    association ``(tr(Y_hat^T S_v Y_hat) - e_v) / (k - e_v)``, ``e_v`` the
-    exact mean of the association over random labellings with the same
-    cluster sizes (:func:`_partition_agreement`). It is about 0 for a view
-    independent of the partition, whatever its width or units (the kNN
-    weights do not depend on the scale of a view), and near 1 for a view
-    whose graph separates the clusters. The new weights are
-    ``w_v ∝ (max(agreement_v, 0) / c_v)^weight_power``, with ``c_v`` the
-    redundancy of the view (about 2 for each of two copies; from
-    :func:`mvlearn_ext.cluster._view_weights.fit_view_weights`), so that
-    copies of a view share its weight. (2) Through the rotation: the
+    ``Z_v`` on ``m`` random rows of the view as anchors (the view's blocks of
+    the joint anchors would leak the joint partition into a noise view: a
+    sample is always a little closer to the cell it helped to form), with
+    similarity ``S_v``; its agreement with the partition is the
+    chance-corrected association ``(tr(Y_hat^T S_v Y_hat) - e_v) / (k -
+    e_v)``, ``e_v`` the exact mean of the association over random labellings
+    with the same cluster sizes (:func:`_partition_agreement`). It is about 0
+    for a view independent of the partition, whatever its width or units (the
+    kNN weights do not depend on the scale of a view), and near 1 for a view
+    whose graph separates the clusters. The new weights are ``w_v ∝
+    (max(agreement_v, 0) / c_v)^weight_power``, with ``c_v`` the redundancy of
+    the view (about 2 for each of two copies; :func:`_view_redundancy`), so
+    that copies of a view share its weight. (2) Through the rotation: the
     consensus graph is rebuilt with the new weights, and its embedding is
-    rotated both from scratch and from the previous partition; the result
-    with the lower ``||F R - Y_hat||^2`` is kept. The loop stops when no
-    label changes, when the weights move by less than ``1e-3`` (L1), or
-    after ``max_iter`` rounds. Starting weights are ``∝ sqrt(d_v)``:
-    halfway (geometrically) between the per-view balanced concatenation
-    (equal weights) and the plain z-scored one (``∝ d_v``); the label-free
-    weights of ``fit_view_weights`` were tried as a start and did worse on
-    the development sets (mean ACC 0.869 against 0.908, 3 seeds).
+    rotated both from scratch and from the previous partition; the result with
+    the lower ``||F R - Y_hat||^2`` is kept. The loop stops when no label
+    changes, when the weights move by less than ``1e-3`` (L1), or after
+    ``max_iter`` rounds. Starting weights are ``∝ sqrt(d_v)``: halfway
+    (geometrically) between the per-view balanced concatenation (equal
+    weights) and the plain z-scored one (``∝ d_v``); the label-free weights of
+    ``fit_view_weights`` were tried as a start and did worse on the
+    development sets (mean ACC 0.869 against 0.908, 3 seeds; the module's
+    first version, commit 0b626b9).
 
     Why not the previous reconstruction (``specs/multiview_clustering.md``
     section 2.3, a joint objective in ``Z, A_v, alpha, F, R, Y`` with the
@@ -838,10 +880,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         # Drawn whatever the number of views, so that the later seeds do not depend on it.
         prior_seed = int(rng.randint(np.iinfo(np.int32).max))
         if V > 1 and self.view_weighting == "agreement" and self.max_iter > 0:
-            # Only the redundancy (copies of a view) of the label-free scores is
-            # used: as starting weights they did worse on the dev sets (mean ACC
-            # 0.869 against 0.908 for sqrt(d_v), 3 seeds).
-            redundancy = fit_view_weights(Xs, self.n_clusters, random_state=prior_seed).redundancy_
+            redundancy = _view_redundancy(Xs, prior_seed)
         # The stored views carry the prior (floored, so that no view is lost
         # before the feedback has seen it); the graphs reweight from there.
         floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())

@@ -58,7 +58,7 @@ def main(argv=None):
 
     Xs, y = load_handwritten()
     pix = 3  # view order: fou, fac, kar, pix, zer, mor
-    model = HAGMVC(n_clusters=10, random_state=args.seed).fit(Xs)
+    model = HAGMVC(n_clusters=10, n_levels=2, random_state=args.seed).fit(Xs)
     acc = clustering_accuracy(y, model.labels_)
 
     n_levels = len(model.anchors_)

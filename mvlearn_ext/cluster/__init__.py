@@ -8,15 +8,27 @@ method can assign new samples, ``predict(Xs)``.
 * :class:`HAGMVC` and :class:`DRMC` are reconstructions of two ICML 2026
   methods known only from their abstracts (see their docstrings).
 * :class:`LMVSC`, :class:`SMVSC`, :class:`FPMVSCAG` and :class:`EOMSCCA` are
-  the anchor-graph baselines.
-* :class:`ConcatKMeans` is k-means on the concatenated views.
+  the anchor-graph baselines; SMVSC, FPMVSCAG and EOMSCCA reproduce their
+  authors' code by default.
+* :class:`ConcatKMeans` and :class:`ConcatSpectral` are k-means and
+  k-nearest-neighbour spectral clustering on the concatenated views,
+  z-scored or per-view balanced.
 """
 
-from mvlearn_ext.cluster._concat import ConcatKMeans
+from mvlearn_ext.cluster._concat import ConcatKMeans, ConcatSpectral
 from mvlearn_ext.cluster._drmc import DRMC
 from mvlearn_ext.cluster._eomsc import EOMSCCA
 from mvlearn_ext.cluster._hagmvc import HAGMVC
 from mvlearn_ext.cluster._lmvsc import LMVSC
 from mvlearn_ext.cluster._smvsc import FPMVSCAG, SMVSC
 
-__all__ = ["DRMC", "EOMSCCA", "FPMVSCAG", "HAGMVC", "LMVSC", "SMVSC", "ConcatKMeans"]
+__all__ = [
+    "DRMC",
+    "EOMSCCA",
+    "FPMVSCAG",
+    "HAGMVC",
+    "LMVSC",
+    "SMVSC",
+    "ConcatKMeans",
+    "ConcatSpectral",
+]

@@ -29,14 +29,19 @@ from threadpoolctl import threadpool_limits
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.utils import project_simplex
 
 __all__ = ["HAGMVC"]
 
-#: The default pyramid: ``m_1 = min(n, _ANCHORS_PER_CLUSTER * n_clusters)``.
-_ANCHORS_PER_CLUSTER = 20
+#: The default pyramid: ``m_1 = min(n // 4, _ANCHORS_PER_CLUSTER * n_clusters)``.
+_ANCHORS_PER_CLUSTER = 50
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
+#: Smallest fixed view weight (relative to 1): keeps a zero-weight view's anchors moving.
+_WEIGHT_FLOOR = 1e-9
+#: k-means restarts on the normalised spectral embedding.
+_FINAL_N_INIT = 10
 #: Rows per block of dense sample-anchor distances.
 _ROW_BLOCK = 65_536
 #: k-means++ seeding of the anchors runs on a random subset above this many rows.
@@ -58,7 +63,12 @@ def _standardise(Xs, means, scales):
 def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
     """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``."""
     if n_anchors is None or isinstance(n_anchors, Integral):
-        first = _ANCHORS_PER_CLUSTER * n_clusters if n_anchors is None else int(n_anchors)
+        if n_anchors is None:
+            # At most a quarter of the samples: with as many anchors as samples,
+            # every anchor is a sample that codes itself and the graph degenerates.
+            first = max(n_clusters, min(_ANCHORS_PER_CLUSTER * n_clusters, n_samples // 4))
+        else:
+            first = int(n_anchors)
         first = min(first, n_samples)
         sizes = [first]
         for _ in range(1, n_levels):
@@ -103,7 +113,7 @@ def _level_neighbors(n_neighbors, sizes):
 # --------------------------------------------------------------------------- kernels
 
 
-def _kmeanspp_seeds(P, n_seeds, rng):
+def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None):
     """Indices of ``n_seeds`` distinct rows of ``P`` by k-means++ seeding (one trial).
 
     O(n * n_seeds * d), no n x n matrix. Seeds are rows of ``P``, so anchors
@@ -111,6 +121,8 @@ def _kmeanspp_seeds(P, n_seeds, rng):
     ``max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)`` rows the seeding
     runs on a uniform random subset of that size (as scikit-learn's
     MiniBatchKMeans does with ``init_size``), so its cost stops growing with n.
+    With ``feature_weights``, distances are ``sum_f w_f (p_f - q_f)^2`` (the
+    view weights reach the seeding: a zero-weight view does not move it).
     """
     n = P.shape[0]
     if n_seeds >= n:
@@ -118,7 +130,9 @@ def _kmeanspp_seeds(P, n_seeds, rng):
     sample = max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)
     if n > sample:
         subset = np.sort(rng.choice(n, size=sample, replace=False))
-        return subset[_kmeanspp_seeds(P[subset], n_seeds, rng)]
+        return subset[_kmeanspp_seeds(P[subset], n_seeds, rng, feature_weights)]
+    if feature_weights is not None:
+        P = P * np.sqrt(feature_weights)
     norms = np.einsum("ij,ij->i", P, P)
     first = int(rng.randint(n))
     chosen = [first]
@@ -332,6 +346,7 @@ def _fit_pyramid(
     verbose,
     *,
     learn_weights=False,
+    fixed_weights=None,
     record=None,
 ):
     """Initialise and co-evolve the pyramid; returns a dict of fitted pieces.
@@ -352,17 +367,30 @@ def _fit_pyramid(
     n_features = X.shape[1]
     anchors, graphs, weights, lams, scales = [], [], [], [], []
     uniform = np.full(n_views, 1.0 / n_views)
+    if fixed_weights is not None:
+        # Fixed view weights omega_v enter as alpha_v = 1 / V and c_v = 1 / (V^2 omega_v),
+        # so that every feature of view v has weight alpha_v^2 / c_v = omega_v. A zero
+        # weight is floored, so that the anchors of that view still follow the graphs.
+        omega = np.maximum(np.asarray(fixed_weights, dtype=np.float64), _WEIGHT_FLOOR)
+        fixed_scale = 1.0 / (n_views**2 * omega)
     below = X
     for level in range(n_levels):
-        seeds = _kmeanspp_seeds(below, sizes[level], rng)
+        if fixed_weights is not None:
+            scale = fixed_scale.copy()
+            seeding = _feature_weights(uniform, scale, view_slices, n_features)
+        else:
+            seeding = None
+        seeds = _kmeanspp_seeds(below, sizes[level], rng, seeding)
         A = np.array(below[seeds], dtype=np.float64)
-        # c_v^(l): the view losses of the adaptive-neighbour graph built with uniform,
-        # unnormalised weights; then the graph and lambda of the normalised objective.
-        w = _feature_weights(uniform, np.ones(n_views), view_slices, n_features)
-        lam, Z = _graph_step(below, A, w, neighbors[level], 1.0, n_threads)
-        raw, _ = _level_terms(below, A, Z, lam, view_slices, np.ones(n_views))
-        positive = raw > 0.0
-        scale = np.where(positive, raw, raw[positive].min() if positive.any() else 1.0)
+        if fixed_weights is None:
+            # c_v^(l): the view losses of the adaptive-neighbour graph built with
+            # uniform, unnormalised weights; then the graph and lambda of the
+            # normalised objective.
+            w = _feature_weights(uniform, np.ones(n_views), view_slices, n_features)
+            lam, Z = _graph_step(below, A, w, neighbors[level], 1.0, n_threads)
+            raw, _ = _level_terms(below, A, Z, lam, view_slices, np.ones(n_views))
+            positive = raw > 0.0
+            scale = np.where(positive, raw, raw[positive].min() if positive.any() else 1.0)
         w = _feature_weights(uniform, scale, view_slices, n_features)
         lam, Z = _graph_step(below, A, w, neighbors[level], lambda_, n_threads)
         anchors.append(A)
@@ -478,11 +506,14 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     a locality-weighted reconstruction: by the variance decomposition,
     ``sum_j z_j ||p - a_j||^2 = ||p - A z||^2 + sum_j z_j ||a_j - A z||^2``, it is the
     plain reconstruction error ``||A^(l-1) - A^(l) Z^(l)||^2`` plus the spread of
-    the anchors that code each point. The view weights ``alpha^(l)`` lie on the
-    simplex (one set per level, uniform unless ``view_weights="squared"``);
-    ``c_v^(l)``, the view's loss at initialisation, is a constant of the fit, and
-    ``lambda_i^(l)`` is set by the adaptive-neighbour rule of Nie, Wang & Huang
-    (2014) so that each column has about ``n_neighbors`` nonzeros.
+    the anchors that code each point. With fixed view weights ``omega``
+    (``view_weights="auto"``, ``"uniform"`` or given), every view's term is
+    weighted by ``omega_v`` (``(alpha_v^(l))^2 / c_v^(l) = omega_v``); with
+    ``view_weights="squared"`` the ``alpha^(l)`` lie on the simplex and are
+    learned per level, and ``c_v^(l)``, the view's loss at initialisation, is a
+    constant of the fit. ``lambda_i^(l)`` is set by the adaptive-neighbour rule
+    of Nie, Wang & Huang (2014) so that each column has about ``n_neighbors``
+    nonzeros.
 
     **Co-evolution.** Each sweep goes from fine to coarse; at each level it
     re-sets ``lambda^(l)`` for the current anchors, then updates, in this order,
@@ -498,6 +529,16 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     (recorded after each sweep) need not be monotone. Sweeps repeat until the
     relative change of ``J`` is below ``tol`` or ``max_sweeps`` is reached.
 
+    **View weights** (``view_weights="auto"``, the default): label-free weights from
+    :func:`mvlearn_ext.cluster._view_weights.fit_view_weights`, computed once
+    before the pyramid on a subsample of at most 1000 rows: each view is scored
+    by how far its ``n_neighbors``-NN graph agrees with the k-means clusters of
+    the other views (chance-corrected), or, when no two views agree, by its
+    k-means structure against a Gaussian sample of its own covariance; copies of
+    a view share one weight. A noise view gets a weight near 0 whatever its
+    width. The weights multiply the views' squared distances at every level, so
+    they reach the graphs and the labels.
+
     **Labels.** The composite graph ``G = Z^(L) ... Z^(1)`` (shape ``(m_L, n)``,
     column-stochastic) links every sample to the coarsest anchors. Its normalised
     bipartite spectral embedding (top ``n_clusters`` eigenvectors of
@@ -509,7 +550,8 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     n_clusters : int, default=8
         The number of clusters.
     n_anchors : int, sequence of int or None, default=None
-        The pyramid. ``None``: ``m_1 = min(n_samples, 20 * n_clusters)``; an int:
+        The pyramid. ``None``: ``m_1 = min(n_samples // 4, 50 * n_clusters)`` (at
+        least ``n_clusters``); an int:
         ``m_1`` (capped at ``n_samples``); in both cases the next levels have
         ``m_l = max(n_clusters, round(ratio * m_{l-1}))`` anchors, and a level
         that would not be smaller than the one below is dropped. A sequence gives
@@ -517,9 +559,12 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         least ``n_clusters``); ``ratio`` and ``n_levels`` are then ignored.
     ratio : float in (0, 1), default=0.5
         Size ratio ``m_{l+1} / m_l`` of consecutive levels.
-    n_levels : int, default=2
-        Number of levels ``L`` (fewer when the sizes reach ``n_clusters``).
-    n_neighbors : int, default=10
+    n_levels : int, default=1
+        Number of levels ``L`` (fewer when the sizes reach ``n_clusters``). One
+        level won the level ablation on the development suite (see
+        ``docs/user_guide/hagmvc_anchors.md``): coarser levels did not raise the
+        accuracy there.
+    n_neighbors : int, default=5
         Number of level-1 anchors each sample is linked to (the adaptive-neighbour
         rule sets ``lambda_i`` so that the graph has this many nonzeros per
         sample for ``reg_lambda=1``). Level ``l`` uses ``n_neighbors * m_l / m_1``,
@@ -527,16 +572,26 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     reg_lambda : float, default=1.0
         Multiplier of the adaptive regularisation ``lambda_i^(l)``; larger values
         spread each sample's weight over more anchors.
-    max_sweeps : int, default=5
+    max_sweeps : int, default=2
         Maximum number of fine-to-coarse sweeps (0 keeps the initial pyramid).
+        A sweep re-codes each level and then moves its anchors, so the labels
+        see the moved anchors from the second sweep on. Each anchor move pulls
+        the anchors towards the local means of the points they code (a
+        mean-shift-like contraction); on Gaussian clusters many sweeps merge
+        anchors of overlapping clusters, so the default stops after one move.
     tol : float, default=1e-4
         Stop when a sweep changes ``J`` by less than ``tol * J``.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means++ initialisation of the anchors and the final k-means.
-    view_weights : {"uniform", "squared"}, default="uniform"
-        ``"uniform"`` keeps ``alpha_v^(l) = 1 / n_views``; ``"squared"`` learns
-        them per level by the squared-weight rule on the normalised losses (see
-        Notes: on Handwritten it concentrates on one view and lowers accuracy).
+    view_weights : {"auto", "uniform", "squared"} or array-like, default="auto"
+        ``"auto"``: label-free weights from
+        :func:`~mvlearn_ext.cluster._view_weights.fit_view_weights` (see above),
+        fixed during the fit. ``"uniform"``: ``1 / n_views`` each (every view at
+        total variance 1). An array of ``n_views`` nonnegative numbers: those
+        weights, normalised to sum 1. ``"squared"``: the earlier rule, learned per
+        level by the squared-weight rule on losses normalised by their value at
+        initialisation (see Notes: it favours views that are easy to
+        reconstruct, noise included, and lowers accuracy).
     n_jobs : int or None, default=None
         Threads for the simplex projections (``None``: all available CPUs).
         BLAS and the final k-means run single-threaded inside ``fit``: the
@@ -559,7 +614,11 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     composite_graph_ : scipy.sparse.csr_matrix of shape (n_anchors_[-1], n_samples)
         ``G = graphs_[L-1] @ ... @ graphs_[0]``; every column sums to 1.
     view_weights_ : ndarray of shape (n_levels, n_views)
-        The view weights ``alpha^(l)`` of every level (rows sum to 1).
+        The view weights of every level (rows sum to 1): ``omega`` on every
+        row for fixed weights, the learned ``alpha^(l)`` for ``"squared"``.
+    view_weight_scores_ : ViewWeights or None
+        With ``view_weights="auto"``, the result of ``fit_view_weights``
+        (weights, structure and agreement scores, per view); else None.
     n_anchors_ : tuple of int
         The pyramid sizes actually used, fine to coarse.
     embedding_ : ndarray of shape (n_samples, n_clusters)
@@ -601,8 +660,11 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     Handwritten data (the easiest to reconstruct, not the most informative).
     Dividing each view's loss by its value at initialisation does not prevent it:
     the rule feeds back (the graph follows the heavy view, whose loss falls
-    further), and Handwritten ACC fell from 0.94 to 0.81. Uniform weights are
-    therefore the default; the squared rule stays available.
+    further), and Handwritten ACC fell from 0.94 to 0.81; on data with a pure
+    noise view it put 0.87-0.95 of the coarse level's weight on the noise. The
+    default is therefore the label-free ``"auto"`` weighting, which compares
+    views with each other and with a Gaussian null instead of with their own
+    residuals; the squared rule stays available.
 
     *Cost.* Per sweep ``O(n m_1 sum_v d_v)`` for the level-1 distances plus lower
     order terms; memory ``O(n (m_1 + k) + m_1 sum_v d_v)``. No ``n x n`` matrix is
@@ -632,11 +694,11 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     >>> from mvlearn_ext.metrics import clustering_accuracy
     >>> from mvlearn_ext.cluster._hagmvc import HAGMVC
     >>> Xs, y = make_multiview_blobs(300, n_views=2, n_clusters=3, random_state=0)
-    >>> model = HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    >>> model = HAGMVC(n_clusters=3, n_levels=2, random_state=0).fit(Xs)
     >>> model.n_anchors_
-    (60, 30)
+    (75, 38)
     >>> [A.shape for A in model.anchors_[1]]
-    [(30, 10), (30, 10)]
+    [(38, 10), (38, 10)]
     >>> float(clustering_accuracy(y, model.labels_))
     1.0
     """
@@ -652,7 +714,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
-        "view_weights": [StrOptions({"uniform", "squared"})],
+        "view_weights": [StrOptions({"auto", "uniform", "squared"}), "array-like"],
         "verbose": ["verbose"],
     }
 
@@ -662,13 +724,13 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         *,
         n_anchors=None,
         ratio=0.5,
-        n_levels=2,
-        n_neighbors=10,
+        n_levels=1,
+        n_neighbors=5,
         reg_lambda=1.0,
-        max_sweeps=5,
+        max_sweeps=2,
         tol=1e-4,
         random_state=None,
-        view_weights="uniform",
+        view_weights="auto",
         n_jobs=None,
         verbose=0,
     ):
@@ -713,6 +775,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         X = _standardise(Xs, self.view_means_, self.view_scales_)
         bounds = np.cumsum([0] + [X_v.shape[1] for X_v in Xs])
         slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        fixed, self.view_weight_scores_ = self._fixed_weights(Xs, rng)
 
         # The matrices are small and thin: multi-threaded BLAS was up to 40 times
         # slower than one thread on them (matrix-vector products of k-means++).
@@ -728,7 +791,8 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
                 rng,
                 self.n_jobs,
                 self.verbose,
-                learn_weights=self.view_weights == "squared",
+                learn_weights=fixed is None,
+                fixed_weights=fixed,
             )
         self._slices = slices
         self._anchors_std = fitted["anchors"]
@@ -736,17 +800,21 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self._lambda_scale = float(self.reg_lambda)
         self._neighbors = neighbors
         self._view_scale0 = fitted["scales"][0]
+        self._alpha0 = fitted["weights"][0]
 
         # Labels from the composite graph: normalised bipartite spectral embedding.
         composite_rows = _composite(fitted["graphs"])  # (n, m_L)
         degree = np.asarray(composite_rows.sum(axis=0)).ravel()
         n_components = min(k, int(np.count_nonzero(degree > 0)))
-        F, _, projection = anchor_spectral_embedding(
-            composite_rows.T, n_components, return_projection=True
-        )
-        # Lloyd on an (n, k) embedding is too small to gain from threads.
+        # An m_L x m_L eigenproblem and Lloyd on an (n, k) embedding: too small to
+        # gain from threads.
         with threadpool_limits(limits=1):
-            kmeans = KMeans(n_clusters=k, n_init=4, random_state=rng).fit(_normalise_rows(F))
+            F, _, projection = anchor_spectral_embedding(
+                composite_rows.T, n_components, return_projection=True
+            )
+            kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
+                _normalise_rows(F)
+            )
 
         self.n_anchors_ = tuple(int(size) for size in sizes)
         self.anchors_ = [
@@ -760,7 +828,10 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         ]
         self.graphs_ = [sp.csr_matrix(Z.T) for Z in fitted["graphs"]]
         self.composite_graph_ = sp.csr_matrix(composite_rows.T)
-        self.view_weights_ = np.vstack(fitted["weights"])
+        if fixed is None:
+            self.view_weights_ = np.vstack(fitted["weights"])
+        else:
+            self.view_weights_ = np.tile(fixed, (len(sizes), 1))
         self.objective_ = fitted["history"]
         self.n_iter_ = int(fitted["n_sweeps"])
         self.embedding_ = F
@@ -768,6 +839,32 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self.kmeans_ = kmeans
         self.labels_ = kmeans.labels_.astype(np.intp)
         return self
+
+    def _fixed_weights(self, Xs, rng):
+        """``(weights, scores)``: the fixed view weights (None to learn them) and diagnostics."""
+        n_views = len(Xs)
+        option = self.view_weights
+        if isinstance(option, str):
+            if option == "squared":
+                return None, None
+            if option == "uniform":
+                return np.full(n_views, 1.0 / n_views), None
+            scores = fit_view_weights(
+                Xs, self.n_clusters, n_neighbors=self.n_neighbors, random_state=rng
+            )
+            return scores.weights_, scores
+        weights = np.asarray(option, dtype=np.float64)
+        if weights.shape != (n_views,):
+            raise ValueError(
+                f"view_weights has shape {weights.shape}; give one weight per view "
+                f"({n_views} views)"
+            )
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+            raise ValueError(
+                "view_weights must be finite, nonnegative and not all zero, got "
+                f"{weights.tolist()}"
+            )
+        return weights / weights.sum(), None
 
     def __sklearn_is_fitted__(self):
         # Fitted means labelled: fitted attributes are set together at the end of fit.
@@ -777,7 +874,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         """Composite-graph rows (n_new, m_L) of new views, through the pyramid."""
         Xs = self._validate_predict_views(Xs)
         X = _standardise(Xs, self.view_means_, self.view_scales_)
-        w = _feature_weights(self.view_weights_[0], self._view_scale0, self._slices, X.shape[1])
+        w = _feature_weights(self._alpha0, self._view_scale0, self._slices, X.shape[1])
         _, G = _graph_step(
             X, self._anchors_std[0], w, self._neighbors[0], self._lambda_scale, self.n_jobs
         )

@@ -9,10 +9,22 @@
 :func:`make_contaminated_tasks`
     Linear regression tasks around a common centre, some of them outliers
     (the simulation settings of robust multi-task regression).
+:func:`mvc_suite_names`, :func:`load_mvc_dataset`, :func:`load_mvc_suite`
+    A suite of multi-view clustering data sets (Handwritten and variants with
+    noise views, synthetic blobs, wine, iris; digits and breast cancer held
+    out for evaluation), built locally.
 """
 
 from mvlearn_ext.datasets._generators import make_multiview_blobs
 from mvlearn_ext.datasets._handwritten import load_handwritten
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.datasets._suite import load_mvc_dataset, load_mvc_suite, mvc_suite_names
 
-__all__ = ["load_handwritten", "make_contaminated_tasks", "make_multiview_blobs"]
+__all__ = [
+    "load_handwritten",
+    "load_mvc_dataset",
+    "load_mvc_suite",
+    "make_contaminated_tasks",
+    "make_multiview_blobs",
+    "mvc_suite_names",
+]

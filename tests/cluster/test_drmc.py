@@ -1,4 +1,4 @@
-"""DRMC (reconstruction): recovery, invariances, monotone blocks, oracles, contract."""
+"""DRMC (reconstruction): recovery, view weights, discrete feedback, oracles, contract."""
 
 import numpy as np
 import pytest
@@ -8,11 +8,12 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from mvlearn_ext.cluster._common import anchor_spectral_embedding
 from mvlearn_ext.cluster._drmc import (
-    BLOCKS,
     DRMC,
     _align_views,
-    _graph_gradient,
-    _graph_term,
+    _anchor_graphs,
+    _knn_rows,
+    _match_labels,
+    _partition_agreement,
 )
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
@@ -33,7 +34,7 @@ def blobs(n=150, k=3, std=1.0, seed=0, n_views=3, noise=0.0):
 
 
 def hard_blobs(seed=0):
-    """Overlapping clusters and one noisy view: the labels move during the fit."""
+    """Overlapping clusters and one noisy view."""
     return make_multiview_blobs(
         120,
         n_views=3,
@@ -45,11 +46,17 @@ def hard_blobs(seed=0):
     )
 
 
-def small_graph(n=40, m=8, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    A = X[rng.choice(n, m, replace=False)] + 0.1 * rng.normal(size=(m, 3))
-    return np.ascontiguousarray(anchor_graph(X, A, n_neighbors=3).T.toarray())
+def with_noise_view(width, seed=0):
+    """Two informative views (10 and 6 features) and one pure-noise view of ``width``."""
+    return make_multiview_blobs(
+        400,
+        n_views=3,
+        n_features=[10, 6, width],
+        n_clusters=4,
+        cluster_std=[4.0, 3.0, 1.0],
+        informative=[1.0, 1.0, 0.0],
+        random_state=seed,
+    )
 
 
 @pytest.mark.parametrize("align_anchors", [False, True])
@@ -58,111 +65,207 @@ def test_separated_blobs_are_recovered_exactly(align_anchors):
     model = DRMC(n_clusters=3, align_anchors=align_anchors, random_state=0).fit(Xs)
     assert clustering_accuracy(y, model.labels_) == 1.0
     assert model.labels_.shape == (150,) and model.labels_.dtype.kind == "i"
-    assert model.anchor_graph_.shape == (30, 150) and sp.issparse(model.anchor_graph_)
+    m = model.n_anchors_
+    assert m == int(np.ceil(np.sqrt(2 * 150 * 3)))
+    assert model.anchor_graph_.shape == (m, 150) and sp.issparse(model.anchor_graph_)
     np.testing.assert_allclose(np.asarray(model.anchor_graph_.sum(axis=0)).ravel(), 1.0)
     assert model.embedding_.shape == model.indicator_.shape == (150, 3)
     np.testing.assert_allclose(model.embedding_.T @ model.embedding_, np.eye(3), atol=1e-10)
     np.testing.assert_allclose(model.rotation_ @ model.rotation_.T, np.eye(3), atol=1e-10)
-    assert [A.shape for A in model.anchors_] == [(30, 5), (30, 3), (30, 4)]
+    assert [A.shape for A in model.anchors_] == [(m, 5), (m, 3), (m, 4)]
     assert model.view_weights_.shape == (3,) and model.view_weights_.sum() == pytest.approx(1)
-    assert len(model.objective_) == model.n_iter_ + 1
 
 
-def test_labels_come_from_the_indicator():
+def test_labels_come_from_the_rotated_embedding():
     Xs, _ = hard_blobs()
     model = DRMC(n_clusters=4, random_state=0).fit(Xs)
     np.testing.assert_array_equal(np.argmax(model.indicator_, axis=1), model.labels_)
     counts = np.bincount(model.labels_, minlength=4)
     np.testing.assert_allclose(model.indicator_.max(axis=0), 1.0 / np.sqrt(counts))
+    # The rotation is the Procrustes solution for the final labels' clusters
+    # up to its own alternation: F R scores the assigned cluster highest for most rows.
+    G = model.embedding_ @ model.rotation_
+    assert np.mean(np.argmax(G, axis=1) == model.labels_) > 0.9
     plain = DRMC(n_clusters=4, scaled_indicator=False, random_state=0).fit(Xs)
     assert set(np.unique(plain.indicator_)) == {0.0, 1.0}
 
 
-@pytest.mark.parametrize("align_anchors", [False, True])
-def test_invariant_to_the_order_of_the_views(align_anchors):
-    Xs, _ = hard_blobs(seed=2)
+# --------------------------------------------------------------------------- view weights
+
+
+@pytest.mark.parametrize("width", [3, 10, 50])
+def test_a_pure_noise_view_gets_a_small_weight_whatever_its_width(width):
+    Xs, y = with_noise_view(width)
+    model = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    assert model.view_weights_[2] < 0.1
+    assert model.view_agreement_[2] < 0.05 < min(model.view_agreement_[:2])
+    assert clustering_accuracy(y, model.labels_) > 0.9
+
+
+def test_an_informative_narrow_view_is_not_over_weighted():
+    # A 2-feature view that sees the clusters through heavy noise next to a
+    # clean 10-feature view: the narrow view must weigh less, not more.
+    Xs, y = make_multiview_blobs(
+        400,
+        n_views=2,
+        n_features=[10, 2],
+        n_clusters=4,
+        cluster_std=[2.0, 6.0],
+        random_state=1,
+    )
+    model = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    assert model.view_weights_[1] < model.view_weights_[0]
+    assert clustering_accuracy(y, model.labels_) > 0.95
+
+
+def test_permuting_the_views_permutes_the_weights():
+    Xs, _ = with_noise_view(10, seed=2)
     order = [2, 0, 1]
-    a = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=3).fit(Xs)
-    b = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=3).fit([Xs[i] for i in order])
+    a = DRMC(n_clusters=4, random_state=3).fit(Xs)
+    b = DRMC(n_clusters=4, random_state=3).fit([Xs[i] for i in order])
     assert adjusted_rand_score(a.labels_, b.labels_) == 1.0
-    # Near-zero losses (a view its anchors reconstruct almost exactly) make the
-    # weights sensitive to rounding, hence the absolute tolerance.
-    np.testing.assert_allclose(b.view_weights_, a.view_weights_[order], atol=1e-3)
-    assert a.objective_[-1] == pytest.approx(b.objective_[-1], rel=1e-4, abs=1e-6)
+    np.testing.assert_allclose(b.view_weights_, a.view_weights_[order], atol=1e-10)
+
+
+def test_duplicating_an_informative_view_does_not_change_the_partition():
+    Xs, _ = with_noise_view(10, seed=3)
+    a = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    b = DRMC(n_clusters=4, random_state=0).fit([Xs[0], Xs[1], Xs[2], Xs[1]])
+    assert adjusted_rand_score(a.labels_, b.labels_) == 1.0
+    # The copies get equal weights and, together, about what the view had
+    # alone (the agreement is divided by the redundancy of the view; without
+    # it the two copies would weigh about 2/3 here, not 1/2).
+    assert b.view_weights_[1] == pytest.approx(b.view_weights_[3])
+    assert b.view_weights_[1] + b.view_weights_[3] == pytest.approx(a.view_weights_[1], abs=0.03)
+
+
+@pytest.mark.parametrize("align_anchors", [False, True])
+def test_duplicating_a_single_view_changes_nothing(align_anchors):
+    Xs, _ = hard_blobs(seed=8)
+    X = Xs[2]
+    one = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=0).fit([X])
+    two = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=0).fit([X, X])
+    assert adjusted_rand_score(one.labels_, two.labels_) == 1.0
+    np.testing.assert_allclose(two.view_weights_, 0.5)
+
+
+def test_standardize_makes_the_result_invariant_to_units():
+    Xs, _ = hard_blobs(seed=10)
+    a = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    b = DRMC(n_clusters=4, random_state=0).fit([Xs[0] * 1e3, Xs[1] - 50.0, Xs[2] * 1e-2])
+    assert adjusted_rand_score(a.labels_, b.labels_) == 1.0
+    np.testing.assert_allclose(a.view_weights_, b.view_weights_, atol=1e-8)
+    raw = DRMC(n_clusters=4, standardize=False, random_state=0).fit(Xs)
+    assert raw.view_means_ is None and raw.labels_.shape == a.labels_.shape
+
+
+# --------------------------------------------------------------------------- discrete feedback
+
+
+def test_the_feedback_changes_the_labels_and_recovers_the_informative_view():
+    # One informative view and two narrow noise views: the starting weights
+    # give the noise much of the distance, the feedback removes it.
+    gains = []
+    for seed in range(3):
+        Xs, y = make_multiview_blobs(
+            600,
+            n_views=3,
+            n_features=[10, 3, 3],
+            n_clusters=4,
+            cluster_std=[6.0, 1.0, 1.0],
+            informative=[1.0, 0.0, 0.0],
+            random_state=seed,
+        )
+        model = DRMC(n_clusters=4, random_state=seed).fit(Xs)
+        off = DRMC(n_clusters=4, max_iter=0, random_state=seed).fit(Xs)
+        np.testing.assert_array_equal(off.labels_, model.initial_labels_)
+        assert model.n_labels_changed_ > 0 and model.n_iter_ >= 1
+        assert model.view_weights_[0] > 0.9
+        gains.append(clustering_accuracy(y, model.labels_) - clustering_accuracy(y, off.labels_))
+    # Not on every seed: with seed 2 the anchors, placed under the starting
+    # weights, blur the informative view and the ACC drops 0.79 -> 0.73.
+    assert np.mean(gains) > 0.1
+
+
+def test_feedback_stops_when_labels_settle_and_weights_are_consistent():
+    Xs, _ = with_noise_view(3, seed=5)
+    model = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    assert model.n_iter_ < 20
+    assert len(model.view_weights_history_) >= 2
+    np.testing.assert_allclose(model.view_weights_history_[-1], model.view_weights_)
+
+
+@pytest.mark.parametrize("weighting", ["prior", "uniform"])
+def test_fixed_weightings_run_no_feedback(weighting):
+    Xs, _ = with_noise_view(10)
+    model = DRMC(n_clusters=4, view_weighting=weighting, random_state=0).fit(Xs)
+    assert model.n_iter_ == 0 and model.view_agreement_ is None
+    np.testing.assert_array_equal(model.labels_, model.initial_labels_)
+    if weighting == "uniform":
+        np.testing.assert_allclose(model.view_weights_, 1.0 / 3.0)
+    else:
+        w = np.sqrt([10.0, 6.0, 10.0])
+        np.testing.assert_allclose(model.view_weights_, w / w.sum())
+
+
+def test_partition_agreement_oracles():
+    rng = np.random.default_rng(0)
+    n, m, k = 300, 12, 3
+    labels = np.repeat(np.arange(k), n // k)
+    # A graph whose connected components are the clusters: agreement 1.
+    cols = labels * (m // k) + rng.integers(0, m // k, size=n)
+    block = sp.csr_matrix((np.ones(n), (cols, np.arange(n))), shape=(m, n))
+    assert _partition_agreement(block, labels, k) == pytest.approx(1.0)
+    # Any graph: the mean over random relabellings (same sizes) is 0 (exact formula).
+    X = rng.normal(size=(n, 2))
+    A = rng.normal(size=(m, 2))
+    Z = anchor_graph(X, A, n_neighbors=4).T.tocsr()
+    values = [_partition_agreement(Z, rng.permutation(labels), k) for _ in range(3000)]
+    assert abs(np.mean(values)) < 4 * np.std(values) / np.sqrt(len(values))
+    # Against the dense definition.
+    S = Z.T.toarray() @ np.diag(1.0 / np.asarray(Z.sum(axis=1)).ravel()) @ Z.toarray()
+    Y = np.eye(k)[labels] / np.sqrt(n // k)
+    assoc = np.trace(Y.T @ S @ Y)
+    e = k * np.trace(S) / n + (n - k) * (n - np.trace(S)) / (n * (n - 1))
+    assert _partition_agreement(Z, labels, k) == pytest.approx((assoc - e) / (k - e), rel=1e-10)
+
+
+def test_knn_rows_match_the_reference_anchor_graph():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 4))
+    A = rng.normal(size=(20, 4))
+    reference = anchor_graph(X, A, n_neighbors=5).toarray()
+    D = ((X[:, None, :] - A[None]) ** 2).sum(axis=2)
+    cols, weights = _knn_rows(D, 5)
+    ours = np.zeros_like(reference)
+    np.put_along_axis(ours, cols, weights, axis=1)
+    np.testing.assert_allclose(ours, reference, atol=1e-10)
+    joint, views = _anchor_graphs(
+        [X[:, :2], X[:, 2:]], [A[:, :2], A[:, 2:]], [1.0, 1.0], per_view=True
+    )
+    np.testing.assert_allclose(joint.T.toarray(), reference, atol=1e-10)
+    view0 = anchor_graph(X[:, :2], A[:, :2], n_neighbors=5).toarray()
+    np.testing.assert_allclose(views[0].T.toarray(), view0, atol=1e-10)
+
+
+def test_match_labels_ignores_renamings():
+    labels = np.array([0, 0, 1, 1, 2, 2])
+    renamed, _, changed = _match_labels(labels, np.array([2, 2, 0, 0, 1, 1]), 3)
+    np.testing.assert_array_equal(renamed, labels) and None
+    assert changed == 0
+    assert _match_labels(labels, np.array([2, 2, 0, 1, 1, 1]), 3)[2] == 1
+
+
+# --------------------------------------------------------------------------- other properties
 
 
 def test_equivariant_to_sample_permutations():
-    # k-means anchors depend on the order of the samples, so equivariance is
-    # exact only when the partition is well determined.
     Xs, y = blobs(std=1.5, seed=4)
     perm = np.random.default_rng(0).permutation(len(y))
     a = DRMC(n_clusters=3, random_state=0).fit(Xs)
     b = DRMC(n_clusters=3, random_state=0).fit([X[perm] for X in Xs])
     assert adjusted_rand_score(a.labels_[perm], b.labels_) == 1.0
     assert clustering_accuracy(y, a.labels_) > 0.95
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        {},
-        {"scaled_indicator": False},
-        {"align_anchors": True},
-        {"beta": 20.0, "gamma": 0.1},
-        {"beta": 0.0},
-        {"reg_lambda": 0.0, "beta": 5.0},
-    ],
-)
-def test_every_block_update_does_not_increase_the_objective(params):
-    Xs, _ = hard_blobs(seed=5)
-    model = DRMC(n_clusters=4, max_iter=8, tol=0.0, random_state=1, **params)
-    model._fit(Xs, record_blocks=True)
-    values = [model.objective_[0]] + [value for _, _, value in model._block_objectives]
-    assert [block for _, block, _ in model._block_objectives[: len(BLOCKS)]] == list(BLOCKS)
-    for (iteration, block, value), before in zip(
-        model._block_objectives, values[:-1], strict=True
-    ):
-        assert value <= before + 1e-10 * max(1.0, abs(before)), (iteration, block, before, value)
-    assert np.all(
-        np.diff(model.objective_) <= 1e-10 * np.maximum(1.0, np.abs(model.objective_[1:]))
-    )
-    # The alternation does something: the objective decreases strictly.
-    assert model.objective_[-1] < model.objective_[0] - 1e-6
-
-
-def test_graph_term_and_its_gradient_against_dense_and_finite_differences():
-    Z = small_graph()
-    F = np.linalg.qr(np.random.default_rng(1).normal(size=(Z.shape[1], 3)))[0]
-    degree = Z.sum(axis=1)
-    S = Z.T @ np.diag(1.0 / degree) @ Z
-    assert _graph_term(Z, F) == pytest.approx(np.trace(F.T @ S @ F), rel=1e-12)
-    G = _graph_gradient(Z, F)
-    rng = np.random.default_rng(2)
-    for _ in range(5):
-        j, i = rng.integers(Z.shape[0]), rng.integers(Z.shape[1])
-        h = 1e-6
-        Zp, Zm = Z.copy(), Z.copy()
-        Zp[j, i] += h
-        Zm[j, i] -= h
-        numeric = (_graph_term(Zp, F) - _graph_term(Zm, F)) / (2 * h)
-        assert G[j, i] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
-    # Convexity: the linearisation minorises the term (so -beta g is majorised).
-    for _ in range(50):
-        W = rng.dirichlet(np.ones(Z.shape[0]), size=Z.shape[1]).T
-        assert _graph_term(W, F) >= _graph_term(Z, F) + np.sum(G * (W - Z)) - 1e-12
-
-
-def test_zero_degree_anchor_is_dropped_not_divided_by():
-    Z = small_graph()
-    Z[2] = 0.0
-    Z /= Z.sum(axis=0)
-    F = np.linalg.qr(np.random.default_rng(3).normal(size=(Z.shape[1], 3)))[0]
-    G = _graph_gradient(Z, F)
-    assert np.all(np.isfinite(G)) and np.all(G[2] == 0.0)
-    assert np.isfinite(_graph_term(Z, F))
-    Xs, _ = hard_blobs(seed=6)
-    model = DRMC(n_clusters=4, beta=200.0, gamma=0.1, n_anchors=60, random_state=0).fit(Xs)
-    assert np.all(np.isfinite(model.embedding_)) and np.all(np.isfinite(model.objective_))
 
 
 def test_anchor_route_equals_the_dense_eigendecomposition_of_the_fitted_graph():
@@ -178,28 +281,9 @@ def test_anchor_route_equals_the_dense_eigendecomposition_of_the_fitted_graph():
     np.testing.assert_allclose(sigma**2, w[::-1][:4], atol=1e-10)
     if w[-4] - w[-5] > 1e-6:
         dense = U[:, -4:]
-        np.testing.assert_allclose(F @ F.T, dense @ dense.T, atol=1e-8)
-    np.testing.assert_allclose(
-        S @ model.embedding_,
-        Z[live].T @ ((Z[live] @ model.embedding_) / Z[live].sum(axis=1)[:, None]),
-        atol=1e-12,
-    )
-    assert _graph_term(Z, model.embedding_) == pytest.approx(
-        np.trace(model.embedding_.T @ S @ model.embedding_), rel=1e-10
-    )
-
-
-@pytest.mark.parametrize("align_anchors", [False, True])
-def test_duplicating_a_view_does_not_change_a_single_view_partition(align_anchors):
-    Xs, _ = hard_blobs(seed=8)
-    X = Xs[2]
-    one = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=0).fit([X])
-    two = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=0).fit([X, X])
-    three = DRMC(n_clusters=4, align_anchors=align_anchors, random_state=0).fit([X, X, X])
-    assert adjusted_rand_score(one.labels_, two.labels_) == 1.0
-    assert adjusted_rand_score(one.labels_, three.labels_) == 1.0
-    np.testing.assert_allclose(two.view_weights_, 0.5)
-    assert one.objective_[-1] == pytest.approx(two.objective_[-1], rel=1e-6)
+        np.testing.assert_allclose(
+            model.embedding_ @ model.embedding_.T, dense @ dense.T, atol=1e-8
+        )
 
 
 def test_align_views_recovers_a_known_permutation():
@@ -210,46 +294,43 @@ def test_align_views_recovers_a_known_permutation():
     perm = rng.permutation(12)
     permuted = anchor_graph(X, A[perm], n_neighbors=3)
     reference, perms = _align_views([Z, permuted])
-    # Whichever view is the reference, the matched anchors coincide.
     other = 1 - reference
     anchors = [A, A[perm]]
     np.testing.assert_array_equal(anchors[other][perms[other]], anchors[reference])
     np.testing.assert_array_equal(perms[reference], np.arange(12))
 
 
-def test_predict_codes_new_samples_on_the_anchors():
+def test_predict_links_new_samples_to_the_anchors():
     Xs, y = blobs(n=200, std=1.5, seed=9)
     train = [X[:150] for X in Xs]
     test = [X[150:] for X in Xs]
     model = DRMC(n_clusters=3, random_state=0).fit(train)
     assert adjusted_rand_score(model.labels_, model.predict(train)) > 0.9
-    predicted = model.predict(test)
-    assert clustering_accuracy(y[150:], predicted) > 0.95
+    assert clustering_accuracy(y[150:], model.predict(test)) > 0.95
     np.testing.assert_allclose(model.anchor_memberships_.sum(axis=1), 1.0)
 
 
-def test_standardize_makes_the_result_invariant_to_units():
-    Xs, _ = hard_blobs(seed=10)
-    a = DRMC(n_clusters=4, random_state=0).fit(Xs)
-    b = DRMC(n_clusters=4, random_state=0).fit([Xs[0] * 1e3, Xs[1] - 50.0, Xs[2] * 1e-2])
-    assert adjusted_rand_score(a.labels_, b.labels_) == 1.0
-    raw = DRMC(n_clusters=4, standardize=False, random_state=0).fit(Xs)
-    assert raw.view_means_ is None and raw.labels_.shape == a.labels_.shape
-
-
-def test_max_iter_zero_gives_the_initial_spectral_rotation():
+def test_max_iter_zero_gives_the_initial_partition():
     Xs, y = blobs(seed=11)
     model = DRMC(n_clusters=3, max_iter=0, random_state=0).fit(Xs)
-    assert model.n_iter_ == 0 and len(model.objective_) == 1
+    assert model.n_iter_ == 0 and model.n_labels_changed_ == 0
     assert clustering_accuracy(y, model.labels_) == 1.0
 
 
 def test_verbose_reports_to_stderr(capsys):
-    Xs, _ = blobs(seed=12)
-    DRMC(n_clusters=3, max_iter=2, tol=0.0, verbose=1, random_state=0).fit(Xs)
+    Xs, _ = with_noise_view(3)
+    DRMC(n_clusters=4, verbose=1, random_state=0).fit(Xs)
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "[DRMC] init" in captured.err and "iteration 2" in captured.err
+    assert "[DRMC] init" in captured.err and "feedback 1" in captured.err
+
+
+def test_deprecated_parameters_warn_and_are_ignored():
+    Xs, _ = blobs(seed=12)
+    a = DRMC(n_clusters=3, random_state=0).fit(Xs)
+    with pytest.warns(FutureWarning, match="'beta'"):
+        b = DRMC(n_clusters=3, beta=5.0, random_state=0).fit(Xs)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
 
 
 @pytest.mark.parametrize(
@@ -257,12 +338,11 @@ def test_verbose_reports_to_stderr(capsys):
     [
         {"n_clusters": 0},
         {"n_anchors": 0},
-        {"reg_lambda": -1.0},
+        {"view_weighting": "squared"},
+        {"weight_power": -1.0},
         {"beta": -1.0},
-        {"gamma": "large"},
         {"align_anchors": "yes"},
         {"max_iter": -1},
-        {"tol": -1.0},
         {"random_state": "seed"},
     ],
 )
@@ -285,10 +365,22 @@ def test_multiview_contract():
 
 
 def test_handwritten_floor():
-    # Measured with the defaults: seed 0 ACC 0.9715, NMI 0.9344; seeds 0-9
-    # ACC 0.9704 +- 0.0019 (min 0.967), NMI 0.9346 +- 0.0038 (min 0.927).
-    # The floor (the issue's targets) sits below, to catch regressions only.
+    # Measured with the defaults (see docs/benchmarks.md): seeds 0-9 ACC about
+    # 0.979. The floor sits below, to catch regressions only.
     Xs, y = load_handwritten()
     model = DRMC(n_clusters=10, random_state=0).fit(Xs)
-    assert clustering_accuracy(y, model.labels_) >= 0.93
-    assert normalized_mutual_info(y, model.labels_) >= 0.88
+    assert clustering_accuracy(y, model.labels_) >= 0.96
+    assert normalized_mutual_info(y, model.labels_) >= 0.9
+
+
+def test_subsampled_anchors_and_scores_for_large_n(monkeypatch):
+    # Above _SUBSAMPLE rows the anchor k-means and the view scores use a random
+    # subsample; shrink the threshold to exercise that path on small data.
+    import mvlearn_ext.cluster._drmc as drmc
+
+    monkeypatch.setattr(drmc, "_SUBSAMPLE", 120)
+    Xs, y = with_noise_view(10, seed=4)
+    model = DRMC(n_clusters=4, random_state=0).fit(Xs)
+    assert clustering_accuracy(y, model.labels_) > 0.9
+    assert model.view_weights_[2] < 0.1
+    assert model.anchor_graph_.shape == (model.n_anchors_, 400)

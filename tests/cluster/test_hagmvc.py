@@ -58,7 +58,7 @@ def test_sample_permutation_equivariance():
     assert adjusted_rand_score(y, a.labels_) == 1.0
 
 
-@pytest.mark.parametrize("view_weights", [False, True])
+@pytest.mark.parametrize("view_weights", [False, True, "fixed"])
 def test_every_block_update_does_not_increase_the_objective(view_weights):
     Xs, _ = make_multiview_blobs(
         90, n_views=3, n_features=4, n_clusters=3, cluster_std=3.0, random_state=3
@@ -78,9 +78,11 @@ def test_every_block_update_does_not_increase_the_objective(view_weights):
         np.random.RandomState(0),
         None,
         0,
-        learn_weights=view_weights,
+        learn_weights=view_weights is True,
+        fixed_weights=[0.6, 0.3, 0.1] if view_weights == "fixed" else None,
         record=record,
     )
+    view_weights = view_weights is True
     assert len(record) == 6 * 3 * (4 if view_weights else 3)
     # Within one (sweep, level), after lambda is re-set, every block must not
     # increase J: graph, anchors and view weights are exact block minimisers.
@@ -127,7 +129,7 @@ def test_anchors_stay_in_original_space_and_in_the_hull():
     assert model.objective_.shape == (model.n_iter_ + 1,)
 
 
-def test_duplicating_a_view_keeps_the_partition():
+def test_duplicating_a_view_keeps_the_partition_single_view():
     Xs, _ = make_multiview_blobs(
         150, n_views=1, n_features=5, n_clusters=3, cluster_std=2.5, random_state=5
     )
@@ -136,11 +138,76 @@ def test_duplicating_a_view_keeps_the_partition():
     assert adjusted_rand_score(single.labels_, double.labels_) == 1.0
 
 
+def _noisy_problem(seed=0):
+    # Two informative views (30% of rows flipped) and one 3-feature noise view.
+    Xs, y = make_multiview_blobs(
+        400,
+        n_views=3,
+        n_features=[8, 8, 3],
+        n_clusters=4,
+        cluster_std=[3.0, 3.0, 1.0],
+        informative=[1, 1, 0],
+        noise=[0.3, 0.3, 0.0],
+        random_state=seed,
+    )
+    return Xs, y
+
+
+def test_duplicating_an_informative_view_keeps_the_partition():
+    Xs, _ = _noisy_problem(seed=7)
+    base = HAGMVC(n_clusters=4, random_state=0).fit(Xs)
+    double = HAGMVC(n_clusters=4, random_state=0).fit(Xs + [Xs[0].copy()])
+    w, w2 = base.view_weights_[0], double.view_weights_[0]
+    np.testing.assert_allclose(w2[0], w2[3])
+    np.testing.assert_allclose(w2[0] + w2[3], w[0], atol=0.03)
+    assert adjusted_rand_score(base.labels_, double.labels_) >= 0.98
+
+
+def test_noise_views_get_small_weights_and_the_weights_reach_the_labels():
+    # One informative view beside two 3-feature noise views: equal weights let the
+    # noise decide the neighbourhoods; the learned weights must not.
+    Xs, y = make_multiview_blobs(
+        500,
+        n_views=3,
+        n_features=[10, 3, 3],
+        n_clusters=4,
+        cluster_std=[6.0, 1.0, 1.0],
+        informative=[1, 0, 0],
+        random_state=8,
+    )
+    auto = HAGMVC(n_clusters=4, random_state=0).fit(Xs)
+    assert auto.view_weights_[0, 1] < 0.1 and auto.view_weights_[0, 2] < 0.1
+    np.testing.assert_allclose(auto.view_weights_.sum(axis=1), 1.0)
+    alone = HAGMVC(n_clusters=4, random_state=0).fit(Xs[:1])
+    uniform = HAGMVC(n_clusters=4, view_weights="uniform", random_state=0).fit(Xs)
+    acc_auto = clustering_accuracy(y, auto.labels_)
+    assert acc_auto >= clustering_accuracy(y, alone.labels_) - 0.02
+    assert acc_auto >= clustering_accuracy(y, uniform.labels_) + 0.2
+    # predict codes the training rows with the same weights: it reproduces the labels.
+    assert adjusted_rand_score(auto.labels_, auto.predict(Xs)) >= 0.95
+    # Given weights are used as given (normalised).
+    given = HAGMVC(n_clusters=4, view_weights=[2.0, 0.0, 0.0], random_state=0).fit(Xs)
+    np.testing.assert_array_equal(given.view_weights_, [[1.0, 0.0, 0.0]])
+    assert given.view_weight_scores_ is None
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [([1.0, 1.0], "one weight per view"), ([1.0, -1.0, 0.0], "nonnegative"), ([0, 0, 0], "zero")],
+)
+def test_bad_view_weights(weights, match):
+    Xs, _ = _noisy_problem()
+    with pytest.raises(ValueError, match=match):
+        HAGMVC(n_clusters=4, view_weights=weights).fit(Xs)
+
+
 def test_pyramid_sizes():
-    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [200, 100, 50]
-    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [60, 30, 15]
-    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [100, 50, 25, 12]
-    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [12, 10]
+    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [500, 250, 125]
+    # At most a quarter of the samples, at least n_clusters.
+    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [15, 8, 4]
+    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [25, 12, 10]
+    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [10]
+    assert _pyramid_sizes(100, 10, 100, 0.5, 4) == [100, 50, 25, 12]
     assert _pyramid_sizes(500, 5, [50, 20, 5], 0.5, 3) == [50, 20, 5]
     with pytest.raises(ValueError, match="strictly decreasing"):
         _pyramid_sizes(500, 5, [50, 50], 0.5, 3)
@@ -160,8 +227,9 @@ def test_predict_codes_new_samples():
 
 
 def test_handwritten_floor():
-    # Measured with the defaults: seeds 0, 1, 2 give ACC 0.942, 0.948, 0.964 (mean
-    # 0.951); over seeds 0-9 the mean is ACC 0.940, NMI 0.903 (seed 5: ACC 0.835).
+    # Measured with the defaults (bench_clustering.py --seeds 10): seeds 0, 1, 2 give
+    # ACC 0.984, 0.979, 0.983; over seeds 0-9 ACC 0.981 +- 0.002, NMI 0.955 +- 0.004
+    # (10-NN spectral clustering of the balanced concatenation: 0.979, 0.950).
     # The floor is on the mean of seeds 0-2, below what was measured.
     Xs, y = load_handwritten()
     accs, nmis = [], []
@@ -169,5 +237,5 @@ def test_handwritten_floor():
         labels = HAGMVC(n_clusters=10, random_state=seed).fit_predict(Xs)
         accs.append(clustering_accuracy(y, labels))
         nmis.append(normalized_mutual_info(y, labels))
-    assert np.mean(accs) >= 0.90
-    assert np.mean(nmis) >= 0.87
+    assert np.mean(accs) >= 0.975
+    assert np.mean(nmis) >= 0.94

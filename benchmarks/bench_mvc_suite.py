@@ -42,6 +42,7 @@ import csv
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 import traceback
@@ -284,7 +285,10 @@ def markdown(payload, baseline=None):
         if not datasets:
             continue
         summary = summarise(records, methods, datasets)
-        lines += [f"## {split} split ({len(datasets)} data sets)", ""]
+        lines += [
+            f"## {split} split ({len(datasets)} data set{'s' if len(datasets) > 1 else ''})",
+            "",
+        ]
         ranks = {metric: mean_ranks(summary, methods, datasets, metric) for metric in METRICS}
         order = sorted(methods, key=lambda m: ranks["ACC"][m])
         header = "| method | mean rank ACC | mean rank NMI | mean rank ARI | mean ACC | "
@@ -334,13 +338,17 @@ def markdown(payload, baseline=None):
     return "\n".join(lines).replace("\n\n\n", "\n\n")
 
 
-def baseline_mean_acc(path):
-    """{split: {method: 'mean ACC'}} of a previous JSON output."""
+def baseline_mean_acc(path, dataset_names):
+    """{split: {method: 'mean ACC'}} of a previous JSON output, over ``dataset_names``.
+
+    Only data sets of this run count, so the column compares like with like; a method
+    without a result on one of them in the previous run gets no entry.
+    """
     with open(path) as fh:
         old = json.load(fh)
     out = {}
     for split in ("dev", "eval"):
-        datasets = [d for d in old["config"]["datasets"] if old["splits"][d] == split]
+        datasets = [d for d in dataset_names if old["splits"].get(d) == split]
         summary = summarise(old["records"], old["config"]["methods"], datasets)
         out[split] = {}
         for m in old["config"]["methods"]:
@@ -487,7 +495,8 @@ def main(argv=None):
     payload = dict(
         config=dict(
             label=args.label,
-            command="python benchmarks/bench_mvc_suite.py " + " ".join(argv or sys.argv[1:]),
+            command="python benchmarks/bench_mvc_suite.py "
+            + shlex.join(argv if argv is not None else sys.argv[1:]),
             date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             git=_git_revision(),
             python=platform.python_version(),
@@ -509,7 +518,7 @@ def main(argv=None):
             json.dump(payload, fh, indent=1, default=str)
     if args.csv:
         write_csv(records, args.csv)
-    baseline = baseline_mean_acc(args.baseline) if args.baseline else None
+    baseline = baseline_mean_acc(args.baseline, dataset_names) if args.baseline else None
     text = markdown(payload, baseline)
     if args.markdown:
         with open(args.markdown, "w") as fh:

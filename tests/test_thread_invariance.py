@@ -206,9 +206,9 @@ def test_lmvsc_n_jobs_out_of_range_is_a_clear_error(bad):
 
 
 def test_thread_counts_are_validated_before_the_compiled_core():
-    with pytest.raises(ValueError, match="n_threads must be None or a non-zero int"):
+    with pytest.raises(ValueError, match="n_threads must be a non-zero int between"):
         project_simplex(np.ones((2, 3)), n_threads=2**40)
-    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero int"):
+    with pytest.raises(ValueError, match="n_jobs must be a non-zero int between"):
         effective_n_threads(2**40, name="n_jobs")
     # joblib's convention for negative counts, at least one thread
     cpus = effective_n_threads(None)

@@ -65,7 +65,7 @@ def effective_n_threads(n_threads, *, name="n_threads") -> int:
     n_threads = int(n_threads)
     if n_threads == 0 or abs(n_threads) > MAX_THREADS:
         raise ValueError(
-            f"{name} must be None or a non-zero int between -{MAX_THREADS} and {MAX_THREADS} "
+            f"{name} must be a non-zero int between -{MAX_THREADS} and {MAX_THREADS}, or None "
             f"(negative: all CPUs but |{name}| - 1), got {n_threads}"
         )
     if n_threads < 0:

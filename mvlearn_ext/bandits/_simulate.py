@@ -6,9 +6,9 @@ import contextlib
 import dataclasses
 import numbers
 
-import numba
 import numpy as np
 
+from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import (
     _check_budget,
@@ -18,6 +18,7 @@ from mvlearn_ext.bandits._objective import (
     oracle_value,
 )
 from mvlearn_ext.bandits._policies import _AllocationPolicy
+from mvlearn_ext.utils._numba import numba_threads
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
 
@@ -258,17 +259,17 @@ class SimulationResult:
         return np.max(np.abs(self.counts - star), axis=1) / np.sqrt(self.budget)
 
 
-@contextlib.contextmanager
 def _numba_threads(n_threads):
+    """The Numba thread count of a simulation call (``None``: Numba's current setting).
+
+    Validated and resolved by :func:`mvlearn_ext.utils.effective_n_threads`
+    (``-n``: all CPUs but ``n - 1``), then capped at Numba's pool. Every
+    replication draws from its own streams, so the counts and estimates do
+    not depend on it.
+    """
     if n_threads is None:
-        yield
-        return
-    old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
+        return contextlib.nullcontext()
+    return numba_threads(effective_n_threads(n_threads, name="n_threads"))
 
 
 def simulate(
@@ -317,7 +318,8 @@ def simulate(
     replication_offset : int, default=0
     group_keys : array-like of int or None, default=None
     n_threads : int or None, default=None
-        Numba threads for this call (``None``: Numba's current setting).
+        Numba threads for this call (``None``: Numba's current setting;
+        ``-n``: all CPUs but ``n - 1``). The result does not depend on it.
 
     Returns
     -------

@@ -6,6 +6,11 @@ entry) and returns NumPy arrays in float64. Loop-heavy parts run in the Numba
 kernels of :mod:`mvlearn_ext.cluster._kernels` and the C++ simplex
 projection of :func:`mvlearn_ext.utils.project_simplex`.
 
+Threads: every numerical helper here runs the BLAS and OpenMP pools on one
+thread (:func:`mvlearn_ext.utils._threads.with_single_threaded_pools`), and
+the QP solvers bound their own kernels by ``n_threads``, so that their
+results do not depend on any thread count.
+
 Orientation: an anchor graph ``Z`` has shape ``(n_anchors, n_samples)``
 (the spec's ``m x n``), every column on the probability simplex. The
 :func:`mvlearn_ext.utils.anchor_graph` kernel returns the transpose (CSR of
@@ -42,7 +47,9 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps
-from mvlearn_ext.utils import project_simplex
+from mvlearn_ext.utils import effective_n_threads, project_simplex
+from mvlearn_ext.utils._numba import numba_threads
+from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = [
     "MINIBATCH_THRESHOLD",
@@ -64,6 +71,7 @@ MINIBATCH_THRESHOLD = 50_000
 # --------------------------------------------------------------------------- orthogonal factors
 
 
+@with_single_threaded_pools
 def procrustes(M):
     """The orthogonal polar factor of ``M``: ``argmax_W tr(W^T M)`` over orthonormal ``W``.
 
@@ -96,6 +104,7 @@ def _orthonormal_norm2(shape):
     return float(min(shape))
 
 
+@with_single_threaded_pools
 def generalized_power_iteration(C, W0, *, Q=None, P=None, max_iter=20, tol=1e-10):
     """Minimise ``tr(W^T Q W P) - 2 tr(W^T C)`` over orthonormal ``W`` by GPI.
 
@@ -208,7 +217,8 @@ def squared_view_weights(losses):
 
 
 def _as_threads(n_threads):
-    return None if n_threads is None else int(n_threads)
+    """The resolved thread count of the QP kernels (validated, joblib's convention)."""
+    return effective_n_threads(n_threads)
 
 
 #: Columns per block of the batched simplex QP.
@@ -225,27 +235,29 @@ def _fista_rows(Hs, Bt, Z, step, max_iter, tol, threads):
     t = np.ones(n)
     converged = np.zeros(n, dtype=bool)
     n_iter = 0
-    while active.size and n_iter < max_iter:
-        n_iter += 1
-        # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
-        buffer = Y @ Hs
-        buffer -= Bt
-        buffer *= -step
-        buffer += Y
-        project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
-        # Convergence test, restart, momentum; Z <- the step, Y <- its extrapolation.
-        fista_momentum(Y, Z, buffer, t, tol, converged)
-        if converged.any():
-            # Each row stops on its own criterion, so that its solution does
-            # not depend on the other rows solved with it.
-            out[active[converged]] = Z[converged]
-            keep = ~converged
-            active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
-            converged = converged[keep]
+    with numba_threads(threads):
+        while active.size and n_iter < max_iter:
+            n_iter += 1
+            # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
+            buffer = Y @ Hs
+            buffer -= Bt
+            buffer *= -step
+            buffer += Y
+            project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
+            # Convergence test, restart, momentum; Z <- the step, Y <- its extrapolation.
+            fista_momentum(Y, Z, buffer, t, tol, converged)
+            if converged.any():
+                # Each row stops on its own criterion, so that its solution does
+                # not depend on the other rows solved with it.
+                out[active[converged]] = Z[converged]
+                keep = ~converged
+                active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
+                converged = converged[keep]
     out[active] = Z
     return out, n_iter
 
 
+@with_single_threaded_pools
 def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
     """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex for every column ``b_i``.
 
@@ -280,7 +292,10 @@ def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
         takes that last step). Each column stops on its own criterion, so
         its solution does not depend on the other columns.
     n_threads : int, optional
-        Threads of the simplex projection (``None``: every CPU).
+        Threads of the simplex projection and of the Numba FISTA kernel
+        (``None`` or ``-1``: every CPU; ``-n``: all but ``n - 1``). The result
+        does not depend on it: every column is solved on its own, and BLAS
+        runs on one thread inside (see :mod:`mvlearn_ext.utils._threads`).
 
     Returns
     -------
@@ -339,6 +354,7 @@ def _row_qp_values(Zt, Hs, Bt):
     return 0.5 * np.einsum("ij,ij->i", Zt @ Hs, Zt) - np.einsum("ij,ij->i", Bt, Zt)
 
 
+@with_single_threaded_pools
 def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=None):
     """Warm-started simplex QPs that update ``Z`` in place and never go uphill.
 
@@ -390,6 +406,7 @@ def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=No
 # --------------------------------------------------------------------------- spectral embedding
 
 
+@with_single_threaded_pools
 def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_projection=False):
     """Spectral embedding of the samples from an anchor graph, in O(n m^2).
 
@@ -528,6 +545,7 @@ def _fill_empty_clusters(G, labels, k, scaled):
     return labels
 
 
+@with_single_threaded_pools
 def spectral_rotation(
     F, *, scaled=True, max_iter=100, tol=1e-10, random_state=None, return_objective=False
 ):
@@ -616,6 +634,7 @@ def spectral_rotation(
 # --------------------------------------------------------------------------- anchors
 
 
+@with_single_threaded_pools
 def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
     """Anchors as k-means centres of the rows of ``X``.
 

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
+from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
 
 __all__ = ["LMVSC"]
 
@@ -97,7 +98,11 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means runs; converted once per ``fit``.
     n_jobs : int or None, default=None
-        Threads of the compiled simplex projection (``None``: every CPU).
+        Threads of the compiled simplex projection and of the Numba QP
+        kernel (``None`` or ``-1``: every CPU; ``-n``: all but ``n - 1``, as
+        in joblib). BLAS and OpenMP (the k-means) run on one thread inside
+        ``fit``, ``transform`` and ``predict``, so that the result is the same
+        bits for every ``n_jobs`` and every thread setting of the process.
     verbose : int, default=0
         Print the progress of ``fit`` to standard error.
 
@@ -175,7 +180,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": THREADS_CONSTRAINT,
         "verbose": ["verbose"],
     }
 
@@ -226,6 +231,10 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
             The fitted estimator.
         """
         Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
+        with fit_threads(self.n_jobs) as n_threads:
+            return self._fit(Xs, n_threads)
+
+    def _fit(self, Xs, n_threads):
         rng = check_random_state(self.random_state)
         anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
         n_samples, n_views = Xs[0].shape[0], len(Xs)
@@ -243,7 +252,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
                 X, m, random_state=anchor_seed, n_init=self.n_init, max_iter=_ANCHOR_MAX_ITER
             )
             Z, n_iter, objective = _view_graph(
-                X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=self.n_jobs
+                X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
             )
             anchors.append(A)
             graphs.append(Z)
@@ -277,14 +286,15 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         """Code new samples on the fitted anchors and map them to the embedding."""
         Xs = self._validate_predict_views(Xs)
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
-        graphs = [
-            _view_graph(
-                X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=self.n_jobs
-            )[0]
-            for X, A in zip(views, self.anchors_, strict=True)
-        ]
-        Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
-        return Z_bar.T @ self._projection
+        with fit_threads(self.n_jobs) as n_threads:
+            graphs = [
+                _view_graph(
+                    X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
+                )[0]
+                for X, A in zip(views, self.anchors_, strict=True)
+            ]
+            Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
+            return Z_bar.T @ self._projection
 
     def transform(self, Xs):
         """Embed samples through the fitted anchors.

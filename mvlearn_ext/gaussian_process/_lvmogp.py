@@ -16,10 +16,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.gaussian_process import _bound as bd
+from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
 
 __all__ = ["LVMOGPRegressor"]
 
@@ -189,8 +189,10 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
     jitter : float, default=1e-6
         Relative jitter added to both inducing covariances.
     n_threads : int or None, default=None
-        Threads of the compiled kernels (``None``: every CPU). The result
-        does not depend on it: every sum over outputs runs in a fixed order.
+        Threads of the compiled kernels (``None`` or ``-1``: every CPU;
+        ``-n``: all but ``n - 1``, as in joblib). The result does not depend
+        on it: every sum over outputs runs in a fixed order, and BLAS and
+        OpenMP run on one thread inside ``fit`` and ``predict``.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means initialisation of the inducing inputs.
     verbose : int, default=0
@@ -259,7 +261,7 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
-        "n_threads": [Integral, None],
+        "n_threads": THREADS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -364,6 +366,16 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         -------
         self : LVMOGPRegressor
         """
+        nt = effective_n_threads(self.n_threads, name="n_threads")
+        # The dense algebra left in NumPy is on inducing-sized matrices, where
+        # a multi-threaded BLAS only adds overhead (10-100x on a loaded
+        # machine) and changes the last bits with the thread count, as the
+        # OpenMP k-means of the initialisation does; the compiled kernels
+        # carry the threads.
+        with single_threaded_pools():
+            return self._fit(X, Y, nt)
+
+    def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         Y, self._y_1d = _check_targets(Y, X.shape[0])
         t0 = time.perf_counter()
@@ -381,7 +393,6 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         data = bd.Data(X, ((Y - self.y_mean_) / self.y_std_).T)
         del Y
         packer, theta = self._initial_params(X, data.Y0, rng)
-        nt = effective_n_threads(self.n_threads)
         m_slice = packer.slices["M"]
 
         d = _output_scaling(packer, data)
@@ -399,37 +410,30 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         free_mean[m_slice] = True
         n_iter = 0
         theta_full = theta
-        # The dense algebra left in NumPy is on inducing-sized matrices, where
-        # a multi-threaded BLAS only adds overhead (10-100x on a loaded
-        # machine); the compiled kernels carry the threads.
-        blas = threadpool_limits(limits=1, user_api="blas")
-        try:
-            phases = [
-                (~fixed & ~free_mean, int(0.1 * self.max_iter)),
-                (~free_mean, self.max_iter),
-            ]
-            for phase, (mask, iters) in enumerate(phases):
-                if iters == 0:
-                    continue
-                res = minimize(
-                    objective,
-                    theta_full[mask] / d[mask],
-                    args=(mask,),
-                    jac=True,
-                    method="L-BFGS-B",
-                    options={"maxiter": iters, "ftol": self.tol, "gtol": 1e-9},
-                )
-                theta_full = theta_full.copy()
-                theta_full[mask] = res.x * d[mask]
-                n_iter += int(res.nit)
-                self._log(f"phase {phase + 1}: {res.nit} iterations, bound/entry {-res.fun:.5f}")
-            # the bound at the optimal q(U) mean, and that mean
-            self.elbo_, M = bd.profiled_elbo_and_grad(
-                theta_full, packer, data, jitter=self.jitter, n_threads=nt, grad=False
+        phases = [
+            (~fixed & ~free_mean, int(0.1 * self.max_iter)),
+            (~free_mean, self.max_iter),
+        ]
+        for phase, (mask, iters) in enumerate(phases):
+            if iters == 0:
+                continue
+            res = minimize(
+                objective,
+                theta_full[mask] / d[mask],
+                args=(mask,),
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": iters, "ftol": self.tol, "gtol": 1e-9},
             )
-            theta_full[m_slice] = M.ravel()
-        finally:
-            blas.restore_original_limits()
+            theta_full = theta_full.copy()
+            theta_full[mask] = res.x * d[mask]
+            n_iter += int(res.nit)
+            self._log(f"phase {phase + 1}: {res.nit} iterations, bound/entry {-res.fun:.5f}")
+        # the bound at the optimal q(U) mean, and that mean
+        self.elbo_, M = bd.profiled_elbo_and_grad(
+            theta_full, packer, data, jitter=self.jitter, n_threads=nt, grad=False
+        )
+        theta_full[m_slice] = M.ravel()
         self._packer, self._theta = packer, theta_full
         p = packer.unpack(theta_full)
         self.latent_outputs_ = p["mu"].copy()
@@ -465,13 +469,11 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        m, v = bd.predict_moments(
-            self._theta,
-            self._packer,
-            X,
-            jitter=self.jitter,
-            n_threads=effective_n_threads(self.n_threads),
-        )
+        nt = effective_n_threads(self.n_threads, name="n_threads")
+        with single_threaded_pools():
+            m, v = bd.predict_moments(
+                self._theta, self._packer, X, jitter=self.jitter, n_threads=nt
+            )
         mean = m * self.y_std_ + self.y_mean_
         if self._y_1d:
             mean = mean[:, 0]

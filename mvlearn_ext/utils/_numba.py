@@ -12,7 +12,8 @@ floating-point flags are set here and switchable by environment variables:
     threading layer; ``0`` compiles them serially (``prange`` becomes
     ``range``), for debugging or for running under an outer process pool.
     The number of threads is Numba's own ``NUMBA_NUM_THREADS`` /
-    :func:`numba.set_num_threads`.
+    :func:`numba.set_num_threads`; an estimator's ``n_jobs``/``n_threads``
+    sets it for the duration of its call through :func:`numba_threads`.
 
 No kernel may use bare ``fastmath=True``: it licenses the compiler to assume
 there are no NaNs or infinities, which has produced silent NaNs elsewhere.
@@ -23,11 +24,19 @@ for NaN, infinities and signed zeros.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numba
 
-__all__ = ["jit", "NUMBA_CACHE", "NUMBA_PARALLEL", "SAFE_FASTMATH", "registered_kernels"]
+__all__ = [
+    "jit",
+    "NUMBA_CACHE",
+    "NUMBA_PARALLEL",
+    "SAFE_FASTMATH",
+    "numba_threads",
+    "registered_kernels",
+]
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -96,3 +105,24 @@ def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None):
 def registered_kernels() -> list:
     """The dispatchers created through :func:`jit` so far (for tests and ``info``)."""
     return list(_REGISTRY)
+
+
+@contextlib.contextmanager
+def numba_threads(n_threads):
+    """Run the ``parallel=True`` kernels of the block on at most ``n_threads`` threads.
+
+    ``n_threads`` is a resolved positive count (see
+    :func:`mvlearn_ext.utils.effective_n_threads`), capped at the size of
+    Numba's pool (``NUMBA_NUM_THREADS``, fixed at launch); ``None`` leaves
+    Numba's setting as it is. Numba's setting belongs to the calling thread and
+    is restored on exit, also when the block raises.
+    """
+    if n_threads is None:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)

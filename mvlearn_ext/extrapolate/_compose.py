@@ -159,6 +159,12 @@ _CONSTRAINTS = {
 
 def _check_library(est, codes, tasks_x, tasks_y):
     xs, ys = _check_tasks(tasks_x, tasks_y, min_tasks=1)
+    short = [t for t, x in enumerate(xs) if x.size < 2]
+    if short:
+        raise ValueError(
+            f"every library task needs at least 2 points (its function is interpolated "
+            f"between them); tasks_x[{short[0]}] has {xs[short[0]].size}"
+        )
     if not isinstance(codes, (list, tuple)) or len(codes) != len(xs):
         raise ValueError(
             f"codes must be a list with one code per task ({len(xs)}), got "

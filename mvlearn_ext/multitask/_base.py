@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
 )
 
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
-from mvlearn_ext.utils._validation import check_magnitude, validate_array, validate_vector
+from mvlearn_ext.utils._validation import check_magnitude
 
 _CONTROLLER = None
 
@@ -205,11 +205,6 @@ class MultiTaskLinearMixin(RegressorMixin):
 
     # -- validation ---------------------------------------------------------
     def _validate_fit(self, X, y, tasks, sample_weight):
-        # Named messages for ragged lists, strings, complex values, NaN and
-        # values too large to square, before scikit-learn's conversion.
-        if not hasattr(X, "__dataframe__") and not hasattr(X, "iloc"):
-            X = validate_array(X, "X", min_samples=0)
-            y = validate_vector(y, "y", n_samples=X.shape[0])
         X, y = validate_data(
             self,
             X,
@@ -329,8 +324,6 @@ class MultiTaskLinearMixin(RegressorMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "coef_")
-        if not hasattr(X, "__dataframe__") and not hasattr(X, "iloc"):
-            X = validate_array(X, "X", min_samples=0)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         check_magnitude(X, "X")
         index = self._task_index(tasks, X.shape[0])

@@ -21,6 +21,7 @@ Pieces, usable in a user's own training loop:
 
 from __future__ import annotations
 
+import inspect
 from numbers import Integral, Real
 
 import numpy as np
@@ -536,6 +537,13 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
         unknown = [name for name in self.heads if name not in _HEAD_NAMES]
         if unknown:
             raise ValueError(f"heads entries must be among {_HEAD_NAMES}, got {unknown[0]!r}")
+        if self.ars_params:
+            accepted = set(inspect.signature(ARSLoss).parameters) - {"class_counts", "counts"}
+            unknown = sorted(set(self.ars_params) - accepted)
+            if unknown:
+                raise ValueError(
+                    f"ars_params has unknown keys {unknown}; ARSLoss accepts {sorted(accepted)}"
+                )
         if self.n_threads is None:
             return self._fit(X, y)
         previous = torch.get_num_threads()

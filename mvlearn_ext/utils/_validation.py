@@ -25,6 +25,7 @@ from sklearn.utils import check_array
 
 __all__ = [
     "check_Xs",
+    "check_layer_sizes",
     "check_magnitude",
     "check_views_consistent",
     "validate_array",
@@ -365,6 +366,32 @@ def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
         _check_finite(y, name, allow_nan=False)
         check_magnitude(y, name)
     return y
+
+
+def check_layer_sizes(value, name):
+    """The hidden-layer widths ``value`` as a tuple of positive ints.
+
+    For parameters declared ``[tuple, list]`` in ``_parameter_constraints``,
+    whose entries scikit-learn's declarative validation does not check.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils._validation import check_layer_sizes
+    >>> check_layer_sizes([16, 8], "hidden")
+    (16, 8)
+    >>> check_layer_sizes((16, 0), "hidden")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden must hold positive ints (layer widths), got (16, 0)
+    """
+    bad = [
+        v
+        for v in value
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer))
+    ]
+    if bad or any(v < 1 for v in value):
+        raise ValueError(f"{name} must hold positive ints (layer widths), got {value!r}")
+    return tuple(int(v) for v in value)
 
 
 def _check_count(value, name, minimum):

@@ -14,14 +14,17 @@
 
 namespace mvlearn_ext {
 
-double simplex_threshold(const double* y, std::ptrdiff_t m, double s, double* work) {
+double simplex_threshold(const double* y, std::ptrdiff_t m, double s, double* work,
+                         std::ptrdiff_t start) {
     double* v = work;        // active candidates
     double* vt = work + m;   // candidates set aside by the first pass
     std::ptrdiff_t nv = 0, nvt = 0;
-    v[nv++] = y[0];
-    double rho = y[0] - s;
-    for (std::ptrdiff_t i = 1; i < m; ++i) {
-        const double yi = y[i];
+    v[nv++] = y[start];
+    double rho = y[start] - s;
+    // Starting from a maximum, rho only grows from max(y) - s in this pass,
+    // and entries at or below it never enter the arithmetic (so an entry of
+    // -inf, from an overflowed shift, is harmless).
+    auto visit = [&](double yi) {
         if (yi > rho) {
             rho += (yi - rho) / static_cast<double>(nv + 1);
             if (rho > yi - s) {
@@ -33,7 +36,9 @@ double simplex_threshold(const double* y, std::ptrdiff_t m, double s, double* wo
                 rho = yi - s;
             }
         }
-    }
+    };
+    for (std::ptrdiff_t i = 0; i < start; ++i) visit(y[i]);
+    for (std::ptrdiff_t i = start + 1; i < m; ++i) visit(y[i]);
     for (std::ptrdiff_t j = 0; j < nvt; ++j) {
         const double yj = vt[j];
         if (yj > rho) {
@@ -73,16 +78,30 @@ bool project_rows_simplex(Matrix2D<const T> in, Matrix2D<T> out, double s, int n
         double* work = y + m;
         for (std::ptrdiff_t i = b; i < e; ++i) {
             bool row_ok = true;
+            double ymax = -HUGE_VAL;
+            std::ptrdiff_t jmax = 0;
             for (std::ptrdiff_t j = 0; j < m; ++j) {
                 const double yj = static_cast<double>(in(i, j));
                 row_ok &= std::isfinite(yj);
+                if (yj > ymax) {
+                    ymax = yj;
+                    jmax = j;
+                }
                 y[j] = yj;
             }
             if (!row_ok) {
                 all_finite.store(false, std::memory_order_relaxed);
                 continue;
             }
-            const double tau = simplex_threshold(y, m, s, work);
+            // The projection commutes with a shift of the row. Working on
+            // y - max(y) keeps the threshold near -s instead of near max(y),
+            // so rounding errors scale with s, not with the magnitude of the
+            // row: without the shift, max(y) - s == max(y) once max(y) >> s
+            // and [[1e16, 0, 0, 0]] projected to zeros. The shift may
+            // overflow to -inf for entries ~1e308 below the maximum; those
+            // are never in the support and project to 0 as they should.
+            for (std::ptrdiff_t j = 0; j < m; ++j) y[j] -= ymax;
+            const double tau = simplex_threshold(y, m, s, work, jmax);
             for (std::ptrdiff_t j = 0; j < m; ++j) {
                 const double z = y[j] - tau;
                 out(i, j) = static_cast<T>(z > 0.0 ? z : 0.0);

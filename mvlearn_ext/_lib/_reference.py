@@ -17,13 +17,20 @@ def project_simplex_sort(X, scale=1.0):
     The classical sort-based method (Held, Wolfe & Crowder 1974; Duchi et
     al. 2008): with u sorted descending, rho = max{j : u_j - (cumsum_j -
     s)/j > 0} and tau = (cumsum_rho - s)/rho; the projection is max(x - tau, 0).
+    Each row is first shifted by its maximum (the projection commutes with
+    shifts), so that rounding errors scale with s, not with the magnitude of
+    the row; entries whose shift overflows to -inf are never in the support.
     """
     X = np.asarray(X, dtype=np.float64)
     m = X.shape[1]
-    u = -np.sort(-X, axis=1)
-    css = np.cumsum(u, axis=1) - scale
-    j = np.arange(1, m + 1)
-    cond = u - css / j > 0
+    if X.shape[0] == 0 or m == 0:
+        return X.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = X - X.max(axis=1, keepdims=True)
+        u = -np.sort(-X, axis=1)
+        css = np.cumsum(u, axis=1) - scale
+        j = np.arange(1, m + 1)
+        cond = u - css / j > 0
     rho = m - np.argmax(cond[:, ::-1], axis=1)  # last True (always >= 1)
     tau = css[np.arange(X.shape[0]), rho - 1] / rho
     return np.maximum(X - tau[:, None], 0.0)

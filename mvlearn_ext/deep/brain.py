@@ -38,6 +38,7 @@ from torch.nn import functional as F
 
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
 from mvlearn_ext.deep._bridge import resolve_device
+from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
 
@@ -111,6 +112,24 @@ class _PhenoBrainNet(nn.Module):
         log_attn = attn.clamp_min(1e-12).log()
         reg = (attn * (log_attn - prior.log())).sum(2).mean()
         return self.head(z), reg, K, alpha, attn
+
+
+def _real_array(value, name):
+    """``value`` as a float64 array; complex values and non-numbers are refused."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise TypeError(
+            f"{name} must be a numeric array (ragged lists are not), got {type(value).__name__}"
+        ) from exc
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex values; only real numbers are supported")
+    try:
+        return raw.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
+        ) from exc
 
 
 class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
@@ -271,12 +290,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
 
     # -- input ---------------------------------------------------------------
     def _check_inputs(self, connectomes, phenotypes, *, reset):
-        try:
-            A = np.asarray(connectomes, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"connectomes must be a numeric array, got {type(connectomes).__name__}"
-            ) from exc
+        A = _real_array(connectomes, "connectomes")
         if A.ndim != 3 or A.shape[1] != A.shape[2]:
             raise ValueError(
                 f"connectomes must have shape (n_subjects, N, N), got shape {A.shape}"
@@ -285,6 +299,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"connectomes is empty (shape {A.shape})")
         if not np.isfinite(A).all():
             raise ValueError("connectomes holds NaN or infinite values")
+        check_magnitude(A, "connectomes", compute_dtype=np.float32)  # torch runs in float32
         asym = np.abs(A - A.transpose(0, 2, 1)).max(axis=(1, 2))
         if (asym > 1e-8).any():
             raise ValueError(
@@ -292,12 +307,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
             )
         if phenotypes is None:
             raise TypeError("phenotypes is required: pass phenotypes=array (n_subjects, q)")
-        try:
-            P = np.asarray(phenotypes, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"phenotypes must be a numeric array, got {type(phenotypes).__name__}"
-            ) from exc
+        P = _real_array(phenotypes, "phenotypes")
         if P.ndim == 1:
             P = P[:, None]
         if P.ndim != 2 or P.shape[1] < 1:
@@ -308,6 +318,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
             )
         if not np.isfinite(P).all():
             raise ValueError("phenotypes holds NaN or infinite values")
+        check_magnitude(P, "phenotypes")
         if not reset:
             if A.shape[1] != self.n_rois_:
                 raise ValueError(

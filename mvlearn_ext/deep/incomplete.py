@@ -23,7 +23,7 @@ from torch import nn
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
-from mvlearn_ext.utils._validation import validate_views
+from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
 
@@ -368,9 +368,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         raw, Xn, m = self._prepare(Xs, mask)
         self.n_views_ = len(raw)
         self.n_features_per_view_ = tuple(X.shape[1] for X in raw)
-        hidden = tuple(int(h) for h in self.hidden)
-        if any(h < 1 for h in hidden):
-            raise ValueError(f"hidden widths must be positive, got {self.hidden!r}")
+        hidden = check_layer_sizes(self.hidden, "hidden")
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)

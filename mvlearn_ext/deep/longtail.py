@@ -21,10 +21,14 @@ Pieces, usable in a user's own training loop:
 
 from __future__ import annotations
 
+import inspect
+from numbers import Integral, Real
+
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
@@ -33,6 +37,7 @@ from torch.nn import functional as F
 from mvlearn_ext.deep._bridge import resolve_device, seeded_generator
 from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
 from mvlearn_ext.longtail import combine_gradients as _combine_np
+from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = [
     "AESClassifier",
@@ -453,6 +458,23 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
     (3,)
     """
 
+    _parameter_constraints: dict = {
+        "hidden": [Interval(Integral, 1, None, closed="left")],
+        "heads": [tuple, list],
+        "stage1_epochs": [Interval(Integral, 1, None, closed="left")],
+        "stage2_epochs": [Interval(Integral, 0, None, closed="left")],
+        "combine": [StrOptions({"pcgrad_entropy", "entropy_weighted", "pcgrad"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "tail_threshold": [Interval(Real, 0, None, closed="left"), None],
+        "ars_params": [dict, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "device": [str, None],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
     def __init__(
         self,
         *,
@@ -507,8 +529,21 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"heads entries must be among {_HEAD_NAMES}, got {name!r}")
         return out
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Train the two stages on ``(X, y)`` and fit the fusion on a validation split."""
+        if not self.heads:
+            raise ValueError("heads must name at least one loss")
+        unknown = [name for name in self.heads if name not in _HEAD_NAMES]
+        if unknown:
+            raise ValueError(f"heads entries must be among {_HEAD_NAMES}, got {unknown[0]!r}")
+        if self.ars_params:
+            accepted = set(inspect.signature(ARSLoss).parameters) - {"class_counts", "counts"}
+            unknown = sorted(set(self.ars_params) - accepted)
+            if unknown:
+                raise ValueError(
+                    f"ars_params has unknown keys {unknown}; ARSLoss accepts {sorted(accepted)}"
+                )
         if self.n_threads is None:
             return self._fit(X, y)
         previous = torch.get_num_threads()
@@ -520,6 +555,7 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y):
         X, y = validate_data(self, X, y, ensure_min_samples=2)
+        check_magnitude(X, "X", compute_dtype=np.float32)  # the networks run in float32
         check_classification_targets(y)
         if not self.heads:
             raise ValueError("heads must name at least one loss")
@@ -620,6 +656,7 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
         """Logits of every head, shape (n_heads, n_samples, n_classes)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        check_magnitude(X, "X", compute_dtype=np.float32)
         return self._head_logits(X).numpy()
 
     def soft_fusion_proba(self, X):
@@ -630,12 +667,14 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        check_magnitude(X, "X", compute_dtype=np.float32)
         return self.fusion_.predict_proba(self._head_logits(X)).numpy()
 
     def predict(self, X):
         """Label-free conflict-arbitrated fusion of the heads."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        check_magnitude(X, "X", compute_dtype=np.float32)
         return self.classes_[self.fusion_(self._head_logits(X)).numpy()]
 
     def predict_head(self, X, head):

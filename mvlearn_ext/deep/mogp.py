@@ -38,6 +38,7 @@ from mvlearn_ext.gaussian_process._lvmogp import (
     _kmeans_or_distinct,
     _spectral_embedding,
 )
+from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = [
     "GSLVMOGPRegressor",
@@ -871,11 +872,13 @@ class TLVMOGPRegressor(RegressorMixin, BaseEstimator):
 
     def _check_fit_data(self, X, Y):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_magnitude(X, "X", compute_dtype=np.dtype(self.dtype))
         if Y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         Y, y_1d = _check_targets(Y, X.shape[0])
+        check_magnitude(Y, "Y", allow_nan=True, compute_dtype=np.dtype(self.dtype))
         if self.likelihood == "zinb":
             obs = Y[~np.isnan(Y)]
             if np.any(obs < 0) or np.any(obs != np.round(obs)):
@@ -1114,6 +1117,7 @@ class TLVMOGPRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "module_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        check_magnitude(X, "X", compute_dtype=np.dtype(self.dtype))
         module = self.module_
         dtype = module.h_mean.dtype
         Xs = torch.as_tensor((X - self.x_mean_) / self.x_std_, dtype=dtype)

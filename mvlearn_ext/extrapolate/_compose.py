@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.extrapolate._continuous import _check_tasks, _fit_mlp
 from mvlearn_ext.extrapolate._families import _as_float_array
+from mvlearn_ext.utils._validation import check_layer_sizes
 
 __all__ = [
     "PRIMITIVES",
@@ -159,6 +160,12 @@ _CONSTRAINTS = {
 
 def _check_library(est, codes, tasks_x, tasks_y):
     xs, ys = _check_tasks(tasks_x, tasks_y, min_tasks=1)
+    short = [t for t, x in enumerate(xs) if x.size < 2]
+    if short:
+        raise ValueError(
+            f"every library task needs at least 2 points (its function is interpolated "
+            f"between them); tasks_x[{short[0]}] has {xs[short[0]].size}"
+        )
     if not isinstance(codes, (list, tuple)) or len(codes) != len(xs):
         raise ValueError(
             f"codes must be a list with one code per task ({len(xs)}), got "
@@ -168,11 +175,9 @@ def _check_library(est, codes, tasks_x, tasks_y):
     codes = [_check_code(c, n_prim, f"codes[{t}]") for t, c in enumerate(codes)]
     if len(set(codes)) != len(codes):
         raise ValueError("codes must be distinct (one library task per code)")
-    sizes = tuple(int(h) for h in est.hidden_layer_sizes)
-    if not sizes or min(sizes) < 1:
-        raise ValueError(
-            f"hidden_layer_sizes must be positive ints, got {est.hidden_layer_sizes!r}"
-        )
+    if not est.hidden_layer_sizes:
+        raise ValueError("hidden_layer_sizes must name at least one layer, got ()")
+    check_layer_sizes(est.hidden_layer_sizes, "hidden_layer_sizes")
     order = [np.argsort(x, kind="stable") for x in xs]
     xs = [x[o] for x, o in zip(xs, order, strict=True)]
     ys = [y[o] for y, o in zip(ys, order, strict=True)]

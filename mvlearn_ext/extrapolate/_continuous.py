@@ -34,6 +34,7 @@ from mvlearn_ext.extrapolate._families import (
     get_family,
     sample_task_pairs,
 )
+from mvlearn_ext.utils._validation import check_layer_sizes
 
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
 
@@ -104,6 +105,7 @@ class _TaskModel(BaseEstimator):
     """Shared input handling of the continuous-regime estimators."""
 
     def _library(self, tasks_x, tasks_y, task_params):
+        check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
         self.family_ = get_family(self.family)
         xs, ys = _check_tasks(tasks_x, tasks_y, min_tasks=2)
         if task_params is None:

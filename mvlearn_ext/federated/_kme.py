@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.moo._qp import solve_simplex_qp
+from mvlearn_ext.utils._validation import validate_array, validate_vector
 
 __all__ = [
     "KMEPersonalizedRidge",
@@ -238,18 +239,16 @@ def _check_agents(Xs, ys):
     out_X, out_y = [], []
     p = None
     for b, (X, y) in enumerate(zip(Xs, ys, strict=True)):
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if X.ndim != 2:
-            raise ValueError(f"Xs[{b}] must be 2-D, got shape {X.shape}")
+        # Named errors for NaN/inf, values too large to square (the ridge
+        # statistics X^T X overflow), complex, strings, ragged lists.
+        X = validate_array(X, f"Xs[{b}]", dtype=np.float64, min_samples=0)
+        y = validate_vector(y, f"ys[{b}]")
         if X.shape[0] != y.shape[0]:
             raise ValueError(
                 f"agent {b}: Xs[{b}] has {X.shape[0]} rows but ys[{b}] has {y.shape[0]}"
             )
         if X.shape[0] < 2:
             raise ValueError(f"agent {b} needs at least 2 samples")
-        if not (np.isfinite(X).all() and np.isfinite(y).all()):
-            raise ValueError(f"agent {b}: data contain NaN or infinity")
         if p is None:
             p = X.shape[1]
         elif X.shape[1] != p:
@@ -379,8 +378,8 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
             or not 0 <= agent < self.n_agents_
         ):
             raise ValueError(f"agent must be an int in [0, {self.n_agents_}), got {agent!r}")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+        X = validate_array(X, "X", dtype=np.float64, min_samples=0)
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
         return X @ self.coef_[agent] + self.intercept_[agent]
 

@@ -16,6 +16,7 @@ import sys
 from numbers import Integral, Real
 
 import numpy as np
+import sklearn
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
@@ -28,6 +29,7 @@ from sklearn.utils.validation import (
 )
 
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
+from mvlearn_ext.utils._validation import check_magnitude
 
 _CONTROLLER = None
 
@@ -131,6 +133,34 @@ class TaskMoments:
         return self.n.copy()
 
 
+_ROUTING_HINT = (
+    "enable scikit-learn's metadata routing with "
+    "sklearn.set_config(enable_metadata_routing=True) and pass tasks as a parameter "
+    "(GridSearchCV(...).fit(X, y, tasks=tasks), cross_val_score(est, X, y, "
+    "params={'tasks': tasks}), Pipeline(...).fit(X, y, tasks=tasks)); these estimators "
+    "request tasks in fit, predict and score by default"
+)
+
+
+def _inside_model_selection():
+    """Whether the caller is scikit-learn's cross-validation (``_fit_and_score``).
+
+    Without metadata routing, GridSearchCV, cross_validate and friends pass
+    ``tasks`` to ``fit`` but score with ``score(X_test, y_test)``: every
+    candidate would score NaN (the error is caught and replaced by
+    ``error_score``) and a ``best_params_`` would still be picked.
+    """
+    frame = sys._getframe(2)
+    while frame is not None:
+        if (
+            frame.f_code.co_name == "_fit_and_score"
+            and frame.f_globals.get("__name__") == "sklearn.model_selection._validation"
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _label(value):
     """A task label as a plain Python value (for messages)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -183,9 +213,22 @@ class MultiTaskLinearMixin(RegressorMixin):
             y_numeric=True,
             ensure_min_samples=2,
         )
+        check_magnitude(X, "X")
+        check_magnitude(y.astype(np.float64, copy=False), "y")
         tasks = self._check_tasks(tasks, X.shape[0])
         labels, index = np.unique(tasks, return_inverse=True)
         index = index.reshape(-1).astype(np.int64)
+        if (
+            labels.shape[0] > 1
+            and not sklearn.get_config()["enable_metadata_routing"]
+            and _inside_model_selection()
+        ):
+            raise ValueError(
+                f"{type(self).__name__} is fitted on {labels.shape[0]} tasks inside "
+                "scikit-learn's model selection without metadata routing: tasks reaches fit "
+                "but not score, so every candidate would score NaN. To route tasks, "
+                + _ROUTING_HINT
+            )
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         counts = np.bincount(index, minlength=labels.shape[0])
         small = np.flatnonzero(counts < 2)
@@ -220,7 +263,9 @@ class MultiTaskLinearMixin(RegressorMixin):
         if tasks is None:
             if self.tasks_.shape[0] != 1:
                 raise ValueError(
-                    f"tasks is required: the model was fitted on {self.tasks_.shape[0]} tasks"
+                    f"tasks is required: the model was fitted on {self.tasks_.shape[0]} "
+                    "tasks. Pass tasks=...; inside a Pipeline, GridSearchCV or "
+                    "cross_val_predict, " + _ROUTING_HINT
                 )
             return np.zeros(n_rows, dtype=np.int64)
         tasks = self._check_tasks(tasks, n_rows)
@@ -280,6 +325,7 @@ class MultiTaskLinearMixin(RegressorMixin):
         """
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        check_magnitude(X, "X")
         index = self._task_index(tasks, X.shape[0])
         coef = self.coef_[index]
         return np.einsum("ik,ik->i", X, coef.astype(X.dtype, copy=False)) + self.intercept_[

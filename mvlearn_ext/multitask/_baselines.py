@@ -884,7 +884,13 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             # SVD reproduces the fits exactly): per-task least squares.
             coef = _fill_null(moments, _ridge_coef(moments, 0.0), Z0 @ B0.T)
             self._store(B0, Z0, coef, np.full(m, K == min(m, d)))
-            self.objective_, self.n_iter_ = np.nan, 0
+            # Every task sits at its own least-squares fit (u = 0 with the
+            # centres at the fits, or no penalty): the objective, up to the
+            # same constant as the iterative route, is the profile at them.
+            _, vals, _ = armul_prox_tasks(
+                *args, np.ascontiguousarray(coef), np.full(m, np.finfo(float).max), w
+            )
+            self.objective_, self.n_iter_ = float(vals.sum()), 0
             return coef
         lam_eff = np.where(np.isfinite(lam), lam, np.finfo(float).max)
 

@@ -18,10 +18,13 @@ from mvlearn_ext.utils._numba import jit
 def project_simplex_row(y, s, out):
     """Project the 1-D array ``y`` onto {z >= 0, sum z = s} into ``out``.
 
-    Sort-based (O(m log m)); ``out`` may be ``y``.
+    Sort-based (O(m log m)); ``out`` may be ``y``. Works on ``y - max(y)``
+    (the projection commutes with shifts) so that rounding errors scale with
+    ``s``, not with the magnitude of ``y``.
     """
     m = y.shape[0]
-    u = np.sort(y)[::-1]
+    ymax = y.max()
+    u = np.sort(y)[::-1] - ymax
     css = 0.0
     tau = 0.0
     for j in range(m):
@@ -30,7 +33,7 @@ def project_simplex_row(y, s, out):
         if u[j] - t > 0.0:
             tau = t
     for j in range(m):
-        z = y[j] - tau
+        z = (y[j] - ymax) - tau
         out[j] = z if z > 0.0 else 0.0
 
 

@@ -23,7 +23,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
-__all__ = ["check_Xs", "check_views_consistent", "validate_views"]
+__all__ = [
+    "check_Xs",
+    "check_layer_sizes",
+    "check_magnitude",
+    "check_views_consistent",
+    "validate_array",
+    "validate_vector",
+    "validate_views",
+]
 
 #: Floating dtypes kept as they are; any other numeric input becomes float64.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -98,6 +106,83 @@ def _check_finite(X, where, allow_nan):
     raise ValueError(f"{where} contains {what}{location}{hint}")
 
 
+def _sum_of_squares(values):
+    """The sum of squares of a float array in one BLAS pass (inf on overflow)."""
+    if not (values.flags.c_contiguous or values.flags.f_contiguous):
+        values = np.ascontiguousarray(values)
+    flat = values.ravel(order="K")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return flat.dtype.type(np.dot(flat, flat))
+
+
+def check_magnitude(X, name, *, allow_nan=False, compute_dtype=None):
+    """Raise a ValueError naming ``name`` if ``X`` is too large to compute with.
+
+    Least squares, distances, Gram matrices and standardisation all square
+    the data: a finite input whose squares overflow (values of about 1e154
+    and more in float64, 1e19 in float32) gives ``inf``/``NaN`` statistics
+    deep inside a fit, or a silently wrong result. The check passes when the
+    sum of squares of all entries, times 4 (squared differences of two
+    entries and centred sums of squares stay below it), is finite. Call it on
+    a validated float array (or sparse matrix); NaN and infinity are the
+    business of the finiteness check, run before it.
+
+    Parameters
+    ----------
+    X : ndarray or scipy sparse matrix
+        A validated array.
+    name : str
+        How to name ``X`` in the message (``"X"``, ``"view 1 of Xs"``).
+    allow_nan : bool, default=False
+        Ignore NaN entries (for inputs where they mark missing values).
+    compute_dtype : numpy float dtype, optional
+        The dtype the computation runs in when it is not that of ``X`` (for
+        example ``numpy.float32`` for a torch model fed float64 data): the
+        squares must stay below its largest value.
+
+    Raises
+    ------
+    ValueError
+        If the sum of squares of ``X`` overflows its dtype. The message
+        gives the largest absolute value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils._validation import check_magnitude
+    >>> check_magnitude(np.array([[1.0, 2e150]]), "X")
+    >>> check_magnitude(np.array([[1.0, 2e300]]), "X")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds values too large for the computation (largest |value| 2e+300): ...
+    """
+    values = X.data if sp.issparse(X) else X
+    if values.dtype.kind != "f" or values.size == 0:
+        return
+    target = np.dtype(compute_dtype if compute_dtype is not None else values.dtype)
+    limit = float(np.finfo(target).max) / 4
+
+    def small_enough(v):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return bool(_sum_of_squares(v) <= limit)
+
+    if small_enough(values):
+        return
+    if allow_nan:
+        values = values[~np.isnan(values)]
+        if values.size == 0 or small_enough(values):
+            return
+    if not np.all(np.isfinite(values)):
+        return  # NaN or infinity: reported by the finiteness check
+    largest = float(np.abs(values).max())
+    raise ValueError(
+        f"{name} holds values too large for the computation (largest |value| "
+        f"{largest:.3g}): their squares overflow {target.name} (max "
+        f"{float(np.finfo(target).max):.3g}). Rescale it first, for example divide "
+        f"it by {largest:.0e} or standardise it"
+    )
+
+
 def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, order):
     """Convert one view to a validated 2-D array (or sparse matrix)."""
     if sp.issparse(view):
@@ -118,6 +203,11 @@ def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, o
         raise ValueError(
             f"{where} holds non-numeric values (dtype {view.dtype}); convert it to numbers "
             "(for example with an encoder) before passing it"
+        )
+    if kind == "c":
+        raise ValueError(
+            f"{where} holds complex values (dtype {view.dtype}): Complex data not "
+            "supported; pass the real part, the modulus, or both as separate features"
         )
     try:
         view = check_array(
@@ -154,8 +244,154 @@ def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, o
             f"{where} has 0 features (shape {view.shape}); every view needs at least one"
         )
     if ensure_all_finite:
-        _check_finite(view, where, allow_nan=ensure_all_finite == "allow-nan")
+        allow_nan = ensure_all_finite == "allow-nan"
+        _check_finite(view, where, allow_nan=allow_nan)
+        check_magnitude(view, where, allow_nan=allow_nan)
     return view
+
+
+def validate_array(X, name, *, dtype=FLOAT_DTYPES, ensure_all_finite=True, min_samples=1):
+    """Validate one 2-D array with the messages of :func:`validate_views`.
+
+    For estimators that take a single array (or several arrays that are not
+    views, such as one per agent or per task): the same checks as for one
+    view, with ``name`` in every message (ragged nested lists, strings,
+    complex values, not 2-D, no features, NaN or infinity, values too large
+    to square, too few rows).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    name : str
+        How to name ``X`` in the messages (``"X"``, ``"Xs[2]"``).
+    dtype : type, list of types or None, default=(numpy.float64, numpy.float32)
+    ensure_all_finite : bool or "allow-nan", default=True
+    min_samples : int, default=1
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils._validation import validate_array
+    >>> validate_array([[1, 2], [3, 4]], "X").dtype.name
+    'float64'
+    >>> validate_array([[1j, 2]], "X")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds complex values (dtype complex128): Complex data not supported; ...
+    """
+    try:
+        shape = np.shape(X) if not sp.issparse(X) else X.shape
+    except ValueError:  # ragged: reported by _check_view
+        shape = None
+    if shape is not None and len(shape) == 2 and shape[1] == 0:
+        # scikit-learn's wording, which its estimator checks expect
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required."
+        )
+    X = _check_view(
+        X,
+        name,
+        dtype=dtype,
+        ensure_all_finite=ensure_all_finite,
+        accept_sparse=False,
+        copy=False,
+        order=None,
+    )
+    if X.shape[0] < min_samples:
+        raise ValueError(
+            f"{name} has {_plural(X.shape[0], 'sample')} but at least {min_samples} "
+            f"{'is' if min_samples == 1 else 'are'} required"
+        )
+    return X
+
+
+def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
+    """Validate a 1-D float64 target with messages that name it.
+
+    A column vector of shape ``(n, 1)`` is accepted as ``(n,)``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    name : str
+        How to name ``y`` in the messages.
+    n_samples : int, optional
+        The length required (the rows of the matching ``X``).
+    ensure_all_finite : bool, default=True
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), float64
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils._validation import validate_vector
+    >>> validate_vector([[1], [2]], "y")
+    array([1., 2.])
+    >>> validate_vector([1, 2], "y", n_samples=3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y has 2 entries but 3 are required (one per row of X)
+    """
+    if isinstance(y, (list, tuple)):
+        try:
+            y = np.asarray(y)
+        except ValueError as exc:
+            raise ValueError(f"{name} is ragged: its entries are not all scalars") from exc
+    y = np.asarray(y)
+    if y.dtype.kind in ("U", "S", "V"):
+        raise ValueError(
+            f"{name} holds non-numeric values (dtype {y.dtype}); convert it to numbers first"
+        )
+    if y.dtype.kind == "c":
+        raise ValueError(
+            f"{name} holds complex values (dtype {y.dtype}); only real numbers are supported"
+        )
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (n_samples,), got shape {y.shape}")
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be converted to float64: {exc}") from exc
+    if n_samples is not None and y.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {y.shape[0]} entries but {n_samples} are required (one per row of X)"
+        )
+    if ensure_all_finite:
+        _check_finite(y, name, allow_nan=False)
+        check_magnitude(y, name)
+    return y
+
+
+def check_layer_sizes(value, name):
+    """The hidden-layer widths ``value`` as a tuple of positive ints.
+
+    For parameters declared ``[tuple, list]`` in ``_parameter_constraints``,
+    whose entries scikit-learn's declarative validation does not check.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils._validation import check_layer_sizes
+    >>> check_layer_sizes([16, 8], "hidden")
+    (16, 8)
+    >>> check_layer_sizes((16, 0), "hidden")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden must hold positive ints (layer widths), got (16, 0)
+    """
+    bad = [
+        v
+        for v in value
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer))
+    ]
+    if bad or any(v < 1 for v in value):
+        raise ValueError(f"{name} must hold positive ints (layer widths), got {value!r}")
+    return tuple(int(v) for v in value)
 
 
 def _check_count(value, name, minimum):
@@ -217,7 +453,9 @@ def validate_views(
         ``None`` keeps each view's dtype. Views holding strings are refused.
     ensure_all_finite : bool or "allow-nan", default=True
         Refuse views that hold NaN or infinity (``True``), only infinity
-        (``"allow-nan"``), or nothing (``False``).
+        (``"allow-nan"``), or nothing (``False``). Unless ``False``, views
+        whose values are too large to square are refused too
+        (:func:`check_magnitude`).
     accept_sparse : bool, str or list of str, default=False
         ``False`` refuses scipy sparse views with a ``TypeError``; otherwise
         passed to :func:`sklearn.utils.check_array` (``True`` or the formats
@@ -245,9 +483,10 @@ def validate_views(
         or if a view holds objects that are not numbers.
     ValueError
         If there are no views or not the number required, if a view is not
-        2-D, is ragged, holds strings, has no features, or holds NaN or
-        infinity, if the views have different numbers of samples, or if there
-        are fewer samples than ``min_samples`` or ``n_clusters``.
+        2-D, is ragged, holds strings, has no features, holds NaN or
+        infinity or values too large to square, if the views have different
+        numbers of samples, or if there are fewer samples than
+        ``min_samples`` or ``n_clusters``.
 
     See Also
     --------

@@ -205,3 +205,80 @@ def test_input_shape_errors():
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         project_simplex(np.ones((2, 3)), out=ro)
+
+
+# --- Large and tiny magnitudes (issue 15, part 3) --------------------------
+# Rounding errors must scale with the simplex size s, not with the magnitude
+# of the row: every kernel shifts a row by its maximum before projecting.
+
+
+def assert_projection_at_any_magnitude(X, Z, s):
+    """KKT conditions with tolerances in units of s (independent of max|X|).
+
+    The support entries lie within s of the row maximum, so X - max(X) is
+    exact on them (Sterbenz) and the KKT check needs no magnitude slack."""
+    m = X.shape[1]
+    assert np.all(np.isfinite(Z)) and np.all(Z >= 0)
+    np.testing.assert_allclose(Z.sum(axis=1), s, rtol=4 * m * np.finfo(float).eps)
+    with np.errstate(over="ignore"):
+        Y = X - X.max(axis=1, keepdims=True)
+    for y, z in zip(Y, Z, strict=True):
+        support = z > 0
+        assert support.any()
+        tau = (y - z)[support]
+        tol = 8 * m * np.finfo(float).eps * s
+        np.testing.assert_allclose(tau, tau.mean(), rtol=0, atol=tol)
+        assert np.all(y[~support] <= tau.mean() + tol)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    B=st.tuples(st.integers(1, 12), st.integers(1, 20)).flatmap(
+        lambda shape: arrays(np.float64, shape, elements=st.floats(-1.0, 1.0, width=64))
+    ),
+    exponent=st.integers(-300, 300),
+    s=scales,
+)
+def test_property_any_magnitude(B, exponent, s):
+    X = B * 10.0**exponent
+    Z = project_simplex(X, scale=s, n_threads=1)
+    assert_projection_at_any_magnitude(X, Z, s)
+    # The sort-based NumPy reference and the Numba peer agree in units of s.
+    atol = 8 * X.shape[1] * np.finfo(float).eps * s
+    np.testing.assert_allclose(Z, project_simplex_sort(X, s), rtol=0, atol=atol)
+    out = np.empty_like(X)
+    project_simplex_rows(X, s, out)
+    np.testing.assert_allclose(out, Z, rtol=0, atol=atol)
+
+
+def numba_rows(X, s=1.0):
+    out = np.empty_like(X)
+    project_simplex_rows(X, s, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "project", [project_simplex, project_simplex_sort, numba_rows], ids=["cpp", "numpy", "numba"]
+)
+def test_large_values_regression(project):
+    """[[1e16, 0, 0, 0]] projected to zeros; rows scaled by 1e17 left the simplex."""
+    np.testing.assert_array_equal(project(np.array([[1e16, 0.0, 0.0, 0.0]])), [[1, 0, 0, 0]])
+    X = np.random.default_rng(7).random((1000, 4)) * 1e17
+    assert_projection_at_any_magnitude(X, project(X), 1.0)
+
+
+def test_large_values_float32():
+    X = (np.random.default_rng(8).random((500, 6)) * 1e30).astype(np.float32)
+    Z = project_simplex(X)
+    assert Z.dtype == np.float32
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_extreme_range_in_one_row():
+    """Shifts that overflow (1.7e308 below the maximum) leave the entry out."""
+    X = np.array([[1.7e308, -1.7e308, 1e308], [-1.7e308, 1.7e308, 1.7e308]])
+    np.testing.assert_array_equal(project_simplex(X, scale=2.0), [[2, 0, 0], [0, 1, 1]])
+    np.testing.assert_array_equal(project_simplex_sort(X, 2.0), [[2, 0, 0], [0, 1, 1]])
+    out = np.empty_like(X)
+    project_simplex_rows(X, 2.0, out)
+    np.testing.assert_array_equal(out, [[2, 0, 0], [0, 1, 1]])

@@ -126,8 +126,35 @@ def test_ensure_all_finite_false_accepts_both():
 
 def test_huge_finite_values_are_not_mistaken_for_infinity():
     X = np.full((4, 2), np.finfo(np.float64).max)  # the sum overflows; the values do not
-    (out,) = validate_views([X])
+    # Refused for their magnitude (issue 15), never reported as infinity.
+    with pytest.raises(ValueError, match=r"view 0 of Xs holds values too large") as info:
+        validate_views([X])
+    assert "infinity" not in str(info.value)
+    (out,) = validate_views([X], ensure_all_finite=False)
     assert out is X
+
+
+def test_magnitude_limit_is_four_times_the_sum_of_squares():
+    from mvlearn_ext.utils._validation import check_magnitude
+
+    for dtype in (np.float64, np.float32):
+        X = np.ones((5, 2), dtype=dtype)
+        limit = np.sqrt(float(np.finfo(dtype).max) / 4 / X.size)
+        (out,) = validate_views([X * dtype(limit * 0.99)])
+        with pytest.raises(
+            ValueError, match=rf"holds values too large.*overflow {dtype.__name__}"
+        ):
+            validate_views([X * dtype(limit * 1.01)])
+    # NaN entries are ignored where missing values are allowed.
+    X = np.array([[np.nan, 1.0], [2.0, 3.0]])
+    validate_views([X], ensure_all_finite="allow-nan")
+    X[1, 1] = 1e200
+    with pytest.raises(ValueError, match=r"largest \|value\| 1e\+200"):
+        validate_views([X], ensure_all_finite="allow-nan")
+    # The dtype a computation runs in sets the limit (float32 for torch models).
+    check_magnitude(np.full((2, 2), 1e19), "X")
+    with pytest.raises(ValueError, match="X holds .*overflow float32"):
+        check_magnitude(np.full((2, 2), 1e19), "X", compute_dtype=np.float32)
 
 
 # ------------------------------------------------------------------ refused inputs

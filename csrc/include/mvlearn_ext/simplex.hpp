@@ -26,7 +26,10 @@ template <class T>
 bool project_rows_simplex(Matrix2D<const T> in, Matrix2D<T> out, double s, int n_threads);
 
 // The threshold tau of one contiguous vector q of length m: the projection
-// is max(q - tau, 0). `work` must hold 2*m doubles. Exposed for tests.
-double simplex_threshold(const double* q, std::ptrdiff_t m, double s, double* work);
+// is max(q - tau, 0). `work` must hold 2*m doubles; q[start] must be a
+// maximum of q. Rounding errors scale with max|q|, so callers pass q shifted
+// by its maximum (as project_rows_simplex does) for errors that scale with s.
+double simplex_threshold(const double* q, std::ptrdiff_t m, double s, double* work,
+                         std::ptrdiff_t start = 0);
 
 }  // namespace mvlearn_ext

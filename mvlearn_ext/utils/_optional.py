@@ -21,6 +21,7 @@ __all__ = [
     "OptionalDependency",
     "import_optional",
     "install_hint",
+    "installed_version",
     "is_available",
     "optional_dependency",
 ]

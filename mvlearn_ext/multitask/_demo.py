@@ -54,7 +54,7 @@ def _methods():
 def run(ctx):
     """Every method on the same draws, one draw per seed."""
     from mvlearn_ext._cli import DemoRow
-    from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    from mvlearn_ext.datasets import make_contaminated_tasks
 
     draws = {
         seed: make_contaminated_tasks(

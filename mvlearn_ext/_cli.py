@@ -45,13 +45,6 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import mvlearn_ext
-from mvlearn_ext.utils._optional import (
-    OPTIONAL_DEPENDENCIES,
-    install_hint,
-    installed_version,
-    is_available,
-    optional_dependency,
-)
 
 __all__ = [
     "DEMO_SECTIONS",
@@ -79,6 +72,17 @@ CLUSTERING_LEGEND = {
     "ARI": "adjusted Rand index: agreement on every pair of samples (same cluster or not), "
     "corrected for chance (0 = chance, 1 = the same partition)",
 }
+
+
+def _optional():
+    """:mod:`mvlearn_ext.utils._optional`, imported on use.
+
+    Importing :mod:`mvlearn_ext.utils` loads the compiled core; ``info`` and
+    ``--help`` must work (and report it) when the core is broken.
+    """
+    from mvlearn_ext.utils import _optional
+
+    return _optional
 
 
 # ---------------------------------------------------------------------------
@@ -149,7 +153,14 @@ class DemoSection:
 
     def missing(self):
         """The import names of ``requires`` that cannot be found (nothing is imported)."""
-        return [name for name in self.requires if not is_available(name)]
+        optional = _optional()
+        unknown = [name for name in self.requires if optional.optional_dependency(name) is None]
+        if unknown:
+            raise ValueError(
+                f"section {self.name!r} requires {unknown[0]!r}, which is not an optional "
+                "dependency of mvlearn_ext (see mvlearn_ext.utils._optional)"
+            )
+        return [name for name in self.requires if not optional.is_available(name)]
 
     def explanations(self):
         """``[(column, explanation)]`` for every column and the fit time."""
@@ -168,12 +179,6 @@ def register_demo_section(section):
         raise TypeError(f"section must be a DemoSection, got {type(section).__name__}")
     if any(existing.name == section.name for existing in DEMO_SECTIONS):
         raise ValueError(f"a demo section named {section.name!r} is already registered")
-    unknown = [name for name in section.requires if optional_dependency(name) is None]
-    if unknown:
-        raise ValueError(
-            f"section {section.name!r} requires {unknown[0]!r}, which is not an optional "
-            "dependency of mvlearn_ext (see mvlearn_ext.utils._optional)"
-        )
     DEMO_SECTIONS.append(section)
     return section
 
@@ -319,7 +324,8 @@ _BUILTIN_SECTIONS = (
             "MSE": f"{_MSE_BY_POPULATION}, averaged over all 20 tasks (lower is better)",
             "MSE related": "the same, averaged over the 16 related tasks only (the outlier "
             "tasks left out)",
-            FIT_TIME: "seconds of one fit on all 20 tasks, mean ± std over seeds",
+            FIT_TIME: "seconds of one fit on all 20 tasks, mean ± std over seeds, after an "
+            "untimed warm-up fit on a small draw (Numba compilation not counted)",
         },
     ),
     DemoSection(
@@ -334,7 +340,7 @@ _BUILTIN_SECTIONS = (
             "regret@4096 (1e-4)": "mean proxy regret R_inf(n_T) - R_inf(n*) at T = 4096, in "
             "units of 1e-4; R_inf = max over groups of sigma_k^2 / n_k",
             FIT_TIME: "seconds of the whole curve (3 budgets x 500 replications; 200 with "
-            "--quick)",
+            "--quick), after an untimed warm-up at T = 32, 64 (Numba compilation not counted)",
         },
     ),
     DemoSection(
@@ -511,22 +517,23 @@ def _missing_optional(exc):
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         name = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
-        if name and optional_dependency(name) is not None:
+        if name and _optional().optional_dependency(name) is not None:
             return name.partition(".")[0]
         exc = exc.__cause__ or exc.__context__
     return None
 
 
 def _skip_reason(modules):
-    return "; ".join(f"needs {m}, not installed: {install_hint(m)}" for m in modules)
+    hint = _optional().install_hint
+    return "; ".join(f"needs {m}, not installed: {hint(m)}" for m in modules)
 
 
 def _run_section(section, ctx, stderr):
-    missing = section.missing()
-    if missing:
-        return _Result(section, [], skipped=_skip_reason(missing))
     start = time.perf_counter()
     try:
+        missing = section.missing()
+        if missing:
+            return _Result(section, [], skipped=_skip_reason(missing))
         rows = list(section.resolve()(ctx))
     except Exception as exc:  # keep the other sections' results
         module = _missing_optional(exc)
@@ -705,14 +712,18 @@ def collect_info():
     except Exception as exc:  # e.g. a malformed MVLEARN_EXT_NUMBA_* variable
         info["numba_cache"] = info["numba_parallel"] = f"unknown ({exc})"
     # Optional dependencies: looked up, never imported (torch takes seconds).
-    info["optional"] = {
-        name: {
-            "version": installed_version(name) or "not installed",
-            "extras": list(dep.extras),
-            "for": dep.purpose,
+    try:
+        optional = _optional()
+        info["optional"] = {
+            name: {
+                "version": optional.installed_version(name) or "not installed",
+                "extras": list(dep.extras),
+                "for": dep.purpose,
+            }
+            for name, dep in optional.OPTIONAL_DEPENDENCIES.items()
         }
-        for name, dep in OPTIONAL_DEPENDENCIES.items()
-    }
+    except Exception as exc:  # mvlearn_ext.utils needs the compiled core
+        info["optional"] = f"unknown ({type(exc).__name__}: {exc})"
     return info
 
 
@@ -722,11 +733,15 @@ def _cmd_info(args, stdout, stderr):
         stdout.write(json.dumps(info, indent=2) + "\n")
         return 0
     optional = info.pop("optional")
+    if isinstance(optional, str):  # could not be looked up
+        info["optional"], optional = optional, {}
     width = max(len(key) for key in (*info, *optional))
     for key, value in info.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         stdout.write(f"{key.ljust(width)}  {value}\n")
+    if not optional:
+        return 0
     stdout.write("optional dependencies (version or 'not installed'; the extras that bring it):\n")
     version_width = max(len(entry["version"]) for entry in optional.values())
     for name, entry in optional.items():
@@ -882,12 +897,16 @@ def _thread_count(text):
 
 
 def _sections_epilog():
+    try:
+        optional = _optional()
+    except Exception:  # the compiled core is broken: list the sections without their needs
+        return "sections: " + ", ".join(s.name for s in DEMO_SECTIONS)
     width = max(len(s.name) for s in DEMO_SECTIONS)
     lines = [f"sections (default: {', '.join(DEFAULT_SECTIONS)}; --all runs every one):"]
     for section in DEMO_SECTIONS:
         needs = "".join(
-            f" [needs {m}, extra {optional_dependency(m).extra}"
-            + ("" if is_available(m) else f", not installed: {install_hint(m)}")
+            f" [needs {m}, extra {getattr(optional.optional_dependency(m), 'extra', '?')}"
+            + ("" if optional.is_available(m) else f", not installed: {optional.install_hint(m)}")
             + "]"
             for m in section.requires
         )

@@ -241,12 +241,25 @@ def test_undeclared_missing_dependency_is_skipped_not_failed(monkeypatch):
 
 
 def test_sections_declare_known_dependencies(monkeypatch):
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", [])
-    with pytest.raises(ValueError, match="not an optional dependency"):
-        _cli.register_demo_section(_cli.DemoSection("x", "x", lambda ctx: [], requires=("numpy",)))
-    assert {"moocore"} <= {
-        module for section in _cli._BUILTIN_SECTIONS for module in section.requires
-    }
+    for section in _cli.DEMO_SECTIONS:
+        assert set(section.requires) <= set(OPTIONAL_DEPENDENCIES), section.name
+    assert {"moocore"} <= {module for s in _cli._BUILTIN_SECTIONS for module in s.requires}
+    # A section that names a package outside the table is a programming error.
+    sections = [_cli.DemoSection("x", "x", lambda ctx: [], requires=("numpy",))]
+    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
+    status, out, err = run(["demo", "--section", "x"])
+    assert status == 1 and "'numpy', which is not an optional dependency" in err
+
+
+def test_cli_module_does_not_import_the_compiled_core():
+    """info must be able to report a broken core, so the CLI module imports it only on use."""
+    code = (
+        "import sys\n"
+        "import mvlearn_ext._cli\n"
+        "assert 'mvlearn_ext._lib' not in sys.modules, 'the CLI imported the compiled core'\n"
+        "assert 'mvlearn_ext.utils' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_demo_quick_baselines_table():

@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -12,12 +13,14 @@ import pytest
 import mvlearn_ext
 from mvlearn_ext import _cli
 from mvlearn_ext.__main__ import main
+from mvlearn_ext.utils._optional import OPTIONAL_DEPENDENCIES, import_optional
 
 BASELINE_ROWS = (
     "k-means, concatenated views",
     "spectral clustering (10-NN graph), concatenated",
     "k-means, best single view",
 )
+SKIP_MOO = 'skipped: needs moocore, not installed: pip install "mvlearn_ext[moo]"'
 
 
 def run(argv):
@@ -32,7 +35,21 @@ def test_help(capsys):
     assert "info" in text and "demo" in text
     assert main(["demo", "--help"]) == 0
     text = capsys.readouterr().out
-    assert "--views" in text and "--seeds" in text and "--quick" in text
+    for option in ("--views", "--seeds", "--quick", "--all", "--section", "--threads"):
+        assert option in text, option
+    # Every section is listed, one per line, with what it needs.
+    for section in _cli.DEMO_SECTIONS:
+        assert re.search(rf"^  {section.name}\s+\S", text, flags=re.M), section.name
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("  moo_toolbandit ")]
+    assert "needs moocore, extra moo" in line
+    assert "default: clustering" in text
+
+
+def test_help_names_the_missing_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "moocore", None)  # what a missing package looks like
+    assert main(["demo", "--help"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if "moo_toolbandit " in ln]
+    assert 'not installed: pip install "mvlearn_ext[moo]"' in line
 
 
 def test_no_command_prints_help():
@@ -49,6 +66,8 @@ def test_usage_error_returns_2(capsys):
     assert main(["no-such-command"]) == 2
     assert main(["demo", "--seeds", "0"]) == 2
     assert "expected a positive integer" in capsys.readouterr().err
+    assert main(["demo", "--all", "--section", "clustering"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 def test_info_text():
@@ -65,10 +84,21 @@ def test_info_text():
         "numba_threads",
         "numba_cache",
         "numba_parallel",
-        "torch",
+        *OPTIONAL_DEPENDENCIES,
     ):
         assert re.search(rf"^{key}\s", out, flags=re.M), key
     assert np.__version__ in out
+
+
+def test_info_lists_every_optional_dependency_with_its_extras(monkeypatch):
+    monkeypatch.setitem(sys.modules, "moocore", None)
+    status, out, _ = run(["info"])
+    assert status == 0
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}
+    assert re.search(r"not installed\s+\[moo\], \[bench\], \[test\]", lines["moocore"])
+    # numba is a dependency, not an optional one; pytest runs this test, so it is installed.
+    assert "numba" not in OPTIONAL_DEPENDENCIES
+    assert "not installed" not in lines["pytest"] and "[test]" in lines["pytest"]
 
 
 def test_info_json():
@@ -82,6 +112,9 @@ def test_info_json():
     assert isinstance(info["compiled_core"], (dict, str))
     if isinstance(info["compiled_core"], dict):
         assert "compiler" in info["compiled_core"]
+    assert set(info["optional"]) == set(OPTIONAL_DEPENDENCIES)
+    assert info["optional"]["moocore"]["extras"] == ["moo", "bench", "test"]
+    assert info["optional"]["pytest"]["version"] == __import__("pytest").__version__
 
 
 def test_info_does_not_import_torch():
@@ -101,21 +134,143 @@ def test_module_entry_point():
     assert "demo" in result.stdout
 
 
-def parse_rows(out):
-    """The table rows of the text output: method -> list of cells."""
+def test_default_demo_is_clustering_only_and_imports_no_optional_dependency():
+    """The real default section end to end (two small views, one seed), in a fresh process."""
+    from mvlearn_ext.cluster._demo import METHODS
+
+    # scikit-learn imports pandas itself when it is installed (sklearn.utils.fixes):
+    # what counts is what the demo imports beyond its dependencies.
+    code = (
+        "import json, sys\n"
+        "import numba, scipy.sparse, sklearn.cluster, sklearn.utils.fixes\n"
+        "from mvlearn_ext.__main__ import main\n"
+        "from mvlearn_ext.utils._optional import OPTIONAL_DEPENDENCIES\n"
+        "before = set(sys.modules)\n"
+        "status = main(['demo', '--views', 'mor', 'kar', '--seeds', '1', '--format', 'json'])\n"
+        "assert status == 0, status\n"
+        "loaded = sorted(set(OPTIONAL_DEPENDENCIES) & (set(sys.modules) - before))\n"
+        "assert not loaded, f'the default demo imported {loaded}'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    (section,) = payload["sections"]
+    assert section["name"] == "clustering" and section["error"] is None
+    assert [row["method"] for row in section["rows"]] == [name for name, _, _ in METHODS]
+    for row in section["rows"]:
+        assert 0.0 <= row["scores"]["ACC"][0] <= 1.0 and len(row["fit_times"]) == 1
+    # The multi-view methods and the concatenation baselines side by side.
+    methods = {row["method"] for row in section["rows"]}
+    assert {"HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG", "ConcatKMeans"} <= methods
+
+
+def test_clustering_section_warms_up_before_timing(monkeypatch):
+    """Each method is fitted once on a subsample before the timed seeds."""
+    from mvlearn_ext.cluster import _demo
+
+    calls = []
+
+    class Recorder:
+        def __init__(self, n_clusters, seed):
+            self.n_clusters, self.seed = n_clusters, seed
+
+        def fit_predict(self, Xs):
+            calls.append((self.seed, Xs[0].shape[0]))
+            return np.arange(Xs[0].shape[0]) % self.n_clusters
+
+    monkeypatch.setattr(
+        _demo, "METHODS", [("recorder", lambda k, seed, n_threads: Recorder(k, seed), "")]
+    )
+    status, out, err = run(["demo", "--views", "mor", "zer", "--seeds", "2"])
+    assert status == 0, err
+    assert calls == [(0, 200), (0, 2000), (1, 2000)]
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("recorder")]
+    assert "0.100 ± 0.000" in line  # i mod 10 on classes in blocks of 200: ACC 0.1
+    assert "untimed warm-up fit" in out
+
+
+def test_every_column_of_every_section_is_explained():
+    for section in _cli.DEMO_SECTIONS:
+        explanations = section.explanations()
+        assert [c for c, _ in explanations] == [*section.columns, _cli.FIT_TIME]
+        for column, text in explanations:
+            assert text != "(not explained)" and "\n" not in text, (section.name, column)
+
+
+def test_legend_is_printed_under_the_table(custom_sections):
+    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--section", "constant"])
+    assert status == 0
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("constant"))
+    for k, column in enumerate(("ACC", "NMI", "ARI", "fit time (s)"), start=1):
+        assert lines[start + k].startswith(f"  {column}  "), lines[start + k]
+
+
+def test_demo_one_real_section_by_name():
+    status, out, err = run(["demo", "--section", "federated", "--seeds", "2"])
+    assert status == 0, err
+    assert "[federated]" in out and "[clustering]" not in out
+    assert "sections: federated (of " in out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("KME-MTA")]
+    assert len(re.split(r"\s{2,}", line.strip())) == 4  # method, 2 columns, fit time
+    assert "excess_r0" in out and "two groups 5 apart" in out  # the legend
+
+
+def test_missing_dependency_skips_the_section_with_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "moocore", None)
+    status, out, err = run(["demo", "--section", "moo_toolbandit", "--section", "federated"])
+    assert status == 0, err
+    lines = [ln for ln in out.splitlines() if "moo" in ln and not ln.startswith("sections:")]
+    assert lines == [f"[moo_toolbandit] {SKIP_MOO}"]
+    assert "[federated]" in out and err == ""
+
+
+def test_undeclared_missing_dependency_is_skipped_not_failed(monkeypatch):
+    def needs_moocore(ctx):
+        import_optional("moocore", feature="a test section")
+        raise AssertionError("not reached")
+
+    monkeypatch.setitem(sys.modules, "moocore", None)
+    sections = [_cli.DemoSection("undeclared", "x", needs_moocore)]
+    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
+    status, out, err = run(["demo", "--section", "undeclared", "--format", "json"])
+    assert status == 0, err
+    (section,) = json.loads(out)["sections"]
+    assert section["skipped"] == SKIP_MOO.removeprefix("skipped: ")
+    assert section["error"] is None and section["rows"] == []
+
+
+def test_sections_declare_known_dependencies(monkeypatch):
+    for section in _cli.DEMO_SECTIONS:
+        assert set(section.requires) <= set(OPTIONAL_DEPENDENCIES), section.name
+    assert {"moocore"} <= {module for s in _cli._BUILTIN_SECTIONS for module in s.requires}
+    # A section that names a package outside the table is a programming error.
+    sections = [_cli.DemoSection("x", "x", lambda ctx: [], requires=("numpy",))]
+    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
+    status, out, err = run(["demo", "--section", "x"])
+    assert status == 1 and "'numpy', which is not an optional dependency" in err
+
+
+def test_cli_module_does_not_import_the_compiled_core():
+    """info must be able to report a broken core, so the CLI module imports it only on use."""
+    code = (
+        "import sys\n"
+        "import mvlearn_ext._cli\n"
+        "assert 'mvlearn_ext._lib' not in sys.modules, 'the CLI imported the compiled core'\n"
+        "assert 'mvlearn_ext.utils' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_demo_quick_baselines_table():
+    status, out, err = run(["demo", "--quick", "--section", "baselines"])
+    assert status == 0, err
+    assert "Handwritten" in out and "seeds 0, 1" in out
     rows = {}
     for line in out.splitlines():
         for method in BASELINE_ROWS:
             if line.startswith(method):
                 rows[method] = re.split(r"\s{2,}", line.strip())
-    return rows
-
-
-def test_demo_quick_table():
-    status, out, err = run(["demo", "--quick"])
-    assert status == 0, err
-    assert "Handwritten" in out and "seeds 0, 1" in out
-    rows = parse_rows(out)
     assert set(rows) == set(BASELINE_ROWS)
     for method, cells in rows.items():
         # method, ACC, NMI, ARI, purity, fit time
@@ -143,6 +298,7 @@ def test_demo_json_views_and_verbose():
     assert payload["views"] == ["pix", "fou"] and payload["seeds"] == [0]
     (section,) = payload["sections"]
     assert section["name"] == "baselines" and section["error"] is None
+    assert section["skipped"] is None and "purity" in section["legend"]
     assert len(section["rows"]) == 3
     for row in section["rows"]:
         for key in ("ACC", "NMI", "NMI_max", "ARI", "purity"):
@@ -153,17 +309,6 @@ def test_demo_json_views_and_verbose():
     # One progress line per method, on stderr.
     methods = [line for line in err.splitlines() if "ACC" in line]
     assert len(methods) == 3 and all(line.startswith("[demo] ") for line in methods)
-
-
-def test_demo_clustering_section():
-    status, out, err = run(["demo", "--section", "clustering", "--seeds", "1", "--format", "json"])
-    assert status == 0, err
-    (section,) = json.loads(out)["sections"]
-    assert section["name"] == "clustering" and section["error"] is None
-    methods = [row["method"] for row in section["rows"]]
-    assert methods == ["HAGMVC", "DRMC", "LMVSC", "SMVSC"]
-    for row in section["rows"]:
-        assert 0.0 <= row["scores"]["ACC"][0] <= 1.0
 
 
 def test_demo_rejects_bad_views_and_sections():
@@ -203,6 +348,13 @@ def test_registry_sections_run_in_order_and_failures_are_isolated(custom_section
     assert line.split()[1] == "0.100"  # one cluster: ACC = 200 / 2000
 
 
+def test_all_runs_every_section_in_order(custom_sections):
+    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--all"])
+    assert status == 1  # 'broken' fails; the others still run
+    positions = [out.index(f"[{s.name}]") for s in custom_sections]
+    assert positions == sorted(positions)
+
+
 def test_registry_resolves_module_strings(custom_sections):
     status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--section", "lazy"])
     assert status == 0
@@ -224,23 +376,34 @@ def test_markdown_output(custom_sections):
         ["demo", "--seeds", "2", "--views", "mor", "--section", "constant", "--format", "markdown"]
     )
     assert status == 0
-    assert "| method | ACC | NMI | ARI | purity | fit time (s) |" in out
+    assert "| method | ACC | NMI | ARI | fit time (s) |" in out
     assert "| constant | 0.100 ± 0.000 |" in out
+    assert "- ACC: clustering accuracy" in out
 
 
 def test_threads_option_caps_the_thread_pools(monkeypatch):
+    import numba
+
     seen = []
 
     def probe(ctx):
         from threadpoolctl import threadpool_info
 
-        seen.append((ctx.n_threads, [pool["num_threads"] for pool in threadpool_info()]))
+        pools = [pool["num_threads"] for pool in threadpool_info()]
+        seen.append((ctx.n_threads, pools, numba.get_num_threads()))
         return []
 
     monkeypatch.setattr(_cli, "DEMO_SECTIONS", [_cli.DemoSection("probe", "probe", probe)])
-    assert run(["demo", "--seeds", "1", "--threads", "1"])[0] == 0
-    assert run(["demo", "--seeds", "1", "--threads", "-1"])[0] == 0
-    assert seen[0][0] == 1 and all(n == 1 for n in seen[0][1])
-    assert seen[1][0] is None
-    status, _, err = run(["demo", "--threads", "0"])
-    assert status == 2 and "positive integer or -1" in err
+    monkeypatch.setattr(_cli, "DEFAULT_SECTIONS", ("probe",))
+    before = numba.get_num_threads()
+    cpus = len(os.sched_getaffinity(0))
+    for option in ("1", "-1", "-2"):
+        assert run(["demo", "--seeds", "1", "--threads", option])[0] == 0
+    assert numba.get_num_threads() == before  # restored
+    (one, pools, numba_one), (every, _, numba_every), (all_but_one, _, _) = seen
+    assert one == 1 and all(n == 1 for n in pools) and numba_one == 1
+    assert every == cpus and numba_every == min(cpus, numba.config.NUMBA_NUM_THREADS)
+    assert all_but_one == max(1, cpus - 1)  # joblib's convention, as the library's n_threads
+    for bad in ("0", "two"):
+        status, _, err = run(["demo", "--threads", bad])
+        assert status == 2 and "non-zero integer" in err

@@ -47,6 +47,16 @@ def run(ctx):
     n_rep = 200 if ctx.quick else 500
     rows = []
     for name, policy, note in _policies():
+        # An untimed warm-up on a short horizon compiles the Numba kernels, so that
+        # the first seed's time does not include compilation.
+        regret_curve(
+            policy,
+            sigma=sigma,
+            budgets=[32, 64],
+            n_replications=2,
+            seed=0,
+            n_threads=ctx.n_threads,
+        )
         scores = {c: [] for c in COLUMNS}
         times = []
         for seed in ctx.seeds:

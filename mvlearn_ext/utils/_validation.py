@@ -183,6 +183,26 @@ def check_magnitude(X, name, *, allow_nan=False, compute_dtype=None):
     )
 
 
+def _ragged_message(rows, where):
+    """The error of a view whose rows are not all sequences of the same length."""
+    lengths = [len(row) if hasattr(row, "__len__") else None for row in rows]
+
+    def describe(k):
+        n = lengths[k]
+        return f"row {k} is a single number" if n is None else f"row {k} has {_plural(n, 'value')}"
+
+    mismatch = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
+    if mismatch is None:  # same lengths: an entry is itself a sequence
+        return (
+            f"{where} is ragged: an entry of its rows is a sequence, not a number; every row "
+            "must hold one number per feature"
+        )
+    return (
+        f"{where} is ragged: {describe(0)} but {describe(mismatch)}; every row must hold "
+        "one number per feature, the same number in every row"
+    )
+
+
 def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, order):
     """Convert one view to a validated 2-D array (or sparse matrix)."""
     if sp.issparse(view):
@@ -195,9 +215,7 @@ def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, o
         try:
             view = np.asarray(view)
         except ValueError as exc:
-            raise ValueError(
-                f"{where} is ragged: its rows do not all have the same length"
-            ) from exc
+            raise ValueError(_ragged_message(view, where)) from exc
     kind = getattr(getattr(view, "dtype", None), "kind", None)
     if kind in ("U", "S", "V"):
         raise ValueError(
@@ -226,6 +244,9 @@ def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, o
     except TypeError as exc:
         raise TypeError(f"{where} could not be converted to a numeric array: {exc}") from exc
     except ValueError as exc:
+        if getattr(getattr(view, "dtype", None), "kind", None) == "O" and "sequence" in str(exc):
+            # NumPy's "setting an array element with a sequence": rows of different lengths
+            raise ValueError(_ragged_message(view, where)) from exc
         raise ValueError(f"{where} could not be converted to a numeric array: {exc}") from exc
     if view.ndim != 2:
         hint = (

@@ -43,31 +43,35 @@ def _dependency_available(name):
     return importlib.util.find_spec(name) is not None
 
 
-def _public_modules(package):
-    """Import and yield ``package`` and its public submodules, depth first."""
+def _public_modules(package, include_optional=True):
+    """Import and yield ``package`` and its public submodules, depth first.
+
+    A subpackage that needs an optional dependency is walked only when
+    ``include_optional`` is true and the dependency can be found.
+    """
     yield package
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("_") or info.name in _SKIPPED_MODULES:
             continue
         dependency = _OPTIONAL_SUBPACKAGES.get(info.name) if package.__name__ == _ROOT else None
-        if dependency is not None and not _dependency_available(dependency):
+        if dependency is not None and not (include_optional and _dependency_available(dependency)):
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         if info.ispkg:
-            yield from _public_modules(module)
+            yield from _public_modules(module, include_optional)
         else:
             yield module
 
 
-def all_estimators(type_filter=None, *, multiview=None):
+def all_estimators(type_filter=None, *, multiview=None, include_optional=True):
     """The public estimators of ``mvlearn_ext``, as ``(name, class)`` pairs.
 
     Walks the public subpackages and modules (those whose names do not start
     with an underscore) and collects the classes that derive from
     :class:`sklearn.base.BaseEstimator`, are defined in ``mvlearn_ext``, are
     not abstract and have public names. ``mvlearn_ext.deep`` is walked only
-    when torch is installed, and torch is never imported otherwise;
-    ``mvlearn_ext.__main__`` is never imported.
+    when torch is installed and ``include_optional`` is true, and torch is
+    never imported otherwise; ``mvlearn_ext.__main__`` is never imported.
 
     Parameters
     ----------
@@ -85,6 +89,11 @@ default=None
         ``True`` keeps only the multi-view estimators (whose ``fit`` takes a
         list of views, see :func:`mvlearn_ext.base.is_multiview`), ``False``
         only the single-array ones, ``None`` both.
+    include_optional : bool, default=True
+        Also walk the subpackages that need an optional dependency
+        (``mvlearn_ext.deep``, which needs torch) when it is installed.
+        ``False`` gives the core estimators only, without importing torch
+        (importing it takes seconds).
 
     Returns
     -------
@@ -109,9 +118,11 @@ default=None
             )
     if multiview not in (None, True, False):
         raise ValueError(f"multiview must be None, True or False, got {multiview!r}")
+    if include_optional not in (True, False):
+        raise ValueError(f"include_optional must be True or False, got {include_optional!r}")
 
     found = set()
-    for module in _public_modules(importlib.import_module(_ROOT)):
+    for module in _public_modules(importlib.import_module(_ROOT), include_optional):
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (
                 name.startswith("_")

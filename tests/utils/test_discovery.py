@@ -96,6 +96,31 @@ def test_torch_is_never_imported_when_it_is_missing():
     assert result.stdout.strip() == "ok"
 
 
+def test_core_estimators_only_never_import_torch():
+    # torch may well be installed here: include_optional=False must not walk
+    # mvlearn_ext.deep (importing torch takes seconds) and must still find the core.
+    code = textwrap.dedent(
+        """
+        import sys
+        from mvlearn_ext.utils.discovery import all_estimators
+        names = [name for name, _ in all_estimators(include_optional=False)]
+        assert "ConcatKMeans" in names and "HAGMVC" in names
+        assert "torch" not in sys.modules, "torch was imported"
+        assert "mvlearn_ext.deep" not in sys.modules, "mvlearn_ext.deep was imported"
+        print(len(names))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    core = {name for name, _ in all_estimators(include_optional=False)}
+    assert len(core) == int(result.stdout)
+    assert core <= {name for name, _ in all_estimators()}
+    with pytest.raises(ValueError, match="include_optional must be True or False"):
+        all_estimators(include_optional="no")
+
+
 def test_dependency_probe_does_not_import(monkeypatch):
     monkeypatch.delitem(sys.modules, "json", raising=False)
     assert discovery._dependency_available("json")
@@ -129,5 +154,5 @@ def test_filter_keeps_concrete_public_classes_defined_in_the_package(monkeypatch
         cls.__module__ = "mvlearn_ext.fake"
         setattr(module, cls.__name__, cls)
     module.KMeans = KMeans  # imported from elsewhere: not ours
-    monkeypatch.setattr(discovery, "_public_modules", lambda package: iter([module]))
+    monkeypatch.setattr(discovery, "_public_modules", lambda package, *args: iter([module]))
     assert all_estimators() == [("Concrete", Concrete)]

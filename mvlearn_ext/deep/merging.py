@@ -1,4 +1,4 @@
-"""Torch bridge of :mod:`mvlearn_ext.merging`: merge ``state_dict``s and ``nn.Module``s.
+"""Torch bridge of :mod:`mvlearn_ext.merging`: merge state dicts and modules.
 
 Every merge function of :mod:`mvlearn_ext.merging` has a twin here with the
 same name and keyword arguments. It accepts, for ``base`` and each expert,

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import warnings
 from pathlib import Path
 
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 from sphinx_gallery.sorting import ExplicitOrder
 
 import mvlearn_ext
@@ -175,6 +178,28 @@ def _escape_attribute_names(app, what, name, obj, options, lines):
             lines[i] = head + sep + "".join(parts)
 
 
+def _constant_docstrings(app, what, name, obj, options, lines):
+    # A re-exported module constant (a tuple, say) would show the docstring of
+    # its type: use its ``#:`` comment in the submodule that defines it instead.
+    if what != "data" or type(obj).__module__ != "builtins":
+        return
+    type_doc = (type(obj).__doc__ or "").strip()
+    if not type_doc or type_doc.splitlines()[0].strip() not in " ".join(lines):
+        return  # numpydoc has reformatted the lines already: compare a sentence
+    package, attr = name.rsplit(".", 1)
+    lines[:] = []
+    for modname, module in sorted(sys.modules.items()):
+        if not modname.startswith(package + ".") or getattr(module, attr, None) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except PycodeError:
+            continue
+        if ("", attr) in docs:
+            lines[:] = list(docs[("", attr)])
+            return
+
+
 def _skip_metadata_request_methods(app, what, name, obj, skip, options):
     # scikit-learn generates set_fit_request & co. on every estimator; their
     # docstrings belong to scikit-learn (and cite a label its 1.2 inventory lacks).
@@ -186,3 +211,4 @@ def _skip_metadata_request_methods(app, what, name, obj, skip, options):
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_attribute_names, priority=900)
     app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-process-docstring", _constant_docstrings, priority=950)

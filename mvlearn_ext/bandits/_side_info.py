@@ -77,7 +77,7 @@ _STATE_KEYS = ("counts", "means", "m2", "steps")
 
 
 def log_variance_tables(budget):
-    """Bias ``b(nu)`` and variance ``psi'(nu / 2)`` of ``log s^2`` for ``n = 0 .. budget``.
+    """Bias ``b(nu)`` and variance ``psi'(nu / 2)`` of ``log s^2`` for ``n = 0, ..., budget``.
 
     Entry ``n`` refers to a Gaussian sample of size ``n`` (``nu = n - 1``):
     ``E log s^2 - log sigma^2 = psi(nu / 2) - log(nu / 2)`` and

@@ -497,7 +497,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
     below, an affine map, so convex combinations are preserved). A graph
     ``Z^(l)`` of shape ``(m_l, m_{l-1})`` (``m_0 = n``, every column on the
     probability simplex) links each point of level ``l-1`` (the samples for
-    ``l = 1``) to the level-l anchors. The objective is
+    ``l = 1``) to the level-l anchors. The objective is::
 
         J = sum_l [ sum_v (alpha_v^(l))^2 / c_v^(l)
                         * sum_ij Z^(l)_ji ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2

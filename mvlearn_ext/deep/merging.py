@@ -1,4 +1,4 @@
-"""Torch bridge of :mod:`mvlearn_ext.merging`: merge ``state_dict``s and ``nn.Module``s.
+"""Torch bridge of :mod:`mvlearn_ext.merging`: merge state dicts and modules.
 
 Every merge function of :mod:`mvlearn_ext.merging` has a twin here with the
 same name and keyword arguments. It accepts, for ``base`` and each expert,
@@ -112,7 +112,7 @@ def _wrap(np_func):
     merge.__qualname__ = np_func.__name__
     merge.__doc__ = (
         f"Torch twin of :func:`mvlearn_ext.merging.{np_func.__name__}`.\n\n"
-        "``base`` and each expert are ``nn.Module``s or ``state_dict``s; the keyword\n"
+        "``base`` and each expert are modules (``nn.Module``) or state dicts; the keyword\n"
         "arguments are those of the NumPy function. Returns the type of ``base``\n"
         "(a deep copy of the module with the merged weights loaded, or a new\n"
         "``state_dict`` with the base's dtypes and devices).\n"
@@ -129,9 +129,9 @@ random_mask_merge = _wrap(_np_merging.random_mask_merge)
 
 
 def task_vectors(base, experts):
-    """Task vectors ``theta_n - theta_0`` as float64 ``state_dict``s (floating keys only).
+    """Task vectors ``theta_n - theta_0`` as float64 state dicts (floating keys only).
 
-    ``base`` and each expert are ``nn.Module``s or ``state_dict``s.
+    ``base`` and each expert are modules (``nn.Module``) or state dicts.
     """
     base_sd, base_np, experts_np = _convert(base, experts)
     taus = _np_merging.task_vectors(base_np, experts_np)

@@ -13,7 +13,7 @@ __all__ = ["DiffusionSchedule", "forward_marginal", "make_schedule", "q_sample"]
 
 @dataclass(frozen=True, eq=False)
 class DiffusionSchedule:
-    """A discrete noise schedule ``beta_0 .. beta_{T-1}`` and its derived quantities.
+    """A discrete noise schedule ``beta_0, ..., beta_{T-1}`` and its derived quantities.
 
     Step ``t`` (an index in ``0 .. T-1``) has ``alpha_t = 1 - beta_t`` and
     ``alpha_bar_t = prod_{s <= t} alpha_s``; the forward marginal is

@@ -129,7 +129,7 @@ def task_sample_weights(tasks, weights=None):
 
 
 def make_pseudo_pairs(samplers, condition_pools, *, n_per_condition=1, random_state=None):
-    """Pseudo-pairs ``(c, x_tilde ~ s_k(. | c))`` for every condition of every task's pool.
+    """Pseudo-pairs ``(c, x_tilde ~ s_k(· | c))`` for every condition of every task's pool.
 
     Parameters
     ----------

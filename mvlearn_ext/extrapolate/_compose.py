@@ -75,7 +75,7 @@ def _check_code(code, n_primitives, name="code"):
 
 
 def compose_primitives(code, x, primitives=PRIMITIVES):
-    """``g_{c_L}(... g_{c_1}(x))`` for ``code = (c_1, ..., c_L)``; the empty code is ``x``.
+    """``g_{c_L}(··· g_{c_1}(x))`` for ``code = (c_1, ..., c_L)``; the empty code is ``x``.
 
     Examples
     --------

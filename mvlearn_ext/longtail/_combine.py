@@ -107,8 +107,8 @@ def combine_gradients(
 ):
     """Combine per-task gradients into one update.
 
-    Modes
-    -----
+    ``mode`` is one of:
+
     ``"entropy_weighted"``
         The code-faithful combiner: ``g = sum_k omega_k m_k g_k / sum_k omega_k m_k``
         per coordinate (``m_k`` the coordinates task k touches, default

@@ -5,8 +5,8 @@ global top-k), DARE (seeded drop and rescale), magnitude and random pruning
 controls, and SA-Merging (Park, Lee, Sohn, ICML 2026; a reconstruction):
 connectivity-saliency pruning of task vectors with a closed-form SynFlow
 gradient for linear/ReLU stacks, and its rank-wise LoRA variant. No function
-looks at task data. ``mvlearn_ext.deep.merging`` takes torch ``state_dict``s
-and ``nn.Module``s and returns the same types.
+looks at task data. ``mvlearn_ext.deep.merging`` takes torch state dicts
+and modules (``nn.Module``) and returns the same types.
 """
 
 from mvlearn_ext.merging._baselines import (

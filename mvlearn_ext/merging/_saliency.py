@@ -90,7 +90,7 @@ def _synflow_grads(abs_weights):
 
 
 def synflow_score_mlp(weights):
-    """SynFlow connectivity ``R = 1^T |W^L| ... |W^1| 1`` of a linear/ReLU stack.
+    """SynFlow connectivity ``R = 1^T |W^L| ··· |W^1| 1`` of a linear/ReLU stack.
 
     Parameters
     ----------

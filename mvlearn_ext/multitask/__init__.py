@@ -1,12 +1,12 @@
 """Robust multi-task linear regression and its baselines.
 
-:class:`RobustMultiTaskRegressor` / :class:`RobustMultiTaskRegressorCV`
-    Tasks shrunk towards a shared centre in each task's own covariance
-    geometry (Kim, ICML 2026), solved exactly.
-:class:`ARMULRegressor`, :class:`ClusteredARMULRegressor`, :class:`LowRankARMULRegressor`,
-:class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
-:class:`MeanRegularizedRegressor` (and their ``...CV`` variants)
-    The baselines, each solved to tolerance.
+* :class:`RobustMultiTaskRegressor` / :class:`RobustMultiTaskRegressorCV`:
+  tasks shrunk towards a shared centre in each task's own covariance
+  geometry (Kim, ICML 2026), solved exactly.
+* :class:`ARMULRegressor`, :class:`ClusteredARMULRegressor`, :class:`LowRankARMULRegressor`,
+  :class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
+  :class:`MeanRegularizedRegressor` (and their ``...CV`` variants):
+  the baselines, each solved to tolerance.
 
 All estimators take the rows of every task stacked in ``X, y`` with a task
 label per row: ``fit(X, y, tasks=...)``, ``predict(X, tasks=...)``

@@ -1,0 +1,214 @@
+"""Sphinx configuration of the mvlearn_ext documentation site.
+
+Build with ``make -C docs html`` (gallery examples run) or
+``make -C docs html-noplot`` (examples shown, not run); warnings are errors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
+from sphinx_gallery.sorting import ExplicitOrder
+
+import mvlearn_ext
+
+DOCS = Path(__file__).resolve().parent
+
+project = "mvlearn_ext"
+author = "The mvlearn_ext developers"
+copyright = "The mvlearn_ext developers, BSD 3-Clause"  # noqa: A001
+release = mvlearn_ext.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+exclude_patterns = [
+    "_build",
+    "_intersphinx",
+    "Thumbs.db",
+    ".DS_Store",
+    "auto_examples/*.ipynb",
+    "auto_examples/*/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*/*.py",
+]
+
+# -- API reference: autosummary writes one page per public object ------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"member-order": "bysource"}
+autodoc_typehints = "none"  # the numpydoc "Parameters" sections carry the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+# Parameter types become cross-references; names that resolve nowhere (such as
+# ``n_features_in_`` in a shape) render as code instead of breaking reST.
+numpydoc_xref_param_type = True
+numpydoc_xref_aliases = {
+    "ndarray": "numpy.ndarray",
+    "array-like": ":term:`sklearn:array-like`",
+    "array_like": ":term:`sklearn:array-like`",
+    "BaseEstimator": "sklearn.base.BaseEstimator",
+    "csr_matrix": "scipy.sparse.csr_matrix",
+    "csr_array": "scipy.sparse.csr_array",
+    "sparse matrix": "scipy.sparse.spmatrix",
+    "Generator": "numpy.random.Generator",
+    "RandomState": "numpy.random.RandomState",
+    "DataFrame": "pandas.DataFrame",
+    "Tensor": "torch.Tensor",
+    "Module": "torch.nn.Module",
+    "scalar": "numbers.Number",
+}
+numpydoc_xref_ignore = {
+    "of", "or", "and", "shape", "optional", "default", "the", "a", "an", "with",
+    "same", "as", "in", "to", "for", "each", "one", "per", "object",
+    "length", "positive", "non-negative",
+}  # fmt: skip
+numpydoc_validation_checks: set[str] = set()
+numpydoc_attributes_as_param_list = True
+
+# -- Markdown pages (user guides, benchmarks, design) via MyST ---------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# -- Cross-links to the packages this one sits beside ------------------------
+# The build machine reaches no documentation host, so the inventories are
+# read from docs/_intersphinx/ (taken from Debian 12's python3.11-doc,
+# python-scipy-doc 1.10.1 and python-sklearn-doc 1.2.1 packages); the links
+# point at the live sites. Names added since those versions do not resolve.
+# No offline inventory of NumPy or PyTorch is available from a package
+# registry: their mappings are added only when MVLEARN_EXT_DOCS_ONLINE=1
+# (a machine that can fetch https://numpy.org and https://docs.pytorch.org).
+_INV = DOCS / "_intersphinx"
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3/", str(_INV / "python-3.11.inv")),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", str(_INV / "scipy-1.10.inv")),
+    "sklearn": ("https://scikit-learn.org/stable/", str(_INV / "sklearn-1.2.inv")),
+}
+if os.environ.get("MVLEARN_EXT_DOCS_ONLINE") == "1":
+    intersphinx_mapping["numpy"] = ("https://numpy.org/doc/stable/", None)
+    intersphinx_mapping["torch"] = ("https://docs.pytorch.org/docs/stable/", None)
+intersphinx_timeout = 10
+
+# -- Gallery -----------------------------------------------------------------
+_FAMILIES = [
+    "cluster",
+    "multitask",
+    "bandits",
+    "studies",
+    "gaussian_process",
+    "moo",
+    "federated",
+    "merging",
+    "deep",
+]
+sphinx_gallery_conf = {
+    "examples_dirs": ["../examples"],
+    "gallery_dirs": ["auto_examples"],
+    "subsection_order": ExplicitOrder([f"../examples/{f}" for f in _FAMILIES]),
+    "within_subsection_order": "FileNameSortKey",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "doc_module": ("mvlearn_ext",),
+    "reference_url": {"mvlearn_ext": None},
+    "backreferences_dir": "api/generated/backreferences",
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "min_reported_time": 1,
+    # No sg_execution_times pages: index.md's glob would list them as pages.
+    "write_computation_times": False,
+}
+
+# Matplotlib runs headless; examples must not try to open a window.
+os.environ.setdefault("MPLBACKEND", "Agg")
+warnings.filterwarnings(
+    "ignore", message="Matplotlib is currently using agg", category=UserWarning
+)
+
+# -- HTML --------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"mvlearn_ext {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+    "navbar_align": "left",
+}
+html_show_sourcelink = False
+html_copy_source = False
+
+
+# -- Docstring touch-up -------------------------------------------------------
+# In a numpydoc type such as ``ndarray of shape (n_features_in_,)`` a fitted
+# attribute's name ends with "_", which reST reads as a hyperlink reference.
+# After numpydoc has rendered the docstring, escape those trailing
+# underscores on the parameter lines (the lines ``**name** : type``) only.
+_TRAILING_UNDERSCORE = re.compile(r"(?<![\w`*\\])([A-Za-z]\w*)_(?=[\s,)\]])")
+
+
+def _escape_attribute_names(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if "** : " in line:
+            head, sep, typ = line.partition("** : ")
+            parts = re.split(r"(`[^`]*`)", typ)
+            parts = [
+                p if p.startswith("`") else _TRAILING_UNDERSCORE.sub(r"\1\\_", p) for p in parts
+            ]
+            lines[i] = head + sep + "".join(parts)
+
+
+def _constant_docstrings(app, what, name, obj, options, lines):
+    # A re-exported module constant (a tuple, say) would show the docstring of
+    # its type: use its ``#:`` comment in the submodule that defines it instead.
+    if what != "data" or type(obj).__module__ != "builtins":
+        return
+    type_doc = (type(obj).__doc__ or "").strip()
+    if not type_doc or type_doc.splitlines()[0].strip() not in " ".join(lines):
+        return  # numpydoc has reformatted the lines already: compare a sentence
+    package, attr = name.rsplit(".", 1)
+    lines[:] = []
+    for modname, module in sorted(sys.modules.items()):
+        if not modname.startswith(package + ".") or getattr(module, attr, None) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except PycodeError:
+            continue
+        if ("", attr) in docs:
+            lines[:] = list(docs[("", attr)])
+            return
+
+
+def _skip_metadata_request_methods(app, what, name, obj, skip, options):
+    # scikit-learn generates set_fit_request & co. on every estimator; their
+    # docstrings belong to scikit-learn (and cite a label its 1.2 inventory lacks).
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_attribute_names, priority=900)
+    app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-process-docstring", _constant_docstrings, priority=950)

@@ -336,6 +336,8 @@ def _setups():
         "LMVSC": (lambda c: c(n_clusters=3, n_anchors=6, n_init=2, random_state=0), _MV),
         "SMVSC": (lambda c: c(n_clusters=3, n_init=2, max_iter=5, random_state=0), _MV),
         "FPMVSCAG": (lambda c: c(n_clusters=3, n_init=2, max_iter=5, random_state=0), _MV),
+        "EOMSCCA": (lambda c: c(n_clusters=3, max_iter=5, random_state=0), _MV),
+        "ConcatSpectral": (lambda c: c(n_clusters=3, n_neighbors=5, random_state=0), _MV),
         "CIMLN": (
             lambda c: c(
                 n_clusters=3,
@@ -450,13 +452,7 @@ def _setup(name, cls):
 
 #: (estimator, case) -> why it still fails; strict, so a fix shows. Each is
 #: in a module another change owns at the time of writing.
-KNOWN_GAPS = {
-    ("LVMOGPRegressor", "huge"): (
-        "gaussian_process/_lvmogp.py fails deep in SciPy ('array must not contain infs or "
-        "NaNs'); fix: check_magnitude(X, 'X') after validate_data in fit and predict and "
-        "check_magnitude(Y, 'Y', allow_nan=True) in _check_targets"
-    ),
-}
+KNOWN_GAPS: dict = {}
 
 
 def test_every_discovered_estimator_has_a_setup():
@@ -474,7 +470,7 @@ def _bad_input_params():
             yield pytest.param(name, cls, case, marks=marks, id=f"{name}-{case}")
 
 
-@pytest.mark.parametrize("name, cls, case", _bad_input_params())
+@pytest.mark.parametrize("name, cls, case", list(_bad_input_params()))
 def test_bad_input_is_refused_or_handled(name, cls, case):
     estimator, adapter = _setup(name, cls)
 
@@ -622,15 +618,6 @@ def test_low_rank_armul_objective_is_finite_in_the_closed_form_cases():
     np.testing.assert_allclose(one.objective_, -0.5 * theta @ (Xc.T @ Xc / n) @ theta, rtol=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "cluster/_smvsc.py (owned by another change): with views narrower than n_clusters the "
-        "spectral embedding has fewer distinct rows than n_clusters and KMeans returns fewer "
-        "clusters with only a ConvergenceWarning; fix in SMVSC.fit: count the distinct rows "
-        "of F (np.unique(F, axis=0)) and raise a ValueError naming n_clusters when fewer"
-    ),
-)
 def test_fpmvscag_refuses_or_finds_every_cluster():
     from mvlearn_ext.cluster import FPMVSCAG
 
@@ -686,7 +673,7 @@ def _predict_params():
                 yield pytest.param(name, cls, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("name, cls", _predict_params())
+@pytest.mark.parametrize("name, cls", list(_predict_params()))
 def test_predict_refuses_nan_and_huge_values(name, cls):
     """After a clean fit, NaN and values too large at predict time are refused."""
     estimator, adapter = _setup(name, cls)

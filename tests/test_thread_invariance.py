@@ -21,11 +21,13 @@ from threadpoolctl import threadpool_limits
 from mvlearn_ext.bandits import GreedyPlugIn, simulate
 from mvlearn_ext.cluster import (
     DRMC,
+    EOMSCCA,
     FPMVSCAG,
     HAGMVC,
     LMVSC,
     SMVSC,
     ConcatKMeans,
+    ConcatSpectral,
     _common,
     _kernels,
 )
@@ -93,19 +95,6 @@ def fit_on(n, make, fit):
 # --------------------------------------------------------------------------- clustering
 
 
-def _blas_splits_inner_dimension():
-    """Whether this BLAS sums a skinny product's long inner dimension per thread."""
-    rng = np.random.default_rng(0)
-    Z, X = rng.random((10, 600)), rng.random((600, 240))
-    with threadpool_limits(limits=1, user_api="blas"):
-        one = Z @ X
-    with threadpool_limits(limits=2, user_api="blas"):
-        two = Z @ X
-    return not np.array_equal(one, two)
-
-
-BLAS_SPLITS = TWO_CPUS and _blas_splits_inner_dimension()
-
 #: A wide view (240 features) and 600 samples: large enough for OpenBLAS to
 #: split the inner dimension of ``Z @ X`` and for k-means to span several
 #: OpenMP chunks.
@@ -113,43 +102,15 @@ CLUSTER_VIEWS = make_multiview_blobs(
     600, n_views=2, n_features=[240, 12], n_clusters=4, random_state=0
 )[0]
 
-_SMVSC_CAUSE = (
-    "cluster/_smvsc.py: _State.refresh_graph forms Z @ X_v (n_anchors x n, n x d_v), whose "
-    "inner dimension OpenBLAS splits across its threads, and SMVSC.fit's final KMeans (and "
-    "_initial_graph's) sums centres per OpenMP thread; smvsc_fit/SMVSC.fit need the BLAS and "
-    "OpenMP pools at one thread (mvlearn_ext.utils._threads.fit_threads)"
-)
 CLUSTERERS = [
     pytest.param(LMVSC, 4, id="LMVSC"),
     pytest.param(HAGMVC, 4, id="HAGMVC"),
-    pytest.param(
-        DRMC,
-        4,
-        id="DRMC",
-        marks=pytest.mark.xfail(
-            BLAS_SPLITS,
-            strict=True,
-            reason="cluster/_drmc.py: _cross_products forms Z @ X_v (n_anchors x n, n x d_v), "
-            "whose inner dimension OpenBLAS splits across its threads, so the anchors and the "
-            "embedding change in the last bits; DRMC.fit needs the BLAS pool at one thread "
-            "(mvlearn_ext.utils._threads.fit_threads)",
-        ),
-    ),
-    pytest.param(SMVSC, 6, id="SMVSC", marks=pytest.mark.xfail(strict=True, reason=_SMVSC_CAUSE)),
-    pytest.param(
-        FPMVSCAG, 6, id="FPMVSCAG", marks=pytest.mark.xfail(strict=True, reason=_SMVSC_CAUSE)
-    ),
-    pytest.param(
-        ConcatKMeans,
-        4,
-        id="ConcatKMeans",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="cluster/_concat.py: ConcatKMeans.fit runs scikit-learn's KMeans, whose Lloyd "
-            "iterations sum the centres per OpenMP thread; fit needs the OpenMP pool at one "
-            "thread (mvlearn_ext.utils._threads.single_threaded_pools)",
-        ),
-    ),
+    pytest.param(DRMC, 4, id="DRMC"),
+    pytest.param(SMVSC, 4, id="SMVSC"),
+    pytest.param(FPMVSCAG, 4, id="FPMVSCAG"),
+    pytest.param(EOMSCCA, 4, id="EOMSCCA"),
+    pytest.param(ConcatSpectral, 4, id="ConcatSpectral"),
+    pytest.param(ConcatKMeans, 4, id="ConcatKMeans"),
 ]
 
 

@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
+from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
 
@@ -207,6 +208,7 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         return _concatenate(Xs, self.view_means_, self.view_scales_)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_single_threaded_pools
     def fit(self, Xs, y=None):
         """Scale, concatenate and cluster the views.
 
@@ -246,6 +248,7 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         Xs = self._validate_predict_views(Xs)
         return self._concatenate(Xs)
 
+    @with_single_threaded_pools
     def predict(self, Xs):
         """Assign each sample to the nearest centre.
 
@@ -406,6 +409,7 @@ class ConcatSpectral(MultiViewClusterMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_single_threaded_pools
     def fit(self, Xs, y=None):
         """Scale and concatenate the views, build the graph, cluster its embedding.
 

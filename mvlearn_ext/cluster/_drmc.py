@@ -34,6 +34,7 @@ from mvlearn_ext.cluster._common import (
 from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils import anchor_graph
+from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = ["DRMC"]
 
@@ -843,6 +844,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         return joint, blocks
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_single_threaded_pools
     def fit(self, Xs, y=None):
         """Learn the anchors, the view weights, the consensus graph and the partition.
 
@@ -937,6 +939,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         self.anchor_memberships_ = memberships
         return self
 
+    @with_single_threaded_pools
     def predict(self, Xs):
         """Assign new samples to clusters through the learned anchors.
 

@@ -666,6 +666,13 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
                 Z, self._embedding_size(m), normalize=False, return_projection=True
             )
             F = _normalize_rows(F)
+            n_distinct = np.unique(F, axis=0).shape[0]
+            if n_distinct < self.n_clusters:
+                raise ValueError(
+                    f"n_clusters={self.n_clusters} is more than the {n_distinct} distinct rows "
+                    "of the learned embedding: the anchor graph cannot separate that many "
+                    "clusters. Lower n_clusters or use more anchors (n_anchors)"
+                )
             self.kmeans_ = KMeans(
                 n_clusters=self.n_clusters, n_init=self.n_init, random_state=kmeans_seed
             ).fit(F)

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
+from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["LVMOGPRegressor"]
 
@@ -42,6 +43,7 @@ def _check_targets(Y, n_samples):
         )
     if np.isinf(Y).any():
         raise ValueError("Y contains infinity; mark missing entries with NaN")
+    check_magnitude(Y, "Y", allow_nan=True)
     Y2 = Y.reshape(n_samples, -1)
     if Y2.shape[1] == 0:
         raise ValueError("Y has no outputs (0 columns)")
@@ -377,6 +379,7 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
 
     def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_magnitude(X, "X")
         Y, self._y_1d = _check_targets(Y, X.shape[0])
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
@@ -469,6 +472,7 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        check_magnitude(X, "X")
         nt = effective_n_threads(self.n_threads, name="n_threads")
         with single_threaded_pools():
             m, v = bd.predict_moments(

@@ -161,7 +161,8 @@ def test_default_demo_is_clustering_only_and_imports_no_optional_dependency():
         assert 0.0 <= row["scores"]["ACC"][0] <= 1.0 and len(row["fit_times"]) == 1
     # The multi-view methods and the concatenation baselines side by side.
     methods = {row["method"] for row in section["rows"]}
-    assert {"HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG", "ConcatKMeans"} <= methods
+    assert {"HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG", "EOMSCCA"} <= methods
+    assert {"concat k-means (z)", "concat spectral (z)", "concat spectral (bal)"} <= methods
 
 
 def test_clustering_section_warms_up_before_timing(monkeypatch):

@@ -10,8 +10,6 @@ multi-view method stays in the table.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from mvlearn_ext import cluster
@@ -31,40 +29,6 @@ def _threaded(cls, **params):
     return make
 
 
-class _ConcatSpectral:
-    """scikit-learn's spectral clustering on the concatenated views.
-
-    Every feature is z-scored and every view then scaled to unit total
-    variance (so that the 240 pixel features do not outweigh the 6
-    morphological ones), the views are put side by side, and
-    :class:`sklearn.cluster.SpectralClustering` clusters a symmetrised
-    10-nearest-neighbour graph.
-    """
-
-    def __init__(self, n_clusters, random_state, n_neighbors=10):
-        self.n_clusters = n_clusters
-        self.random_state = random_state
-        self.n_neighbors = n_neighbors
-
-    def fit_predict(self, Xs):
-        from sklearn.cluster import SpectralClustering
-
-        from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-
-        Zs = apply_view_scaling(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
-        model = SpectralClustering(
-            self.n_clusters,
-            affinity="nearest_neighbors",
-            n_neighbors=self.n_neighbors,
-            assign_labels="kmeans",
-            n_init=10,
-            random_state=self.random_state,
-        )
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Graph is not fully connected")
-            return model.fit_predict(np.hstack(Zs))
-
-
 #: The rows of the section, in order: ``(name, factory, note)``, where
 #: ``factory(n_clusters, seed, n_threads)`` returns an unfitted estimator with
 #: ``fit_predict(Xs)``. Defaults throughout: nothing is tuned on these data.
@@ -78,16 +42,26 @@ METHODS = [
         _threaded(cluster.FPMVSCAG),
         "multi-view anchor baseline, Wang et al. IEEE TIP 2022",
     ),
+    ("EOMSCCA", _threaded(cluster.EOMSCCA), "multi-view anchor baseline, Liu et al. AAAI 2022"),
     (
-        "ConcatKMeans",
-        _threaded(cluster.ConcatKMeans),
+        "concat k-means (z)",
+        _threaded(cluster.ConcatKMeans, scaling="zscore"),
         "concatenation baseline: k-means on the z-scored views side by side",
     ),
     (
-        "spectral, concatenated",
-        lambda n_clusters, seed, n_threads: _ConcatSpectral(n_clusters, seed),
-        "concatenation baseline: scikit-learn SpectralClustering (10-NN graph) on the views "
-        "z-scored, scaled to unit variance each and side by side",
+        "concat k-means (bal)",
+        _threaded(cluster.ConcatKMeans, scaling="balanced"),
+        "concatenation baseline: k-means on the z-scored views, each scaled to unit variance",
+    ),
+    (
+        "concat spectral (z)",
+        _threaded(cluster.ConcatSpectral, scaling="zscore"),
+        "concatenation baseline: 10-NN spectral clustering of the z-scored views side by side",
+    ),
+    (
+        "concat spectral (bal)",
+        _threaded(cluster.ConcatSpectral, scaling="balanced"),
+        "concatenation baseline: 10-NN spectral clustering, each view scaled to unit variance",
     ),
 ]
 

@@ -116,6 +116,13 @@ _FAMILIES = [
     "moo",
     "federated",
     "merging",
+    "longtail",
+    "adapters",
+    "rl",
+    "incomplete",
+    "diffusion",
+    "brain",
+    "extrapolate",
     "deep",
 ]
 sphinx_gallery_conf = {

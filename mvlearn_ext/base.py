@@ -34,6 +34,8 @@ wrap it in :class:`mvlearn_ext.compose.MultiViewAdapter`.
 
 from __future__ import annotations
 
+import sys
+
 from sklearn.utils import TransformerTags
 from sklearn.utils.validation import check_is_fitted
 
@@ -99,6 +101,11 @@ class MultiViewClusterMixin(MultiViewMixin):
     estimator's ``fit(Xs, y=None)`` must set ``labels_``, an integer array
     of shape ``(n_samples,)``.
     """
+
+    def _log(self, message):
+        """Print ``message`` to stderr, prefixed by the class name, when ``verbose``."""
+        if getattr(self, "verbose", 0):
+            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -15,7 +14,6 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import procrustes
@@ -27,6 +25,7 @@ from mvlearn_ext.cluster._smvsc import (
     mapstd_statistics,
     residual_losses,
 )
+from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["EOMSCCA"]
 
@@ -420,10 +419,6 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _log(self, message):
-        if self.verbose:
-            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
         """Learn the anchors, the connected graph and the view weights.
@@ -457,7 +452,7 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
             mapstd_statistics(Xs) if self.standardize else (None, None)
         )
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
-        with threadpool_limits(limits=1):
+        with single_threaded_pools():
             Z0 = initial_graph(views, m, self.init, init_seed)
             result = eomsc_fit(
                 views,

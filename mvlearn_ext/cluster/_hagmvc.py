@@ -31,6 +31,7 @@ from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.utils import project_simplex
+from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["HAGMVC"]
 
@@ -808,7 +809,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         n_components = min(k, int(np.count_nonzero(degree > 0)))
         # An m_L x m_L eigenproblem and Lloyd on an (n, k) embedding: too small to
         # gain from threads.
-        with threadpool_limits(limits=1):
+        with single_threaded_pools():
             F, _, projection = anchor_spectral_embedding(
                 composite_rows.T, n_components, return_projection=True
             )

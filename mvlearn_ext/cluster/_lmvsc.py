@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -208,10 +207,6 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
-
-    def _log(self, message):
-        if self.verbose:
-            print(f"[LMVSC] {message}", file=sys.stderr, flush=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):

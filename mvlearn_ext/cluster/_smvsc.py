@@ -16,7 +16,6 @@ lambda ||Z||_F^2``:
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -25,7 +24,6 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._common import (
@@ -37,6 +35,7 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils import project_simplex
+from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["FPMVSCAG", "SMVSC"]
 
@@ -603,10 +602,6 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         d = k if self.n_components is None else self.n_components
         return m, d, float(self.reg_lambda)
 
-    def _log(self, message):
-        if self.verbose:
-            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
         """Learn the anchors, the graph and the view weights, then cluster.
@@ -634,7 +629,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         m, d, lam = self._model_settings()
         m = min(m, n_samples)
-        with threadpool_limits(limits=1):
+        with single_threaded_pools():
             Z0 = initial_graph(views, m, self.init, init_seed)
             if self.variant == "code":
                 W, A, Z, alpha, z_alpha, history, n_iter = authors_fit(
@@ -697,7 +692,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
         lam = self._model_settings()[2]
         W, A, alpha = self.projections_, self.consensus_anchors_, self._z_step_weights
-        with threadpool_limits(limits=1):
+        with single_threaded_pools():
             if self.variant == "code":
                 Z = code_z_step(views, W, A, float(np.sum(alpha**2)) + lam, n_threads=self.n_jobs)
             else:
@@ -736,7 +731,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
             The cluster of each sample (see the Notes of the class).
         """
         F = self._embed(Xs)
-        with threadpool_limits(limits=1):
+        with single_threaded_pools():
             return self.kmeans_.predict(F).astype(np.intp, copy=False)
 
 

@@ -62,7 +62,8 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
+
+from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["ViewWeights", "fit_view_weights", "scale_views"]
 
@@ -282,7 +283,7 @@ def fit_view_weights(
     structure = np.zeros(n_views)
     labels, neighbours = [], []
     # Small, thin problems: threads (BLAS and k-means' OpenMP) only cost here.
-    with threadpool_limits(limits=1):
+    with single_threaded_pools():
         for v, X in enumerate(views):
             if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
                 labels.append(np.zeros(s, dtype=np.intp))

@@ -31,7 +31,7 @@ import numpy as np
 def brain_rows(seeds):
     import torch
 
-    from mvlearn_ext.brain._demo import phenobrain_benchmark
+    from mvlearn_ext._demo.brain import phenobrain_benchmark
 
     torch.set_num_threads(1)
     out = {}
@@ -44,7 +44,7 @@ def brain_rows(seeds):
 
 
 def rte_parameter_rows(seeds):
-    from mvlearn_ext.extrapolate._demo import parameter_benchmark
+    from mvlearn_ext._demo.extrapolate import parameter_benchmark
 
     out = {}
     for family in ("quadratic", "sin_trend", "exp"):
@@ -61,7 +61,7 @@ def rte_parameter_rows(seeds):
 
 
 def rte_discrete_rows(seeds):
-    from mvlearn_ext.extrapolate._demo import discrete_benchmark
+    from mvlearn_ext._demo.extrapolate import discrete_benchmark
 
     out = {}
     for seed in seeds:

@@ -79,7 +79,7 @@ def grape(seeds, n_steps):
 
 def _diffusion_seed(seed, build):
     from mvlearn_ext.diffusion import make_toy_tasks
-    from mvlearn_ext.diffusion._demo import _scores
+    from mvlearn_ext._demo.diffusion import _scores
 
     data = make_toy_tasks(random_state=seed)
     rows = {}
@@ -94,7 +94,7 @@ def _torch_seed(args):
     seed, kw = args
     import torch
 
-    from mvlearn_ext.diffusion._demo import torch_models
+    from mvlearn_ext._demo.diffusion import torch_models
 
     torch.set_num_threads(1)
 
@@ -197,7 +197,7 @@ def main():
     parser.add_argument("--no-grape", action="store_true")
     parser.add_argument("--workers", type=int, default=2, help="processes for the torch seeds")
     args = parser.parse_args()
-    from mvlearn_ext.diffusion._demo import oracle_models
+    from mvlearn_ext._demo.diffusion import oracle_models
 
     start = time.perf_counter()
     path = pathlib.Path(__file__).parent / "results" / "diffusion_grape.json"

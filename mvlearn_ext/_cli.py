@@ -13,21 +13,10 @@ Commands
     one small problem per family; ``--section NAME`` runs one section;
     ``demo --help`` lists them.
 
-Adding a demo section
----------------------
-A section is a :class:`DemoSection`: a name (for ``--section``), a title,
-the score columns to show with a one-line explanation of each (``legend``),
-the optional dependencies it needs (``requires``, import names from
-:data:`mvlearn_ext.utils._optional.OPTIONAL_DEPENDENCIES`; the section is
-skipped with one line naming the extra when one is missing), and a callable
-``run(ctx) -> list[DemoRow]``, given directly or as a
-``"package.module:function"`` string that is imported only when the section
-runs (so that the demo of one family never slows down or breaks the import
-of another). Append it to :data:`DEMO_SECTIONS` with
-:func:`register_demo_section`. :func:`evaluate_over_seeds` runs a
-``fit_predict(seed) -> labels`` callable over ``ctx.seeds`` (after an
-optional untimed warm-up), times it and scores it with
-:func:`mvlearn_ext.metrics.clustering_report`.
+The demo's sections and their registry live one floor below, in
+:mod:`mvlearn_ext._demo` (the registry in ``_demo.registry``, the built-in
+sections in ``_demo.sections``, each family's section in
+``_demo.<family>``); this module parses the arguments and prints.
 """
 
 from __future__ import annotations
@@ -41,10 +30,20 @@ import os
 import platform
 import sys
 import time
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import mvlearn_ext
+from mvlearn_ext._demo.registry import (  # noqa: F401  (re-exported for section authors)
+    DEMO_SECTIONS,
+    FIT_TIME,
+    DemoContext,
+    DemoRow,
+    DemoSection,
+    evaluate_over_seeds,
+    optional_module,
+    register_demo_section,
+)
+from mvlearn_ext._demo.sections import DEFAULT_SECTIONS
 
 __all__ = [
     "DEMO_SECTIONS",
@@ -57,445 +56,8 @@ __all__ = [
     "register_demo_section",
 ]
 
-CLUSTERING_COLUMNS = ("ACC", "NMI", "ARI")
-FIT_TIME = "fit time (s)"
 DEFAULT_SEEDS = 3
 QUICK_SEEDS = 2
-#: The sections ``demo`` runs without ``--all`` or ``--section``.
-DEFAULT_SECTIONS = ("clustering",)
-
-CLUSTERING_LEGEND = {
-    "ACC": "clustering accuracy: share of samples whose cluster is matched to their class by "
-    "the best one-to-one matching (1 = perfect; 0.1 = chance with 10 balanced classes)",
-    "NMI": "normalised mutual information of clusters and classes, arithmetic normalisation "
-    "(0 = independent, 1 = the same partition)",
-    "ARI": "adjusted Rand index: agreement on every pair of samples (same cluster or not), "
-    "corrected for chance (0 = chance, 1 = the same partition)",
-}
-
-
-def _optional():
-    """:mod:`mvlearn_ext.utils._optional`, imported on use.
-
-    Importing :mod:`mvlearn_ext.utils` loads the compiled core; ``info`` and
-    ``--help`` must work (and report it) when the core is broken.
-    """
-    from mvlearn_ext.utils import _optional
-
-    return _optional
-
-
-# ---------------------------------------------------------------------------
-# Demo registry
-
-
-@dataclasses.dataclass
-class DemoRow:
-    """One line of a demo table: a method's per-seed scores and fit times."""
-
-    method: str
-    scores: dict[str, list[float]]
-    fit_times: list[float]
-    note: str = ""
-
-
-@dataclasses.dataclass
-class DemoContext:
-    """What a section receives: the seeds, the options and the data.
-
-    ``n_threads`` is the ``--threads`` option resolved to a positive count
-    (``-1``: every CPU, ``-2``: all but one, ...). The demo already caps
-    the BLAS and OpenMP thread pools (threadpoolctl) and Numba's threads at
-    it; a section passes it on to kernels with their own threads
-    (``n_jobs=`` / ``n_threads=`` of the estimators).
-    """
-
-    seeds: tuple[int, ...]
-    quick: bool = False
-    views: list[str] | None = None
-    verbose: bool = False
-    n_threads: int = 1
-    progress: Callable[[str], None] = dataclasses.field(default=lambda message: None, repr=False)
-    _cache: dict = dataclasses.field(default_factory=dict, repr=False)
-
-    def handwritten(self):
-        """``(Xs, y, view_names)`` of the selected Handwritten views, loaded once."""
-        if "handwritten" not in self._cache:
-            from mvlearn_ext.datasets import load_handwritten
-
-            data = load_handwritten(views=self.views, return_Xs_y=False)
-            self._cache["handwritten"] = (data.views, data.target, data.view_names)
-        return self._cache["handwritten"]
-
-
-@dataclasses.dataclass(frozen=True)
-class DemoSection:
-    """A block of the demo table (see the module docstring).
-
-    ``legend`` maps each column (and optionally ``"fit time (s)"``) to its
-    one-line explanation, printed under the table; ``requires`` names the
-    optional dependencies (import names) without which the section is
-    skipped.
-    """
-
-    name: str
-    title: str
-    run: Callable[[DemoContext], list[DemoRow]] | str
-    columns: tuple[str, ...] = CLUSTERING_COLUMNS
-    legend: Mapping[str, str] | None = None
-    requires: tuple[str, ...] = ()
-
-    def resolve(self):
-        if callable(self.run):
-            return self.run
-        module_name, _, attr = self.run.partition(":")
-        return getattr(importlib.import_module(module_name), attr)
-
-    def missing(self):
-        """The import names of ``requires`` that cannot be found (nothing is imported)."""
-        optional = _optional()
-        unknown = [name for name in self.requires if optional.optional_dependency(name) is None]
-        if unknown:
-            raise ValueError(
-                f"section {self.name!r} requires {unknown[0]!r}, which is not an optional "
-                "dependency of mvlearn_ext (see mvlearn_ext.utils._optional)"
-            )
-        return [name for name in self.requires if not optional.is_available(name)]
-
-    def explanations(self):
-        """``[(column, explanation)]`` for every column and the fit time."""
-        legend = {c: CLUSTERING_LEGEND[c] for c in self.columns if c in CLUSTERING_LEGEND}
-        legend.update(self.legend or {})
-        legend.setdefault(FIT_TIME, "wall-clock seconds of one fit, mean ± std over seeds")
-        return [(c, legend.get(c, "(not explained)")) for c in (*self.columns, FIT_TIME)]
-
-
-DEMO_SECTIONS: list[DemoSection] = []
-
-
-def register_demo_section(section):
-    """Append ``section`` to :data:`DEMO_SECTIONS`; names must be unique."""
-    if not isinstance(section, DemoSection):
-        raise TypeError(f"section must be a DemoSection, got {type(section).__name__}")
-    if any(existing.name == section.name for existing in DEMO_SECTIONS):
-        raise ValueError(f"a demo section named {section.name!r} is already registered")
-    DEMO_SECTIONS.append(section)
-    return section
-
-
-def evaluate_over_seeds(ctx, method, fit_predict, y, *, note="", warmup=None):
-    """Run ``fit_predict(seed)`` for every seed, time it, score its labels.
-
-    Parameters
-    ----------
-    ctx : DemoContext
-    method : str
-        The row label.
-    fit_predict : callable
-        ``fit_predict(seed) -> labels`` of shape (n_samples,).
-    y : array-like of shape (n_samples,)
-        The true classes.
-    note : str, default=""
-        Shown under the table.
-    warmup : callable, optional
-        Called once, untimed, before the timed runs (a fit on a small
-        subset compiles the Numba kernels, so the first seed's time does
-        not include compilation).
-
-    Returns
-    -------
-    row : DemoRow
-    """
-    from mvlearn_ext.metrics import clustering_report
-
-    if warmup is not None:
-        warmup()
-    scores, times = {}, []
-    for seed in ctx.seeds:
-        start = time.perf_counter()
-        labels = fit_predict(seed)
-        times.append(time.perf_counter() - start)
-        for key, value in clustering_report(y, labels).items():
-            scores.setdefault(key, []).append(value)
-    row = DemoRow(method=method, scores=scores, fit_times=times, note=note)
-    acc = sum(scores["ACC"]) / len(scores["ACC"])
-    ctx.progress(f"{method}: ACC {acc:.3f} over {len(times)} seed(s), {sum(times):.2f} s")
-    return row
-
-
-# ---------------------------------------------------------------------------
-# Built-in section: scikit-learn baselines on Handwritten
-
-
-def _standardise_views(Xs):
-    """z-score every feature, then scale each view to unit total variance.
-
-    Dividing view ``v`` by ``sqrt(n_features_v)`` gives every view the same
-    weight in the concatenation, whatever its number of features (otherwise
-    the 240 pixel features would outweigh the 6 morphological ones 40 to 1).
-    """
-    from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-
-    return apply_view_scaling(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
-
-
-def _baselines_section(ctx):
-    import numpy as np
-    from sklearn.cluster import KMeans, SpectralClustering
-
-    Xs, y, names = ctx.handwritten()
-    n_clusters = int(np.unique(y).shape[0])
-    n_init = 10
-    Zs = _standardise_views(Xs)
-    Z = np.hstack(Zs)
-    rows = []
-
-    def kmeans_on(data):
-        return lambda seed: KMeans(n_clusters, n_init=n_init, random_state=seed).fit_predict(data)
-
-    rows.append(evaluate_over_seeds(ctx, "k-means, concatenated views", kmeans_on(Z), y))
-
-    def spectral(seed):
-        model = SpectralClustering(
-            n_clusters,
-            affinity="nearest_neighbors",
-            n_neighbors=10,
-            assign_labels="kmeans",
-            n_init=n_init,
-            random_state=seed,
-        )
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Graph is not fully connected")
-            return model.fit_predict(Z)
-
-    rows.append(
-        evaluate_over_seeds(ctx, "spectral clustering (10-NN graph), concatenated", spectral, y)
-    )
-
-    quiet = dataclasses.replace(ctx, progress=lambda message: None)  # one line for all views
-    per_view = [
-        evaluate_over_seeds(quiet, name, kmeans_on(Zv), y)
-        for name, Zv in zip(names, Zs, strict=True)
-    ]
-    best = max(range(len(names)), key=lambda v: float(np.mean(per_view[v].scores["ACC"])))
-    others = ", ".join(
-        f"{name} {np.mean(row.scores['ACC']):.3f}"
-        for name, row in zip(names, per_view, strict=True)
-    )
-    best_row = per_view[best]
-    best_row.method = f"k-means, best single view ({names[best]})"
-    best_row.note = f"ACC of k-means on each view: {others}; the best is chosen with the labels."
-    ctx.progress(
-        f"{best_row.method}: ACC {np.mean(best_row.scores['ACC']):.3f} "
-        f"(k-means on each of {len(names)} views)"
-    )
-    rows.append(best_row)
-    return rows
-
-
-_MSE_BY_POPULATION = "population prediction error E[(x^T (b_hat - b))^2] of a task's coefficients"
-
-#: The built-in sections, in the order of ``--all``.
-_BUILTIN_SECTIONS = (
-    DemoSection(
-        name="clustering",
-        title="multi-view clustering of Handwritten (defaults, raw views) beside the "
-        "concatenation baselines",
-        run="mvlearn_ext.cluster._demo:run_section",
-        legend={
-            FIT_TIME: "wall-clock seconds of one fit_predict, mean ± std over seeds, after one "
-            "untimed warm-up fit per method on 200 samples (Numba compilation not counted)",
-        },
-    ),
-    DemoSection(
-        name="baselines",
-        title="scikit-learn baselines (each view z-scored and scaled to unit total variance, "
-        "then concatenated; and the best single view)",
-        run=_baselines_section,
-        columns=(*CLUSTERING_COLUMNS, "purity"),
-        legend={"purity": "share of samples in the majority class of their cluster"},
-    ),
-    DemoSection(
-        name="multitask",
-        title="robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
-        run="mvlearn_ext.multitask._demo:run",
-        columns=("MSE", "MSE related"),
-        legend={
-            "MSE": f"{_MSE_BY_POPULATION}, averaged over all 20 tasks (lower is better)",
-            "MSE related": "the same, averaged over the 16 related tasks only (the outlier "
-            "tasks left out)",
-            FIT_TIME: "seconds of one fit on all 20 tasks, mean ± std over seeds, after an "
-            "untimed warm-up fit on a small draw (Numba compilation not counted)",
-        },
-    ),
-    DemoSection(
-        name="bandits",
-        title="multi-group mean estimation: regret-curve summary (K=4 Gaussian groups, "
-        "worst-group objective R_inf, T=256..4096)",
-        run="mvlearn_ext.bandits._demo:run",
-        columns=("slope", "regret@4096 (1e-4)"),
-        legend={
-            "slope": "log-log slope of the mean proxy regret against the budget T (more "
-            "negative learns faster; theory -1.5 for the fast rules, -1 for uniform)",
-            "regret@4096 (1e-4)": "mean proxy regret R_inf(n_T) - R_inf(n*) at T = 4096, in "
-            "units of 1e-4; R_inf = max over groups of sigma_k^2 / n_k",
-            FIT_TIME: "seconds of the whole curve (3 budgets x 500 replications; 200 with "
-            "--quick), after an untimed warm-up at T = 32, 64 (Numba compilation not counted)",
-        },
-    ),
-    DemoSection(
-        name="moo_toolbandit",
-        title="ParetoPO (reconstruction) vs static scalarisation, tool-use bandit",
-        run="mvlearn_ext.moo._demo:run_tool_bandit",
-        columns=("accuracy", "mean_calls", "HV", "front_gap"),
-        legend={
-            "accuracy": "probability that the final policy solves a prompt (exact, over the "
-            "three difficulties)",
-            "mean_calls": "expected tool calls per prompt (out of at most 4; fewer is cheaper)",
-            "HV": "hypervolume of (accuracy, 1 - mean_calls / 4) against (0, 0) (higher is "
-            "better)",
-            "front_gap": "accuracy of the exact Pareto front at the same efficiency minus the "
-            "policy's (0 = on the front; lower is better)",
-            FIT_TIME: "seconds of one training run (150 GRPO steps)",
-        },
-        requires=("moocore",),
-    ),
-    DemoSection(
-        name="moo_controlg",
-        title="ControlG (reconstruction) block scheduling simulator (3 objectives, 60 blocks)",
-        run="mvlearn_ext.moo._demo:run_controlg",
-        columns=("log_HV", "min_share"),
-        legend={
-            "log_HV": "sum over the objectives of log(L_k(0) - L_k(T)): log-hypervolume of the "
-            "final losses against the start (higher is better)",
-            "min_share": "share of the blocks given to the least-trained objective (1/3 = "
-            "balanced; uniform_mix trains all three in every block)",
-            FIT_TIME: "seconds of one simulation",
-        },
-    ),
-    DemoSection(
-        name="federated",
-        title="personalised FL by KME multi-task averaging (reconstruction), excess risk",
-        run="mvlearn_ext.federated._demo:run",
-        columns=("excess_r0", "excess_r5"),
-        legend={
-            "excess_r0": "squared error of the personalised coefficients and intercept, mean "
-            "over 10 agents, when all agents share one truth (lower is better)",
-            "excess_r5": "the same when the agents' truths form two groups 5 apart "
-            "(heterogeneous agents)",
-            FIT_TIME: "seconds of both fits (r = 0 and r = 5)",
-        },
-    ),
-    DemoSection(
-        name="merging",
-        title="data-free model merging of three digit experts (NumPy, lambda = 0.4)",
-        run="mvlearn_ext.merging._demo:run",
-        columns=("accuracy", "kept"),
-        legend={
-            "accuracy": "test accuracy of the merged body, each task with its own head, mean "
-            "over the three tasks",
-            "kept": "fraction of each expert's weight-matrix updates the merge keeps (1 = all)",
-            FIT_TIME: "seconds of the merge (0 for the individual experts)",
-        },
-    ),
-    DemoSection(
-        name="gaussian_process",
-        title="multi-output GPs (LVMOGP, 100 outputs, 20% of entries missing)",
-        run="mvlearn_ext.gaussian_process._demo:run",
-        columns=("RMSE", "NLPD"),
-        legend={
-            "RMSE": "root-mean-squared error of the predictive mean on the missing entries",
-            "NLPD": "negative log predictive density of the missing entries under the Gaussian "
-            "predictive (lower is better)",
-            FIT_TIME: "seconds of one fit of all 100 outputs (independent GPs: 20 fitted, the "
-            "time scaled to 100)",
-        },
-    ),
-    DemoSection(
-        name="grpo",
-        title="VisualScore rewards: toy GRPO quality scorer (held-out SRCC)",
-        run="mvlearn_ext.rl._demo:run",
-        columns=("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv share"),
-        legend={
-            "SRCC technical": "Spearman rank correlation of the predicted and true quality on "
-            "held-out items of the technical task (1 = perfect ranking)",
-            "SRCC aesthetics": "the same on the aesthetics task",
-            "SRCC alignment": "the same on the alignment task",
-            "zero-adv share": "share of the training groups whose rewards were all equal (zero "
-            "advantage: no learning signal)",
-            FIT_TIME: "seconds of one training run",
-        },
-    ),
-    DemoSection(
-        name="grape",
-        title="GRAPE (reconstruction): GRPO query rewriter vs original queries, toy retriever",
-        run="mvlearn_ext.rl._grape_demo:run",
-        columns=("R@1", "R@10", "inflation", "hub rate"),
-        legend={
-            "R@1": "share of held-out queries whose target the retriever ranks first",
-            "R@10": "share whose target is in the retriever's top 10",
-            "inflation": "mean retrieval score of the non-target items (a reward open to "
-            "gaming raises it)",
-            "hub rate": "share of rewrites that append a hub token (a token that raises every "
-            "item's score)",
-            FIT_TIME: "seconds of one training run (0 without rewriting)",
-        },
-    ),
-    DemoSection(
-        name="diffusion",
-        title="two-stage diffusion distillation (reconstruction), NumPy polynomial-Gaussian "
-        "oracle",
-        run="mvlearn_ext.diffusion._demo:run",
-        columns=("mean err", "energy"),
-        legend={
-            "mean err": "squared error of the model's conditional mean against the true one, "
-            "mean over held-out conditions and the two tasks",
-            "energy": "energy distance of model samples of (c, x) to fresh samples of the true "
-            "law (0 = the same law)",
-            FIT_TIME: "seconds to fit the models of one seed",
-        },
-    ),
-    DemoSection(
-        name="phenobrain",
-        title="PhenoBrain (reconstruction) vs late fusion, phenotype-routed synthetic connectomes",
-        run="mvlearn_ext.brain._demo:run",
-        columns=("AUC",),
-        legend={
-            "AUC": "area under the ROC curve on the 30% test split (0.5 = chance, 1 = perfect)",
-            FIT_TIME: "seconds of one fit",
-        },
-    ),
-    DemoSection(
-        name="rte_parameter",
-        title="RTE parameter extrapolation, quadratic family (query MSE)",
-        run="mvlearn_ext.extrapolate._demo:run_parameter",
-        columns=("MSE out-of-support", "MSE in-support"),
-        legend={
-            "MSE out-of-support": "query mean-squared error on target tasks whose parameters "
-            "lie outside the library's range ([1.9, 2.3]^2 against [0.5, 1.5]^2)",
-            "MSE in-support": "the same on target tasks inside the library's range",
-            FIT_TIME: "seconds of one fit",
-        },
-    ),
-    DemoSection(
-        name="rte_discrete",
-        title="RTE length and compositional extrapolation, compositions of 4 primitives "
-        "(query MSE)",
-        run="mvlearn_ext.extrapolate._demo:run_discrete",
-        columns=("MSE length 4", "MSE length 5", "MSE held-out pairs"),
-        legend={
-            "MSE length 4": "query mean-squared error on compositions of length 4 (the "
-            "library has lengths 1 to 3)",
-            "MSE length 5": "the same on compositions of length 5",
-            "MSE held-out pairs": "the same on compositions with pairs of primitives never "
-            "seen together",
-            FIT_TIME: "seconds of one fit",
-        },
-    ),
-)
-
-for _section in _BUILTIN_SECTIONS:
-    register_demo_section(_section)
 
 
 # ---------------------------------------------------------------------------
@@ -517,14 +79,14 @@ def _missing_optional(exc):
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         name = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
-        if name and _optional().optional_dependency(name) is not None:
+        if name and optional_module().optional_dependency(name) is not None:
             return name.partition(".")[0]
         exc = exc.__cause__ or exc.__context__
     return None
 
 
 def _skip_reason(modules):
-    hint = _optional().install_hint
+    hint = optional_module().install_hint
     return "; ".join(f"needs {m}, not installed: {hint(m)}" for m in modules)
 
 
@@ -713,7 +275,7 @@ def collect_info():
         info["numba_cache"] = info["numba_parallel"] = f"unknown ({exc})"
     # Optional dependencies: looked up, never imported (torch takes seconds).
     try:
-        optional = _optional()
+        optional = optional_module()
         info["optional"] = {
             name: {
                 "version": optional.installed_version(name) or "not installed",
@@ -898,7 +460,7 @@ def _thread_count(text):
 
 def _sections_epilog():
     try:
-        optional = _optional()
+        optional = optional_module()
     except Exception:  # the compiled core is broken: list the sections without their needs
         return "sections: " + ", ".join(s.name for s in DEMO_SECTIONS)
     width = max(len(s.name) for s in DEMO_SECTIONS)

@@ -13,6 +13,8 @@ import pytest
 import mvlearn_ext
 from mvlearn_ext import _cli
 from mvlearn_ext.__main__ import main
+from mvlearn_ext._demo import registry as demo_registry
+from mvlearn_ext._demo import sections as demo_sections
 from mvlearn_ext.utils._optional import OPTIONAL_DEPENDENCIES, import_optional
 
 BASELINE_ROWS = (
@@ -136,7 +138,7 @@ def test_module_entry_point():
 
 def test_default_demo_is_clustering_only_and_imports_no_optional_dependency():
     """The real default section end to end (two small views, one seed), in a fresh process."""
-    from mvlearn_ext.cluster._demo import METHODS
+    from mvlearn_ext._demo.cluster import METHODS
 
     # scikit-learn imports pandas itself when it is installed (sklearn.utils.fixes):
     # what counts is what the demo imports beyond its dependencies.
@@ -167,7 +169,7 @@ def test_default_demo_is_clustering_only_and_imports_no_optional_dependency():
 
 def test_clustering_section_warms_up_before_timing(monkeypatch):
     """Each method is fitted once on a subsample before the timed seeds."""
-    from mvlearn_ext.cluster import _demo
+    from mvlearn_ext._demo import cluster as _demo
 
     calls = []
 
@@ -244,7 +246,9 @@ def test_undeclared_missing_dependency_is_skipped_not_failed(monkeypatch):
 def test_sections_declare_known_dependencies(monkeypatch):
     for section in _cli.DEMO_SECTIONS:
         assert set(section.requires) <= set(OPTIONAL_DEPENDENCIES), section.name
-    assert {"moocore"} <= {module for s in _cli._BUILTIN_SECTIONS for module in s.requires}
+    assert {"moocore"} <= {
+        module for s in demo_sections._BUILTIN_SECTIONS for module in s.requires
+    }
     # A section that names a package outside the table is a programming error.
     sections = [_cli.DemoSection("x", "x", lambda ctx: [], requires=("numpy",))]
     monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
@@ -331,7 +335,9 @@ def custom_sections(monkeypatch):
     sections = [
         _cli.DemoSection("broken", "a failing section", bad),
         _cli.DemoSection("constant", "one cluster", good),
-        _cli.DemoSection("lazy", "resolved by name", "mvlearn_ext._cli:_baselines_section"),
+        _cli.DemoSection(
+            "lazy", "resolved by name", "mvlearn_ext._demo.sections:_baselines_section"
+        ),
     ]
     monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
     return sections
@@ -363,13 +369,13 @@ def test_registry_resolves_module_strings(custom_sections):
 
 
 def test_register_demo_section_checks(monkeypatch):
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", list(_cli.DEMO_SECTIONS))
+    monkeypatch.setattr(demo_registry, "DEMO_SECTIONS", list(demo_registry.DEMO_SECTIONS))
     with pytest.raises(ValueError, match="already registered"):
         _cli.register_demo_section(_cli.DemoSection("baselines", "again", lambda ctx: []))
     with pytest.raises(TypeError, match="must be a DemoSection"):
         _cli.register_demo_section(lambda ctx: [])
     section = _cli.register_demo_section(_cli.DemoSection("extra", "x", lambda ctx: []))
-    assert _cli.DEMO_SECTIONS[-1] is section
+    assert demo_registry.DEMO_SECTIONS[-1] is section
 
 
 def test_markdown_output(custom_sections):

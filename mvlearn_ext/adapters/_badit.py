@@ -19,7 +19,7 @@ import numbers
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from mvlearn_ext.merging._validation import check_rng
+from mvlearn_ext.utils._validation import check_rng
 
 __all__ = [
     "balanced_assignment",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mvlearn_ext.merging._validation import check_rng
+from mvlearn_ext.utils._validation import check_rng
 
 __all__ = ["combine_gradients", "entropy_task_weights", "gradient_entropy", "pcgrad_project"]
 

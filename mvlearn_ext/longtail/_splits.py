@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from mvlearn_ext.merging._validation import check_rng
+from mvlearn_ext.utils._validation import check_rng
 
 __all__ = ["class_groups", "group_accuracy", "long_tail_counts", "make_long_tail_indices"]
 

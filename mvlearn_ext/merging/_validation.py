@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import check_rng  # noqa: F401  (used by the merges)
+
 __all__ = ["check_state_dicts", "check_weights", "check_fraction", "check_rng"]
 
 
@@ -134,21 +136,3 @@ def check_choice(value, name, choices):
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
-
-
-def check_rng(random_state):
-    """A ``numpy.random.Generator`` from a scikit-learn style ``random_state``."""
-    if random_state is None or isinstance(
-        random_state, (numbers.Integral, np.random.SeedSequence)
-    ):
-        if isinstance(random_state, bool):
-            raise TypeError("random_state must be None, an int or a numpy Generator, got bool")
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(2**31 - 1))
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator or RandomState, "
-        f"got {type(random_state).__name__}"
-    )

@@ -708,3 +708,21 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
                 f"view {index} of {name} has {_plural(width, 'feature')} but {owner} was "
                 f"fitted with {fitted_width} features in that view"
             )
+
+
+def check_rng(random_state):
+    """A ``numpy.random.Generator`` from a scikit-learn style ``random_state``."""
+    if random_state is None or isinstance(
+        random_state, (numbers.Integral, np.random.SeedSequence)
+    ):
+        if isinstance(random_state, bool):
+            raise TypeError("random_state must be None, an int or a numpy Generator, got bool")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**31 - 1))
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator or RandomState, "
+        f"got {type(random_state).__name__}"
+    )

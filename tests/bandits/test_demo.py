@@ -1,7 +1,7 @@
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext, DemoRow
-from mvlearn_ext.bandits._demo import COLUMNS, run
+from mvlearn_ext._demo.bandits import COLUMNS, run
+from mvlearn_ext._demo.registry import DemoContext, DemoRow
 
 
 def test_demo_section_runs():

@@ -195,7 +195,7 @@ def test_bad_input_is_refused_clearly(data, fitted):
 
 
 def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
-    from mvlearn_ext.brain._demo import NETWORK_MODES, phenobrain_benchmark
+    from mvlearn_ext._demo.brain import NETWORK_MODES, phenobrain_benchmark
 
     res = phenobrain_benchmark(0, n_subjects=80, epochs=2, hidden=8)
     assert set(NETWORK_MODES) <= set(res) and len(res) == len(NETWORK_MODES) + 2
@@ -205,7 +205,7 @@ def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
 @pytest.mark.slow
 def test_demo_acceptance_phenobrain_beats_late_fusion():
     """Spec §10.4: PhenoBrain AUC >= late-fusion (logistic regression) AUC + 0.05, 3 seeds."""
-    from mvlearn_ext.brain._demo import phenobrain_benchmark
+    from mvlearn_ext._demo.brain import phenobrain_benchmark
 
     only = ("PhenoBrain (reconstruction)",)
     res = [phenobrain_benchmark(seed, networks=only) for seed in range(3)]

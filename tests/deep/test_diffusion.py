@@ -413,7 +413,7 @@ def test_reusing_fitted_specialists_equals_a_full_fit():
 
 
 def test_torch_demo_rows_cover_every_specialist_class():
-    from mvlearn_ext.diffusion._demo import _scores, torch_models
+    from mvlearn_ext._demo.diffusion import _scores, torch_models
 
     data = make_toy_tasks(n_pairs=16, n_unpaired=20, n_test=4, random_state=0)
     rows = torch_models(data, 0, spec_iter=5, gen_iter=5, dsm_iter=5)

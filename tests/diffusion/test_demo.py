@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.diffusion._demo import COLUMNS, run
+from mvlearn_ext._demo.diffusion import COLUMNS, run
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_oracle_demo_section_runs():
@@ -21,8 +21,8 @@ def test_scores_cover_all_held_out_conditions():
     # (grouped by condition), i.e. a quarter of the held-out conditions. A model exact
     # on the first quarter of the conditions and shifted on the rest must now score
     # far worse than the exact model on both metrics.
+    from mvlearn_ext._demo.diffusion import _scores
     from mvlearn_ext.diffusion import make_toy_tasks
-    from mvlearn_ext.diffusion._demo import _scores
 
     data = make_toy_tasks(n_pairs=4, n_unpaired=1, n_test=256, random_state=0)
     first = {k: {float(c) for c in data.test[k][:64, 0]} for k in range(2)}

@@ -3,14 +3,14 @@
 import subprocess
 import sys
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.extrapolate._demo import (
+from mvlearn_ext._demo.extrapolate import (
     DISCRETE_COLUMNS,
     PARAM_COLUMNS,
     discrete_benchmark,
     parameter_benchmark,
     run_parameter,
 )
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_parameter_section_rows():
@@ -35,7 +35,7 @@ def test_benchmark_functions_on_a_tiny_configuration():
 
 def test_extrapolate_and_brain_never_import_torch():
     code = (
-        "import sys, mvlearn_ext.extrapolate, mvlearn_ext.brain, mvlearn_ext.extrapolate._demo, "
-        "mvlearn_ext.brain._demo; assert 'torch' not in sys.modules"
+        "import sys, mvlearn_ext.extrapolate, mvlearn_ext.brain, mvlearn_ext._demo.extrapolate, "
+        "mvlearn_ext._demo.brain; assert 'torch' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

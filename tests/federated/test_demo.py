@@ -1,7 +1,7 @@
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.federated._demo import run
+from mvlearn_ext._demo.federated import run
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_demo_section_runs():

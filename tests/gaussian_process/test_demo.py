@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.gaussian_process._demo import run
+from mvlearn_ext._demo.gaussian_process import run
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_demo_section_runs():

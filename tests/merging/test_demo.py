@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.merging._demo import COLUMNS, run
+from mvlearn_ext._demo.merging import COLUMNS, run
+from mvlearn_ext._demo.registry import DemoContext
 from mvlearn_ext.merging._toy import make_digit_experts, merge_methods
 
 

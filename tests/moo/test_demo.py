@@ -1,7 +1,7 @@
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.moo._demo import run_controlg, run_tool_bandit
+from mvlearn_ext._demo.moo import run_controlg, run_tool_bandit
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_demo_sections_run():

@@ -263,8 +263,8 @@ def test_outlier_scores_single_out_outliers():
 
 
 def test_demo_section_runs():
-    from mvlearn_ext._cli import DemoContext
-    from mvlearn_ext.multitask._demo import run
+    from mvlearn_ext._demo.multitask import run
+    from mvlearn_ext._demo.registry import DemoContext
 
     rows = run(DemoContext(seeds=(0, 1)))
     names = [r.method for r in rows]

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.rl._demo import COLUMNS, run
+from mvlearn_ext._demo.registry import DemoContext
+from mvlearn_ext._demo.rl import COLUMNS, run
 
 
 def test_demo_section_runs():

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mvlearn_ext._cli import DemoContext
-from mvlearn_ext.rl._grape_demo import COLUMNS, run
+from mvlearn_ext._demo.grape import COLUMNS, run
+from mvlearn_ext._demo.registry import DemoContext
 
 
 def test_grape_demo_section_runs():

@@ -71,7 +71,7 @@ WARMUP_STRIDE = 10
 
 def run_section(ctx):
     """Every method of :data:`METHODS`, each warmed up once, then timed over ``ctx.seeds``."""
-    from mvlearn_ext._cli import evaluate_over_seeds
+    from mvlearn_ext._demo.registry import evaluate_over_seeds
 
     Xs, y, _ = ctx.handwritten()
     n_clusters = int(np.unique(y).shape[0])

@@ -170,7 +170,7 @@ def torch_models(
 
 
 def _table(ctx, build, note):
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.diffusion import make_toy_tasks
 
     res = {}

@@ -15,7 +15,7 @@ COLUMNS = ("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv shar
 
 def run(ctx):
     """Rows of the demo table (one per reward/filter setting), over ``ctx.seeds``."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     settings = [

@@ -39,7 +39,7 @@ def _policies():
 
 def run(ctx):
     """Regret-curve summary of five policies, one simulate() batch per seed and horizon."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.bandits import regret_curve
 
     sigma = np.sqrt([0.25, 1.0, 2.0, 4.0])

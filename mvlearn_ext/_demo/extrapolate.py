@@ -203,7 +203,7 @@ def discrete_benchmark(
 
 def run_parameter(ctx):
     """Rows of the ``rte_parameter`` section (quadratic family), over ``ctx.seeds``."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
 
     if ctx.quick:
         kw = dict(n_library=100, n_pairs=800, max_iter=60)
@@ -231,7 +231,7 @@ def run_parameter(ctx):
 
 def run_discrete(ctx):
     """Rows of the ``rte_discrete`` section (length and compositional), over ``ctx.seeds``."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
 
     kw = dict(n_test=10, hidden_layer_sizes=(32, 32), max_iter=40 if ctx.quick else 80)
     keys = dict(zip(DISCRETE_COLUMNS, ("len4", "len5", "comp"), strict=True))

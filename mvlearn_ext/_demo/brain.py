@@ -113,7 +113,7 @@ def phenobrain_benchmark(
 
 def run(ctx):
     """Rows of the demo table (one per method), over ``ctx.seeds``."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.utils._optional import is_available
 
     has_torch = is_available("torch")

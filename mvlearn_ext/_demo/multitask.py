@@ -53,7 +53,7 @@ def _methods():
 
 def run(ctx):
     """Every method on the same draws, one draw per seed."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.datasets import make_contaminated_tasks
 
     draws = {

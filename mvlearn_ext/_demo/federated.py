@@ -23,7 +23,7 @@ def _agents(r, seed, B=10, n=100, p=3):
 
 def run(ctx):
     """Mean excess risk of personalised ridge: KME-MTA vs local and FedAvg, two regimes."""
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.federated import KMEPersonalizedRidge
 
     rows = []

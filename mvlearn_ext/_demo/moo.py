@@ -8,7 +8,7 @@ import numpy as np
 
 
 def _row(method, per_seed, times, note=""):
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
 
     keys = per_seed[0].keys()
     return DemoRow(

@@ -61,7 +61,7 @@ def run(ctx):
     from threadpoolctl import threadpool_limits
 
     from mvlearn_ext import merging
-    from mvlearn_ext._cli import DemoRow
+    from mvlearn_ext._demo.registry import DemoRow
     from mvlearn_ext.merging._toy import TASKS_3, make_digit_experts
 
     width = 32 if ctx.quick else 64

@@ -43,7 +43,7 @@ state them with the results.
 
 Each invocation merges its rows into ``benchmarks/results/gp.json`` under
 the problem's key. GPyTorch (``pip install gpytorch==1.14``, CPU torch) and
-``mvlearn_ext.deep.mogp`` (the ``torch`` extra) are optional: a missing one
+``mvlearn_ext.deep.gaussian_process`` (the ``torch`` extra) are optional: a missing one
 is reported as skipped.
 """
 
@@ -380,11 +380,11 @@ def fit_lmc(path, cfg):
 
 
 def _fit_torch_mogp(cls_name, path, cfg, params):
-    """Fit and predict with an estimator of ``mvlearn_ext.deep.mogp``."""
+    """Fit and predict with an estimator of ``mvlearn_ext.deep.gaussian_process``."""
     import torch
 
     torch.set_num_threads(cfg["threads"])
-    from mvlearn_ext.deep import mogp
+    from mvlearn_ext.deep import gaussian_process as mogp
 
     X, Ytr = _load(path)
     rss0 = _start_peak()

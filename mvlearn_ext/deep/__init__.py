@@ -25,6 +25,11 @@ from mvlearn_ext.deep.diffusion import (  # noqa: E402
     GaussianDSMDiffusion,
     TwoStageDiffusion,
 )
+from mvlearn_ext.deep.gaussian_process import (  # noqa: E402
+    GSLVMOGPRegressor,
+    LipschitzResNet,
+    TLVMOGPRegressor,
+)
 from mvlearn_ext.deep.incomplete import CIMLN  # noqa: E402
 from mvlearn_ext.deep.longtail import (  # noqa: E402
     AESClassifier,
@@ -33,11 +38,6 @@ from mvlearn_ext.deep.longtail import (  # noqa: E402
     EntropyPCGrad,
     FusionModule,
     LogitAdjustedLoss,
-)
-from mvlearn_ext.deep.mogp import (  # noqa: E402
-    GSLVMOGPRegressor,
-    LipschitzResNet,
-    TLVMOGPRegressor,
 )
 from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
 

@@ -33,7 +33,7 @@ import dataclasses
 
 import numpy as np
 
-from mvlearn_ext.moo._qp import dream_weights, min_norm_direction
+from mvlearn_ext.moo import dream_weights, min_norm_direction
 
 __all__ = [
     "DREAMClient",

@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from mvlearn_ext.moo._qp import solve_simplex_qp
+from mvlearn_ext.moo import solve_simplex_qp
 from mvlearn_ext.utils._validation import validate_array, validate_vector
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Count likelihoods of multi-output GPs: zero-inflated negative binomial, Gauss-Hermite.
 
 Framework-free (NumPy/SciPy) reference of the likelihood that
-:class:`mvlearn_ext.deep.mogp.TLVMOGPRegressor` uses for counts (the torch
+:class:`mvlearn_ext.deep.gaussian_process.TLVMOGPRegressor` uses for counts (the torch
 version there is tested against this one). The parametrisation follows the
 T-LVMOGP authors' code for spatial transcriptomics (as summarised in the
 project spec, section 4.4): a latent GP value ``f`` gives the mean

@@ -7,7 +7,7 @@ import pytest
 import torch
 from sklearn.base import clone
 
-from mvlearn_ext.deep.mogp import _GSLVMOGP, GSLVMOGPRegressor
+from mvlearn_ext.deep.gaussian_process import _GSLVMOGP, GSLVMOGPRegressor
 from mvlearn_ext.gaussian_process import _bound as bd
 
 torch.set_num_threads(1)

@@ -11,7 +11,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from mvlearn_ext.deep.mogp import (
+from mvlearn_ext.deep.gaussian_process import (
     _TLVMOGP,
     LipschitzResNet,
     TLVMOGPRegressor,
@@ -475,7 +475,18 @@ def test_torch_gauss_hermite_matches_closed_form():
 def test_docstring_example():
     import doctest
 
-    import mvlearn_ext.deep.mogp as mogp
+    import mvlearn_ext.deep.gaussian_process as mogp
 
     result = doctest.testmod(mogp, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_deep_mogp_is_a_deprecated_alias():
+    """The module's old name still finds every name, with a DeprecationWarning."""
+    import mvlearn_ext.deep.gaussian_process as new
+    import mvlearn_ext.deep.mogp as old
+
+    with pytest.warns(DeprecationWarning, match="mvlearn_ext.deep.gaussian_process"):
+        assert old.GSLVMOGPRegressor is new.GSLVMOGPRegressor
+    with pytest.raises(AttributeError):
+        old.no_such_name  # noqa: B018

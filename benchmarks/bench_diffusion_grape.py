@@ -78,8 +78,8 @@ def grape(seeds, n_steps):
 
 
 def _diffusion_seed(seed, build):
-    from mvlearn_ext.diffusion import make_toy_tasks
     from mvlearn_ext._demo.diffusion import _scores
+    from mvlearn_ext.diffusion import make_toy_tasks
 
     data = make_toy_tasks(random_state=seed)
     rows = {}

@@ -614,6 +614,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sweeps", nargs="*", default=[*SWEEPS, "small-n", "mixed-n", "units"])
     parser.add_argument("--points", nargs="*", default=None, help="sweep=value ...")
+    parser.add_argument(
+        "--extra-replications", type=int, default=10, help="for the settings beyond the paper"
+    )
     parser.add_argument("--tag", default="reduced")
     parser.add_argument("--diagnose", action="store_true")
     parser.add_argument(
@@ -635,9 +638,29 @@ def main(argv=None):
         stem = "multitask_diagnosis" + (f"_{args.tag}" if args.points else "")
         fn = diagnose
     path = RESULTS / f"{stem}.jsonl"
-    study = Study(fn, chosen, n_replications=reps, root_seed=root, path=str(path))
     start = time.perf_counter()
-    frame = study.run(n_jobs=args.n_jobs, backend="loky", progress=True)
+    extra = [s for s in chosen if s["sweep"] not in SWEEPS]
+    if args.dev or args.diagnose or args.points or not extra:
+        study = Study(fn, chosen, n_replications=reps, root_seed=root, path=str(path))
+        frame = study.run(n_jobs=args.n_jobs, backend="loky", progress=True)
+    else:
+        # The settings beyond the paper in their own file, with their own count
+        # of replications (ARMUL on raw units and on n_j < d is slow to solve).
+        import pandas as pd
+
+        paper = [s for s in chosen if s["sweep"] in SWEEPS]
+        frames = []
+        for part, n_rep, file in (
+            (paper, reps, path),
+            (extra, args.extra_replications, RESULTS / f"{stem}_extra.jsonl"),
+        ):
+            if part:
+                study = Study(fn, part, n_replications=n_rep, root_seed=root, path=str(file))
+                sub = study.run(n_jobs=args.n_jobs, backend="loky", progress=True)
+                sub["setting_id"] += sum(len(f["setting_id"].unique()) for f in frames)
+                frames.append(sub)
+        frame = pd.concat(frames, ignore_index=True)
+        chosen = paper + extra
     wall = time.perf_counter() - start
     if args.diagnose:
         _diagnosis(frame, reps, wall, f"{stem}.json")
@@ -672,6 +695,7 @@ def main(argv=None):
         "question": __doc__.split("\n\n")[1],
         "root_seed": root,
         "replications": reps,
+        "extra_replications": args.extra_replications,
         "default_variant": DEFAULT_VARIANT,
         "wall_seconds_this_run": wall,
         "settings": chosen,

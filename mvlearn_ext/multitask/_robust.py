@@ -192,7 +192,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
 
     with ``Sigma_j = X_j^T X_j / n_j`` the task's empirical second moment,
     ``||u||_Sigma = sqrt(u^T Sigma u)`` and ``lambda_j = reg_lambda *
-    sqrt(d / n_j)`` (Kim, 2026). Tasks close to the centre are fused with
+    sqrt(d / n_j)`` (Kim, 2026; ``lambda_scale="rank"`` puts
+    ``rank(Sigma_j)`` in place of ``d``). Tasks close to the centre are fused with
     it (``theta_j = beta`` exactly); far ones (outlier tasks) move at most
     ``lambda_j`` away from their own least-squares fit, in root-mean-square
     in-sample prediction. No lower bound on the eigenvalues of ``Sigma_j``
@@ -222,7 +223,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     Parameters
     ----------
     reg_lambda : float, default=1.0
-        The penalty level ``q`` (``lambda_j = q sqrt(d / n_j)``); 0 gives
+        The penalty level ``q`` (``lambda_j = q sqrt(d_j / n_j)``, ``d_j``
+        set by ``lambda_scale``); 0 gives
         independent least squares, ``inf`` (or any value at least
         ``fusion_threshold_``) the pooled fit.
     {params}
@@ -239,13 +241,13 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         ``c_j`` in ``[0, 1)``: 0 means the task is fused with the centre,
         values near 1 that it was left (almost) alone.
     outlier_scores_ : ndarray of shape (n_tasks,)
-        ``r_j sqrt(n_j / d)``: the task's distance from the centre in units
+        ``r_j sqrt(n_j / d_j)``: the task's distance from the centre in units
         of ``reg_lambda``; the task is fused iff its score is at most
         ``reg_lambda``.
     fused_ : ndarray of bool of shape (n_tasks,)
         ``shrinkage_ == 0``.
     fusion_threshold_ : float
-        ``q* = max_j ||theta_hat_j - beta_DP||_{{Sigma_j}} sqrt(n_j / d)``:
+        ``q* = max_j ||theta_hat_j - beta_DP||_{{Sigma_j}} sqrt(n_j / d_j)``:
         every ``reg_lambda >= q*`` gives the pooled fit ``beta_DP``.
     balancedness_ : float
         ``max_j lambda_max(S^{{+/2}} Sigma_j S^{{+/2}})`` with ``S`` the
@@ -276,7 +278,11 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     For tasks with ``n_j < d`` the in-sample predictions are invariant, but
     out-of-sample predictions of a non-fused rank-deficient task are
     invariant only for orthogonal ``A`` (the projector ``P_j`` is the
-    Euclidean one).
+    Euclidean one). Both ``lambda_scale`` options and both task weightings
+    keep the invariance (``rank(Sigma_j)`` does not change), as long as the
+    map leaves the eigenvalues of ``Sigma_j`` above the rank rule ``rcond``
+    (features in units 1e-2 to 1e2 apart are fine; 1e-3 to 1e3 with
+    anisotropic covariates already pushes some below it).
 
     With sample weights, ``n_j`` is the sum of the task's weights (so that
     integer weights are equivalent to repeated rows), and the loss is the

@@ -207,15 +207,26 @@ def irls_center(Sigma, b, theta, lam, w, beta0, max_iter, tol, rcond):
     ``omega_j = min(1, lam_j / r_j)`` and
     ``beta <- (sum_j w_j omega_j Sigma_j)^+ sum_j w_j omega_j b_j``.
     ``lam`` may hold ``inf`` (every ``omega_j = 1``: the pooled fit). Stops
-    when the largest change of ``beta`` is at most ``tol * (1 + max|beta|)``
-    or after ``max_iter`` iterations. Returns ``(beta, r, objective,
-    n_iter, converged)``.
+    when the change of ``beta`` is at most ``tol * (1 + ||beta||_S)``, both
+    measured in the norm of ``S = sum_j w_j Sigma_j / sum_j w_j`` (the
+    change of the pooled root-mean-square prediction, so that the rule is
+    invariant under invertible maps of the features), or after ``max_iter``
+    iterations. Returns ``(beta, r, objective, n_iter, converged)``.
     """
     m, d, _ = Sigma.shape
     beta = beta0.copy()
     r = np.zeros(m)
     omega = np.ones(m)
     converged = False
+    S = np.zeros((d, d))
+    wsum = 0.0
+    for j in range(m):
+        wsum += w[j]
+    for j in range(m):
+        c = w[j] / wsum if wsum > 0.0 else 0.0
+        for k in range(d):
+            for l in range(d):
+                S[k, l] += c * Sigma[j, k, l]
     n_iter = 0
     for it in range(max_iter):
         n_iter = it + 1
@@ -242,8 +253,11 @@ def irls_center(Sigma, b, theta, lam, w, beta0, max_iter, tol, rcond):
         change = 0.0
         scale = 0.0
         for k in range(d):
-            change = max(change, abs(new[k] - beta[k]))
-            scale = max(scale, abs(new[k]))
+            for l in range(d):
+                change += (new[k] - beta[k]) * S[k, l] * (new[l] - beta[l])
+                scale += new[k] * S[k, l] * new[l]
+        change = np.sqrt(max(change, 0.0))
+        scale = np.sqrt(max(scale, 0.0))
         beta = new
         if change <= tol * (1.0 + scale):
             converged = True

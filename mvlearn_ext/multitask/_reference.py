@@ -51,9 +51,11 @@ def numpy_robust_fit(X, y, tasks, n_tasks, q, *, max_iter=1000, tol=1e-10, rcond
         r = distances(beta)
         omega = np.where(r > lam, lam / np.where(r > 0, r, 1.0), 1.0)
         new = solve(omega)
-        change = np.max(np.abs(new - beta))
+        S = Sigma.mean(axis=0)  # the stopping rule's metric (w_j = 1)
+        step = new - beta
+        change = np.sqrt(max(step @ S @ step, 0.0))
         beta = new
-        if change <= tol * (1 + np.max(np.abs(beta))):
+        if change <= tol * (1 + np.sqrt(max(beta @ S @ beta, 0.0))):
             break
     r = distances(beta)
     shrink = np.where(r > lam, 1.0 - lam / np.where(r > 0, r, 1.0), 0.0)

@@ -8,7 +8,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.multitask._base import (
     COMMON_CONSTRAINTS,
@@ -57,11 +57,21 @@ DEFAULT_REG_LAMBDAS = (
 )
 
 
-def _lambdas(moments, q):
-    """``lambda_j = q sqrt(d / n_j)`` (``inf`` stays ``inf``)."""
+LAMBDA_SCALE = [StrOptions({"n_features", "rank"})]
+
+
+def _task_dims(moments, lambda_scale):
+    """``d_j`` in ``lambda_j = q sqrt(d_j / n_j)``: ``d``, or ``rank(Sigma_j)`` (at least 1)."""
+    if lambda_scale == "rank":
+        return np.maximum(np.asarray(moments.rank, dtype=float), 1.0)
+    return np.full(moments.m, float(moments.d))
+
+
+def _lambdas(moments, q, lambda_scale="n_features"):
+    """``lambda_j = q sqrt(d_j / n_j)`` (``inf`` stays ``inf``)."""
     if np.isinf(q):
         return np.full(moments.m, np.inf)
-    return q * np.sqrt(moments.d / moments.n)
+    return q * np.sqrt(_task_dims(moments, lambda_scale) / moments.n)
 
 
 def _pooled_center(moments, w):
@@ -73,7 +83,9 @@ def _pooled_center(moments, w):
     return beta, r
 
 
-def robust_multitask_path(moments, qs, *, task_weight="uniform", max_iter=1000, tol=1e-10):
+def robust_multitask_path(
+    moments, qs, *, task_weight="uniform", lambda_scale="n_features", max_iter=1000, tol=1e-10
+):
     """Solve the estimator for every ``q`` in ``qs`` on precomputed moments.
 
     The driver (valid input assumed): the pooled fit ``beta_DP`` first, then
@@ -85,12 +97,12 @@ def robust_multitask_path(moments, qs, *, task_weight="uniform", max_iter=1000, 
     """
     w = moments.task_weights(task_weight)
     beta_dp, r_dp = _pooled_center(moments, w)
-    qstar = float(np.max(r_dp * np.sqrt(moments.n / moments.d)))
+    qstar = float(np.max(r_dp * np.sqrt(moments.n / _task_dims(moments, lambda_scale))))
     out = [None] * len(qs)
     beta = beta_dp
     for pos in np.argsort(np.asarray(qs, dtype=float), kind="stable"):
         q = float(qs[pos])
-        lam = _lambdas(moments, q)
+        lam = _lambdas(moments, q, lambda_scale)
         if q == 0.0:
             # beta is not identified at lambda = 0: every task is its own OLS fit,
             # and the pooled fit fills the directions a task does not explore.
@@ -142,14 +154,24 @@ class _RobustParams:
         Task weights ``w_j``: 1 (the paper's synthetic experiments), or the
         effective ``n_j`` (its HAR script). Decides which pooled fit exact
         fusion reaches: the task-balanced one, or pooled least squares.
+    lambda_scale : {"n_features", "rank"}, default="n_features"
+        ``d_j`` in ``lambda_j = reg_lambda sqrt(d_j / n_j)``: the number of
+        features ``d`` (the paper), or ``rank(Sigma_j)`` (at least 1; the
+        rank rule of ``rcond``). The two agree when every ``Sigma_j`` has
+        full rank (``n_j >= d``, or ``n_j > d`` with an intercept). With
+        ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
+        refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
+        ``reg_lambda`` carries over to the refit. Not from the paper.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept per task (the rows of each task are
         centred with their weighted means; the penalty acts on the slopes).
     max_iter : int, default=1000
         Maximum reweighting iterations for ``beta``.
     tol : float, default=1e-10
-        Stop when the largest change of ``beta`` is at most
-        ``tol * (1 + max|beta|)``.
+        Stop when the change of ``beta`` is at most ``tol * (1 +
+        ||beta||_S)``, both in the norm of the task-weighted mean second
+        moment ``S`` (the pooled root-mean-square prediction; the rule is
+        invariant under invertible maps of the features).
     rcond : float or None, default=None
         Eigenvalues of ``Sigma_j`` at most ``rcond`` times the largest count
         as zero (the rank rule; ``None``: machine epsilon times
@@ -170,7 +192,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
 
     with ``Sigma_j = X_j^T X_j / n_j`` the task's empirical second moment,
     ``||u||_Sigma = sqrt(u^T Sigma u)`` and ``lambda_j = reg_lambda *
-    sqrt(d / n_j)`` (Kim, 2026). Tasks close to the centre are fused with
+    sqrt(d / n_j)`` (Kim, 2026; ``lambda_scale="rank"`` puts
+    ``rank(Sigma_j)`` in place of ``d``). Tasks close to the centre are fused with
     it (``theta_j = beta`` exactly); far ones (outlier tasks) move at most
     ``lambda_j`` away from their own least-squares fit, in root-mean-square
     in-sample prediction. No lower bound on the eigenvalues of ``Sigma_j``
@@ -200,7 +223,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     Parameters
     ----------
     reg_lambda : float, default=1.0
-        The penalty level ``q`` (``lambda_j = q sqrt(d / n_j)``); 0 gives
+        The penalty level ``q`` (``lambda_j = q sqrt(d_j / n_j)``, ``d_j``
+        set by ``lambda_scale``); 0 gives
         independent least squares, ``inf`` (or any value at least
         ``fusion_threshold_``) the pooled fit.
     {params}
@@ -217,13 +241,13 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         ``c_j`` in ``[0, 1)``: 0 means the task is fused with the centre,
         values near 1 that it was left (almost) alone.
     outlier_scores_ : ndarray of shape (n_tasks,)
-        ``r_j sqrt(n_j / d)``: the task's distance from the centre in units
+        ``r_j sqrt(n_j / d_j)``: the task's distance from the centre in units
         of ``reg_lambda``; the task is fused iff its score is at most
         ``reg_lambda``.
     fused_ : ndarray of bool of shape (n_tasks,)
         ``shrinkage_ == 0``.
     fusion_threshold_ : float
-        ``q* = max_j ||theta_hat_j - beta_DP||_{{Sigma_j}} sqrt(n_j / d)``:
+        ``q* = max_j ||theta_hat_j - beta_DP||_{{Sigma_j}} sqrt(n_j / d_j)``:
         every ``reg_lambda >= q*`` gives the pooled fit ``beta_DP``.
     balancedness_ : float
         ``max_j lambda_max(S^{{+/2}} Sigma_j S^{{+/2}})`` with ``S`` the
@@ -254,7 +278,11 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     For tasks with ``n_j < d`` the in-sample predictions are invariant, but
     out-of-sample predictions of a non-fused rank-deficient task are
     invariant only for orthogonal ``A`` (the projector ``P_j`` is the
-    Euclidean one).
+    Euclidean one). Both ``lambda_scale`` options and both task weightings
+    keep the invariance (``rank(Sigma_j)`` does not change), as long as the
+    map leaves the eigenvalues of ``Sigma_j`` above the rank rule ``rcond``
+    (features in units 1e-2 to 1e2 apart are fine; 1e-3 to 1e3 with
+    anisotropic covariates already pushes some below it).
 
     With sample weights, ``n_j`` is the sum of the task's weights (so that
     integer weights are equivalent to repeated rows), and the loss is the
@@ -282,6 +310,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
+        "lambda_scale": LAMBDA_SCALE,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
         "verbose": ["verbose"],
@@ -292,6 +321,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         reg_lambda=1.0,
         *,
         task_weight="uniform",
+        lambda_scale="n_features",
         fit_intercept=True,
         max_iter=1000,
         tol=1e-10,
@@ -300,6 +330,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
+        self.lambda_scale = lambda_scale
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
@@ -308,7 +339,12 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
 
     def _path(self, moments, qs):
         results, qstar = robust_multitask_path(
-            moments, qs, task_weight=self.task_weight, max_iter=self.max_iter, tol=self.tol
+            moments,
+            qs,
+            task_weight=self.task_weight,
+            lambda_scale=self.lambda_scale,
+            max_iter=self.max_iter,
+            tol=self.tol,
         )
         return results, qstar
 
@@ -316,7 +352,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         w = moments.task_weights(self.task_weight)
         self.center_ = result["center"].copy()
         self.shrinkage_ = result["shrinkage"]
-        self.outlier_scores_ = result["distance"] * np.sqrt(moments.n / moments.d)
+        dims = _task_dims(moments, self.lambda_scale)
+        self.outlier_scores_ = result["distance"] * np.sqrt(moments.n / dims)
         self.fused_ = result["shrinkage"] == 0.0
         self.fusion_threshold_ = qstar
         self.balancedness_ = _balancedness(moments, w)
@@ -416,6 +453,7 @@ task_n_samples_, n_features_in_
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
         "task_weight": TASK_WEIGHT,
+        "lambda_scale": LAMBDA_SCALE,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
         "verbose": ["verbose"],
@@ -428,6 +466,7 @@ task_n_samples_, n_features_in_
         cv=5,
         random_state=None,
         task_weight="uniform",
+        lambda_scale="n_features",
         fit_intercept=True,
         max_iter=1000,
         tol=1e-10,
@@ -438,6 +477,7 @@ task_n_samples_, n_features_in_
         self.cv = cv
         self.random_state = random_state
         self.task_weight = task_weight
+        self.lambda_scale = lambda_scale
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
@@ -455,6 +495,7 @@ task_n_samples_, n_features_in_
         return RobustMultiTaskRegressor(
             reg_lambda=q,
             task_weight=self.task_weight,
+            lambda_scale=self.lambda_scale,
             fit_intercept=self.fit_intercept,
             max_iter=self.max_iter,
             tol=self.tol,

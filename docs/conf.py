@@ -74,6 +74,9 @@ numpydoc_xref_aliases = {
     "DataFrame": "pandas.DataFrame",
     "Tensor": "torch.Tensor",
     "Module": "torch.nn.Module",
+    "nn.Module": "torch.nn.Module",
+    "nn.Linear": "torch.nn.Linear",
+    "int64": "numpy.int64",
     "scalar": "numbers.Number",
 }
 numpydoc_xref_ignore = {

@@ -6,6 +6,7 @@ Build with ``make -C docs html`` (gallery examples run) or
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
@@ -73,6 +74,9 @@ numpydoc_xref_aliases = {
     "DataFrame": "pandas.DataFrame",
     "Tensor": "torch.Tensor",
     "Module": "torch.nn.Module",
+    "nn.Module": "torch.nn.Module",
+    "nn.Linear": "torch.nn.Linear",
+    "int64": "numpy.int64",
     "scalar": "numbers.Number",
 }
 numpydoc_xref_ignore = {
@@ -89,21 +93,20 @@ myst_heading_anchors = 3
 
 # -- Cross-links to the packages this one sits beside ------------------------
 # The build machine reaches no documentation host, so the inventories are
-# read from docs/_intersphinx/ (taken from Debian 12's python3.11-doc,
-# python-scipy-doc 1.10.1 and python-sklearn-doc 1.2.1 packages); the links
-# point at the live sites. Names added since those versions do not resolve.
-# No offline inventory of NumPy or PyTorch is available from a package
-# registry: their mappings are added only when MVLEARN_EXT_DOCS_ONLINE=1
-# (a machine that can fetch https://numpy.org and https://docs.pytorch.org).
+# read from docs/_intersphinx/ (Python, SciPy and scikit-learn: taken from
+# Debian 12's python3.11-doc, python-scipy-doc 1.10.1 and python-sklearn-doc
+# 1.2.1 packages; NumPy and PyTorch, which no package ships an inventory of:
+# written by docs/_intersphinx/make_inventories.py from the installed
+# packages, with the addresses of their sites' page layout); the links point
+# at the live sites. Names added since those versions do not resolve.
 _INV = DOCS / "_intersphinx"
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3/", str(_INV / "python-3.11.inv")),
+    "numpy": ("https://numpy.org/doc/stable/", str(_INV / "numpy-2.4.inv")),
     "scipy": ("https://docs.scipy.org/doc/scipy/", str(_INV / "scipy-1.10.inv")),
     "sklearn": ("https://scikit-learn.org/stable/", str(_INV / "sklearn-1.2.inv")),
+    "torch": ("https://docs.pytorch.org/docs/stable/", str(_INV / "torch-2.13.inv")),
 }
-if os.environ.get("MVLEARN_EXT_DOCS_ONLINE") == "1":
-    intersphinx_mapping["numpy"] = ("https://numpy.org/doc/stable/", None)
-    intersphinx_mapping["torch"] = ("https://docs.pytorch.org/docs/stable/", None)
 intersphinx_timeout = 10
 
 # -- Gallery -----------------------------------------------------------------
@@ -125,12 +128,37 @@ _FAMILIES = [
     "extrapolate",
     "deep",
 ]
+# The examples of the torch bridge (those importing torch or mvlearn_ext.deep)
+# run only where torch is installed; elsewhere they are shown without being
+# run (sphinx-gallery runs the files that match "filename_pattern"), and the
+# build says so, and the API pages of the torch bridge are written from a
+# mocked torch. MVLEARN_EXT_DOCS_REQUIRE_TORCH=1 (.ci/docs) makes a missing
+# torch an error instead.
+_NEEDS_TORCH = re.compile(r"^\s*(from|import)\s+(torch|mvlearn_ext\.deep)\b", re.MULTILINE)
+_TORCH_EXAMPLES = sorted(
+    p.relative_to(DOCS.parent / "examples").as_posix()
+    for p in (DOCS.parent / "examples").glob("*/plot_*.py")
+    if _NEEDS_TORCH.search(p.read_text(encoding="utf-8"))
+)
+_HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if not _HAVE_TORCH and os.environ.get("MVLEARN_EXT_DOCS_REQUIRE_TORCH") == "1":
+    raise RuntimeError(
+        "MVLEARN_EXT_DOCS_REQUIRE_TORCH=1 but torch is not installed: the gallery examples "
+        f"{', '.join(_TORCH_EXAMPLES)} need it (pip install torch==2.13.0)"
+    )
+if not _HAVE_TORCH:
+    # The API pages of mvlearn_ext.deep are still written, from a mocked torch.
+    autodoc_mock_imports = ["torch"]
+_RUN_PATTERN = r"/plot_"
+if not _HAVE_TORCH and _TORCH_EXAMPLES:
+    _skip = "|".join(re.escape(name) for name in _TORCH_EXAMPLES)
+    _RUN_PATTERN = rf"^(?!.*/(?:{_skip})$).*/plot_"
 sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
     "gallery_dirs": ["auto_examples"],
     "subsection_order": ExplicitOrder([f"../examples/{f}" for f in _FAMILIES]),
     "within_subsection_order": "FileNameSortKey",
-    "filename_pattern": r"/plot_",
+    "filename_pattern": _RUN_PATTERN,
     "ignore_pattern": r"__init__\.py",
     "doc_module": ("mvlearn_ext",),
     "reference_url": {"mvlearn_ext": None},
@@ -215,7 +243,22 @@ def _skip_metadata_request_methods(app, what, name, obj, skip, options):
     return None
 
 
+def _say_which_examples_are_not_run(app):
+    run = str(app.config.plot_gallery).strip().lower() not in ("0", "false", "no", "off")
+    if _HAVE_TORCH or not _TORCH_EXAMPLES or not run:
+        return
+    from sphinx.util import logging
+
+    logging.getLogger(__name__).info(
+        "torch is not installed: %d gallery examples of the torch bridge are shown without "
+        "being run, and without their figures (%s); install torch==2.13.0 to run them",
+        len(_TORCH_EXAMPLES),
+        ", ".join(_TORCH_EXAMPLES),
+    )
+
+
 def setup(app):
+    app.connect("builder-inited", _say_which_examples_are_not_run, priority=100)
     app.connect("autodoc-process-docstring", _escape_attribute_names, priority=900)
     app.connect("autodoc-skip-member", _skip_metadata_request_methods)
     app.connect("autodoc-process-docstring", _constant_docstrings, priority=950)

@@ -54,7 +54,10 @@ OPTIONAL_DEPENDENCIES: dict[str, OptionalDependency] = {
     for dep in (
         OptionalDependency("torch", "torch", ("torch",), "mvlearn_ext.deep, the torch bridge"),
         OptionalDependency(
-            "moocore", "moocore", ("moo", "bench", "test"), "hypervolume and Pareto ranking"
+            "moocore",
+            "moocore",
+            ("moo", "bench", "docs", "test"),
+            "hypervolume and Pareto ranking",
         ),
         OptionalDependency(
             "flwr", "flwr", ("federated", "test"), "the Flower adapter of mvlearn_ext.federated"

@@ -189,6 +189,12 @@ class MOPOTrainer(transformers.Trainer):
         return sequence_log_probs(out.logits, inputs["input_ids"], inputs["completion_mask"])
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        """MOPO's preference regression loss of a batch of (chosen, rejected) pairs.
+
+        :func:`mvlearn_ext.deep.moo.mopo_preference_loss` of the sequence
+        log-probabilities of the completions under the model and the frozen
+        reference, with the weights ``(1, multipliers_)``.
+        """
         logps = self._logps(model, inputs)
         with torch.no_grad():
             self.ref_model.to(logps.device)

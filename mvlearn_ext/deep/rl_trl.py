@@ -502,6 +502,12 @@ class MVGRPOTrainer(trl.GRPOTrainer):
         return output
 
     def get_high_entropy_mask(self, entropies, mask, threshold):
+        """The tokens that enter the loss: TRL's batch quantile or the per-sequence gate.
+
+        ``threshold`` is TRL's ``1 - top_entropy_quantile``; with
+        ``entropy_scope="sequence"`` the gate is :func:`sequence_entropy_mask`
+        with ``rho = 1 - threshold``.
+        """
         if self.entropy_scope == "batch":
             return super().get_high_entropy_mask(entropies, mask, threshold)
         return sequence_entropy_mask(entropies, mask, 1.0 - threshold)

@@ -216,6 +216,7 @@ def test_grpo_run_raises_the_mean_reward(visualscore_run):
     R = np.stack(visualscore_run.reward_history_)  # (steps, 8, 2)
     assert R.shape == (12, 8, 2)
     gauss = R[:, :, 0].mean(axis=1)
+    print(f"Gaussian reward, steps 1-2: {gauss[:2].mean():.3f}, 11-12: {gauss[-2:].mean():.3f}")
     # the first two steps against the last two (seed 0): a large, visible rise
     assert gauss[-2:].mean() > gauss[:2].mean() + 0.2, gauss.round(3)
 
@@ -270,6 +271,10 @@ def test_paretopo_moves_the_objective_vector_toward_the_front(paretopo_run):
     trainer, _ = paretopo_run
     R = np.stack(trainer.reward_history_)  # (steps, 8, 2)
     gap = 1.0 - R.sum(axis=2).mean(axis=1)  # mean distance to the front share_a + share_b = 1
+    mean = R.mean(axis=1)
+    for name, steps in (("1-2", slice(0, 2)), ("11-12", slice(-2, None))):
+        vector, g = mean[steps].mean(axis=0).round(3), gap[steps].mean()
+        print(f"objective vector, steps {name}: {vector}, gap {g:.3f}")
     assert gap[-2:].mean() < gap[:2].mean() - 0.3, gap.round(3)
 
 

@@ -168,7 +168,7 @@ DIGITS = [str(i) for i in range(10)]
 def _config(tmp_path, steps, **kwargs):
     from trl import GRPOConfig
 
-    return GRPOConfig(
+    options = dict(
         output_dir=str(tmp_path),
         per_device_train_batch_size=8,
         num_generations=8,
@@ -182,8 +182,9 @@ def _config(tmp_path, steps, **kwargs):
         beta=0.0,
         seed=0,
         disable_tqdm=True,
-        **kwargs,
     )
+    options.update(kwargs)
+    return GRPOConfig(**options)
 
 
 @pytest.fixture(scope="module")
@@ -287,3 +288,42 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_std_filter_removes_degenerate_groups_from_the_loss(tmp_path):
+    """VisualScore's filter in the trainer: a constant-reward group leaves the loss."""
+    from datasets import Dataset
+
+    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], seed=2)
+    data = Dataset.from_dict({"prompt": ["q", "r"] * 32})
+
+    def watched(completions, prompts, **kwargs):  # constant for the prompt "q"
+        pairs = zip(prompts, completions, strict=True)
+        return [0.5 if p == "q" else len(c.split()) / 4 for p, c in pairs]
+
+    outputs = []
+
+    class Recording(MVGRPOTrainer):
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            outputs.append(out)
+            return out
+
+    trainer = Recording(
+        model=model,
+        reward_funcs=[watched],
+        args=_config(tmp_path, 2, per_device_train_batch_size=16),
+        train_dataset=data,
+        processing_class=tok,
+        advantage_fn=VisualScoreAdvantages(watch=0),
+    )
+    trainer.train()
+    n_dropped = 0
+    for out, R in zip(outputs, trainer.reward_history_, strict=True):
+        keep = np.repeat(std_filter(R[:, 0], group_size=8), 8)
+        rows = out["completion_mask"].sum(dim=1).numpy()
+        assert (rows[~keep] == 0).all() and (out["advantages"].numpy()[~keep] == 0).all()
+        assert (rows[keep] > 0).all()
+        assert int(out["num_items_in_batch"]) == int(rows.sum())
+        n_dropped += int((~keep).sum())
+    assert n_dropped > 0  # the "q" groups were dropped

@@ -71,7 +71,11 @@ def _weighted_sum(tvs, weights, keys):
 
 
 def _keep_count(size, density):
-    """Number of coordinates kept at ``density``: ``floor(density * size)`` (mergekit's rule)."""
+    """Coordinates kept at ``density``: ``floor(density * size)``.
+
+    mergekit 0.1.5 keeps ``max(1, int(density * size))``: at least one, and
+    ``int`` truncates a product that round-off puts just below an integer.
+    """
     return int(np.floor(density * size + 1e-9))
 
 
@@ -236,7 +240,8 @@ def apply_task_vector(base, task_vector, *, scaling=1.0):
 def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     """Task arithmetic: ``theta = theta_0 + scaling * sum_n w_n tau_n``.
 
-    mergekit's ``task_arithmetic`` (``lambda`` = ``scaling``) and FusionBench's
+    mergekit's ``task_arithmetic`` (``lambda`` = ``scaling``; checked against
+    mergekit 0.1.5 in ``tests/llm``) and FusionBench's
     ``TaskArithmeticAlgorithm`` (``scaling_factor``) both compute this.
 
     Parameters
@@ -317,6 +322,11 @@ def ties(
     The defaults (``granularity="tensor"``, ``sign_rule="zero_positive"``,
     ``merge_func="mean"``, ``scaling=1``) match mergekit's ``ties`` with
     ``normalize=True`` and the original paper's mean merge with lambda = 1.
+    Where they differ from mergekit's (checked against mergekit 0.1.5 by
+    ``tests/llm``): mergekit keeps ``max(1, int(density * size))``
+    coordinates per tensor, we keep ``floor(density * size)`` (none when
+    ``density * size < 1``); its default ``density`` is 1 (no trim), ours
+    0.2; ties among equal magnitudes may be broken differently.
     FusionBench's ``TiesMergingAlgorithm`` is ``granularity="global"``,
     ``sign_rule="majority"``, ``merge_func="sum"`` and ``scaling=0.3``, with
     its ``threshold`` (a percent *kept*) as ``density = threshold / 100``.
@@ -400,7 +410,12 @@ def dare(
     ``1 / density`` (FusionBench's ``DareTaskArithmetic``, whose
     ``sparsity_ratio`` is p), so that ``E[tau_tilde] = tau``;
     ``rescale="l1"`` scales each tensor so that its L1 norm is unchanged
-    (mergekit's ``dare_linear``).
+    (mergekit's ``dare_linear``). Given the same drop masks, ``rescale="l1"``
+    equals mergekit 0.1.5's ``dare_linear`` (a test in ``tests/llm``); the
+    masks differ (a NumPy generator here, ``torch.bernoulli`` there), the
+    default rescale differs (``"inverse_p"`` here), mergekit computes DARE in
+    float32 on the CPU and skips the rescale below an L1 norm of 1e-7 (1e-8
+    here), and its default ``density`` is 1 (ours 0.1).
 
     Parameters
     ----------
@@ -463,8 +478,11 @@ def dare_ties(
 ):
     """DARE drop-and-rescale, then TIES sign election and disjoint merge.
 
-    mergekit's ``dare_ties`` is ``rescale="l1"``, ``merge_func="mean"``,
-    ``sign_rule="zero_positive"``; FusionBench's ``DareTiesMerging`` is
+    mergekit 0.1.5's ``dare_ties`` is ``rescale="l1"``, ``merge_func="sum"``
+    (its default ``normalize=False``; ``"mean"``, our default, is its
+    ``normalize=True``), ``sign_rule="zero_positive"`` (checked given the
+    same drop masks in ``tests/llm``; see :func:`dare` for the masks and
+    precision); FusionBench's ``DareTiesMerging`` is
     ``rescale="inverse_p"``, ``merge_func="sum"``, ``sign_rule="majority"``.
     There is no trim step (DARE's random drop replaces it). Parameters as in
     :func:`dare` and :func:`ties`.

@@ -81,6 +81,12 @@ OPTIONAL_DEPENDENCIES: dict[str, OptionalDependency] = {
             "matplotlib", "matplotlib", ("bench", "docs", "test"), "figures of studies and docs"
         ),
         OptionalDependency("pymoo", "pymoo", ("bench",), "the peer of the moo benchmark"),
+        OptionalDependency(
+            "transformers", "transformers", ("llm",), "the LLM bridges (models, tokenizers)"
+        ),
+        OptionalDependency("trl", "trl", ("llm",), "GRPO and MOPO trainers of the LLM bridges"),
+        OptionalDependency("peft", "peft", ("llm",), "BADIT and SA-Merging on PEFT adapters"),
+        OptionalDependency("mergekit", "mergekit", ("llm",), "the oracle of the merging tests"),
         OptionalDependency("pytest", "pytest", ("test",), "the test suite"),
         OptionalDependency("hypothesis", "hypothesis", ("test",), "property-based tests"),
         OptionalDependency("ruff", "ruff", ("test",), "the linter"),
@@ -102,6 +108,11 @@ def install_hint(name: str) -> str:
         return (
             "pip install torch==2.13.0  (the pinned CPU build; "
             'then pip install "mvlearn_ext[torch]")'
+        )
+    if dep.extra == "llm":
+        return (
+            "pip install torch==2.13.0  (the pinned CPU build; "
+            'then pip install "mvlearn_ext[llm]")'
         )
     return f'pip install "mvlearn_ext[{dep.extra}]"'
 

@@ -1,0 +1,143 @@
+"""MOPO's trainer against the tabular closed form and dual iterates of mvlearn_ext.moo."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from mvlearn_ext.deep._llm import tiny_causal_lm
+from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer, sequence_log_probs
+from mvlearn_ext.moo import make_preferences, mopo_policy, preference_values, solve_mopo
+
+ARMS = [f"y{i}" for i in range(6)]
+TAU = 0.1
+
+
+class TabularPolicy(torch.nn.Module):
+    """One logit per token, the same at every position: a tabular policy over answers."""
+
+    def __init__(self, vocab_size):
+        super().__init__()
+        self.theta = torch.nn.Parameter(torch.zeros(vocab_size, dtype=torch.float64))
+
+    def forward(self, input_ids, attention_mask=None):
+        B, T = input_ids.shape
+        return SimpleNamespace(logits=self.theta.expand(B, T, -1))
+
+
+@pytest.fixture(scope="module")
+def problem():
+    from datasets import Dataset
+
+    P = make_preferences("conflicting", n_arms=6, n_objectives=2, seed=0)
+    _, tok = tiny_causal_lm(["q"] + ARMS, seed=0)
+    rows = [
+        {"prompt": "q", "chosen": ARMS[i], "rejected": ARMS[j], "preferences": P[:, i, j].tolist()}
+        for i in range(6)
+        for j in range(6)
+        if i != j
+    ]
+    data = Dataset.from_list(rows)
+    arm_ids = tok.convert_tokens_to_ids(ARMS)
+    return P, tok, data, arm_ids
+
+
+def _arm_policy(model, tok, arm_ids):
+    ids = tok(["q"], add_special_tokens=False, return_tensors="pt").input_ids
+    logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, -1]
+    return torch.softmax(logits.double()[arm_ids], dim=0).detach().numpy()
+
+
+def _config(tmp_path, steps, **kwargs):
+    base = dict(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=30,
+        max_steps=steps,
+        optim="sgd",
+        learning_rate=1.0,
+        lr_scheduler_type="constant",
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+        logging_steps=1000,
+        tau=TAU,
+        seed=0,
+    )
+    base.update(kwargs)
+    return MOPOConfig(**base)
+
+
+def test_sequence_log_probs_sums_the_completion_tokens():
+    logits = torch.randn(2, 4, 5)
+    ids = torch.tensor([[1, 2, 3, 4], [0, 1, 1, 0]])
+    mask = torch.tensor([[0, 0, 1, 1], [0, 1, 1, 0]])
+    logp = torch.log_softmax(logits, dim=-1)
+    expected = torch.stack(
+        [logp[0, 1, 3] + logp[0, 2, 4], logp[1, 0, 1] + logp[1, 1, 1]]
+    )  # token t is predicted at t - 1
+    torch.testing.assert_close(sequence_log_probs(logits, ids, mask), expected)
+
+
+def test_policy_step_converges_to_the_closed_form(problem, tmp_path):
+    P, tok, data, arm_ids = problem
+    model = TabularPolicy(len(tok))
+    args = _config(tmp_path, 40, multipliers=[0.7])
+    MOPOTrainer(model, args, data, tok).train()
+    np.testing.assert_allclose(
+        _arm_policy(model, tok, arm_ids), mopo_policy(P, [0.7], tau=TAU), atol=1e-8
+    )
+
+
+def test_dual_steps_follow_solve_mopo(problem, tmp_path):
+    P, tok, data, arm_ids = problem
+    model = TabularPolicy(len(tok))
+    s = P.mean(axis=2)  # P_k mu with mu uniform
+    sc = s[1:] - s[1:].mean(axis=1, keepdims=True)
+    eta = TAU / np.linalg.norm(sc, 2) ** 2  # solve_mopo's default step
+    b = [0.55]
+
+    def value_fn(m):
+        return preference_values(P, _arm_policy(m, tok, arm_ids))
+
+    args = _config(tmp_path, 100, thresholds=b, dual_step=eta, dual_every=20)
+    trainer = MOPOTrainer(model, args, data, tok, value_fn=value_fn)
+    trainer.train()
+    assert [h["step"] for h in trainer.dual_history_] == [20, 40, 60, 80, 100]
+    for t, h in enumerate(trainer.dual_history_, start=1):
+        ref = solve_mopo(P, b, tau=TAU, step=eta, max_iter=t, tol=0.0)
+        np.testing.assert_allclose(h["multipliers"], ref.multipliers, atol=1e-8)
+    assert trainer.multipliers_[0] > 0  # the constraint binds: the dual moved
+
+
+def test_tiny_lm_moves_toward_the_mopo_policy(problem, tmp_path):
+    """A random-weight transformers model trained a few dozen steps with the MOPO loss."""
+    P, tok, data, arm_ids = problem
+    model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+    target = mopo_policy(P, [0.7], tau=TAU)
+
+    def kl(pi):
+        return float(np.sum(target * np.log(target / pi)))
+
+    before = kl(_arm_policy(model, tok, arm_ids))
+    args = _config(
+        tmp_path, 20, multipliers=[0.7], optim="adamw_torch", learning_rate=3e-2, weight_decay=0.0
+    )
+    MOPOTrainer(model, args, data, tok).train()
+    after = kl(_arm_policy(model, tok, arm_ids))
+    print(f"KL to the MOPO policy: {before:.4f} -> {after:.4f}")
+    assert after < 0.25 * before, (before, after)
+
+
+def test_bad_input(problem, tmp_path):
+    P, tok, data, _ = problem
+    model = TabularPolicy(len(tok))
+    with pytest.raises(TypeError, match="MOPOConfig"):
+        MOPOTrainer(model, object(), data, tok)
+    with pytest.raises(ValueError, match="tau must be"):
+        MOPOTrainer(model, _config(tmp_path, 1, tau=0.0), data, tok)
+    with pytest.raises(ValueError, match="needs value_fn"):
+        MOPOTrainer(model, _config(tmp_path, 1, dual_step=0.1), data, tok)
+    with pytest.raises(ValueError, match="lacks the columns"):
+        MOPOTrainer(model, _config(tmp_path, 1), data.remove_columns("preferences"), tok)

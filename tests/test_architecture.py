@@ -14,8 +14,9 @@ hide a dependency) and checked against two rules:
    private module or private name (a leading underscore) of another package,
    except those of the infrastructure (``_lib``, ``utils``), which are the
    package's internal toolkit. The torch half of a family,
-   ``deep/<family>.py``, belongs to the family of that name (it extends the
-   NumPy half, whose internals it may use).
+   ``deep/<family>.py``, and its bridges to other libraries,
+   ``deep/<family>_<library>.py`` (``deep/rl_trl.py``), belong to the family
+   of that name (they extend the NumPy half, whose internals they may use).
 
 ``KNOWN_PRIVATE_IMPORTS`` lists the exceptions to rule 2 that remain on main,
 as (importing package, private module) pairs. The list may only shrink: a new
@@ -67,10 +68,17 @@ def package_of(module):
 
 
 def family_of(module):
-    """The family a module belongs to for rule 2: ``deep.<family>`` is ``<family>``."""
+    """The family a module belongs to for rule 2.
+
+    ``deep.<family>`` (the family's torch module) and ``deep.<family>_<bridge>``
+    (its bridge to another library: ``deep.rl_trl``, ``deep.adapters_peft``)
+    belong to ``<family>``.
+    """
     parts = module.split(".")
-    if len(parts) > 2 and parts[1] == "deep" and (ROOT / parts[2]).is_dir():
-        return parts[2]
+    if len(parts) > 2 and parts[1] == "deep":
+        for family in sorted((p.name for p in ROOT.iterdir() if p.is_dir()), key=len)[::-1]:
+            if parts[2] == family or parts[2].startswith(family + "_"):
+                return family
     return package_of(module)
 
 
@@ -179,6 +187,8 @@ def test_no_new_private_import_across_packages():
         ("mvlearn_ext.deep.brain", "from mvlearn_ext.brain._kernel import k", ""),
         ("mvlearn_ext.deep.brain", "from mvlearn_ext.moo._qp import solve", "private"),
         ("mvlearn_ext.deep._bridge", "from mvlearn_ext.brain._kernel import k", "private"),
+        ("mvlearn_ext.deep.rl_trl", "from mvlearn_ext.rl._rewards import PATTERN", ""),
+        ("mvlearn_ext.deep.rl_trl", "from mvlearn_ext.moo._qp import solve", "private"),
         ("mvlearn_ext._cli", "from mvlearn_ext._demo.registry import DemoRow", ""),
     ],
 )

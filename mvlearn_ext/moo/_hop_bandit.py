@@ -113,8 +113,10 @@ def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0
 
     The attainable set is the curve ``mu -> (A(mu), E(mu))``; ``A`` rises and
     ``E`` falls with ``mu``, so the curve is its own Pareto front. It is
-    swept on ``mu`` in ``[-8 width, max_calls + 8 width]`` (beyond that the
-    policy is a point mass on 0 or ``max_calls`` to double precision).
+    swept on ``mu`` in ``[-8 width, max_calls + 8 width]``; at the ends the
+    policy puts less than ``exp(-8.5)`` (2e-4) on any arm but 0 or
+    ``max_calls``, so the part of the front's HV beyond the sweep (towards
+    the limit points, pure 0 and pure ``max_calls`` calls) is below 1e-5.
 
     Returns
     -------
@@ -209,6 +211,7 @@ def simulate_hop_bandit(
     ref_margin=0.1,
     weight_ema=0.9,
     weight_floor=0.05,
+    normalise=False,
     seed=None,
 ):
     """GRPO on the multi-hop bandit with raw, drifting reward scales (reconstruction study).
@@ -237,6 +240,11 @@ def simulate_hop_bandit(
       (ties broken by the weights stage 1 ended with).
     * ``"lu2025"``: the meta-reward of Lu et al. 2025 (one multiplier per
       batch from the batch-mean vector's HV contribution).
+
+    ``normalise=True`` gives every method the rewards divided by
+    ``(1, cost_scale max_calls)`` (the start's scales; ``"fixed"`` then
+    equals ``"fixed_norm"``), a diagnostic that separates the reward scales
+    from the shape of the front.
 
     Returns
     -------
@@ -284,12 +292,14 @@ def simulate_hop_bandit(
         success = (rng.random(n.shape) < p[n]).astype(np.float64)
         price = cost_scale * drift ** (t / max(n_steps - 1, 1))
         R = np.stack([success, price * (max_calls - n)], axis=2)  # (B, G, 2) raw
+        if normalise:
+            R = R / norm
         flat = R.reshape(-1, 2)
         in_stage1 = method == "stage1" or (method == "paretopo" and t < stage1_steps)
         if method == "fixed":
             A = grpo_advantages(R @ w)
         elif method == "fixed_norm":
-            A = grpo_advantages((R / norm) @ w)
+            A = grpo_advantages((R if normalise else R / norm) @ w)
         elif in_stage1 and adaptive:
             A = grpo_advantages(R @ w_t)
             hw.update(flat.mean(axis=0))

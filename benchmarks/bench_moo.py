@@ -536,6 +536,11 @@ def main(argv=None):
         tb["hop_bandit"]["machine"] = platform.platform()
         with open(tb_path, "w") as fh:
             json.dump(tb, fh, indent=1)
+        if not args.quick:
+            try:
+                plot_hop_front(tb_path)
+            except ImportError:  # matplotlib is optional
+                pass
         return
     tb = bench_tool_bandit(args.quick)
     tb["machine"] = platform.platform()
@@ -566,6 +571,39 @@ def main(argv=None):
         plot_mopo_front()
     except ImportError:  # matplotlib is optional
         pass
+
+
+def plot_hop_front(
+    results="benchmarks/results/moo_paretopo.json", out="docs/img/moo_hop_bandit.png"
+):
+    """Exact front of the multi-hop bandit, its convex hull and the methods' mean points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mvlearn_ext.moo._hop_bandit import hop_bandit_front
+
+    with open(results) as fh:
+        rep = json.load(fh)["hop_bandit"]["report"]["methods"]
+    f = hop_bandit_front()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    calls = (1 - f["efficiency"]) * 12
+    ax.plot(calls, f["accuracy"], "-", color="0.3", label="exact front (every policy)")
+    ax.plot(
+        (1 - f["hull_efficiency"]) * 12, f["hull_accuracy"], "--", color="0.6", label="convex hull"
+    )
+    un = ~f["supported"]
+    ax.plot(calls[un], f["accuracy"][un], ".", ms=1, color="tab:red", label="unsupported")
+    for name, marker in (("fixed_norm", "o"), ("stage2", "s"), ("paretopo", "^"), ("fixed", "x")):
+        m = rep[name]
+        ax.plot(m["mean_calls_by_w"], m["accuracy_by_w"], marker, ms=5, mfc="none", label=name)
+    ax.set_xlabel("expected tool calls (of 12)")
+    ax.set_ylabel("accuracy")
+    ax.set_title("multi-hop bandit: final points over w = 0.1..0.9 (seed means)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
 
 
 def plot_mopo_front(out="docs/img/moo_mopo_front.png"):

@@ -48,7 +48,6 @@ from mvlearn_ext.moo._paretopo import (
     HVMetaReward,
     _real,
     grpo_advantages,
-    pareto_rank_advantages,
 )
 
 __all__ = [
@@ -97,6 +96,35 @@ def _policy(mu, max_calls, width):
     logit = -((n[None, :] - mu) ** 2) / (2.0 * width**2)
     pi = np.exp(logit - logit.max(axis=1, keepdims=True))
     return pi / pi.sum(axis=1, keepdims=True)
+
+
+def _rank_advantages_batch(R, S, beta, eps=1e-4):
+    """:func:`pareto_rank_advantages` (``mode="paretopo"``, centred) for many groups at once.
+
+    ``R`` (n_groups, group_size, n_objectives), ``S`` (n_groups, group_size)
+    the tie-break scalars. The same formula, vectorised over the groups (a
+    test checks it against the per-group function); ranks by peeling the
+    non-dominated fronts of each group.
+    """
+    B, G, _ = R.shape
+    ge = (R[:, :, None, :] >= R[:, None, :, :]).all(axis=3)
+    gt = (R[:, :, None, :] > R[:, None, :, :]).any(axis=3)
+    dom = ge & gt  # dom[b, i, j]: i dominates j
+    ranks = np.full((B, G), -1)
+    left = np.ones((B, G), dtype=bool)
+    for f in range(G):
+        if not left.any():
+            break
+        dominated = (dom & left[:, :, None]).any(axis=1)
+        front = left & ~dominated
+        ranks[front] = f
+        left &= ~front
+    span = np.ptp(S, axis=1, keepdims=True)
+    rhat = np.where(span == 0, 0.5, (S - S.min(axis=1, keepdims=True)) / np.where(span, span, 1))
+    A = ranks.max(axis=1, keepdims=True) + 1 - ranks + beta * (rhat - 0.5)
+    sd = A.std(axis=1, ddof=1, keepdims=True)
+    out = (A - A.mean(axis=1, keepdims=True)) / (sd + eps)
+    return np.where(sd == 0, 0.0, out)
 
 
 def _check_bed(max_calls, hops, retrieve, guess, width):
@@ -235,7 +263,8 @@ def simulate_hop_bandit(
       GRPO on ``w_t . r`` with ``w_t`` from :class:`HVCGradientWeights`
       fed the step's mean raw reward vector.
     * ``"stage2"``: ParetoPO stage 2 alone from the first step:
-      :func:`pareto_rank_advantages` per group, ties broken by ``w . r``.
+      :func:`~mvlearn_ext.moo.pareto_rank_advantages` per group (batched),
+      ties broken by ``w . r``.
     * ``"paretopo"``: stage 1 for ``stage1_steps`` steps, then stage 2
       (ties broken by the weights stage 1 ended with).
     * ``"lu2025"``: the meta-reward of Lu et al. 2025 (one multiplier per
@@ -307,9 +336,7 @@ def simulate_hop_bandit(
             A = grpo_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
             meta.update(flat)
         else:  # stage 2 (alone, or after stage 1)
-            A = np.stack(
-                [pareto_rank_advantages(R[b], R[b] @ w_t, beta=beta) for b in range(n_prompts)]
-            )
+            A = _rank_advantages_batch(R, R @ w_t, beta)
         score = (n - pi @ arms) / width**2
         mu += lr * float(np.mean(A * score))
     pi = _policy(mu, max_calls, width)[0]

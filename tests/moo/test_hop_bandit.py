@@ -143,3 +143,21 @@ def test_hop_stage2_collapses_to_zero_calls_where_fixed_weights_do_not():
     assert simulate_hop_bandit("stage2", normalise=True, **kw)["mean_calls"] < 0.5
     assert simulate_hop_bandit("paretopo", **kw)["mean_calls"] < 0.5
     assert simulate_hop_bandit("fixed_norm", **kw)["mean_calls"] > 5.0
+
+
+def test_batched_rank_advantages_match_the_per_group_function():
+    from mvlearn_ext.moo import pareto_rank_advantages
+    from mvlearn_ext.moo._hop_bandit import _rank_advantages_batch
+
+    rng = np.random.default_rng(4)
+    # binary x few levels: many ties and duplicates, as in the bandit
+    R = np.stack([rng.integers(0, 2, (50, 8)), rng.integers(0, 4, (50, 8)) * 7.5], axis=2)
+    R = R.astype(float)
+    R[0] = R[0, 0]  # one group of identical rollouts
+    S = R @ [0.3, 0.7]
+    for beta in (0.0, 0.5, 1.0):
+        want = np.stack([pareto_rank_advantages(R[b], S[b], beta=beta) for b in range(50)])
+        np.testing.assert_allclose(_rank_advantages_batch(R, S, beta), want, atol=1e-12)
+    R3 = rng.random((20, 6, 3))
+    want = np.stack([pareto_rank_advantages(r, r.sum(1), beta=0.5) for r in R3])
+    np.testing.assert_allclose(_rank_advantages_batch(R3, R3.sum(2), 0.5), want, atol=1e-12)

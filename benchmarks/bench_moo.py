@@ -215,7 +215,7 @@ def bench_hop_bandit(quick, jobs=1):
     }
     print(
         f"hop bandit exact front HV {front['hv']:.4f}; supported points only "
-        f"{out['supported_hv_ratio']:.3f} of it (the ceiling of any fixed-weight sweep)"
+        f"{out['supported_hv_ratio']:.3f} of it (global maximisers of weighted sums)"
     )
     report = HOP_REPORT_SEEDS[:3] if quick else HOP_REPORT_SEEDS
     tasks = {

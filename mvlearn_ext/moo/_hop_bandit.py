@@ -28,7 +28,8 @@ it):
   rewards are raw: ``success`` in {0, 1} and the calls saved, priced at
   ``cost_scale * drift^(t / (n_steps - 1))`` per call at step ``t``
   (``cost_scale * max_calls`` = 60 times the accuracy reward at the start
-  by default, 4 times that at the end). Methods see only the raw rewards.
+  by default, 4 times that at the end). Methods see only the raw rewards
+  (``normalise=True``, a diagnostic, divides them by the starting scales).
   Evaluation is on the unit scales (accuracy, efficiency).
 
 Because every policy is on the front, the question is only where a method

@@ -46,7 +46,37 @@ Questions
    used to pick anything), margin in {0.05, 0.1, 0.3} x EMA in {0.9, 0.99}
    at w in {0.1, 0.5, 0.9}.
 
-Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH] [--paretopo-only]``.
+6. ParetoPO where static scalarisation is weak: the multi-hop tool bandit
+   (``mvlearn_ext.moo._hop_bandit``, designed and fixed before any method
+   was run on it). Its attainable set is the curve of a one-parameter
+   unimodal call-count policy, its front is non-convex (an S-shaped success
+   curve in the number of calls: 3 facts needed, each call retrieves one
+   with probability 0.5, a guess is right with probability 0.1; at most 12
+   calls), and the training rewards are raw, on very different and
+   drifting scales (success in {0, 1}; calls saved priced at 5 per call,
+   rising 4x over the 300 steps). Methods (all defaults of the simulator,
+   none tuned; learning rate 0.2 and 300 steps chosen before the
+   comparison): fixed weights on the raw rewards, fixed weights on rewards
+   normalised once at the start, ParetoPO stage 1 alone (the
+   per-trajectory HV meta-reward, and the ``hvc_gradient`` weights),
+   stage 2 alone (Pareto-rank advantages from the first step), full
+   ParetoPO (both stage-1 variants, 100 stage-1 steps) and the Lu et al.
+   2025 meta-reward, each over the accuracy-weight grid {0.1, ..., 0.9}.
+   Score (fixed before any run): the hypervolume of a seed's 9 final
+   (accuracy, 1 - E calls / 12) points against (0, 0), divided by the
+   exact front's (dense sweep); per method the mean, standard deviation,
+   range, the share of seeds where it is the best method (ties shared),
+   paired shares against each fixed-weight baseline, and how many final
+   points are unsupported (accuracy more than 0.01 below the front's
+   convex hull: out of reach of any fixed weights). Development seeds 0-4
+   (reported apart), report seeds 200-209 (200-219 were planned; cut to
+   ten for compute before any report result was seen). After the
+   development run, diagnostic arms were added (stage 1, stage 2 and
+   ParetoPO on rewards normalised at the start, beside ``fixed_norm``),
+   run on the report seeds.
+
+Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH] [--paretopo-only]
+[--hop-only] [--jobs N]``.
 """
 
 from __future__ import annotations
@@ -77,6 +107,137 @@ SWEEP_METHODS = (
     ("hvc_stage1", "stage1", {"stage1": "hvc_gradient"}),
     ("paretopo_hvc", "paretopo", {"stage1": "hvc_gradient"}),
 )
+
+
+HOP_DEV_SEEDS = tuple(range(5))
+HOP_REPORT_SEEDS = tuple(range(200, 210))  # 20 planned; cut to 10 for compute, unseen
+#: (name, simulate_hop_bandit method, extra arguments), fixed before any run
+HOP_METHODS = (
+    ("fixed", "fixed", {}),
+    ("fixed_norm", "fixed_norm", {}),
+    ("stage1", "stage1", {}),
+    ("stage1_hvc", "stage1", {"stage1": "hvc_gradient"}),
+    ("stage2", "stage2", {}),
+    ("paretopo", "paretopo", {}),
+    ("paretopo_hvc", "paretopo", {"stage1": "hvc_gradient"}),
+    ("lu2025", "lu2025", {}),
+)
+
+
+#: diagnostic arms, added after the development run showed that every method scalarising the
+#: raw rewards collapses to 0 calls: the same stages on rewards normalised at the start
+HOP_DIAG_METHODS = (
+    ("fixed_norm", "fixed_norm", {}),
+    ("stage1_norm", "stage1", {"normalise": True}),
+    ("stage2_norm", "stage2", {"normalise": True}),
+    ("paretopo_norm", "paretopo", {"normalise": True}),
+)
+
+
+def _hop_block(seeds, methods=HOP_METHODS):
+    """``methods`` over WEIGHT_GRID on ``seeds``: front-HV ratios, wins, unsupported points."""
+    from mvlearn_ext.moo._hop_bandit import hop_bandit_front, hull_gap, sweep_hop_bandit
+
+    front = hop_bandit_front()
+    raw, out = {}, {"seeds": list(seeds), "methods": {}}
+    for name, method, extra in methods:
+        t = time.perf_counter()
+        raw[name] = sweep_hop_bandit(method, WEIGHT_GRID, seeds=seeds, **extra)
+        raw[name]["seconds"] = time.perf_counter() - t
+    H = np.array([raw[m]["hv_ratio"] for m, _, _ in methods])  # (methods, seeds)
+    best = H >= H.max(axis=0, keepdims=True) - 1e-12
+    share = best / best.sum(axis=0, keepdims=True)  # ties shared
+    for i, (name, method, extra) in enumerate(methods):
+        r = raw[name]
+        gap = hull_gap(front, r["accuracy"], r["efficiency"])
+        out["methods"][name] = {
+            "method": method,
+            "extra": extra,
+            "hv_ratio_per_seed": r["hv_ratio"].tolist(),
+            "hv_ratio": {
+                "mean": float(H[i].mean()),
+                "sd": float(H[i].std(ddof=1)) if H.shape[1] > 1 else 0.0,
+                "min": float(H[i].min()),
+                "max": float(H[i].max()),
+            },
+            "best_share": float(share[i].mean()),
+            "best_or_tied": int(best[i].sum()),
+            "beats_fixed": int(np.sum(H[i] > raw["fixed"]["hv_ratio"] + 1e-12))
+            if "fixed" in raw
+            else None,
+            "beats_fixed_norm": int(np.sum(H[i] > raw["fixed_norm"]["hv_ratio"] + 1e-12)),
+            "unsupported_points": int(np.sum(gap > 0.01)),
+            "n_points": int(gap.size),
+            "accuracy_by_w": r["accuracy"].mean(0).tolist(),
+            "mean_calls_by_w": ((1 - r["efficiency"]) * 12).mean(0).tolist(),
+            "mu_by_w": r["mu"].mean(0).tolist(),
+            "seconds": r["seconds"],
+        }
+        v = out["methods"][name]
+        print(
+            f"hop bandit {name:12s} front HV / exact {v['hv_ratio']['mean']:.3f} "
+            f"(sd {v['hv_ratio']['sd']:.3f}, {v['hv_ratio']['min']:.3f}-"
+            f"{v['hv_ratio']['max']:.3f}), best on {v['best_share']:.2f} of seeds, > fixed on "
+            f"{v['beats_fixed']}/{len(seeds)}, > fixed_norm on {v['beats_fixed_norm']}/"
+            f"{len(seeds)}, unsupported points {v['unsupported_points']}/{v['n_points']}"
+        )
+        print(
+            "   accuracy / calls by w: "
+            + " ".join(
+                f"{a:.2f}/{c:.1f}"
+                for a, c in zip(v["accuracy_by_w"], v["mean_calls_by_w"], strict=True)
+            )
+        )
+    return out
+
+
+def _hop_task(task):
+    return _hop_block(*task)
+
+
+def bench_hop_bandit(quick, jobs=1):
+    """Question 6: the multi-hop bandit, development and report seeds apart.
+
+    The three blocks (development, report, normalised diagnostic on the
+    report seeds) run in ``jobs`` processes; each block is seeded, so the
+    results do not depend on ``jobs``.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mvlearn_ext.moo._hop_bandit import hop_bandit_front
+
+    front = hop_bandit_front()
+    out = {
+        "weight_grid": list(WEIGHT_GRID),
+        "front_hv": front["hv"],
+        "supported_hv_ratio": front["supported_hv"] / front["hv"],
+        "supported_share_of_sweep": float(front["supported"].mean()),
+    }
+    print(
+        f"hop bandit exact front HV {front['hv']:.4f}; supported points only "
+        f"{out['supported_hv_ratio']:.3f} of it (global maximisers of weighted sums)"
+    )
+    report = HOP_REPORT_SEEDS[:3] if quick else HOP_REPORT_SEEDS
+    tasks = {
+        "dev": (HOP_DEV_SEEDS[:2] if quick else HOP_DEV_SEEDS, HOP_METHODS),
+        "report": (report, HOP_METHODS),
+        "report_normalised_diagnostic": (report, HOP_DIAG_METHODS),
+    }
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as ex:
+            res = dict(zip(tasks, ex.map(_hop_task, tasks.values()), strict=True))
+    else:
+        res = {k: _hop_task(v) for k, v in tasks.items()}
+    for k, v in res.items():  # printed again, in order, after the interleaved progress
+        print(f"-- {k} (seeds {v['seeds'][0]}-{v['seeds'][-1]})")
+        for name, m in v["methods"].items():
+            print(
+                f"   {name:13s} {m['hv_ratio']['mean']:.3f} (sd {m['hv_ratio']['sd']:.3f}) "
+                f"best {m['best_share']:.2f} > fixed_norm {m['beats_fixed_norm']} "
+                f"unsupported {m['unsupported_points']}/{m['n_points']}"
+            )
+    out.update(res)
+    return out
 
 
 def _median_times(fns, repeats):
@@ -380,12 +541,31 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default="benchmarks/results/moo.json")
     ap.add_argument("--paretopo-only", action="store_true")
+    ap.add_argument("--hop-only", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="processes for question 6")
     args = ap.parse_args(argv)
-    tb = bench_tool_bandit(args.quick)
-    tb["machine"] = platform.platform()
     tb_path = args.json.replace("moo.json", "moo_paretopo.json")
     if tb_path == args.json:
         tb_path = args.json + ".paretopo.json"
+    if args.hop_only:  # question 6 only, merged into the ParetoPO results
+        try:
+            with open(tb_path) as fh:
+                tb = json.load(fh)
+        except FileNotFoundError:
+            tb = {}
+        tb["hop_bandit"] = bench_hop_bandit(args.quick, args.jobs)
+        tb["hop_bandit"]["machine"] = platform.platform()
+        with open(tb_path, "w") as fh:
+            json.dump(tb, fh, indent=1)
+        if not args.quick:
+            try:
+                plot_hop_front(tb_path)
+            except ImportError:  # matplotlib is optional
+                pass
+        return
+    tb = bench_tool_bandit(args.quick)
+    tb["machine"] = platform.platform()
+    tb["hop_bandit"] = bench_hop_bandit(args.quick, args.jobs)
     with open(tb_path, "w") as fh:
         json.dump(tb, fh, indent=1)
     if args.paretopo_only:  # refresh only the tool-bandit entry of the main results
@@ -412,6 +592,39 @@ def main(argv=None):
         plot_mopo_front()
     except ImportError:  # matplotlib is optional
         pass
+
+
+def plot_hop_front(
+    results="benchmarks/results/moo_paretopo.json", out="docs/img/moo_hop_bandit.png"
+):
+    """Exact front of the multi-hop bandit, its convex hull and the methods' mean points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mvlearn_ext.moo._hop_bandit import hop_bandit_front
+
+    with open(results) as fh:
+        rep = json.load(fh)["hop_bandit"]["report"]["methods"]
+    f = hop_bandit_front()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    calls = (1 - f["efficiency"]) * 12
+    ax.plot(calls, f["accuracy"], "-", color="0.3", label="exact front (every policy)")
+    ax.plot(
+        (1 - f["hull_efficiency"]) * 12, f["hull_accuracy"], "--", color="0.6", label="convex hull"
+    )
+    un = ~f["supported"]
+    ax.plot(calls[un], f["accuracy"][un], ".", ms=1, color="tab:red", label="unsupported")
+    for name, marker in (("fixed_norm", "o"), ("stage2", "s"), ("paretopo", "^"), ("fixed", "x")):
+        m = rep[name]
+        ax.plot(m["mean_calls_by_w"], m["accuracy_by_w"], marker, ms=5, mfc="none", label=name)
+    ax.set_xlabel("expected tool calls (of 12)")
+    ax.set_ylabel("accuracy")
+    ax.set_title("multi-hop bandit: final points over w = 0.1..0.9 (seed means)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
 
 
 def plot_mopo_front(out="docs/img/moo_mopo_front.png"):

@@ -53,6 +53,7 @@ SHARED_PRIVATE = {"_lib", "utils"}
 KNOWN_PRIVATE_IMPORTS = {
     # the demo's toy problems are private to their families
     ("_demo", "mvlearn_ext.merging._toy"),
+    ("_demo", "mvlearn_ext.moo._hop_bandit"),
     ("_demo", "mvlearn_ext.moo._paretopo"),
     ("_demo", "mvlearn_ext.rl._grape_toy"),
     ("_demo", "mvlearn_ext.rl._toy"),

@@ -97,7 +97,7 @@ def test_info_lists_every_optional_dependency_with_its_extras(monkeypatch):
     status, out, _ = run(["info"])
     assert status == 0
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}
-    assert re.search(r"not installed\s+\[moo\], \[bench\], \[test\]", lines["moocore"])
+    assert re.search(r"not installed\s+\[moo\], \[bench\], \[docs\], \[test\]", lines["moocore"])
     # numba is a dependency, not an optional one; pytest runs this test, so it is installed.
     assert "numba" not in OPTIONAL_DEPENDENCIES
     assert "not installed" not in lines["pytest"] and "[test]" in lines["pytest"]
@@ -115,7 +115,7 @@ def test_info_json():
     if isinstance(info["compiled_core"], dict):
         assert "compiler" in info["compiled_core"]
     assert set(info["optional"]) == set(OPTIONAL_DEPENDENCIES)
-    assert info["optional"]["moocore"]["extras"] == ["moo", "bench", "test"]
+    assert info["optional"]["moocore"]["extras"] == ["moo", "bench", "docs", "test"]
     assert info["optional"]["pytest"]["version"] == __import__("pytest").__version__
 
 

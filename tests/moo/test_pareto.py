@@ -197,3 +197,24 @@ def test_matches_moocore_on_random_data():
     P = rng.random((500, 3))
     assert hypervolume(P, [1, 1, 1]) == moocore.hypervolume(P, ref=[1, 1, 1])
     np.testing.assert_array_equal(pareto_rank(P), moocore.pareto_rank(P))
+
+
+def test_archive_gain_2d_matches_hypervolume_difference():
+    # the vectorised 2-D gain against HV(A + {p}) - HV(A) from moocore, all senses
+    from mvlearn_ext.moo import ParetoArchive
+
+    rng = np.random.default_rng(11)
+    for maximise in (True, False, [True, False]):
+        sign = np.where(np.broadcast_to(maximise, 2), 1.0, -1.0)
+        for _ in range(30):
+            ref = np.where(sign > 0, -0.2, 1.2) + rng.normal(0, 0.05, 2)
+            a = ParetoArchive(ref=ref, maximise=maximise)
+            a.add(rng.random((rng.integers(0, 9), 2)))
+            P = np.vstack([rng.random((15, 2)), a.points_[:2]])  # archived points gain 0
+            want = [
+                hypervolume(np.vstack([a.points_, p[None]]), ref, maximise=maximise)
+                - a.hypervolume_
+                for p in P
+            ]
+            np.testing.assert_allclose(a.gain(P), np.maximum(want, 0), atol=1e-14)
+            assert np.all(a.gain(a.points_) == 0.0)

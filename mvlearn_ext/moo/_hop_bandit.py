@@ -1,0 +1,398 @@
+"""Multi-hop tool bandit: a test bed where static scalarisation is weak (ParetoPO study).
+
+The tool bandit of :func:`mvlearn_ext.moo._paretopo.simulate_tool_bandit` has
+a convex attainable set and rewards in [0, 1]: linear scalarisation reaches
+every point of its front, and ParetoPO cannot beat it there. ParetoPO's
+abstract claims better accuracy/efficiency trade-offs than static
+scalarisation; that can only show where static scalarisation is weak. This
+test bed has both weaknesses, by design (fixed before any method was run on
+it):
+
+* **A non-convex front.** A question needs ``hops`` facts; each tool call
+  retrieves a new fact with probability ``retrieve``; the answer is right
+  for sure once ``hops`` facts are in, and a guess is right with
+  probability ``guess`` otherwise. So ``p(n) = guess + (1 - guess)
+  P(Binomial(n, retrieve) >= hops)`` is S-shaped in the number of calls
+  ``n``. The policy is unimodal with one parameter: ``pi_mu(n)`` is
+  proportional to ``exp(-(n - mu)^2 / (2 width^2))`` on ``n = 0..max_calls``
+  (it cannot mix distant call counts, like a model whose call budget is one
+  number). Its expected (accuracy, efficiency) point, efficiency
+  ``1 - E n / max_calls``, traces a curve as ``mu`` moves; both coordinates
+  are monotone in ``mu`` (the family has monotone likelihood ratio and
+  ``p`` is increasing), so every policy is Pareto-optimal and the whole
+  curve is the exact front (:func:`hop_bandit_front`, a dense sweep over
+  ``mu``). Where ``p`` is convex (few calls) the curve bends below its
+  convex hull: those points maximise no weighted sum ``w . (accuracy,
+  efficiency)``, so no fixed-weight scalarisation can settle there.
+* **Objectives on very different and drifting scales.** The training
+  rewards are raw: ``success`` in {0, 1} and the calls saved, priced at
+  ``cost_scale * drift^(t / (n_steps - 1))`` per call at step ``t``
+  (``cost_scale * max_calls`` = 60 times the accuracy reward at the start
+  by default, 4 times that at the end). Methods see only the raw rewards
+  (``normalise=True``, a diagnostic, divides them by the starting scales).
+  Evaluation is on the unit scales (accuracy, efficiency).
+
+Because every policy is on the front, the question is only where a method
+lands and, over a sweep of its weights, how much of the front its final
+policies cover: the hypervolume of the points of a sweep against (0, 0),
+relative to the exact front's (:func:`sweep_hop_bandit`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from mvlearn_ext.moo._paretopo import (
+    HVCGradientWeights,
+    HVMetaReward,
+    _real,
+    grpo_advantages,
+)
+
+__all__ = [
+    "hop_bandit_front",
+    "hop_success",
+    "hull_gap",
+    "simulate_hop_bandit",
+    "sweep_hop_bandit",
+]
+
+_METHODS = ("fixed", "fixed_norm", "stage1", "stage2", "paretopo", "lu2025")
+
+
+def _int(x, name, low):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {x!r}")
+    if x < low:
+        raise ValueError(f"{name} must be >= {low}, got {x}")
+    return int(x)
+
+
+def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
+    """``p(n) = guess + (1 - guess) P(Binomial(n, retrieve) >= hops)``.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo._hop_bandit import hop_success
+    >>> hop_success([0, 2, 3, 4], hops=3, retrieve=0.5, guess=0.0)
+    array([0.    , 0.    , 0.125 , 0.3125])
+    """
+    from scipy.stats import binom
+
+    n = np.asarray(n_calls)
+    if not np.issubdtype(n.dtype, np.integer) or (n < 0).any():
+        raise ValueError("n_calls must be non-negative integers")
+    hops = _int(hops, "hops", 1)
+    retrieve = _real(retrieve, "retrieve", 0.0, 1.0)
+    guess = _real(guess, "guess", 0.0, 1.0)
+    return guess + (1.0 - guess) * binom.sf(hops - 1, n, retrieve)
+
+
+def _policy(mu, max_calls, width):
+    """Rows ``pi_mu(n)``, ``n = 0..max_calls``, for every ``mu``."""
+    n = np.arange(max_calls + 1, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64).reshape(-1, 1)
+    logit = -((n[None, :] - mu) ** 2) / (2.0 * width**2)
+    pi = np.exp(logit - logit.max(axis=1, keepdims=True))
+    return pi / pi.sum(axis=1, keepdims=True)
+
+
+def _rank_advantages_batch(R, S, beta, eps=1e-4):
+    """:func:`pareto_rank_advantages` (``mode="paretopo"``, centred) for many groups at once.
+
+    ``R`` (n_groups, group_size, n_objectives), ``S`` (n_groups, group_size)
+    the tie-break scalars. The same formula, vectorised over the groups (a
+    test checks it against the per-group function); ranks by peeling the
+    non-dominated fronts of each group.
+    """
+    B, G, _ = R.shape
+    ge = (R[:, :, None, :] >= R[:, None, :, :]).all(axis=3)
+    gt = (R[:, :, None, :] > R[:, None, :, :]).any(axis=3)
+    dom = ge & gt  # dom[b, i, j]: i dominates j
+    ranks = np.full((B, G), -1)
+    left = np.ones((B, G), dtype=bool)
+    for f in range(G):
+        if not left.any():
+            break
+        dominated = (dom & left[:, :, None]).any(axis=1)
+        front = left & ~dominated
+        ranks[front] = f
+        left &= ~front
+    span = np.ptp(S, axis=1, keepdims=True)
+    rhat = np.where(span == 0, 0.5, (S - S.min(axis=1, keepdims=True)) / np.where(span, span, 1))
+    A = ranks.max(axis=1, keepdims=True) + 1 - ranks + beta * (rhat - 0.5)
+    sd = A.std(axis=1, ddof=1, keepdims=True)
+    out = (A - A.mean(axis=1, keepdims=True)) / (sd + eps)
+    return np.where(sd == 0, 0.0, out)
+
+
+def _check_bed(max_calls, hops, retrieve, guess, width):
+    max_calls = _int(max_calls, "max_calls", 1)
+    width = _real(width, "width", low=0.0)
+    if width <= 0:
+        raise ValueError("width must be > 0")
+    p = hop_success(np.arange(max_calls + 1), hops=hops, retrieve=retrieve, guess=guess)
+    return max_calls, width, p
+
+
+def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0, n_grid=20001):
+    """Exact (accuracy, efficiency) front of the multi-hop bandit (dense sweep over ``mu``).
+
+    The attainable set is the curve ``mu -> (A(mu), E(mu))``; ``A`` rises and
+    ``E`` falls with ``mu``, so the curve is its own Pareto front. It is
+    swept on ``mu`` in ``[-8 width, max_calls + 8 width]``; at the ends the
+    policy puts less than ``exp(-8.5)`` (2e-4) on any arm but 0 or
+    ``max_calls``, so the part of the front's HV beyond the sweep (towards
+    the limit points, pure 0 and pure ``max_calls`` calls) is below 1e-5.
+
+    Returns
+    -------
+    front : dict
+        ``mu``, ``accuracy``, ``efficiency`` (efficiency increasing),
+        ``hv``: the hypervolume of the curve against ``(0, 0)`` (area under
+        it, trapezoids), ``hv_points``: the hypervolume of the swept points
+        themselves (a lower bound, short of ``hv`` by half the sum of
+        ``d(efficiency) d(accuracy)`` over the grid steps, 5e-5 at the
+        default grid), ``supported``: a mask of the points on the curve's
+        upper convex hull (the only points that maximise some weighted sum
+        with non-negative weights), ``supported_hv``: the hypervolume of
+        the supported points, the most that any set of linear-scalarisation
+        optima can cover, and ``hull_accuracy``, ``hull_efficiency``: the
+        vertices of that hull (efficiency increasing).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo._hop_bandit import hop_bandit_front
+    >>> f = hop_bandit_front(n_grid=2001)
+    >>> round(f["hv"], 3), round(f["supported_hv"] / f["hv"], 3)
+    (0.59, 0.763)
+    """
+    from mvlearn_ext.moo._pareto import hypervolume
+
+    max_calls, width, p = _check_bed(max_calls, hops, retrieve, guess, width)
+    n_grid = _int(n_grid, "n_grid", 3)
+    mu = np.linspace(max_calls + 8 * width, -8 * width, n_grid)  # efficiency increasing
+    pi = _policy(mu, max_calls, width)
+    acc = pi @ p
+    eff = 1.0 - pi @ np.arange(max_calls + 1) / max_calls
+    hv = float(eff[0] * acc[0] + np.sum(np.diff(eff) * (acc[1:] + acc[:-1]) / 2.0))
+    hv_points = hypervolume(np.column_stack([acc, eff]), [0.0, 0.0], maximise=True)
+    # upper convex hull in the (efficiency, accuracy) plane (monotone chain)
+    hull = []
+    for i in range(n_grid):
+        while len(hull) >= 2:
+            o, a = hull[-2], hull[-1]
+            cross = (eff[a] - eff[o]) * (acc[i] - acc[o]) - (acc[a] - acc[o]) * (eff[i] - eff[o])
+            if cross >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    hull = np.array(hull)
+    on_hull = np.interp(eff, eff[hull], acc[hull])
+    supported = acc >= on_hull - 1e-12
+    sup = np.column_stack([acc[supported], eff[supported]])
+    return {
+        "mu": mu,
+        "accuracy": acc,
+        "efficiency": eff,
+        "hv": hv,
+        "hv_points": hv_points,
+        "supported": supported,
+        "supported_hv": hypervolume(sup, [0.0, 0.0], maximise=True),
+        "hull_accuracy": acc[hull],
+        "hull_efficiency": eff[hull],
+    }
+
+
+def hull_gap(front, accuracy, efficiency):
+    """Accuracy of the front's upper convex hull at ``efficiency`` minus ``accuracy``.
+
+    For a point of the curve, a positive gap means that no weighted sum with
+    non-negative weights is maximised there (an unsupported point).
+    """
+    a = np.asarray(accuracy, dtype=np.float64)
+    e = np.asarray(efficiency, dtype=np.float64)
+    return np.interp(e, front["hull_efficiency"], front["hull_accuracy"]) - a
+
+
+def simulate_hop_bandit(
+    method,
+    *,
+    weights=(0.5, 0.5),
+    n_steps=300,
+    n_prompts=12,
+    group_size=8,
+    max_calls=12,
+    hops=3,
+    retrieve=0.5,
+    guess=0.1,
+    width=1.0,
+    mu0=6.0,
+    cost_scale=5.0,
+    drift=4.0,
+    learning_rate=0.2,
+    beta=0.5,
+    stage1_steps=100,
+    stage1="meta_reward",
+    ref_margin=0.1,
+    weight_ema=0.9,
+    weight_floor=0.05,
+    normalise=False,
+    seed=None,
+):
+    """GRPO on the multi-hop bandit with raw, drifting reward scales (reconstruction study).
+
+    Each step draws ``n_prompts`` groups of ``group_size`` rollouts
+    ``n ~ pi_mu``, a success with probability ``p(n)``, and the raw reward
+    vector ``(success, c_t (max_calls - n))`` with the price
+    ``c_t = cost_scale * drift^(t / (n_steps - 1))``. The advantages ``A``
+    of the method give the policy-gradient step ``mu += learning_rate *
+    mean(A (n - E_pi n)) / width^2`` (the score of ``pi_mu`` in ``mu``).
+
+    Methods (``w = weights``):
+
+    * ``"fixed"``: GRPO on ``w . r`` (raw rewards).
+    * ``"fixed_norm"``: GRPO on ``w . (r / (1, cost_scale max_calls))``:
+      scales normalised once, at the start (the drift then shifts the
+      effective weights towards efficiency by a factor ``drift``).
+    * ``"stage1"``: ParetoPO stage 1 alone for all steps: the
+      per-trajectory HV meta-reward (:class:`HVMetaReward`, reference
+      ``(0, 0)``) on ``w . r``, or, with ``stage1="hvc_gradient"``,
+      GRPO on ``w_t . r`` with ``w_t`` from :class:`HVCGradientWeights`
+      fed the step's mean raw reward vector.
+    * ``"stage2"``: ParetoPO stage 2 alone from the first step:
+      :func:`~mvlearn_ext.moo.pareto_rank_advantages` per group (batched),
+      ties broken by ``w . r``.
+    * ``"paretopo"``: stage 1 for ``stage1_steps`` steps, then stage 2
+      (ties broken by the weights stage 1 ended with).
+    * ``"lu2025"``: the meta-reward of Lu et al. 2025 (one multiplier per
+      batch from the batch-mean vector's HV contribution).
+
+    ``normalise=True`` gives every method the rewards divided by
+    ``(1, cost_scale max_calls)`` (the start's scales; ``"fixed"`` then
+    equals ``"fixed_norm"``), a diagnostic that separates the reward scales
+    from the shape of the front.
+
+    Returns
+    -------
+    result : dict
+        ``mu`` (final), ``accuracy`` and ``efficiency`` of the final policy
+        (exact expectations; efficiency ``1 - E n / max_calls``),
+        ``mean_calls``, ``hv`` (``accuracy * efficiency``) and
+        ``weights_path`` (n_steps, 2): the weights of each step's
+        scalarisation.
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    if stage1 not in ("meta_reward", "hvc_gradient"):
+        raise ValueError(f"stage1 must be 'meta_reward' or 'hvc_gradient', got {stage1!r}")
+    max_calls, width, p = _check_bed(max_calls, hops, retrieve, guess, width)
+    n_steps = _int(n_steps, "n_steps", 1)
+    n_prompts = _int(n_prompts, "n_prompts", 1)
+    group_size = _int(group_size, "group_size", 2)
+    stage1_steps = _int(stage1_steps, "stage1_steps", 0)
+    mu = _real(mu0, "mu0")
+    cost_scale = _real(cost_scale, "cost_scale", low=0.0)
+    drift = _real(drift, "drift", low=0.0)
+    if drift <= 0:
+        raise ValueError("drift must be > 0")
+    lr = _real(learning_rate, "learning_rate", low=0.0)
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if w.shape != (2,) or not np.isfinite(w).all() or w.min() < 0 or w.sum() <= 0:
+        raise ValueError(f"weights must be 2 non-negative numbers with a positive sum, got {w}")
+    adaptive = stage1 == "hvc_gradient" and method in ("stage1", "paretopo")
+    meta = HVMetaReward(w, gamma=0.9, mode="lu2025" if method == "lu2025" else "paretopo")
+    hw = (
+        HVCGradientWeights(w, margin=ref_margin, ema=weight_ema, floor=weight_floor)
+        if adaptive
+        else None
+    )
+    norm = np.array([1.0, cost_scale * max_calls]) if cost_scale > 0 else np.ones(2)
+    rng = np.random.default_rng(seed)
+    arms = np.arange(max_calls + 1)
+    w_path = np.zeros((n_steps, 2))
+    for t in range(n_steps):
+        w_t = hw.weights_ if adaptive else w
+        w_path[t] = w_t
+        pi = _policy(mu, max_calls, width)[0]
+        n = rng.choice(arms, size=(n_prompts, group_size), p=pi)
+        success = (rng.random(n.shape) < p[n]).astype(np.float64)
+        price = cost_scale * drift ** (t / max(n_steps - 1, 1))
+        R = np.stack([success, price * (max_calls - n)], axis=2)  # (B, G, 2) raw
+        if normalise:
+            R = R / norm
+        flat = R.reshape(-1, 2)
+        in_stage1 = method == "stage1" or (method == "paretopo" and t < stage1_steps)
+        if method == "fixed":
+            A = grpo_advantages(R @ w)
+        elif method == "fixed_norm":
+            A = grpo_advantages((R if normalise else R / norm) @ w)
+        elif in_stage1 and adaptive:
+            A = grpo_advantages(R @ w_t)
+            hw.update(flat.mean(axis=0))
+        elif in_stage1 or method == "lu2025":
+            A = grpo_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
+            meta.update(flat)
+        else:  # stage 2 (alone, or after stage 1)
+            A = _rank_advantages_batch(R, R @ w_t, beta)
+        score = (n - pi @ arms) / width**2
+        mu += lr * float(np.mean(A * score))
+    pi = _policy(mu, max_calls, width)[0]
+    acc = float(pi @ p)
+    mean_calls = float(pi @ arms)
+    eff = 1.0 - mean_calls / max_calls
+    return {
+        "mu": mu,
+        "accuracy": acc,
+        "efficiency": eff,
+        "mean_calls": mean_calls,
+        "hv": acc * eff,
+        "weights_path": w_path,
+    }
+
+
+def sweep_hop_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
+    """Front traced by one method over its weights, seed by seed (see :func:`simulate_hop_bandit`).
+
+    Runs ``weights = (w, 1 - w)`` for every ``w`` and seed. The front of a
+    seed is its set of final (accuracy, efficiency) points; its quality is
+    their joint hypervolume against ``(0, 0)``, reported also relative to
+    the exact front's (``hv_ratio``, at most 1).
+
+    Returns
+    -------
+    result : dict
+        ``accuracy``, ``efficiency``, ``mu`` of shape (n_seeds, n_weights),
+        ``hv`` and ``hv_ratio`` of shape (n_seeds,), ``front_hv`` and
+        ``supported_hv`` (the exact front's, and its supported part's).
+    """
+    from mvlearn_ext.moo._pareto import hypervolume
+
+    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
+    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
+        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    for k in ("weights", "seed"):
+        if k in kwargs:
+            raise TypeError(f"{k} is set by sweep_hop_bandit; do not pass it")
+    out = {k: np.zeros((len(seeds), w.size)) for k in ("accuracy", "efficiency", "mu")}
+    for i, sd in enumerate(seeds):
+        for j, wa in enumerate(w):
+            r = simulate_hop_bandit(method, weights=(wa, 1.0 - wa), seed=sd, **kwargs)
+            for k in ("accuracy", "efficiency", "mu"):
+                out[k][i, j] = r[k]
+    pts = np.stack([out["accuracy"], out["efficiency"]], axis=2)
+    out["hv"] = np.array([hypervolume(q, [0.0, 0.0], maximise=True) for q in pts])
+    bed = {
+        k: kwargs[k] for k in ("max_calls", "hops", "retrieve", "guess", "width") if k in kwargs
+    }
+    front = hop_bandit_front(**bed)
+    out["front_hv"] = front["hv"]
+    out["supported_hv"] = front["supported_hv"]
+    out["hv_ratio"] = out["hv"] / front["hv"]
+    return out

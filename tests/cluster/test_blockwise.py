@@ -195,3 +195,54 @@ def test_worker_processes_give_the_same_labels(views, in_memory):
     ):  # fmt: skip
         model = _model().fit([da.from_array(X, chunks=(CHUNK, -1)) for X in Xs])
         np.testing.assert_array_equal(model.labels_.compute(), in_memory.labels_)
+
+
+# --------------------------------------------------------------------------- LMVSC
+
+
+def _lmvsc(**kwargs):
+    from mvlearn_ext.cluster import LMVSC
+
+    return LMVSC(n_clusters=K, n_anchors=20, n_init=3, random_state=5, **kwargs)
+
+
+def test_lmvsc_same_labels_in_memory_on_disk_and_on_a_cluster(views, on_disk):
+    Xs, y = views
+    memmaps, zarrs = on_disk
+    reference = _lmvsc(block_size=CHUNK).fit(Xs)
+    assert clustering_accuracy(y, reference.labels_) > 0.95
+    assert reference.anchor_graph_ is None and reference.embedding_ is None
+    fitted = {"memmap": _lmvsc(block_size=CHUNK).fit(memmaps)}
+    if zarrs is not None:
+        fitted["zarr"] = _lmvsc(block_size=CHUNK).fit(zarrs)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        lazy = [da.from_array(X, chunks=(CHUNK, -1)) for X in Xs]
+        fitted["LocalCluster"] = _lmvsc().fit(lazy)
+        assert isinstance(fitted["LocalCluster"].labels_, da.Array)
+        predicted = fitted["LocalCluster"].predict(lazy)
+        np.testing.assert_array_equal(predicted.compute(), reference.predict(Xs))
+    for name, model in fitted.items():
+        np.testing.assert_array_equal(np.asarray(model.labels_), reference.labels_, err_msg=name)
+        np.testing.assert_array_equal(model.objective_, reference.objective_, err_msg=name)
+
+
+def test_lmvsc_one_block_reproduces_the_in_memory_algorithm(views):
+    """Below 50000 rows the anchors are the same k-means; one block sums like memory."""
+    Xs, _ = views
+    classic = _lmvsc().fit(Xs)
+    blocked = _lmvsc(block_size=N).fit(Xs)
+    for A_b, A_c in zip(blocked.anchors_, classic.anchors_, strict=True):
+        np.testing.assert_allclose(A_b, A_c, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(blocked.objective_, classic.objective_, rtol=1e-9)
+    np.testing.assert_allclose(blocked.singular_values_, classic.singular_values_, rtol=1e-9)
+    assert blocked.n_iter_ == classic.n_iter_
+    assert clustering_accuracy(classic.labels_, blocked.labels_) == 1.0
+    # Other blocks: the QPs are per sample, only the rounding of the sums changes.
+    other = _lmvsc(block_size=1024).fit(Xs)
+    np.testing.assert_allclose(other.objective_, blocked.objective_, rtol=1e-9)
+    assert clustering_accuracy(other.labels_, blocked.labels_) == 1.0

@@ -114,6 +114,10 @@ class RowBlocks:
                 shape = X.shape
             if len(shape) != 2:
                 raise ValueError(f"{name}[{v}] must be 2-D, got shape {tuple(shape)}")
+            if is_dask_array(X) and any(np.isnan(c) for c in X.chunks[0]):
+                raise ValueError(
+                    f"{name}[{v}] has unknown row chunk sizes; call X.compute_chunk_sizes() first"
+                )
             if shape[0] == 0 or shape[1] == 0:
                 raise ValueError(f"{name}[{v}] is empty (shape {tuple(shape)})")
             kind = np.dtype(X.dtype).kind

@@ -155,6 +155,10 @@ def test_bad_block_input_is_named(views):
     b = da.from_array(Xs[1], chunks=(CHUNK + 1, -1))
     with pytest.raises(ValueError, match=r"Xs\[1\] has row chunks .*rechunk"):
         _model().fit([a, b])
+    unknown = da.from_array(Xs[1], chunks=(CHUNK, -1))
+    unknown = unknown[unknown[:, 0] > -np.inf]  # a boolean mask: unknown chunk sizes
+    with pytest.raises(ValueError, match=r"Xs\[1\] has unknown row chunk sizes"):
+        _model().fit([a, unknown])
     bad = Xs[2].copy()
     bad[5, 1] = np.nan
     with pytest.raises(ValueError, match=r"Xs\[1\] contains NaN"):

@@ -21,7 +21,8 @@ average before and after each run is recorded, and times should be read as ratio
 between runs of the same invocation.
 
 Run: ``python benchmarks/bench_clustering_dask.py [--sizes 1000000 10000000]
-[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]``.
+[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]``
+(``--replot JSON`` redoes the table and the figure from a results file).
 """
 
 from __future__ import annotations
@@ -188,7 +189,17 @@ def main():
     p.add_argument("--timeout", type=int, default=2400)
     p.add_argument("--json", default=None)
     p.add_argument("--plot", default=None)
+    p.add_argument(
+        "--replot", metavar="JSON", help="only redo the table and figure from a results file"
+    )
     args = p.parse_args()
+    if args.replot:
+        with open(args.replot) as f:
+            rows = json.load(f)["rows"]
+        print(markdown(rows))
+        if args.plot:
+            plot(rows, args.plot)
+        return
     rows = []
     for n in args.sizes:
         store = f"{args.store}_{n}.zarr"

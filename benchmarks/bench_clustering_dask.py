@@ -80,14 +80,14 @@ def reset_peak():
         f.write("5")
     return status("VmRSS")
 
-mode, store = sys.argv[1], sys.argv[2]
+mode, store, verbose = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from mvlearn_ext.cluster import HAGMVC
 from mvlearn_ext.metrics import clustering_accuracy
 
 root = zarr.open_group(store, mode="r")
 y = root["y"][:]
 n = y.shape[0]
-est = HAGMVC(n_clusters=10, random_state=0)
+est = HAGMVC(n_clusters=10, random_state=0, verbose=verbose)
 out = dict(mode=mode, n=n, load_before=open("/proc/loadavg").read().split()[:3])
 if mode == "memory":
     Xs = [root[f"view{v}"][:] for v in range(3)]
@@ -114,14 +114,18 @@ print(json.dumps(out))
 """
 
 
-def run_child(mode, store, timeout):
+def run_child(mode, store, timeout, log=None):
+    """One fit in its own process; with ``log``, verbose progress goes to that file."""
+    command = [sys.executable, "-c", _CHILD, mode, store, "1" if log else "0"]
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD, mode, store],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        if log:
+            with open(log, "a") as err:
+                out = subprocess.run(
+                    command, stdout=subprocess.PIPE, stderr=err, text=True, timeout=timeout
+                )
+            out.stderr = open(log).read()
+        else:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return dict(mode=mode, error=f"no result within {timeout} s")
     if out.returncode != 0:
@@ -151,13 +155,34 @@ def markdown(rows):
     return "\n".join(lines)
 
 
-def plot(rows, path):
+def read_trace(path):
+    """``(seconds, total MB, max single process MB)`` from a log of ``ps`` samples.
+
+    The log holds a ``date +%s`` line followed by ``pid rss_mb`` lines (client and
+    worker processes) for every sample.
+    """
+    times, totals, largest, current = [], [], [], None
+    for line in open(path):
+        parts = line.split()
+        if len(parts) == 1:
+            if current is not None:
+                times.append(current[0])
+                totals.append(sum(current[1]))
+                largest.append(max(current[1], default=0.0))
+            current = (int(parts[0]), [])
+        elif len(parts) == 2 and current is not None:
+            current[1].append(float(parts[1]))
+    t0 = times[0] if times else 0
+    return np.asarray(times) - t0, np.asarray(totals), np.asarray(largest)
+
+
+def plot(rows, path, trace=None):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 3 if trace else 2, figsize=(15 if trace else 10, 3.8))
     for mode, marker, label in (
         ("dask", "o-", "dask, 2 workers, zarr"),
         ("memory", "s--", "in memory"),
@@ -174,6 +199,15 @@ def plot(rows, path):
     axes[0].set(xlabel="n samples", ylabel="fit time (s)", title="HAGMVC fit time")
     axes[1].axhline(6, color="grey", lw=0.8, ls=":")
     axes[1].set(xlabel="n samples", ylabel="peak RSS, client + workers (GB)", title="memory")
+    if trace:
+        t, total, largest = read_trace(trace)
+        axes[2].plot(t / 60, total / 1024, label="client + 2 workers")
+        axes[2].plot(t / 60, largest / 1024, label="largest process")
+        axes[2].axhline(6, color="grey", lw=0.8, ls=":")
+        axes[2].set(
+            xlabel="minutes into the run", ylabel="resident memory (GB)",
+            title="n = 10^7, dask, sampled every 10 s",
+        )  # fmt: skip
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
@@ -189,6 +223,9 @@ def main():
     p.add_argument("--timeout", type=int, default=2400)
     p.add_argument("--json", default=None)
     p.add_argument("--plot", default=None)
+    p.add_argument("--trace", default=None, help="a log of ps samples to plot (see read_trace)")
+    p.add_argument("--log", default=None, help="verbose progress of the fits to this file")
+    p.add_argument("--reuse-store", action="store_true", help="use a store left by an earlier run")
     p.add_argument(
         "--replot", metavar="JSON", help="only redo the table and figure from a results file"
     )
@@ -198,18 +235,19 @@ def main():
             rows = json.load(f)["rows"]
         print(markdown(rows))
         if args.plot:
-            plot(rows, args.plot)
+            plot(rows, args.plot, args.trace)
         return
     rows = []
     for n in args.sizes:
         store = f"{args.store}_{n}.zarr"
         try:
             t0 = time.perf_counter()
-            generate(store, n)
+            if not (args.reuse_store and os.path.exists(store)):
+                generate(store, n)
             print(f"generated n={n} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
             modes = ["memory", "dask"] if n <= args.in_memory_max else ["dask"]
             for mode in modes:
-                row = run_child(mode, store, args.timeout)
+                row = run_child(mode, store, args.timeout, args.log)
                 row.setdefault("n", n)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)

@@ -145,8 +145,10 @@ class RowBlocks:
                     )
         if row_chunks is None:
             row_chunks = tuple(min(size, n - s) for s in range(0, n, size))
-        self.uses_dask = any(is_dask_array(X) or _is_zarr_array(X) for X in views) or any(
-            isinstance(X, np.memmap) for X in views
+        # Memmaps run on dask's threads when dask is installed, else block after
+        # block in the calling thread (slicing a memmap reads only that block).
+        self.uses_dask = any(is_dask_array(X) or _is_zarr_array(X) for X in views) or (
+            any(isinstance(X, np.memmap) for X in views) and _dask_installed()
         )
         self.n_samples = n
         self.widths = tuple(int(X.shape[1]) for X in views)
@@ -239,6 +241,15 @@ class RowBlocks:
                     (result,) = pending.pop(next_block).result()
                     next_block += 1
                     yield result
+
+
+def _dask_installed():
+    from importlib.util import find_spec
+
+    try:
+        return find_spec("dask") is not None
+    except ValueError:  # sys.modules["dask"] is None: reported missing
+        return False
 
 
 def _short(chunks):

@@ -186,6 +186,21 @@ def test_the_cluster_package_and_the_numpy_block_path_never_import_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_memmaps_without_dask(views, on_disk, in_memory, tmp_path):
+    """Without dask, memmaps are read block after block in the calling thread."""
+    memmaps, _ = on_disk
+    np.save(tmp_path / "labels.npy", in_memory.labels_)
+    code = (
+        "import sys, numpy as np\n"
+        "sys.modules['dask'] = None  # what a missing dask looks like to import\n"
+        "from mvlearn_ext.cluster import HAGMVC\n"
+        f"Xs = [np.load(p, mmap_mode='r') for p in {[str(m.filename) for m in memmaps]!r}]\n"
+        f"m = HAGMVC(n_clusters={K}, random_state=7, block_size={CHUNK}).fit(Xs)\n"
+        f"assert np.array_equal(m.labels_, np.load({str(tmp_path / 'labels.npy')!r}))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.slow
 def test_worker_processes_give_the_same_labels(views, in_memory):
     """Two worker processes (about 20 s to start on a loaded 2-core machine)."""

@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
@@ -599,6 +600,20 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         matrices are thin, and threads made them slower.
     verbose : int, default=0
         Print the objective after each sweep to stderr.
+    block_size : int or None, default=None
+        The block algorithm (``mvlearn_ext.cluster._hagmvc_blocks``): a map-reduce
+        over row blocks that never holds more than one block of samples. It runs
+        on its own for views given as dask arrays (their row chunks are the
+        blocks; every view must have the same row chunks), zarr arrays or NumPy
+        memmaps (cut every ``block_size`` rows, 65536 if None), and on NumPy views
+        when ``block_size`` is an int. It differs from the in-memory algorithm in
+        its random subsets and in fitting the final k-means on a subsample of at
+        most 100000 rows (see the user guide); with the same blocks and seed it
+        gives the same labels in memory, on disk and on a ``dask.distributed``
+        cluster. ``view_weights="squared"`` is not available there, and the
+        attributes that hold one row per sample (``graphs_[0]``,
+        ``composite_graph_``, ``embedding_``) are None. For dask views,
+        ``labels_`` and :meth:`predict` return dask arrays.
 
     Attributes
     ----------
@@ -717,6 +732,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "view_weights": [StrOptions({"auto", "uniform", "squared"}), "array-like"],
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -734,6 +750,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         view_weights="auto",
         n_jobs=None,
         verbose=0,
+        block_size=None,
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
@@ -747,6 +764,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self.view_weights = view_weights
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
@@ -765,6 +783,10 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self : HAGMVC
             The fitted estimator.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc_blocks
+
+            return fit_hagmvc_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
         rng = check_random_state(self.random_state)
         n_samples = Xs[0].shape[0]
@@ -894,8 +916,12 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            The cluster of each sample.
+            The cluster of each sample (a lazy dask array for dask views).
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._hagmvc_blocks import predict_hagmvc_blocks
+
+            return predict_hagmvc_blocks(self, Xs)
         G = self._code(Xs)
         F = np.asarray(G @ self.spectral_projection_)
         return self.kmeans_.predict(_normalise_rows(F)).astype(np.intp)

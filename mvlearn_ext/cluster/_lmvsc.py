@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
@@ -103,7 +104,20 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         ``fit``, ``transform`` and ``predict``, so that the result is the same
         bits for every ``n_jobs`` and every thread setting of the process.
     verbose : int, default=0
-        Print the progress of ``fit`` to standard error.
+        Print the progress of ``fit`` to standard error (and a progress bar over
+        the row blocks on the block path).
+    block_size : int or None, default=None
+        The block algorithm (``mvlearn_ext.cluster._lmvsc_blocks``): a map-reduce
+        over row blocks that never holds more than one block of samples. It runs
+        on its own for views given as dask arrays (their row chunks are the
+        blocks; every view must have the same row chunks), zarr arrays or NumPy
+        memmaps (cut every ``block_size`` rows, 65536 if None), and on NumPy views
+        when ``block_size`` is an int. It fits the anchors on at most 50000 random
+        rows and the final k-means on at most 100000 (see the user guide); with
+        the same blocks and seed it gives the same labels in memory, on disk and
+        on a ``dask.distributed`` cluster. ``anchor_graph_`` and ``embedding_``
+        (a row per sample) are then None; for dask views, ``labels_`` and
+        :meth:`predict` return dask arrays.
 
     Attributes
     ----------
@@ -181,6 +195,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "n_jobs": THREADS_CONSTRAINT,
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -196,6 +211,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        block_size=None,
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
@@ -207,6 +223,7 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
@@ -225,6 +242,10 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self : LMVSC
             The fitted estimator.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._lmvsc_blocks import fit_lmvsc_blocks
+
+            return fit_lmvsc_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
         with fit_threads(self.n_jobs) as n_threads:
             return self._fit(Xs, n_threads)
@@ -318,7 +339,12 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            The cluster of each sample (see the Notes of the class).
+            The cluster of each sample (see the Notes of the class); a lazy dask
+            array for dask views.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._lmvsc_blocks import predict_lmvsc_blocks
+
+            return predict_lmvsc_blocks(self, Xs)
         F = self._embed(Xs)
         return self.kmeans_.predict(F).astype(np.intp, copy=False)

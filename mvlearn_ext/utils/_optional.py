@@ -66,7 +66,13 @@ OPTIONAL_DEPENDENCIES: dict[str, OptionalDependency] = {
             "ray", "ray", ("federated", "test"), "Flower's simulation engine (via flwr)"
         ),
         OptionalDependency(
-            "dask", "dask", ("dask", "test"), "Monte Carlo studies across machines"
+            "dask",
+            "dask",
+            ("dask", "test"),
+            "Monte Carlo studies across machines; HAGMVC on row blocks",
+        ),
+        OptionalDependency(
+            "zarr", "zarr", ("dask", "test"), "on-disk chunked views of the block clusterers"
         ),
         OptionalDependency(
             "distributed", "distributed", ("dask", "test"), "the dask scheduler of studies"

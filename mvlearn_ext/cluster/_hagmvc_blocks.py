@@ -1,0 +1,460 @@
+"""HAG-MVC by row blocks: fit and predict of :class:`HAGMVC` on views larger than memory.
+
+Only the finest level of the pyramid touches the samples; every coarser level links
+anchors to anchors and stays in memory. One pass over the row blocks computes the
+level-1 graph of each block (row-wise, exactly as in memory) and returns the sums the
+rest of the algorithm needs: ``sum_i ||x_{v,i}||^2`` per view, ``Z^T X`` (``m_1 x d``),
+the anchor masses ``Z^T 1``, the penalty ``sum_i lambda_i ||z_i||^2`` and ``Z^T Z``
+(``m_1 x m_1``). From them come the objective, the exact anchor update and the
+spectral problem of the composite graph. The sums are folded in block order
+(:meth:`~mvlearn_ext.cluster._blockwise.RowBlocks.map`), so a fit does not depend on
+the number of workers or on where the blocks ran.
+
+What differs from the in-memory algorithm (``block_size=None`` on NumPy views), on
+purpose, because the in-memory one needs every row at once:
+
+* all random row subsets are drawn first, from the fit's random state, in this order:
+  the rows of the view-weight scores (at most 1000), the rows among which the level-1
+  anchors are seeded (``max(10000, 20 m_1)``, as in memory), and the rows on which the
+  final k-means is fitted (at most ``100000``); the in-memory algorithm draws the
+  first two at the points where it uses them;
+* the final k-means (10 restarts) is fitted on the embedding of that subsample of rows,
+  and every sample then gets the nearest centre; in memory it is fitted on all rows;
+* the standardisation statistics are merged block by block (Chan et al.'s update)
+  instead of being computed over the whole column.
+
+Running the block algorithm on NumPy views (``HAGMVC(block_size=...)``) gives the same
+labels as a dask array chunked by the same rows, in memory, on disk (zarr, memmap) or
+on a cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.utils import check_random_state
+
+from mvlearn_ext.cluster._blockwise import (
+    RowBlocks,
+    is_dask_array,
+    merge_moments,
+    moments_of_block,
+    scaling_from_moments,
+)
+from mvlearn_ext.cluster._hagmvc import (
+    _FINAL_N_INIT,
+    _SEED_SAMPLE_MIN,
+    _SEED_SAMPLE_PER_SEED,
+    _TINY,
+    _WEIGHT_FLOOR,
+    _feature_weights,
+    _graph_step,
+    _kmeanspp_seeds,
+    _level_neighbors,
+    _level_terms,
+    _normalise_rows,
+    _pyramid_sizes,
+    _update_anchors,
+)
+from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES, fit_view_weights
+from mvlearn_ext.utils._threads import single_threaded_pools
+
+__all__ = ["fit_hagmvc_blocks", "predict_hagmvc_blocks"]
+
+#: Rows of the subsample on which the final k-means of the block algorithm is fitted.
+KMEANS_SAMPLE = 100_000
+
+
+# --------------------------------------------------------------------------- block tasks
+
+
+def _standardise_block(views, means, scales):
+    return np.ascontiguousarray(
+        np.hstack(
+            [
+                (np.asarray(X, dtype=np.float64) - mean) / scale
+                for X, mean, scale in zip(views, means, scales, strict=True)
+            ]
+        )
+    )
+
+
+def _stats_task(_, rows, *views):
+    """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
+    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
+    moments = [moments_of_block(X) for X in views]
+    picked = [np.asarray(X)[rows] for X in views]
+    return finite, moments, picked
+
+
+def _graph_task(p, rows, *views):
+    """Level-1 graph of one block and the sums of one sweep."""
+    with single_threaded_pools():
+        X = _standardise_block(views, p["means"], p["scales"])
+        lam, Z = _graph_step(X, p["anchors"], p["w"], p["nn"], p["lambda"], p["n_threads"])
+        Z = sp.csr_matrix(Z)
+        sumsq = np.array([np.einsum("ij,ij->", X[:, s], X[:, s]) for s in p["slices"]])
+        cross = np.asarray(Z.T @ X)
+        mass = np.asarray(Z.sum(axis=0)).ravel()
+        penalty = float(np.dot(lam, np.asarray(Z.multiply(Z).sum(axis=1)).ravel()))
+        gram = (Z.T @ Z).toarray()
+        return dict(
+            sumsq=sumsq, cross=cross, mass=mass, penalty=penalty, gram=gram, sample=Z[rows]
+        )
+
+
+def _label_task(p, _, *views):
+    """Labels of one block: level-1 graph, up the pyramid, embedding, nearest centre."""
+    with single_threaded_pools():
+        X = _standardise_block(views, p["means"], p["scales"])
+        _, G = _graph_step(X, p["anchors"], p["w"], p["nn"], p["lambda"], p["n_threads"])
+        for U in p["upper"]:
+            G = G @ U
+        F = np.asarray(G @ p["projection"])
+        return p["kmeans"].predict(_normalise_rows(F)).astype(np.intp)
+
+
+def _fold(total, part):
+    if total is None:
+        return {key: ([value] if key == "sample" else value) for key, value in part.items()}
+    for key, value in part.items():
+        if key == "sample":
+            total[key].append(value)
+        else:
+            total[key] = total[key] + value
+    return total
+
+
+# --------------------------------------------------------------------------- algebra
+
+
+def _level0_terms(stats, anchors, view_slices, view_scale):
+    """Per-view losses of level 1 from the sums of a pass, for any anchors."""
+    losses = np.empty(len(view_slices))
+    for v, block in enumerate(view_slices):
+        a = anchors[:, block]
+        value = (
+            stats["sumsq"][v]
+            - 2.0 * np.einsum("ij,ij->", stats["cross"][:, block], a)
+            + np.dot(stats["mass"], np.einsum("ij,ij->i", a, a))
+        )
+        losses[v] = max(value, 0.0) / view_scale[v]
+    return losses
+
+
+def _objective(stats, anchors, graphs, weights, lams, scales, view_slices):
+    level0 = float(
+        np.dot(weights[0] ** 2, _level0_terms(stats, anchors[0], view_slices, scales[0]))
+        + stats["penalty"]
+    )
+    total = level0
+    for level in range(1, len(anchors)):
+        losses, penalty = _level_terms(
+            anchors[level - 1], anchors[level], graphs[level], lams[level], view_slices,
+            scales[level],
+        )  # fmt: skip
+        total += float(np.dot(weights[level] ** 2, losses) + penalty)
+    return total
+
+
+def _update_level0(stats, anchors, graphs, weights, scales, view_slices):
+    """The exact anchor update of level 1 (``_update_anchors``) from the sums of a pass."""
+    n_features = anchors[0].shape[1]
+    w_own = _feature_weights(weights[0], scales[0], view_slices, n_features)
+    numerator = stats["cross"] * w_own
+    denominator = stats["mass"][:, None] * w_own[None, :]
+    if len(anchors) > 1:
+        w_up = _feature_weights(weights[1], scales[1], view_slices, n_features)
+        numerator = numerator + np.asarray(graphs[1] @ anchors[1]) * w_up
+        denominator = denominator + w_up[None, :]
+    new = anchors[0].copy()
+    used = denominator > 0.0
+    new[used] = numerator[used] / denominator[used]
+    return new
+
+
+def _spectral_from_gram(gram, degree, n_components):
+    """``anchor_spectral_embedding`` of a graph known through ``G^T G`` and ``G^T 1``.
+
+    Returns ``P`` (``m x n_components``) with ``F = G P``.
+    """
+    m = degree.shape[0]
+    keep = degree > 0
+    inv_sqrt = 1.0 / np.sqrt(degree[keep])
+    M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
+    M = (M + M.T) / 2
+    size = M.shape[0]
+    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(size - n_components, size - 1))
+    order = np.argsort(eigenvalues)[::-1]
+    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    V = V[:, order]
+    positive = sigma > max(sigma[0], 1e-300) * size * np.finfo(np.float64).eps
+    scale = np.zeros_like(sigma)
+    scale[positive] = 1.0 / sigma[positive]
+    P = np.zeros((m, n_components))
+    P[keep] = (V * scale) * inv_sqrt[:, None]
+    return P
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def _draw_rows(rng, n, size):
+    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
+
+
+def _view_names(name, v):
+    return f"{name}[{v}]"
+
+
+def fit_hagmvc_blocks(est, Xs):
+    """Fit ``est`` (a :class:`HAGMVC`) by row blocks; see the module docstring.
+
+    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
+    the driver's matrices are small), as in the in-memory fit.
+    """
+    with single_threaded_pools():
+        return _fit(est, Xs)
+
+
+def _fit(est, Xs):
+    blocks = RowBlocks(Xs, est.block_size)
+    n, k = blocks.n_samples, est.n_clusters
+    if n < k:
+        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
+    if isinstance(est.view_weights, str) and est.view_weights == "squared":
+        raise ValueError(
+            "view_weights='squared' is not available on the block path (dask, zarr, memmap "
+            "views or block_size set); use 'auto', 'uniform' or fixed weights"
+        )
+    est.n_views_, est.n_features_per_view_ = len(blocks.widths), blocks.widths
+    n_threads = 1 if blocks.uses_dask else est.n_jobs
+    verbose = bool(est.verbose)
+    rng = check_random_state(est.random_state)
+    sizes = _pyramid_sizes(n, k, est.n_anchors, est.ratio, est.n_levels)
+    neighbors = _level_neighbors(est.n_neighbors, sizes)
+    auto = isinstance(est.view_weights, str) and est.view_weights == "auto"
+    start = time.perf_counter()
+
+    # 1. The random rows, then one pass: finiteness, moments, the rows themselves.
+    score_rows = _draw_rows(rng, n, DEFAULT_MAX_SAMPLES) if auto else np.empty(0, np.int64)
+    seed_rows = _draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
+    kmeans_rows = _draw_rows(rng, n, KMEANS_SAMPLE)
+    wanted = np.union1d(np.union1d(score_rows, seed_rows), kmeans_rows)
+    moments = [None] * len(blocks.widths)
+    picked = [[] for _ in blocks.widths]
+    for finite, block_moments, rows in blocks.map(
+        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="HAGMVC statistics"
+    ):
+        for v, ok in enumerate(finite):
+            if not ok:
+                raise ValueError(f"Xs[{v}] contains NaN or infinity")
+        for v in range(len(moments)):
+            moments[v] = merge_moments(moments[v], block_moments[v])
+            picked[v].append(rows[v])
+    picked = [np.concatenate(rows) for rows in picked]
+    dtypes = [np.dtype(X.dtype) for X in blocks.views]
+    stats = [
+        scaling_from_moments(m_v, unit_view_variance=True, dtype=dt)
+        for m_v, dt in zip(moments, dtypes, strict=True)
+    ]
+    est.view_means_ = [mean for mean, _ in stats]
+    est.view_scales_ = [scale for _, scale in stats]
+    bounds = np.cumsum([0, *blocks.widths])
+    slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    n_views = len(slices)
+
+    def rows_of(subset):
+        where = np.searchsorted(wanted, subset)
+        return [P[where] for P in picked]
+
+    # 2. Fixed view weights.
+    if auto:
+        scores = fit_view_weights(
+            rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
+        )
+        fixed, est.view_weight_scores_ = scores.weights_, scores
+    else:
+        fixed, est.view_weight_scores_ = est._fixed_weights(list(blocks.views), rng)
+    omega = np.maximum(np.asarray(fixed, dtype=np.float64), _WEIGHT_FLOOR)
+    fixed_scale = 1.0 / (n_views**2 * omega)
+    uniform = np.full(n_views, 1.0 / n_views)
+
+    # 3. The pyramid at initialisation: seeds on the seeding rows, coarser levels in memory.
+    lambda_ = float(est.reg_lambda)
+    n_features = int(bounds[-1])
+    anchors, graphs, weights, lams, scales = [], [], [], [], []
+    below = _standardise_block(rows_of(seed_rows), est.view_means_, est.view_scales_)
+    for level in range(len(sizes)):
+        scale = fixed_scale.copy()
+        seeding = _feature_weights(uniform, scale, slices, n_features)
+        with single_threaded_pools():
+            seeds = _kmeanspp_seeds(below, sizes[level], rng, seeding)
+            A = np.array(below[seeds], dtype=np.float64)
+            if level == 0:
+                lam, Z = None, None  # computed by the first pass
+            else:
+                lam, Z = _graph_step(below, A, seeding, neighbors[level], lambda_, n_threads)
+        anchors.append(A)
+        graphs.append(Z)
+        weights.append(uniform.copy())
+        lams.append(lam)
+        scales.append(scale)
+        below = A
+    est._log(f"initialised {list(sizes)} anchors ({time.perf_counter() - start:.2f} s)")
+
+    # 4. Sweeps: a pass for level 1, the coarser levels in memory.
+    w0 = _feature_weights(weights[0], scales[0], slices, n_features)
+    history, n_sweeps, sweep = [], 0, 0
+    local_kmeans_rows = blocks.local_rows(kmeans_rows)
+    while True:
+        params = dict(
+            means=est.view_means_, scales=est.view_scales_, slices=slices, anchors=anchors[0],
+            w=w0, nn=neighbors[0], n_threads=n_threads, **{"lambda": lambda_},
+        )  # fmt: skip
+        sums = None
+        for part in blocks.map(
+            _graph_task, params, local_kmeans_rows, progress=verbose, desc=f"HAGMVC pass {sweep}"
+        ):
+            sums = _fold(sums, part)
+        if sweep == 0:
+            history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
+        label_anchors = anchors[0]
+        last = sums
+        if n_sweeps == est.max_sweeps:
+            break
+        anchors[0] = _update_level0(sums, anchors, graphs, weights, scales, slices)
+        with single_threaded_pools():
+            for level in range(1, len(sizes)):
+                below = anchors[level - 1]
+                w = _feature_weights(weights[level], scales[level], slices, n_features)
+                lams[level], graphs[level] = _graph_step(
+                    below, anchors[level], w, neighbors[level], lambda_, n_threads
+                )
+                top = level == len(sizes) - 1
+                anchors[level] = _update_anchors(
+                    anchors[level], below, graphs[level], weights[level], scales[level],
+                    None if top else anchors[level + 1], None if top else graphs[level + 1],
+                    None if top else weights[level + 1], None if top else scales[level + 1],
+                    slices,
+                )  # fmt: skip
+        n_sweeps += 1
+        history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
+        change = abs(history[-2] - history[-1])
+        if verbose:
+            print(
+                f"[HAGMVC] sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
+                f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
+                file=sys.stderr,
+            )
+        if change <= est.tol * max(abs(history[-1]), _TINY) or n_sweeps == est.max_sweeps:
+            break
+        sweep += 1
+
+    # 5. Spectral embedding of the composite graph from its Gram matrix; k-means on the
+    # subsample; then a pass that labels every block.
+    upper = [sp.csr_matrix(Z) for Z in graphs[1:]]
+    degree, gram, sample_graph = last["mass"], last["gram"], sp.vstack(last["sample"], "csr")
+    if upper:
+        U = upper[0]
+        for Z in upper[1:]:
+            U = U @ Z
+        U = U.toarray()
+        degree, gram, sample_graph = degree @ U, U.T @ gram @ U, sample_graph @ U
+    n_components = min(k, int(np.count_nonzero(degree > 0)))
+    projection = _spectral_from_gram(gram, degree, n_components)
+    with single_threaded_pools():
+        F = np.asarray(sample_graph @ projection)
+        kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
+            _normalise_rows(F)
+        )
+    label_params = dict(
+        means=est.view_means_, scales=est.view_scales_, anchors=label_anchors, w=w0,
+        nn=neighbors[0], n_threads=n_threads, upper=upper, projection=projection,
+        kmeans=kmeans, **{"lambda": lambda_},
+    )  # fmt: skip
+    labels = np.concatenate(
+        list(blocks.map(_label_task, label_params, progress=verbose, desc="HAGMVC labels"))
+    )
+    est._log(f"labelled {n} samples ({time.perf_counter() - start:.2f} s)")
+
+    est.n_anchors_ = tuple(int(size) for size in sizes)
+    est.anchors_ = [
+        [
+            A[:, block] * scale + mean
+            for block, mean, scale in zip(slices, est.view_means_, est.view_scales_, strict=True)
+        ]
+        for A in anchors
+    ]
+    est.graphs_ = [None] + [sp.csr_matrix(Z.T) for Z in upper]
+    est.composite_graph_ = None
+    est.view_weights_ = np.tile(fixed, (len(sizes), 1))
+    est.objective_ = np.asarray(history)
+    est.n_iter_ = int(n_sweeps)
+    est.embedding_ = None
+    est.spectral_projection_ = projection
+    est.kmeans_ = kmeans
+    est._slices = slices
+    est._anchors_std = anchors
+    est._graphs_rows = [None, *upper]
+    est._lambda_scale = lambda_
+    est._neighbors = neighbors
+    est._view_scale0 = scales[0]
+    est._alpha0 = weights[0]
+    est.labels_ = _as_input_kind(labels, Xs, blocks)
+    return est
+
+
+def _as_input_kind(labels, Xs, blocks):
+    """Labels as a dask array (chunked like the rows) when any view was a dask array."""
+    if any(is_dask_array(X) for X in Xs):
+        import dask.array as da
+
+        return da.from_array(labels, chunks=(blocks.row_chunks,))
+    return labels
+
+
+# --------------------------------------------------------------------------- predict
+
+
+def predict_hagmvc_blocks(est, Xs):
+    """Labels of new views by row blocks: lazy (a dask array) for dask views."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from mvlearn_ext.utils._validation import check_views_consistent
+
+    check_is_fitted(est)
+    blocks = RowBlocks(Xs, getattr(est, "block_size", None))
+    check_views_consistent(est, blocks.views, reset=False)
+    n_features = int(sum(blocks.widths))
+    params = dict(
+        means=est.view_means_, scales=est.view_scales_, anchors=est._anchors_std[0],
+        w=_feature_weights(est._alpha0, est._view_scale0, est._slices, n_features),
+        nn=est._neighbors[0], n_threads=1 if blocks.uses_dask else est.n_jobs,
+        upper=[sp.csr_matrix(Z) for Z in est._graphs_rows[1:]],
+        projection=est.spectral_projection_, kmeans=est.kmeans_,
+        **{"lambda": est._lambda_scale},
+    )  # fmt: skip
+    if any(is_dask_array(X) for X in Xs):
+        import dask
+        import dask.array as da
+
+        shared = dask.delayed(params, pure=True)
+        task = dask.delayed(_label_task, pure=True)
+        parts = [X.to_delayed().ravel() for X in blocks.views]
+        return da.concatenate(
+            [
+                da.from_delayed(
+                    task(shared, None, *(p[b] for p in parts)), shape=(size,), dtype=np.intp
+                )
+                for b, size in enumerate(blocks.row_chunks)
+            ]
+        )
+    return np.concatenate(
+        list(blocks.map(_label_task, params, progress=bool(est.verbose), desc="HAGMVC predict"))
+    )

@@ -1,0 +1,246 @@
+"""LMVSC by row blocks: fit and predict of :class:`LMVSC` on views larger than memory.
+
+LMVSC codes every sample on the anchors of each view by its own simplex QP, so the
+graphs are computed block by block, exactly as in memory (each column of the QP stops
+on its own criterion). A pass returns, per block, the Gram matrix ``Z_bar Z_bar^T``
+(``V m x V m``) of the stacked graphs and the terms of each view's objective; the
+driver folds them in block order
+(:meth:`~mvlearn_ext.cluster._blockwise.RowBlocks.map`), so the fit does not depend on
+the number of workers or on where the blocks ran. The embedding is the out-of-sample
+map ``Z_bar^T P`` of the in-memory fit.
+
+What differs from the in-memory algorithm, because that one needs every row at once:
+
+* the anchors of each view are the k-means centres (``n_init`` restarts, as in memory)
+  of at most 50000 random rows of the view; in memory, MiniBatchKMeans on all rows
+  above 50000 rows (below, both run KMeans on all rows, and the anchors are the same);
+* the final k-means is fitted on the embedding of at most 100000 random rows, and
+  every sample gets the nearest centre;
+* the standardisation statistics are merged block by block.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+from sklearn.cluster import KMeans
+
+from mvlearn_ext.cluster._blockwise import (
+    RowBlocks,
+    is_dask_array,
+    merge_moments,
+    moments_of_block,
+    scaling_from_moments,
+)
+from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
+from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
+from mvlearn_ext.utils._threads import single_threaded_pools
+
+__all__ = ["fit_lmvsc_blocks", "predict_lmvsc_blocks"]
+
+#: Rows on which the anchors of each view are fitted (the in-memory MiniBatch threshold).
+ANCHOR_SAMPLE = MINIBATCH_THRESHOLD
+#: Rows of the subsample on which the final k-means is fitted.
+KMEANS_SAMPLE = 100_000
+
+
+def _scaled(views, means, scales):
+    if means is None:
+        return [np.asarray(X, dtype=np.float64) for X in views]
+    return [
+        (np.asarray(X, dtype=np.float64) - mean) / scale
+        for X, mean, scale in zip(views, means, scales, strict=True)
+    ]
+
+
+def _stats_task(_, rows, *views):
+    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
+    return finite, [moments_of_block(X) for X in views], [np.asarray(X)[rows] for X in views]
+
+
+def _graphs(p, views):
+    graphs, objectives, iterations = [], [], []
+    for X, A in zip(_scaled(views, p["means"], p["scales"]), p["anchors"], strict=True):
+        Z, n_iter, objective = _view_graph(
+            X, A, p["alpha"], max_iter=p["max_iter"], tol=p["tol"], n_threads=p["n_threads"]
+        )
+        graphs.append(Z)
+        objectives.append(objective)
+        iterations.append(n_iter)
+    return np.vstack(graphs) / np.sqrt(len(graphs)), objectives, iterations
+
+
+def _graph_task(p, rows, *views):
+    with single_threaded_pools():
+        Z_bar, objectives, iterations = _graphs(p, views)
+        return dict(
+            gram=Z_bar @ Z_bar.T,
+            objective=np.asarray(objectives),
+            n_iter=max(iterations),
+            sample=np.ascontiguousarray(Z_bar[:, rows].T),
+        )
+
+
+def _label_task(p, _, *views):
+    with single_threaded_pools():
+        Z_bar, _, _ = _graphs(p, views)
+        return p["kmeans"].predict(Z_bar.T @ p["projection"]).astype(np.intp)
+
+
+def _projection_from_gram(gram, n_components):
+    """``P`` of ``anchor_spectral_embedding(Z_bar, k, normalize=False)`` from ``Z_bar Z_bar^T``."""
+    m = gram.shape[0]
+    M = (gram + gram.T) / 2
+    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
+    order = np.argsort(eigenvalues)[::-1]
+    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    V = V[:, order]
+    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
+    scale = np.zeros_like(sigma)
+    scale[positive] = 1.0 / sigma[positive]
+    return V * scale, sigma
+
+
+def _draw(seed, n, size):
+    rng = np.random.RandomState(seed)
+    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
+
+
+def fit_lmvsc_blocks(est, Xs):
+    """Fit ``est`` (an :class:`LMVSC`) by row blocks; see the module docstring."""
+    with single_threaded_pools():
+        return _fit(est, Xs)
+
+
+def _fit(est, Xs):
+    from sklearn.utils import check_random_state
+
+    blocks = RowBlocks(Xs, est.block_size)
+    n, k, n_views = blocks.n_samples, est.n_clusters, len(blocks.widths)
+    if n_views < 2:
+        raise ValueError(f"Xs has {n_views} view; LMVSC needs at least 2 views")
+    if n < k:
+        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
+    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
+    n_threads = 1 if blocks.uses_dask else est.n_jobs
+    verbose = bool(est.verbose)
+    rng = check_random_state(est.random_state)
+    anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    start = time.perf_counter()
+
+    anchor_rows = _draw(anchor_seed, n, ANCHOR_SAMPLE)
+    kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
+    wanted = np.union1d(anchor_rows, kmeans_rows)
+    moments = [None] * n_views
+    picked = [[] for _ in range(n_views)]
+    for finite, block_moments, rows in blocks.map(
+        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="LMVSC statistics"
+    ):
+        for v, ok in enumerate(finite):
+            if not ok:
+                raise ValueError(f"Xs[{v}] contains NaN or infinity")
+        for v in range(n_views):
+            moments[v] = merge_moments(moments[v], block_moments[v])
+            picked[v].append(rows[v])
+    picked = [np.concatenate(rows) for rows in picked]
+    if est.standardize:
+        stats = [
+            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
+            for m_v, X in zip(moments, blocks.views, strict=True)
+        ]
+        est.view_means_ = [mean for mean, _ in stats]
+        est.view_scales_ = [scale for _, scale in stats]
+    else:
+        est.view_means_, est.view_scales_ = None, None
+    m = min(est.n_anchors, n)
+    est.n_anchors_ = m
+
+    def rows_of(subset):
+        where = np.searchsorted(wanted, subset)
+        return _scaled([P[where] for P in picked], est.view_means_, est.view_scales_)
+
+    anchors = [
+        kmeans_anchors(
+            X, m, random_state=anchor_seed, n_init=est.n_init, max_iter=_ANCHOR_MAX_ITER
+        )
+        for X in rows_of(anchor_rows)
+    ]
+    est._log(f"{m} anchors per view ({time.perf_counter() - start:.2f} s)")
+
+    params = dict(
+        means=est.view_means_, scales=est.view_scales_, anchors=anchors, alpha=est.alpha,
+        max_iter=est.max_iter, tol=est.tol, n_threads=n_threads,
+    )  # fmt: skip
+    gram, objective, n_iter, sample = None, None, 0, []
+    for part in blocks.map(
+        _graph_task, params, blocks.local_rows(kmeans_rows), progress=verbose, desc="LMVSC graphs"
+    ):
+        gram = part["gram"] if gram is None else gram + part["gram"]
+        objective = part["objective"] if objective is None else objective + part["objective"]
+        n_iter = max(n_iter, part["n_iter"])
+        sample.append(part["sample"])
+    projection, sigma = _projection_from_gram(gram, k)
+    F = np.vstack(sample) @ projection
+    kmeans = KMeans(n_clusters=k, n_init=est.n_init, random_state=kmeans_seed).fit(F)
+    est._log(f"graphs, embedding and k-means done ({time.perf_counter() - start:.2f} s)")
+    labels = np.concatenate(
+        list(
+            blocks.map(
+                _label_task, dict(params, kmeans=kmeans, projection=projection),
+                progress=verbose, desc="LMVSC labels",
+            )
+        )
+    )  # fmt: skip
+
+    est.anchors_ = anchors
+    est.anchor_graph_ = None
+    est.embedding_ = None
+    est.singular_values_ = sigma
+    est._projection = projection
+    est.view_weights_ = np.full(n_views, 1.0 / n_views)
+    est.objective_ = objective
+    est.n_iter_ = int(n_iter)
+    est.kmeans_ = kmeans
+    if any(is_dask_array(X) for X in Xs):
+        import dask.array as da
+
+        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
+    est.labels_ = labels
+    return est
+
+
+def predict_lmvsc_blocks(est, Xs):
+    """Labels of new views by row blocks: lazy (a dask array) for dask views."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from mvlearn_ext.utils._validation import check_views_consistent
+
+    check_is_fitted(est)
+    blocks = RowBlocks(Xs, est.block_size)
+    check_views_consistent(est, blocks.views, reset=False)
+    params = dict(
+        means=est.view_means_, scales=est.view_scales_, anchors=est.anchors_, alpha=est.alpha,
+        max_iter=est.max_iter, tol=est.tol, n_threads=1 if blocks.uses_dask else est.n_jobs,
+        kmeans=est.kmeans_, projection=est._projection,
+    )  # fmt: skip
+    if any(is_dask_array(X) for X in Xs):
+        import dask
+        import dask.array as da
+
+        shared = dask.delayed(params, pure=True)
+        task = dask.delayed(_label_task, pure=True)
+        parts = [X.to_delayed().ravel() for X in blocks.views]
+        return da.concatenate(
+            [
+                da.from_delayed(
+                    task(shared, None, *(p[b] for p in parts)), shape=(size,), dtype=np.intp
+                )
+                for b, size in enumerate(blocks.row_chunks)
+            ]
+        )
+    with single_threaded_pools():
+        return np.concatenate(
+            list(blocks.map(_label_task, params, progress=bool(est.verbose), desc="LMVSC predict"))
+        )

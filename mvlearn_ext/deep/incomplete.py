@@ -142,7 +142,16 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
       (``"code"``);
     * the causal KL takes the softmax assignments once; the code's second
       softmax is ``causal_kl="double_softmax"``;
-    * each view is standardised on its observed rows.
+    * each view is standardised on its observed rows;
+    * ``causal_target`` (this package's re-derivation, issue 18): the code
+      detaches ``q_fact`` (``"factual"``), so the counterfactual completion
+      is pulled toward an assignment that depends on the well-observed
+      views, which entrenches the bias the loss should remove.
+      ``"counterfactual"`` detaches ``q_cf`` instead and ``"symmetric"``
+      trains both sides (``0.5 KL(q_f || q_cf) + 0.5 KL(q_cf || q_f)``);
+      both are minimised by a collapse of every sample into one cluster,
+      which ``"balanced"`` prevents by adding
+      ``0.5 (log K - H(mean_i q_i))`` for each pattern.
 
     Parameters
     ----------
@@ -171,6 +180,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         ``False`` imputes a missing view embedding by ``h_agg`` (an ablation).
     meta_loss : {"nll", "code"}, default="nll"
     causal_kl : {"single", "double_softmax"}, default="single"
+    causal_target : {"factual", "counterfactual", "symmetric", "balanced"}, default="factual"
+        Which side of the causal KL is trained (see above); ``"balanced"``
+        is the symmetric KL plus the balance term. The benchmarks use it
+        with ``causal_weight=1`` and ``temperature=0.2``.
     n_init : int, default=10
         Restarts of the k-means runs.
     random_state : int, RandomState instance or None, default=None
@@ -229,9 +242,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "use_meta": ["boolean"],
         "meta_loss": [StrOptions({"nll", "code"})],
         "causal_kl": [StrOptions({"single", "double_softmax"})],
-        "causal_target": [
-            StrOptions({"factual", "counterfactual", "symmetric", "balanced"})
-        ],
+        "causal_target": [StrOptions({"factual", "counterfactual", "symmetric", "balanced"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],

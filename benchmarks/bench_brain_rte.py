@@ -52,7 +52,7 @@ def brain_rows(seeds):
     return out
 
 
-def brain_ablation_rows(seeds):
+def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)), n_subjects=None):
     """Mechanism ablation on both regimes (early stopping for every network)."""
     import torch
 
@@ -60,11 +60,16 @@ def brain_ablation_rows(seeds):
 
     torch.set_num_threads(1)
     out = {}
-    for regime, hidden in (("two_routes", 32), ("many_routes", 8)):
+    for regime, hidden in regimes:
         block = out.setdefault(f"{regime}, hidden {hidden}", {})
         for seed in seeds:
             res = phenobrain_benchmark(
-                seed, regime=regime, hidden=hidden, networks=ABLATION, n_threads=1
+                seed,
+                regime=regime,
+                hidden=hidden,
+                networks=ABLATION,
+                n_threads=1,
+                n_subjects=n_subjects,
             )
             for name, (auc, seconds) in res.items():
                 block.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
@@ -184,15 +189,25 @@ def main():
         help="only the PhenoBrain mechanism ablation on both regimes (seeds 0..N-1); "
         "writes benchmarks/results/phenobrain_ablation.json",
     )
+    parser.add_argument(
+        "--many-routes-subjects",
+        type=int,
+        default=None,
+        help="with --ablation: only the many-route regime, with this many subjects "
+        "(writes phenobrain_ablation_many_routes_N.json)",
+    )
     args = parser.parse_args()
     if args.ablation:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1)
         start = time.perf_counter()
-        res = {"seeds": list(range(args.seeds)), **brain_ablation_rows(range(args.seeds))}
+        n = args.many_routes_subjects
+        kw = {} if n is None else {"regimes": (("many_routes", 8),), "n_subjects": n}
+        res = {"seeds": list(range(args.seeds)), **brain_ablation_rows(range(args.seeds), **kw)}
         res["elapsed_s"] = time.perf_counter() - start
-        path = pathlib.Path(__file__).parent / "results" / "phenobrain_ablation.json"
+        name = "phenobrain_ablation" + ("" if n is None else f"_many_routes_{n}")
+        path = pathlib.Path(__file__).parent / "results" / f"{name}.json"
         path.write_text(json.dumps(res, indent=1))
         print(json.dumps(res["summary"], indent=1))
         return

@@ -168,7 +168,7 @@ def run(ctx):
         "Honest outcome (bench_brain_rte.py --ablation, seeds 0-9, early stopping): "
         "PhenoBrain 0.927 +- 0.023 AUC beats logistic late fusion (0.804) but not the same "
         "network with the phenotype at its head (0.923, higher on 6 of 10 seeds); on the "
-        "8-route regime no network learns the label (AUC 0.54-0.59)"
+        "8-route regime no method learns the label (AUC 0.55-0.59)"
     )
     if not has_torch:
         note += "; the networks need the torch extra (pip install torch==2.13.0): skipped"

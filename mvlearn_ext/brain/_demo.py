@@ -166,9 +166,9 @@ def run(ctx):
         f"synthetic connectomes (400 subjects, 16 ROIs), 30% test split, {epochs} epochs "
         "(the benchmark trains 150); PhenoBrain is a reconstruction from the abstract. "
         "Honest outcome (bench_brain_rte.py --ablation, seeds 0-9, early stopping): "
-        "PhenoBrain 0.927 +- 0.023 AUC beats logistic late fusion (0.804) but not the same "
-        "network with the phenotype at its head (0.923, higher on 6 of 10 seeds); on the "
-        "8-route regime no method learns the label (AUC 0.55-0.59)"
+        "PhenoBrain 0.927 +- 0.023 AUC beats logistic late fusion (0.804) and ties the same "
+        "network with the phenotype at its head (0.923; higher on 6 of 10 seeds); on the "
+        "8-route regime (800 subjects) no method learns the label (AUC 0.55-0.59)"
     )
     if not has_torch:
         note += "; the networks need the torch extra (pip install torch==2.13.0): skipped"

@@ -17,7 +17,16 @@ Questions:
 
 Every method runs on the same seeded data in the same run; ratios are
 reported against the baseline. Writes benchmarks/results/brain_rte.json.
-Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``.
+3. PhenoBrain mechanism ablation (``--ablation``, issue 18): the full model,
+   its routing kernel and attention prior without FiLM, the same network
+   with the phenotype at the head only, without phenotype, and the
+   scikit-learn late-fusion baselines, on the two-route regime (hidden 32)
+   and on the many-route regime (``make_routed_connectomes``: a one-hot
+   phenotype picks one of 8 routes, hidden 8, the limited width). Seeds
+   0..N-1 are reported; seed 100 was the only development seed.
+
+Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``
+or ``python benchmarks/bench_brain_rte.py --ablation --seeds 10``.
 """
 
 import argparse
@@ -41,6 +50,49 @@ def brain_rows(seeds):
             out.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
         print(f"phenobrain seed {seed}: " + ", ".join(f"{k}: {v[0]:.3f}" for k, v in res.items()))
     return out
+
+
+def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)), n_subjects=None):
+    """Mechanism ablation on both regimes (early stopping for every network)."""
+    import torch
+
+    from mvlearn_ext.brain._demo import ABLATION, phenobrain_benchmark
+
+    torch.set_num_threads(1)
+    out = {}
+    for regime, hidden in regimes:
+        block = out.setdefault(f"{regime}, hidden {hidden}", {})
+        for seed in seeds:
+            res = phenobrain_benchmark(
+                seed,
+                regime=regime,
+                hidden=hidden,
+                networks=ABLATION,
+                n_threads=1,
+                n_subjects=n_subjects,
+            )
+            for name, (auc, seconds) in res.items():
+                block.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
+            print(
+                f"ablation {regime} seed {seed}: "
+                + ", ".join(f"{k}: {v[0]:.3f}" for k, v in res.items()),
+                flush=True,
+            )
+    summary = {}
+    for regime, block in out.items():
+        ref = np.array([r["AUC"] for r in block["PhenoBrain, early stopping"]])
+        summary[regime] = {
+            name: {
+                "mean": float(np.mean([r["AUC"] for r in rows])),
+                "std": float(np.std([r["AUC"] for r in rows], ddof=1)),
+                "PhenoBrain_minus_this_mean": float(
+                    np.mean(ref - np.array([r["AUC"] for r in rows]))
+                ),
+                "seeds_PhenoBrain_higher": int(np.sum(ref > np.array([r["AUC"] for r in rows]))),
+            }
+            for name, rows in block.items()
+        }
+    return {"rows": out, "summary": summary}
 
 
 def rte_parameter_rows(seeds):
@@ -131,7 +183,34 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--skip-brain", action="store_true")
     parser.add_argument("--skip-rte", action="store_true")
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="only the PhenoBrain mechanism ablation on both regimes (seeds 0..N-1); "
+        "writes benchmarks/results/phenobrain_ablation.json",
+    )
+    parser.add_argument(
+        "--many-routes-subjects",
+        type=int,
+        default=None,
+        help="with --ablation: only the many-route regime, with this many subjects "
+        "(writes phenobrain_ablation_many_routes_N.json)",
+    )
     args = parser.parse_args()
+    if args.ablation:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+        start = time.perf_counter()
+        n = args.many_routes_subjects
+        kw = {} if n is None else {"regimes": (("many_routes", 8),), "n_subjects": n}
+        res = {"seeds": list(range(args.seeds)), **brain_ablation_rows(range(args.seeds), **kw)}
+        res["elapsed_s"] = time.perf_counter() - start
+        name = "phenobrain_ablation" + ("" if n is None else f"_many_routes_{n}")
+        path = pathlib.Path(__file__).parent / "results" / f"{name}.json"
+        path.write_text(json.dumps(res, indent=1))
+        print(json.dumps(res["summary"], indent=1))
+        return
     seeds = list(range(args.seeds))
     from threadpoolctl import threadpool_limits
 

@@ -5,6 +5,20 @@ missing-view protocol (eta = 0.5), does CIMLN cluster better than mean
 imputation followed by k-means or by LMVSC, and than LMVSC on the complete
 cases only? And does VisualScore's Gaussian reward beat the binary reward
 (toy GRPO scorer)? Writes benchmarks/results/deep.json.
+
+``--cimln`` (issue 18) runs the CIMLN study instead, seeds 0-9 (development
+seeds 100-103 were used to choose the variants, never reported): the
+ablation (full, no causal loss, no meta-generation, the code's uniform
+masking, the balanced symmetric causal loss) against mean imputation +
+k-means / HAGMVC / LMVSC and complete-case HAGMVC / LMVSC, on the
+unbalanced-observation test bed ``make_unbalanced_views`` (rates 0.95 / 0.6
+/ 0.3, label in the poorly observed view, a nuisance clustering in the well
+observed one) and on Handwritten (eta = 0.5, mean imputation + LMVSC and
+complete-case LMVSC as before); and the default configuration on
+Handwritten. Each part rewrites its JSON after every seed. Usage:
+``python benchmarks/bench_deep.py --cimln PART`` with PART one of
+``unbalanced_views``, ``handwritten_eta0.5``, ``handwritten_default_config``;
+writes benchmarks/results/cimln_PART.json.
 """
 
 import json
@@ -14,7 +28,7 @@ import time
 import numpy as np
 
 
-def cimln_rows(seeds):
+def cimln_rows(seeds, on_seed=None):
     import torch
     from sklearn.cluster import KMeans
 
@@ -37,11 +51,7 @@ def cimln_rows(seeds):
     for seed in seeds:
         m = make_unbalanced_mask(2000, 6, random_state=seed)
         kw = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, epochs=10)
-        for name, extra in (
-            ("CIMLN", {}),
-            ("CIMLN no causal", {"causal_weight": 0.0}),
-            ("CIMLN no meta-gen", {"use_meta": False}),
-        ):
+        for name, extra in CIMLN_VARIANTS.items():
             t = time.perf_counter()
             lab = CIMLN(n_clusters=10, random_state=seed, n_init=5, **kw, **extra).fit_predict(
                 mask_views(Xs, m)
@@ -74,10 +84,180 @@ def cimln_rows(seeds):
             y[cc],
             time.perf_counter() - t,
         )
+        if on_seed is not None:
+            on_seed(out)
     return out
 
 
+#: CIMLN variants of the ablation (keyword arguments on top of the small configuration)
+_FACTUAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 1.0}
+CIMLN_VARIANTS = {
+    "CIMLN": _FACTUAL,
+    "CIMLN no causal": {**_FACTUAL, "causal_weight": 0.0},
+    "CIMLN no meta-gen": {**_FACTUAL, "use_meta": False},
+    "CIMLN uniform masking (code's rule)": {**_FACTUAL, "cf_view_probs": "uniform"},
+    "CIMLN balanced symmetric causal loss": {
+        "causal_target": "balanced",
+        "causal_weight": 1.0,
+        "temperature": 0.2,
+    },
+}
+
+
+def cimln_unbalanced_rows(seeds, on_seed=None):
+    """The unbalanced-observation test bed (``make_unbalanced_views``, rates 0.95 / 0.6 / 0.3)."""
+    import torch
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+
+    from mvlearn_ext.cluster import HAGMVC, LMVSC
+    from mvlearn_ext.deep.incomplete import CIMLN
+    from mvlearn_ext.incomplete import make_unbalanced_views, mask_views, mean_impute
+    from mvlearn_ext.metrics import clustering_accuracy
+
+    torch.set_num_threads(1)
+    out = {}
+    k = 5
+
+    def add(name, seed, labels, y, z, t):
+        out.setdefault(name, []).append(
+            {
+                "seed": seed,
+                "ACC": clustering_accuracy(y, labels),
+                "NMI": normalized_mutual_info_score(y, labels),
+                "NMI_nuisance": normalized_mutual_info_score(z, labels),
+                "s": t,
+            }
+        )
+
+    def std(X):
+        return (X - X.mean(0)) / (X.std(0) + 1e-12)
+
+    for seed in seeds:
+        Xs, y, m, z = make_unbalanced_views(1500, random_state=seed, return_nuisance=True)
+        kw = dict(
+            hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, epochs=10, n_init=5
+        )
+        for name, extra in CIMLN_VARIANTS.items():
+            t = time.perf_counter()
+            lab = CIMLN(n_clusters=k, random_state=seed, **kw, **extra).fit_predict(
+                mask_views(Xs, m)
+            )
+            add(name, seed, lab, y, z, time.perf_counter() - t)
+        Xi = mean_impute(Xs, m)
+        t = time.perf_counter()
+        lab = KMeans(k, n_init=10, random_state=seed).fit_predict(np.hstack([std(X) for X in Xi]))
+        add("mean imputation + k-means", seed, lab, y, z, time.perf_counter() - t)
+        for cls in (HAGMVC, LMVSC):
+            t = time.perf_counter()
+            lab = cls(n_clusters=k, random_state=seed).fit_predict(Xi)
+            add(f"mean imputation + {cls.__name__}", seed, lab, y, z, time.perf_counter() - t)
+            cc = m.all(1)
+            t = time.perf_counter()
+            lab = cls(n_clusters=k, random_state=seed).fit_predict([X[cc] for X in Xs])
+            add(
+                f"{cls.__name__} complete cases only (scored on them)",
+                seed,
+                lab,
+                y[cc],
+                z[cc],
+                time.perf_counter() - t,
+            )
+        t = time.perf_counter()
+        lab = KMeans(k, n_init=10, random_state=seed).fit_predict(
+            np.hstack([std(Xi[1]), std(Xi[2])])
+        )
+        add(
+            "reference: mean imputation + k-means on views 1-2 (oracle drops view 0)",
+            seed,
+            lab,
+            y,
+            z,
+            time.perf_counter() - t,
+        )
+        print(
+            f"cimln unbalanced seed {seed}: "
+            + ", ".join(f"{name} {rows[-1]['ACC']:.3f}" for name, rows in out.items()),
+            flush=True,
+        )
+        if on_seed is not None:
+            on_seed(out)
+    return out
+
+
+def cimln_default_rows(seeds, on_seed=None):
+    """The default configuration on Handwritten (eta = 0.5), with and without the causal loss."""
+    import torch
+
+    from mvlearn_ext.datasets import load_handwritten
+    from mvlearn_ext.deep.incomplete import CIMLN
+    from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
+    from mvlearn_ext.metrics import clustering_report
+
+    torch.set_num_threads(1)
+    Xs, y = load_handwritten()
+    out = {}
+    for seed in seeds:
+        m = make_unbalanced_mask(2000, 6, random_state=seed)
+        for name, extra in (("CIMLN default configuration", _FACTUAL),):
+            t = time.perf_counter()
+            lab = CIMLN(n_clusters=10, random_state=seed, **extra).fit_predict(mask_views(Xs, m))
+            rep = clustering_report(y, lab)
+            out.setdefault(name, []).append(
+                {"seed": seed, "ACC": rep["ACC"], "NMI": rep["NMI"], "s": time.perf_counter() - t}
+            )
+        print(f"cimln default seed {seed}: " + str({k: v[-1]["ACC"] for k, v in out.items()}))
+        if on_seed is not None:
+            on_seed(out)
+    return out
+
+
+def _summary(block):
+    return {
+        name: {
+            key: [
+                float(np.mean([r[key] for r in rows])),
+                float(np.std([r[key] for r in rows], ddof=1)) if len(rows) > 1 else 0.0,
+            ]
+            for key in rows[0]
+            if key != "seed"
+        }
+        for name, rows in block.items()
+    }
+
+
+def main_cimln(part, n_seeds=10):
+    """One part of the issue-18 CIMLN study; writes benchmarks/results/cimln_<part>.json."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    seeds = list(range(n_seeds))
+    run = {
+        "unbalanced_views": cimln_unbalanced_rows,
+        "handwritten_eta0.5": cimln_rows,
+        "handwritten_default_config": cimln_default_rows,
+    }[part]
+    start = time.perf_counter()
+    path = pathlib.Path(__file__).parent / "results" / f"cimln_{part}.json"
+
+    def write(rows):
+        done = sorted({r["seed"] for v in rows.values() for r in v})
+        res = {"seeds": done, "dev_seeds": [100, 101, 102, 103], "rows": rows}
+        res["summary"] = _summary(rows)
+        res["elapsed_s"] = time.perf_counter() - start
+        path.write_text(json.dumps(res, indent=1))
+        return res
+
+    res = write(run(seeds, on_seed=write))
+    print(json.dumps(res["summary"], indent=1))
+
+
 def main():
+    import sys
+
+    if "--cimln" in sys.argv:
+        main_cimln(sys.argv[sys.argv.index("--cimln") + 1])
+        return
     seeds = (0, 1, 2)
     res = {"cimln_handwritten_eta0.5": cimln_rows(seeds)}
     from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer

@@ -15,7 +15,8 @@ the abstract, the paper was not available):
     The kernel as a prior for ROI attention, and the KL regulariser.
 :func:`make_phenotype_connectomes`
     Synthetic connectomes on which the meaning of a 2-hop path depends on
-    the phenotype.
+    the phenotype; :func:`make_routed_connectomes`, where a categorical
+    phenotype picks one of many 2-hop routes.
 
 The model, :class:`mvlearn_ext.deep.brain.PhenoBrainClassifier`, needs torch.
 """
@@ -28,13 +29,14 @@ from mvlearn_ext.brain._kernel import (
     routing_kernel,
     row_normalize,
 )
-from mvlearn_ext.brain._synthetic import make_phenotype_connectomes
+from mvlearn_ext.brain._synthetic import make_phenotype_connectomes, make_routed_connectomes
 
 __all__ = [
     "attention_prior_kl",
     "heat_kernel",
     "hop_powers",
     "make_phenotype_connectomes",
+    "make_routed_connectomes",
     "normalize_connectome",
     "routing_kernel",
     "row_normalize",

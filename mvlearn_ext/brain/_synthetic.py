@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["make_phenotype_connectomes"]
+__all__ = ["make_phenotype_connectomes", "make_routed_connectomes"]
 
 
 def make_phenotype_connectomes(
@@ -143,4 +143,118 @@ def make_phenotype_connectomes(
     phenotypes = np.column_stack([g.astype(np.float64), age / np.sqrt(1.0 / 3.0)])
     if return_paths:
         return A, phenotypes, y, paths, score
+    return A, phenotypes, y
+
+
+def make_routed_connectomes(
+    n_subjects=800,
+    *,
+    n_routes=8,
+    rois_per_module=2,
+    within=0.5,
+    between=0.05,
+    path_range=(0.05, 0.6),
+    noise=0.1,
+    label_noise=0.05,
+    random_state=None,
+    return_paths=False,
+):
+    """Connectomes where a categorical phenotype picks one of many 2-hop routes.
+
+    The regime in which a phenotype-agnostic representation of limited width
+    must carry every candidate route for a head with the phenotype to pick
+    the right one. ``n_routes + 2`` modules of ``rois_per_module`` ROIs: a
+    source ``S`` (module 0), a target ``T`` (module 1) and one relay ``R_k``
+    per route (module ``k + 2``). Subject ``s`` has a phenotype category
+    ``g_s`` uniform on ``{0, ..., n_routes - 1}`` and, for every route,
+    strengths ``a_k`` (S-R_k) and ``b_k`` (R_k-T) drawn uniformly in
+    ``path_range``, independent of ``g``. The label reads the route the
+    phenotype selects::
+
+        s = a_g * b_g,   y = 1[s > median(s)],
+
+    then a share ``label_noise`` of labels is flipped. Every other block
+    (the direct S-T block included) is ``between``; the connectome is built
+    as in :func:`make_phenotype_connectomes` (block matrix plus symmetric
+    noise, unit diagonal, clipped to ``[-1, 1]``). A package design, not
+    one of the paper's datasets.
+
+    Parameters
+    ----------
+    n_subjects : int, default=800
+    n_routes : int >= 2, default=8
+    rois_per_module : int >= 1, default=2
+    within, between : float, default=0.5, 0.05
+    path_range : tuple of two floats, default=(0.05, 0.6)
+    noise : float >= 0, default=0.1
+    label_noise : float in [0, 0.5], default=0.05
+    random_state : int, RandomState instance or None, default=None
+    return_paths : bool, default=False
+        Also return the strengths ``(a, b)`` and the score ``s``.
+
+    Returns
+    -------
+    A : ndarray of shape (n_subjects, N, N)
+        ``N = (n_routes + 2) * rois_per_module``.
+    phenotypes : ndarray of shape (n_subjects, n_routes)
+        The one-hot category ``g``.
+    y : ndarray of int, shape (n_subjects,)
+    a, b : ndarray of shape (n_subjects, n_routes), optional
+    score : ndarray of shape (n_subjects,), optional
+
+    Examples
+    --------
+    >>> from mvlearn_ext.brain import make_routed_connectomes
+    >>> A, P, y = make_routed_connectomes(50, random_state=0)
+    >>> A.shape, P.shape, P.sum(axis=1).max()
+    ((50, 20, 20), (50, 8), 1.0)
+    """
+    for name, value, low in (
+        ("n_subjects", n_subjects, 2),
+        ("n_routes", n_routes, 2),
+        ("rois_per_module", rois_per_module, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    for name, value in (("within", within), ("between", between), ("noise", noise)):
+        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite float, got {value!r}")
+    if noise < 0:
+        raise ValueError(f"noise must be >= 0, got {noise!r}")
+    if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:
+        raise ValueError(f"label_noise must be in [0, 0.5], got {label_noise!r}")
+    try:
+        lo, hi = (float(v) for v in path_range)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"path_range must be two floats (low, high), got {path_range!r}") from exc
+    if not lo < hi:
+        raise ValueError(f"path_range must have low < high, got {path_range!r}")
+    rng = check_random_state(random_state)
+    n, K, R = int(n_subjects), int(n_routes), int(rois_per_module)
+    Mn = K + 2
+    N = Mn * R
+    module = np.repeat(np.arange(Mn), R)
+    g = rng.randint(0, K, size=n)
+    a = rng.uniform(lo, hi, size=(n, K))
+    b = rng.uniform(lo, hi, size=(n, K))
+    block = np.full((n, Mn, Mn), float(between))
+    idx = np.arange(Mn)
+    block[:, idx, idx] = float(within)
+    relay = np.arange(K) + 2
+    block[:, 0, relay] = block[:, relay, 0] = a
+    block[:, 1, relay] = block[:, relay, 1] = b
+    B = block[:, module][:, :, module]
+    E = rng.normal(size=(n, N, N))
+    E = (E + np.swapaxes(E, 1, 2)) / np.sqrt(2.0)
+    A = np.clip(B + noise * E, -1.0, 1.0)
+    diag = np.arange(N)
+    A[:, diag, diag] = 1.0
+    rows = np.arange(n)
+    score = a[rows, g] * b[rows, g]
+    y = (score > np.median(score)).astype(int)
+    flip = rng.uniform(size=n) < label_noise
+    y[flip] = 1 - y[flip]
+    phenotypes = np.eye(K)[g]
+    if return_paths:
+        return A, phenotypes, y, a, b, score
     return A, phenotypes, y

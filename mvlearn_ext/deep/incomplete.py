@@ -91,6 +91,25 @@ class _Net(nn.Module):
         return torch.softmax(-dist / temperature, dim=1)
 
 
+def _kl(p, q):
+    return (p * (p.clamp_min(1e-12).log() - q.clamp_min(1e-12).log())).sum(1).mean()
+
+
+def _causal_divergence(qf, qc, target):
+    """The invariance penalty between factual and counterfactual assignments."""
+    if target == "factual":  # the code's direction: pull q_cf toward a fixed q_fact
+        return _kl(qf.detach(), qc)
+    if target == "counterfactual":  # pull q_fact toward the assignment without the masked views
+        return _kl(qc.detach(), qf)
+    sym = 0.5 * (_kl(qf, qc) + _kl(qc, qf))  # "symmetric", both sides trained
+    if target == "balanced":  # plus log K - H(mean q) per pattern, against the collapse
+        k = qf.shape[1]
+        for q in (qf, qc):
+            pbar = q.mean(0).clamp_min(1e-12)
+            sym = sym + 0.5 * (np.log(k) + (pbar * pbar.log()).sum())
+    return sym
+
+
 class CIMLN(MultiViewClusterMixin, BaseEstimator):
     """Causal-invariant meta-learning network for incomplete multi-view clustering.
 
@@ -123,7 +142,16 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
       (``"code"``);
     * the causal KL takes the softmax assignments once; the code's second
       softmax is ``causal_kl="double_softmax"``;
-    * each view is standardised on its observed rows.
+    * each view is standardised on its observed rows;
+    * ``causal_target`` (this package's re-derivation, issue 18): the code
+      detaches ``q_fact`` (``"factual"``), so the counterfactual completion
+      is pulled toward an assignment that depends on the well-observed
+      views, which entrenches the bias the loss should remove.
+      ``"counterfactual"`` detaches ``q_cf`` instead and ``"symmetric"``
+      trains both sides (``0.5 KL(q_f || q_cf) + 0.5 KL(q_cf || q_f)``);
+      both are minimised by a collapse of every sample into one cluster,
+      which ``"balanced"`` prevents by adding
+      ``0.5 (log K - H(mean_i q_i))`` for each pattern.
 
     Parameters
     ----------
@@ -152,6 +180,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         ``False`` imputes a missing view embedding by ``h_agg`` (an ablation).
     meta_loss : {"nll", "code"}, default="nll"
     causal_kl : {"single", "double_softmax"}, default="single"
+    causal_target : {"factual", "counterfactual", "symmetric", "balanced"}, default="factual"
+        Which side of the causal KL is trained (see above); ``"balanced"``
+        is the symmetric KL plus the balance term. The benchmarks use it
+        with ``causal_weight=1`` and ``temperature=0.2``.
     n_init : int, default=10
         Restarts of the k-means runs.
     random_state : int, RandomState instance or None, default=None
@@ -210,6 +242,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "use_meta": ["boolean"],
         "meta_loss": [StrOptions({"nll", "code"})],
         "causal_kl": [StrOptions({"single", "double_softmax"})],
+        "causal_target": [StrOptions({"factual", "counterfactual", "symmetric", "balanced"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],
@@ -234,6 +267,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         use_meta=True,
         meta_loss="nll",
         causal_kl="single",
+        causal_target="factual",
         n_init=10,
         random_state=None,
         device=None,
@@ -254,6 +288,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.use_meta = use_meta
         self.meta_loss = meta_loss
         self.causal_kl = causal_kl
+        self.causal_target = causal_target
         self.n_init = n_init
         self.random_state = random_state
         self.device = device
@@ -333,12 +368,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     pick = score.argmax(1)
                     cf[empty, pick[empty]] = True
                 Zc = net.complete(H, cf, C, self.use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
-                qf = net.assign(Z, self.temperature).detach()
+                qf = net.assign(Z, self.temperature)
                 qc = net.assign(Zc, self.temperature)
                 if self.causal_kl == "double_softmax":
                     qf, qc = torch.softmax(qf, 1), torch.softmax(qc, 1)
-                causal = (qf * (qf.clamp_min(1e-12).log() - qc.clamp_min(1e-12).log())).sum(1)
-                causal = causal.mean()
+                causal = _causal_divergence(qf, qc, self.causal_target)
         return rec, meta, causal
 
     def _embed(self, net, X, m):

@@ -8,6 +8,9 @@ unbalanced incomplete multi-view clustering, ICML 2026):
 :func:`counterfactual_view_probs`, :func:`counterfactual_mask`
     Counterfactual observation patterns that mask the low-missing-rate
     views (the paper's rule; the code's uniform rule behind a flag).
+:func:`make_rate_mask`, :func:`make_unbalanced_views`
+    Per-view observation rates, and a test bed whose label signal sits in
+    the poorly observed view.
 :func:`context_statistic`
     The context vector that conditions the meta-generator.
 :func:`mask_views`, :func:`mask_from_nan`, :func:`mean_impute`
@@ -26,12 +29,15 @@ from mvlearn_ext.incomplete._masks import (
     mean_impute,
     view_miss_probabilities,
 )
+from mvlearn_ext.incomplete._synthetic import make_rate_mask, make_unbalanced_views
 
 __all__ = [
     "context_statistic",
     "counterfactual_mask",
     "counterfactual_view_probs",
+    "make_rate_mask",
     "make_unbalanced_mask",
+    "make_unbalanced_views",
     "mask_from_nan",
     "mask_views",
     "mean_impute",

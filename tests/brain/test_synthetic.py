@@ -61,3 +61,48 @@ def test_block_means_recover_the_latent_strengths():
 def test_bad_parameters_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_phenotype_connectomes(**{"n_subjects": 20, **kwargs})
+
+
+def test_routed_connectomes_label_reads_the_selected_route():
+    from mvlearn_ext.brain import make_routed_connectomes
+
+    A, P, y, a, b, score = make_routed_connectomes(
+        2000, label_noise=0.0, random_state=0, return_paths=True
+    )
+    assert A.shape == (2000, 20, 20) and P.shape == (2000, 8)
+    np.testing.assert_array_equal(A, A.transpose(0, 2, 1))
+    np.testing.assert_array_equal(P.sum(axis=1), 1.0)
+    g = P.argmax(axis=1)
+    np.testing.assert_array_equal(y, (score > np.median(score)).astype(int))
+    rows = np.arange(2000)
+    np.testing.assert_allclose(score, a[rows, g] * b[rows, g])
+    # route 0 predicts the label for g = 0 subjects and is noise for the others
+    s0 = a[:, 0] * b[:, 0]
+    assert roc_auc_score(y[g == 0], s0[g == 0]) > 0.95
+    assert abs(roc_auc_score(y[g != 0], s0[g != 0]) - 0.5) < 0.05
+    # neither the category nor the direct S-T block carries the label
+    assert max(abs(y[g == k].mean() - 0.5) for k in range(8)) < 0.12
+    assert abs(roc_auc_score(y, A[:, 0:2, 2:4].mean(axis=(1, 2))) - 0.5) < 0.05
+    # the S-R_k and R_k-T blocks recover the strengths
+    for k in range(8):
+        r = slice(2 * (k + 2), 2 * (k + 3))
+        assert np.corrcoef(A[:, 0:2, r].mean(axis=(1, 2)), a[:, k])[0, 1] > 0.95
+        assert np.corrcoef(A[:, 2:4, r].mean(axis=(1, 2)), b[:, k])[0, 1] > 0.95
+    A2, P2, y2 = make_routed_connectomes(2000, label_noise=0.0, random_state=0)
+    np.testing.assert_array_equal(A, A2)
+    np.testing.assert_array_equal(y, y2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_routes": 1}, "n_routes"),
+        ({"noise": -1.0}, "noise"),
+        ({"path_range": (1, 0)}, "path_range"),
+    ],
+)
+def test_routed_connectomes_refuse_bad_parameters(kwargs, match):
+    from mvlearn_ext.brain import make_routed_connectomes
+
+    with pytest.raises(ValueError, match=match):
+        make_routed_connectomes(**{"n_subjects": 20, **kwargs})

@@ -202,6 +202,18 @@ def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
     assert all(0.0 <= auc <= 1.0 and s >= 0 for auc, s in res.values())
 
 
+def test_demo_benchmark_many_routes_regime():
+    from mvlearn_ext.brain._demo import ABLATION, phenobrain_benchmark
+
+    res = phenobrain_benchmark(
+        0, regime="many_routes", n_subjects=80, epochs=2, hidden=4, networks=ABLATION[:2]
+    )
+    assert set(ABLATION[:2]) <= set(res) and len(res) == 4
+    assert all(0.0 <= auc <= 1.0 for auc, _ in res.values())
+    with pytest.raises(ValueError, match="regime"):
+        phenobrain_benchmark(0, regime="three_routes", networks=())
+
+
 @pytest.mark.slow
 def test_demo_acceptance_phenobrain_beats_late_fusion():
     """Spec §10.4: PhenoBrain AUC >= late-fusion (logistic regression) AUC + 0.05, 3 seeds."""

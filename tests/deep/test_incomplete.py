@@ -102,3 +102,60 @@ def test_errors(data):
         CIMLN(n_clusters=3, cf_view_probs="random").fit(Xs, mask=mask)
     with pytest.raises(ValueError):
         CIMLN(n_clusters=3).fit([Xs[0]], mask=mask[:, :1])
+
+
+def _kl(p, q):
+    return float((p * np.log(p / q)).sum(1).mean())
+
+
+def test_causal_divergences_closed_forms_and_gradient_direction():
+    from mvlearn_ext.deep.incomplete import _causal_divergence
+
+    p = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    q = np.array([[0.5, 0.25, 0.25], [0.2, 0.2, 0.6]])
+    for target, expected in (
+        ("factual", _kl(p, q)),
+        ("counterfactual", _kl(q, p)),
+        ("symmetric", 0.5 * (_kl(p, q) + _kl(q, p))),
+    ):
+        qf = torch.tensor(p, dtype=torch.float64, requires_grad=True)
+        qc = torch.tensor(q, dtype=torch.float64, requires_grad=True)
+        loss = _causal_divergence(qf, qc, target)
+        assert float(loss) == pytest.approx(expected, rel=1e-12)
+        loss.backward()
+        # the code's direction trains only the counterfactual side, "counterfactual" the other
+        assert (qf.grad is None) == (target == "factual")
+        assert (qc.grad is None) == (target == "counterfactual")
+    pbar = np.concatenate([p, q]).reshape(2, 2, 3).mean(1)  # mean assignment per pattern
+    balance = sum(0.5 * (np.log(3) + (b * np.log(b)).sum()) for b in pbar)
+    got = _causal_divergence(torch.tensor(p), torch.tensor(q), "balanced")
+    assert float(got) == pytest.approx(0.5 * (_kl(p, q) + _kl(q, p)) + balance, rel=1e-12)
+
+
+def test_balanced_divergence_limit_cases():
+    from mvlearn_ext.deep.incomplete import _causal_divergence
+
+    k = 4
+    # collapse: every sample in one cluster under both patterns is perfectly "invariant"
+    collapsed = torch.full((8, k), 1e-9, dtype=torch.float64)
+    collapsed[:, 0] = 1.0
+    collapsed /= collapsed.sum(1, keepdim=True)
+    assert float(_causal_divergence(collapsed, collapsed, "symmetric")) == pytest.approx(0.0)
+    # ... which the balance term charges log K (half per pattern)
+    assert float(_causal_divergence(collapsed, collapsed, "balanced")) == pytest.approx(
+        np.log(k), rel=1e-6
+    )
+    # invariant and balanced hard assignments cost nothing
+    onehot = torch.eye(k, dtype=torch.float64).repeat(2, 1) * (1 - 1e-9) + 1e-9 / k
+    assert float(_causal_divergence(onehot, onehot, "balanced")) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_causal_targets_run(data):
+    Xs, _, mask = data
+    for target in ("counterfactual", "symmetric", "balanced"):
+        model = CIMLN(n_clusters=3, random_state=0, causal_target=target, **SMALL)
+        model.fit(Xs, mask=mask)
+        assert np.isfinite(model.embedding_).all()
+        assert max(h["causal"] for h in model.loss_history_ if h["stage"] == "main") != 0
+    with pytest.raises(ValueError, match="causal_target"):
+        CIMLN(n_clusters=3, causal_target="both").fit(Xs, mask=mask)

@@ -56,7 +56,7 @@ def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)),
     """Mechanism ablation on both regimes (early stopping for every network)."""
     import torch
 
-    from mvlearn_ext.brain._demo import ABLATION, phenobrain_benchmark
+    from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
 
     torch.set_num_threads(1)
     out = {}

@@ -203,7 +203,7 @@ def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
 
 
 def test_demo_benchmark_many_routes_regime():
-    from mvlearn_ext.brain._demo import ABLATION, phenobrain_benchmark
+    from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
 
     res = phenobrain_benchmark(
         0, regime="many_routes", n_subjects=80, epochs=2, hidden=4, networks=ABLATION[:2]

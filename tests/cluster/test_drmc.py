@@ -6,11 +6,13 @@ import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils._param_validation import InvalidParameterError
 
-from mvlearn_ext.cluster._common import anchor_spectral_embedding
+from mvlearn_ext.cluster._common import anchor_spectral_embedding, spectral_rotation
 from mvlearn_ext.cluster._drmc import (
+    _DEGREE_REG,
     DRMC,
     _align_views,
     _anchor_graphs,
+    _consensus_embedding,
     _knn_rows,
     _match_labels,
     _partition_agreement,
@@ -182,9 +184,9 @@ def test_the_feedback_changes_the_labels_and_recovers_the_informative_view():
         assert model.n_labels_changed_ > 0 and model.n_iter_ >= 1
         assert model.view_weights_[0] > 0.9
         gains.append(clustering_accuracy(y, model.labels_) - clustering_accuracy(y, off.labels_))
-    # Not on every seed: with seed 2 the anchors, placed under the starting
-    # weights, blur the informative view and the ACC drops 0.79 -> 0.73.
-    assert np.mean(gains) > 0.1
+    # Measured: 0.68 -> 0.87, 0.68 -> 0.91, 0.72 -> 0.94 (before the degree
+    # regularisation seed 2 went 0.79 -> 0.73: a cluster of one split off).
+    assert np.mean(gains) > 0.1 and min(gains) > 0
 
 
 def test_feedback_stops_when_labels_settle_and_weights_are_consistent():
@@ -279,11 +281,38 @@ def test_anchor_route_equals_the_dense_eigendecomposition_of_the_fitted_graph():
     w, U = np.linalg.eigh(S)
     F, sigma = anchor_spectral_embedding(Z, 4)
     np.testing.assert_allclose(sigma**2, w[::-1][:4], atol=1e-10)
-    if w[-4] - w[-5] > 1e-6:
-        dense = U[:, -4:]
-        np.testing.assert_allclose(
-            model.embedding_ @ model.embedding_.T, dense @ dense.T, atol=1e-8
-        )
+    # The fitted embedding: top eigenvectors of the degree-regularised S_tau.
+    tau = _DEGREE_REG * Z.shape[1] / live.sum()
+    S_tau = Z[live].T @ np.diag(1.0 / (Z[live].sum(axis=1) + tau)) @ Z[live]
+    w, U = np.linalg.eigh(S_tau)
+    assert w[-4] - w[-5] > 1e-6
+    dense = U[:, -4:]
+    np.testing.assert_allclose(model.embedding_ @ model.embedding_.T, dense @ dense.T, atol=1e-8)
+
+
+def test_degree_regularisation_keeps_an_outlier_anchor_from_taking_a_cluster():
+    # Oracle graph: two groups of 50 samples, each linked (0.95) to its own 5
+    # anchors and (0.05) to the other's, and one sample linked (0.9) to an
+    # anchor of its own. Unregularised, that sample's near-isolated component
+    # (eigenvalue 0.90) outranks the split of the groups (0.81), so k=2 gives
+    # a cluster of one; with tau = 0.1 n/m the groups' split ranks first.
+    half, m = 50, 11
+    n = 2 * half + 1
+    Z = np.zeros((m, n))
+    Z[0:5, :half], Z[5:10, :half] = 0.95 / 5, 0.05 / 5
+    Z[5:10, half : 2 * half], Z[0:5, half : 2 * half] = 0.95 / 5, 0.05 / 5
+    Z[10, -1], Z[0, -1] = 0.9, 0.1
+    G = sp.csr_matrix(Z)
+    y = np.r_[np.zeros(half), np.ones(half)].astype(int)
+    plain, _ = spectral_rotation(_consensus_embedding(G, 2, reg=0.0), random_state=0)
+    assert sorted(np.bincount(plain)) == [1, n - 1]
+    for seed in range(3):
+        labels, _ = spectral_rotation(_consensus_embedding(G, 2, reg=0.1), random_state=seed)
+        assert adjusted_rand_score(y, labels[:-1]) == 1.0
+    # reg=0 is the unregularised embedding of anchor_spectral_embedding.
+    F0, _ = anchor_spectral_embedding(G, 2)
+    F = _consensus_embedding(G, 2, reg=0.0)
+    np.testing.assert_allclose(F @ F.T, F0 @ F0.T, atol=1e-12)
 
 
 def test_align_views_recovers_a_known_permutation():

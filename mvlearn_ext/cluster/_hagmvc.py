@@ -229,38 +229,34 @@ def _nearest_anchor_graph(D, n_neighbors, n_threads):
 
     With ``lambda_i = (s d_{s+1} - sum_{h<=s} d_h) / 2`` (sorted distances of row
     ``i``), the simplex projection of ``-d_i / (2 lambda_i)`` has the threshold
-    ``-d_{s+1} / (2 lambda_i)``, so ``z_ij = (d_{s+1} - d_j) / (2 lambda_i)`` on the
-    ``s`` nearest anchors and 0 elsewhere (Nie, Wang & Huang, 2014): the same
-    graph as :func:`_solve_graph`, built from the ``s + 1`` smallest distances of
-    each row without projecting or scanning the dense rows again. Rows whose
-    ``lambda`` falls back (``s + 1`` tied distances) go through the projection.
+    ``-d_{s+1} / (2 lambda_i)``, so ``z_ij = (d_{s+1} - d_ij) / (2 lambda_i)`` where
+    ``d_ij < d_{s+1}`` and 0 elsewhere (Nie, Wang & Huang, 2014): the same graph as
+    :func:`_solve_graph`, from one partition of each row and a comparison with its
+    ``(s+1)``-th smallest distance, without projecting. Rows whose ``lambda``
+    falls back (``s + 1`` tied distances) go through the projection.
     """
     m = D.shape[1]
     s = min(n_neighbors, m - 1)
-    nearest = np.argpartition(D, s, axis=1)[:, : s + 1]
-    d = np.take_along_axis(D, nearest, axis=1)
-    order = np.argsort(d, axis=1)
-    nearest = np.take_along_axis(nearest, order, axis=1)
-    d = np.take_along_axis(d, order, axis=1)
-    raw = (s * d[:, s] - d[:, :s].sum(axis=1)) / 2.0
+    part = np.partition(D, s, axis=1)[:, : s + 1]
+    threshold = part[:, s]
+    raw = (s * threshold - part[:, :s].sum(axis=1)) / 2.0
     fallback = np.maximum(D.mean(axis=1), 1.0) * _TINY
     lam = np.maximum(raw, fallback)
-    rows = D.shape[0]
-    Z = sp.csr_matrix(
-        (
-            (d[:, s : s + 1] - d[:, :s]).ravel() / np.repeat(2.0 * lam, s),
-            nearest[:, :s].ravel(),
-            np.arange(0, rows * s + 1, s),
-        ),
-        shape=D.shape,
-    )
-    tied = np.flatnonzero(raw <= fallback)
-    if tied.size:
+    inside = D < threshold[:, None]
+    tied = raw <= fallback
+    inside[tied] = False
+    flat = np.flatnonzero(inside)
+    rows, cols = np.divmod(flat, m)
+    data = (threshold[rows] - D.ravel()[flat]) / (2.0 * lam[rows])
+    indptr = np.zeros(D.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=D.shape[0]), out=indptr[1:])
+    Z = sp.csr_matrix((data, cols, indptr), shape=D.shape)
+    if tied.any():
         Z = sp.lil_matrix(Z)
-        Z[tied] = _solve_graph(D[tied], lam[tied], n_threads)
+        index = np.flatnonzero(tied)
+        Z[index] = _solve_graph(D[index], lam[index], n_threads)
         Z = sp.csr_matrix(Z)
-    Z.eliminate_zeros()
-    Z.sort_indices()
+        Z.eliminate_zeros()
     return lam, Z
 
 

@@ -206,7 +206,7 @@ def make_routed_connectomes(
     --------
     >>> from mvlearn_ext.brain import make_routed_connectomes
     >>> A, P, y = make_routed_connectomes(50, random_state=0)
-    >>> A.shape, P.shape, P.sum(axis=1).max()
+    >>> A.shape, P.shape, float(P.sum(axis=1).max())
     ((50, 20, 20), (50, 8), 1.0)
     """
     for name, value, low in (

@@ -27,8 +27,16 @@ __all__ = ["all_estimators"]
 _ROOT = "mvlearn_ext"
 # Never imported by the walk: the command line, and test helpers if any.
 _SKIPPED_MODULES = frozenset({"__main__", "tests", "conftest"})
-# Imported only when its optional dependency can be found (without importing it).
-_OPTIONAL_SUBPACKAGES = {"deep": "torch"}
+# Imported only when their optional dependencies can be found (without importing
+# them): the torch bridge, and its bridges to TRL, PEFT and transformers (the
+# ``llm`` extra), which a torch-only install lacks.
+_OPTIONAL_MODULES = {
+    "mvlearn_ext.deep": ("torch",),
+    "mvlearn_ext.deep.rl_trl": ("trl",),
+    "mvlearn_ext.deep.moo_trl": ("transformers",),
+    "mvlearn_ext.deep.adapters_peft": ("peft",),
+    "mvlearn_ext.deep.merging_peft": ("peft",),
+}
 
 _TYPE_BASES = {
     "classifier": (ClassifierMixin,),
@@ -53,10 +61,13 @@ def _public_modules(package, include_optional=True):
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("_") or info.name in _SKIPPED_MODULES:
             continue
-        dependency = _OPTIONAL_SUBPACKAGES.get(info.name) if package.__name__ == _ROOT else None
-        if dependency is not None and not (include_optional and _dependency_available(dependency)):
+        name = f"{package.__name__}.{info.name}"
+        dependencies = _OPTIONAL_MODULES.get(name, ())
+        if dependencies and not (
+            include_optional and all(_dependency_available(d) for d in dependencies)
+        ):
             continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        module = importlib.import_module(name)
         if info.ispkg:
             yield from _public_modules(module, include_optional)
         else:

@@ -96,6 +96,30 @@ def test_torch_is_never_imported_when_it_is_missing():
     assert result.stdout.strip() == "ok"
 
 
+def test_llm_bridges_are_skipped_without_the_llm_extra():
+    # torch installed, TRL/PEFT/transformers not (a torch-only install): the
+    # walk covers mvlearn_ext.deep but not its bridges, instead of failing.
+    pytest.importorskip("torch")
+    code = textwrap.dedent(
+        """
+        import sys
+        from mvlearn_ext.utils import discovery
+        llm = {"trl", "peft", "transformers"}
+        discovery._dependency_available = lambda name: name not in llm
+        names = [name for name, _ in discovery.all_estimators()]
+        assert "GSLVMOGPRegressor" in names and "ConcatKMeans" in names
+        bridges = sorted(m for m in sys.modules if m.endswith(("_trl", "_peft")))
+        assert not bridges, bridges
+        print("ok")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_core_estimators_only_never_import_torch():
     # torch may well be installed here: include_optional=False must not walk
     # mvlearn_ext.deep (importing torch takes seconds) and must still find the core.

@@ -311,3 +311,31 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
     if unit_view_variance:
         scale = scale * np.sqrt(mean.shape[0])
     return mean, scale
+
+
+def map_labels(blocks, task, params, *, lazy, progress, desc):
+    """Labels of every row block by ``task(params, None, *block_views)``.
+
+    With ``lazy`` (the user gave dask arrays), a dask array with the blocks'
+    row chunks (``params`` is shared once through the graph); otherwise the
+    blocks run now through ``blocks.map`` (with a progress bar when
+    ``progress``) and the labels come back as one NumPy array.
+    """
+    if lazy:
+        import dask
+        import dask.array as da
+
+        shared = dask.delayed(params, pure=True)
+        delayed_task = dask.delayed(task, pure=True)
+        parts = [X.to_delayed().ravel() for X in blocks.views]
+        return da.concatenate(
+            [
+                da.from_delayed(
+                    delayed_task(shared, None, *(p[b] for p in parts)),
+                    shape=(size,),
+                    dtype=np.intp,
+                )
+                for b, size in enumerate(blocks.row_chunks)
+            ]
+        )
+    return np.concatenate(list(blocks.map(task, params, progress=progress, desc=desc)))

@@ -42,6 +42,7 @@ from sklearn.utils import check_random_state
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
+    map_labels,
     merge_moments,
     moments_of_block,
     scaling_from_moments,
@@ -440,21 +441,11 @@ def predict_hagmvc_blocks(est, Xs):
         projection=est.spectral_projection_, kmeans=est.kmeans_,
         **{"lambda": est._lambda_scale},
     )  # fmt: skip
-    if any(is_dask_array(X) for X in Xs):
-        import dask
-        import dask.array as da
-
-        shared = dask.delayed(params, pure=True)
-        task = dask.delayed(_label_task, pure=True)
-        parts = [X.to_delayed().ravel() for X in blocks.views]
-        return da.concatenate(
-            [
-                da.from_delayed(
-                    task(shared, None, *(p[b] for p in parts)), shape=(size,), dtype=np.intp
-                )
-                for b, size in enumerate(blocks.row_chunks)
-            ]
-        )
-    return np.concatenate(
-        list(blocks.map(_label_task, params, progress=bool(est.verbose), desc="HAGMVC predict"))
+    return map_labels(
+        blocks,
+        _label_task,
+        params,
+        lazy=any(is_dask_array(X) for X in Xs),
+        progress=bool(est.verbose),
+        desc="HAGMVC predict",
     )

@@ -30,6 +30,7 @@ from sklearn.cluster import KMeans
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
+    map_labels,
     merge_moments,
     moments_of_block,
     scaling_from_moments,
@@ -225,22 +226,13 @@ def predict_lmvsc_blocks(est, Xs):
         max_iter=est.max_iter, tol=est.tol, n_threads=1 if blocks.uses_dask else est.n_jobs,
         kmeans=est.kmeans_, projection=est._projection,
     )  # fmt: skip
-    if any(is_dask_array(X) for X in Xs):
-        import dask
-        import dask.array as da
-
-        shared = dask.delayed(params, pure=True)
-        task = dask.delayed(_label_task, pure=True)
-        parts = [X.to_delayed().ravel() for X in blocks.views]
-        return da.concatenate(
-            [
-                da.from_delayed(
-                    task(shared, None, *(p[b] for p in parts)), shape=(size,), dtype=np.intp
-                )
-                for b, size in enumerate(blocks.row_chunks)
-            ]
-        )
+    lazy = any(is_dask_array(X) for X in Xs)
     with single_threaded_pools():
-        return np.concatenate(
-            list(blocks.map(_label_task, params, progress=bool(est.verbose), desc="LMVSC predict"))
+        return map_labels(
+            blocks,
+            _label_task,
+            params,
+            lazy=lazy,
+            progress=bool(est.verbose),
+            desc="LMVSC predict",
         )

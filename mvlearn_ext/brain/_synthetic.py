@@ -17,6 +17,30 @@ from sklearn.utils import check_random_state
 __all__ = ["make_phenotype_connectomes", "make_routed_connectomes"]
 
 
+def _check_generator_args(ints, floats, noise, label_noise, path_range):
+    """Validate the arguments the connectome generators share; return ``(low, high)``.
+
+    ``ints`` is ``[(name, value, minimum)]``, ``floats`` is ``[(name, value)]``.
+    """
+    for name, value, low in ints:
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    for name, value in floats:
+        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite float, got {value!r}")
+    if noise < 0:
+        raise ValueError(f"noise must be >= 0, got {noise!r}")
+    if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:
+        raise ValueError(f"label_noise must be in [0, 0.5], got {label_noise!r}")
+    try:
+        lo, hi = (float(v) for v in path_range)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"path_range must be two floats (low, high), got {path_range!r}") from exc
+    if not lo < hi:
+        raise ValueError(f"path_range must have low < high, got {path_range!r}")
+    return lo, hi
+
+
 def make_phenotype_connectomes(
     n_subjects=400,
     *,
@@ -93,31 +117,14 @@ def make_phenotype_connectomes(
     >>> A.shape, P.shape, y.shape, float(A[0, 0, 0])
     ((100, 16, 16), (100, 2), (100,), 1.0)
     """
-    for name, value, low in (
-        ("n_subjects", n_subjects, 2),
-        ("n_modules", n_modules, 4),
-        ("rois_per_module", rois_per_module, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    for name, value in (
-        ("within", within),
-        ("between", between),
-        ("noise", noise),
-        ("age_effect", age_effect),
-    ):
-        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
-            raise ValueError(f"{name} must be a finite float, got {value!r}")
-    if noise < 0:
-        raise ValueError(f"noise must be >= 0, got {noise!r}")
-    if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:
-        raise ValueError(f"label_noise must be in [0, 0.5], got {label_noise!r}")
-    try:
-        lo, hi = (float(v) for v in path_range)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"path_range must be two floats (low, high), got {path_range!r}") from exc
-    if not lo < hi:
-        raise ValueError(f"path_range must have low < high, got {path_range!r}")
+    lo, hi = _check_generator_args(
+        [("n_subjects", n_subjects, 2), ("n_modules", n_modules, 4)]
+        + [("rois_per_module", rois_per_module, 1)],
+        [("within", within), ("between", between), ("noise", noise), ("age_effect", age_effect)],
+        noise,
+        label_noise,
+        path_range,
+    )
     rng = check_random_state(random_state)
     n, R, Mn = int(n_subjects), int(rois_per_module), int(n_modules)
     N = Mn * R
@@ -209,26 +216,14 @@ def make_routed_connectomes(
     >>> A.shape, P.shape, float(P.sum(axis=1).max())
     ((50, 20, 20), (50, 8), 1.0)
     """
-    for name, value, low in (
-        ("n_subjects", n_subjects, 2),
-        ("n_routes", n_routes, 2),
-        ("rois_per_module", rois_per_module, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    for name, value in (("within", within), ("between", between), ("noise", noise)):
-        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
-            raise ValueError(f"{name} must be a finite float, got {value!r}")
-    if noise < 0:
-        raise ValueError(f"noise must be >= 0, got {noise!r}")
-    if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:
-        raise ValueError(f"label_noise must be in [0, 0.5], got {label_noise!r}")
-    try:
-        lo, hi = (float(v) for v in path_range)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"path_range must be two floats (low, high), got {path_range!r}") from exc
-    if not lo < hi:
-        raise ValueError(f"path_range must have low < high, got {path_range!r}")
+    lo, hi = _check_generator_args(
+        [("n_subjects", n_subjects, 2), ("n_routes", n_routes, 2)]
+        + [("rois_per_module", rois_per_module, 1)],
+        [("within", within), ("between", between), ("noise", noise)],
+        noise,
+        label_noise,
+        path_range,
+    )
     rng = check_random_state(random_state)
     n, K, R = int(n_subjects), int(n_routes), int(rois_per_module)
     Mn = K + 2

@@ -171,6 +171,21 @@ def _check_prune_keys(prune_keys, float_keys):
     return [k for k in float_keys if k in set(prune_keys)]
 
 
+def _prepare(base, experts, scaling, weights, prune_keys=None):
+    """Validate the arguments every merge shares; return what the merge needs.
+
+    Returns ``(base, keys, prune, tvs, scaling, weights)``: the checked base, its
+    floating keys, the keys to prune (all floating keys when ``prune_keys`` is
+    None), the task vectors, the checked scaling and expert weights.
+    """
+    base, experts = check_state_dicts(base, experts)
+    scaling = check_scaling(scaling)
+    weights = check_weights(weights, len(experts))
+    keys = _float_keys(base)
+    prune = _check_prune_keys(prune_keys, keys)
+    return base, keys, prune, _task_vectors(base, experts, keys), scaling, weights
+
+
 # ---------------------------------------------------------------------------
 # Public API
 
@@ -272,11 +287,7 @@ def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     ----------
     Ilharco et al., "Editing models with task arithmetic", ICLR 2023.
     """
-    base, experts = check_state_dicts(base, experts)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, _, tvs, scaling, weights = _prepare(base, experts, scaling, weights)
     return _finish(base, _weighted_sum(tvs, weights, keys), scaling)
 
 
@@ -371,13 +382,10 @@ def ties(
     Yadav et al., "TIES-Merging: Resolving interference when merging
     models", NeurIPS 2023.
     """
-    base, experts = check_state_dicts(base, experts)
     density = _check_ties_args(density, granularity, sign_rule, merge_func)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    prune = _check_prune_keys(prune_keys, keys)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, prune, tvs, scaling, weights = _prepare(
+        base, experts, scaling, weights, prune_keys
+    )
     merged = _ties_core(tvs, weights, keys, prune, density, granularity, sign_rule, merge_func)
     return _finish(base, merged, scaling)
 
@@ -451,14 +459,11 @@ def dare(
     Yu et al., "Language models are Super Mario: absorbing abilities from
     homologous models as a free lunch", ICML 2024.
     """
-    base, experts = check_state_dicts(base, experts)
     density = check_fraction(density, "density", low_open=True)
     check_choice(rescale, "rescale", _RESCALES)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    prune = _check_prune_keys(prune_keys, keys)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, prune, tvs, scaling, weights = _prepare(
+        base, experts, scaling, weights, prune_keys
+    )
     dropped = _dare_tvs(tvs, prune, density, rescale, random_state)
     return _finish(base, _weighted_sum(dropped, weights, keys), scaling)
 
@@ -491,16 +496,13 @@ def dare_ties(
     -------
     merged : dict of str to ndarray
     """
-    base, experts = check_state_dicts(base, experts)
     density = check_fraction(density, "density", low_open=True)
     check_choice(rescale, "rescale", _RESCALES)
     check_choice(sign_rule, "sign_rule", _SIGN_RULES)
     check_choice(merge_func, "merge_func", _MERGE_FUNCS)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    prune = _check_prune_keys(prune_keys, keys)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, prune, tvs, scaling, weights = _prepare(
+        base, experts, scaling, weights, prune_keys
+    )
     dropped = _dare_tvs(tvs, prune, density, rescale, random_state)
     merged = _ties_core(dropped, weights, keys, prune, 1.0, "tensor", sign_rule, merge_func)
     rest = [k for k in keys if k not in set(prune)]
@@ -519,13 +521,10 @@ def magnitude_merge(base, experts, *, density=0.1, scaling=1.0, weights=None, pr
     -------
     merged : dict of str to ndarray
     """
-    base, experts = check_state_dicts(base, experts)
     density = check_fraction(density, "density", low_open=True)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    prune = _check_prune_keys(prune_keys, keys)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, prune, tvs, scaling, weights = _prepare(
+        base, experts, scaling, weights, prune_keys
+    )
     trimmed = [_trim(tv, density, "tensor", prune) for tv in tvs]
     return _finish(base, _weighted_sum(trimmed, weights, keys), scaling)
 
@@ -543,13 +542,10 @@ def random_mask_merge(
     -------
     merged : dict of str to ndarray
     """
-    base, experts = check_state_dicts(base, experts)
     density = check_fraction(density, "density", low_open=True)
-    scaling = check_scaling(scaling)
-    weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
-    prune = _check_prune_keys(prune_keys, keys)
-    tvs = _task_vectors(base, experts, keys)
+    base, keys, prune, tvs, scaling, weights = _prepare(
+        base, experts, scaling, weights, prune_keys
+    )
     children = check_rng(random_state).spawn(len(tvs))
     masked = []
     for tv, rng in zip(tvs, children, strict=True):

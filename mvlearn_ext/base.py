@@ -34,11 +34,10 @@ wrap it in :class:`mvlearn_ext.compose.MultiViewAdapter`.
 
 from __future__ import annotations
 
-import sys
-
 from sklearn.utils import TransformerTags
 from sklearn.utils.validation import check_is_fitted
 
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_views_consistent, validate_views
 
 __all__ = [
@@ -93,7 +92,7 @@ class MultiViewMixin:
         return Xs
 
 
-class MultiViewClusterMixin(MultiViewMixin):
+class MultiViewClusterMixin(VerboseMixin, MultiViewMixin):
     """Mixin for multi-view clusterers.
 
     Sets the estimator type to ``"clusterer"`` and provides
@@ -101,11 +100,6 @@ class MultiViewClusterMixin(MultiViewMixin):
     estimator's ``fit(Xs, y=None)`` must set ``labels_``, an integer array
     of shape ``(n_samples,)``.
     """
-
-    def _log(self, message):
-        """Print ``message`` to stderr, prefixed by the class name, when ``verbose``."""
-        if getattr(self, "verbose", 0):
-            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

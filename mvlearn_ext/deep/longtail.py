@@ -37,6 +37,7 @@ from torch.nn import functional as F
 from mvlearn_ext.deep._bridge import resolve_device, seeded_generator
 from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
 from mvlearn_ext.longtail import combine_gradients as _combine_np
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = [
@@ -401,7 +402,7 @@ class _Backbone(nn.Module):
         return torch.stack([head(h) for head in self.heads])
 
 
-class AESClassifier(ClassifierMixin, BaseEstimator):
+class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     """Two-stage long-tail classifier: CE backbone, then AES heads with entropy-aware PCGrad.
 
     Reconstruction of AES from ``wangff0101/evo_longtail`` (see the module
@@ -600,14 +601,12 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
             + list(model.heads[0].parameters()),
             lr=self.learning_rate,
         )
-        for epoch in range(self.stage1_epochs):
+        for _ in self._progress(range(self.stage1_epochs), desc="stage 1", unit="epoch"):
             for idx in batches():
                 opt.zero_grad()
                 h = model.block(model.stem(Xt[idx]))
                 F.cross_entropy(model.heads[0](h), yt[idx]).backward()
                 opt.step()
-            if self.verbose:
-                print(f"[AES] stage 1 epoch {epoch + 1}/{self.stage1_epochs}")
         with torch.no_grad():
             for head in model.heads[1:]:
                 head.load_state_dict(model.heads[0].state_dict())
@@ -619,7 +618,7 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
         opt = torch.optim.Adam(params, lr=self.learning_rate)
         combiner = EntropyPCGrad(params, mode=self.combine, random_state=seed)
         weights = []
-        for epoch in range(self.stage2_epochs):
+        for epoch in self._progress(range(self.stage2_epochs), desc="stage 2", unit="epoch"):
             for loss in losses:
                 if isinstance(loss, ARSLoss):
                     loss.set_epoch(epoch)
@@ -630,8 +629,6 @@ class AESClassifier(ClassifierMixin, BaseEstimator):
                     combiner.backward([fn(logits[k], yt[idx]) for k, fn in enumerate(losses)])
                 )
                 opt.step()
-            if self.verbose:
-                print(f"[AES] stage 2 epoch {epoch + 1}/{self.stage2_epochs}")
         model.eval()
         self.model_ = model
         self.combiner_weights_ = (

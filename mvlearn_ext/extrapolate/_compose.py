@@ -18,7 +18,6 @@ are design choices of this package.
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from numbers import Integral, Real
 
@@ -30,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.extrapolate._continuous import _check_tasks, _fit_mlp
 from mvlearn_ext.extrapolate._families import _as_float_array
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_layer_sizes
 
 __all__ = [
@@ -184,7 +184,7 @@ def _check_library(est, codes, tasks_x, tasks_y):
     return codes, xs, ys
 
 
-class CompositionalTaskExtrapolator(BaseEstimator):
+class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     """RTE, discrete regime: ``f = g o f_anc`` chained, with a learned ``Psi``.
 
     Training pairs are the library tasks with their one-step prefixes:
@@ -311,12 +311,7 @@ class CompositionalTaskExtrapolator(BaseEstimator):
         self.psi_ = _fit_mlp(
             self, int(rng.randint(2**31 - 1)), np.vstack(rows), np.concatenate(targets)
         )
-        if self.verbose:
-            print(
-                f"[RTE-compose] Psi fitted on {self.n_pairs_} pairs "
-                f"({time.perf_counter() - start:.1f} s)",
-                file=sys.stderr,
-            )
+        self._log(f"Psi fitted on {self.n_pairs_} pairs ({time.perf_counter() - start:.1f} s)")
         return self
 
     def predict_relation(self, x, anchor_code, chain):

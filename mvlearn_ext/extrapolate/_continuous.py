@@ -13,7 +13,6 @@ of the paper was not available. Design choices of this package are marked
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -34,6 +33,7 @@ from mvlearn_ext.extrapolate._families import (
     get_family,
     sample_task_pairs,
 )
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_layer_sizes
 
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
@@ -101,7 +101,7 @@ _SHARED_CONSTRAINTS = {
 }
 
 
-class _TaskModel(BaseEstimator):
+class _TaskModel(VerboseMixin, BaseEstimator):
     """Shared input handling of the continuous-regime estimators."""
 
     def _library(self, tasks_x, tasks_y, task_params):
@@ -323,12 +323,10 @@ class RelationalTaskExtrapolator(_TaskModel):
         F, f_anc = self._features(x, np.repeat(thetas[i], m, axis=0), np.repeat(phi, m, axis=0))
         target = y - f_anc if self.residual else y
         self.psi_ = _fit_mlp(self, int(rng.randint(2**31 - 1)), F, target)
-        if self.verbose:
-            print(
-                f"[RTE] Psi fitted on {F.shape[0]} rows from {self.n_pairs} pairs "
-                f"({time.perf_counter() - start:.1f} s)",
-                file=sys.stderr,
-            )
+        self._log(
+            f"Psi fitted on {F.shape[0]} rows from {self.n_pairs} pairs "
+            f"({time.perf_counter() - start:.1f} s)"
+        )
         return self
 
     def predict_relation(self, x, anchor_params, phi):
@@ -470,11 +468,7 @@ class InductiveTaskRegressor(_TaskModel):
             ]
         )
         self.model_ = _fit_mlp(self, int(rng.randint(2**31 - 1)), F, np.concatenate(ys))
-        if self.verbose:
-            print(
-                f"[inductive] fitted on {F.shape[0]} rows ({time.perf_counter() - start:.1f} s)",
-                file=sys.stderr,
-            )
+        self._log(f"fitted on {F.shape[0]} rows ({time.perf_counter() - start:.1f} s)")
         return self
 
     def predict_params(self, x, params):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -19,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.gaussian_process import _bound as bd
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import check_magnitude
 
@@ -112,7 +112,7 @@ def _scaled_objective(free, mask, theta, d, packer, data, *, jitter, n_threads):
     return -e * scale, -g[mask] * d[mask] * scale
 
 
-class LVMOGPRegressor(RegressorMixin, BaseEstimator):
+class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     """Latent variable multi-output GP regression (LVMOGP) for many outputs.
 
     Every output ``p`` gets a latent vector ``h_p`` with a Gaussian
@@ -296,10 +296,6 @@ class LVMOGPRegressor(RegressorMixin, BaseEstimator):
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
-
-    def _log(self, message):
-        if self.verbose:
-            print(f"[LVMOGPRegressor] {message}", file=sys.stderr, flush=True)
 
     # ------------------------------------------------------------ fitting
 

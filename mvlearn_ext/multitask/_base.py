@@ -29,6 +29,7 @@ from sklearn.utils.validation import (
 )
 
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
 _CONTROLLER = None
@@ -183,7 +184,7 @@ def _sorted_problem(X, y, task_index, sw, n_tasks):
     return Xs, np.ascontiguousarray(y[order]), np.ascontiguousarray(sw[order]), starts, order
 
 
-class MultiTaskLinearMixin(RegressorMixin):
+class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
     """Validation, prediction and the list form shared by the regressors.
 
     Subclasses implement ``_solve(moments) -> coef`` (an ``(m, d)`` float64
@@ -196,12 +197,6 @@ class MultiTaskLinearMixin(RegressorMixin):
     __metadata_request__fit = {"tasks": True}
     __metadata_request__predict = {"tasks": True}
     __metadata_request__score = {"tasks": True}
-
-    _log_name = "multitask"
-
-    def _log(self, message):
-        if getattr(self, "verbose", 0):
-            print(f"[{type(self).__name__}] {message}", file=sys.stderr, flush=True)
 
     # -- validation ---------------------------------------------------------
     def _validate_fit(self, X, y, tasks, sample_weight):

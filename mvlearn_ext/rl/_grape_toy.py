@@ -35,7 +35,6 @@ to score inflation).
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -52,6 +51,7 @@ from mvlearn_ext.rl._rewards import (
     retrieval_scores,
     similarity_reward,
 )
+from mvlearn_ext.utils._progress import log_message
 
 __all__ = [
     "REWRITE_PATTERN",
@@ -598,10 +598,10 @@ def train_rewriter(
             np.add.at(grad_edit, Q.reshape(-1), ge.reshape(-1, data.n_actions))
             opt.step([policy.edit_logits, policy.hub_logits], [grad_edit, gh.sum(0)])
         if verbose and (step + 1) % 25 == 0:
-            print(
-                f"[GRAPE toy] step {step + 1}/{n_steps}: "
-                f"reward {np.mean(history['reward'][-25:]):.3f} "
+            log_message(
+                "GRAPE toy",
+                f"step {step + 1}/{n_steps}: reward {np.mean(history['reward'][-25:]):.3f} "
                 f"({time.perf_counter() - start:.1f} s)",
-                file=sys.stderr,
+                verbose,
             )
     return policy, history

@@ -187,3 +187,37 @@ def test_bad_input(problem, tmp_path):
         MOPOTrainer(model, _config(tmp_path, 1), data.remove_columns("preferences"), tok)
     with pytest.raises(ValueError, match="MOPO's loss replaces DPO's"):
         MOPOTrainer(model, _config(tmp_path, 1, loss_type="ipo"), data, tok)
+
+
+def test_the_three_reference_routes_give_the_same_loss(problem, tmp_path):
+    """Frozen copy, PEFT base (adapter disabled) and precomputed log-probs: one reference."""
+    from peft import LoraConfig
+
+    P, tok, data, _ = problem
+    lora = LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
+    routes = {
+        "copy": ({}, {}),
+        "peft": ({}, {"peft_config": lora}),  # LoRA's B = 0: the adapted model is the base
+        "precomputed": ({"precompute_ref_log_probs": True}, {}),
+    }
+    losses = {}
+    for name, (cfg, kw) in routes.items():
+        model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+        args = _config(tmp_path / name, 1, multipliers=[0.7], **cfg)
+        trainer = MOPOTrainer(model, args, data, tok, **kw)
+        batch = next(iter(trainer.get_train_dataloader()))
+        with torch.no_grad():
+            losses[name] = trainer.compute_loss(trainer.model, batch).item()
+            # move the policy away from the reference (trainable weights only)
+            gen = torch.Generator().manual_seed(1)
+            for p in trainer.model.parameters():
+                if p.requires_grad:
+                    p.add_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+            losses[name + "_moved"] = trainer.compute_loss(trainer.model, batch).item()
+    assert losses["copy"] > 1.0  # the policy is the reference: h = 0, the loss is the target's
+    assert losses["peft"] == pytest.approx(losses["copy"], rel=1e-6)
+    assert losses["precomputed"] == pytest.approx(losses["copy"], rel=1e-6)
+    # the reference stays the initial model once the policy moves (same move in both routes)
+    assert losses["precomputed_moved"] == pytest.approx(losses["copy_moved"], rel=1e-6)
+    assert abs(losses["copy_moved"] - losses["copy"]) > 1e-3 * losses["copy"]
+    assert abs(losses["peft_moved"] - losses["peft"]) > 1e-3 * losses["peft"]  # adapter disabled

@@ -8,6 +8,11 @@ causal LM on the Hugging Face hub or on disk::
     pip install torch==2.13.0 && pip install "mvlearn_ext[llm]"
     python examples/deep/llm_grpo_trl.py --model Qwen/Qwen2.5-0.5B-Instruct --steps 50
 
+``--model`` takes a hub name or a directory written by ``save_pretrained``
+(model and tokenizer, the tokenizer with a chat template): TRL loads both
+with ``from_pretrained``. ``tests/llm/test_example_real_model.py`` runs
+this path end to end on a tiny random model saved to a temporary directory.
+
 The task is VisualScore's answer format on a toy: each prompt asks for a
 score in ``<think>...</think><answer>s</answer>``; the rewards are the
 Gaussian accuracy reward of the answer against the prompt's score and the
@@ -66,7 +71,9 @@ def tiny_run(steps, seed):
     print(f"Gaussian reward, mean of the last 2 steps: {gauss[-2:].mean():.3f}")
 
 
-def real_run(model_name, steps, seed):
+def real_run(model_name, steps, seed, *, max_completion_length=96, batch_size=8, output_dir=None):
+    """GRPO on ``model_name``, a hub name or a local path (TRL calls ``from_pretrained``)."""
+    import torch
     from datasets import Dataset
     from trl import GRPOConfig
 
@@ -92,11 +99,14 @@ def real_run(model_name, steps, seed):
         for s in scores
     ]
     data = Dataset.from_dict({"prompt": prompts, "score": scores.tolist()})
+    # TRL defaults to bf16, which transformers refuses on a machine without a GPU unless told
+    # to use the CPU: there, train on the CPU in float32
+    on_cpu = {} if torch.cuda.is_available() else {"use_cpu": True, "bf16": False}
     args = GRPOConfig(
-        output_dir="grpo-visualscore",
-        per_device_train_batch_size=8,
-        num_generations=8,
-        max_completion_length=96,
+        output_dir=output_dir or "grpo-visualscore",
+        per_device_train_batch_size=batch_size,
+        num_generations=batch_size,
+        max_completion_length=max_completion_length,
         learning_rate=1e-6,
         max_steps=steps,
         top_entropy_quantile=0.2,
@@ -104,6 +114,7 @@ def real_run(model_name, steps, seed):
         report_to="none",
         seed=seed,
         logging_steps=5,
+        **on_cpu,
     )
     trainer = MVGRPOTrainer(
         model=model_name,
@@ -116,20 +127,31 @@ def real_run(model_name, steps, seed):
     trainer.train()
     gauss = np.array([R[:, 0].mean() for R in trainer.reward_history_])
     print(f"Gaussian reward: first step {gauss[0]:.3f}, last step {gauss[-1]:.3f}")
+    return trainer
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description="GRPO with VisualScore's rewards in TRL")
     parser.add_argument("--model", help="a causal LM name on the hub, or a local path")
     parser.add_argument("--tiny", action="store_true", help="a random-weight local model")
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--max-completion-length", type=int, default=96)
+    parser.add_argument("--batch-size", type=int, default=8, help="= generations per prompt")
+    parser.add_argument("--output-dir", default="grpo-visualscore")
+    args = parser.parse_args(argv)
     if args.tiny:
         os.environ["HF_HUB_OFFLINE"] = "1"
         tiny_run(args.steps, args.seed)
     elif args.model:
-        real_run(args.model, args.steps, args.seed)
+        return real_run(
+            args.model,
+            args.steps,
+            args.seed,
+            max_completion_length=args.max_completion_length,
+            batch_size=args.batch_size,
+            output_dir=args.output_dir,
+        )
     else:
         parser.error("give --model NAME or --tiny")
 

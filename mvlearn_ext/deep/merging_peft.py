@@ -17,12 +17,37 @@ loads it into a PEFT model of the base. Dense SA-Merging prunes single
 weights, which leaves no low-rank structure: :func:`sa_merge_peft_dense`
 returns merged dense weights for the base model instead.
 
-Both use the closed-form SynFlow saliency of a chain of linear layers: the
-2-D weights of the base model (``layers``, by default all of them in the
-order of its state dict) must chain ``(n_out, n_in)`` shapes. A
-transformer's embeddings, attention and MLP projections do not, and are
-refused with that message: SA-Merging of a transformers LLM's adapters
-(a SynFlow saliency through attention) is not done here.
+The SynFlow saliency ``G = dR/d|W|`` comes from one of two routes
+(``saliency=``): the closed form of a chain of linear layers (the base
+model's 2-D weights chain ``(n_out, n_in)`` shapes: an MLP), or autograd
+through any model (:func:`synflow_grad_model`), which is what a
+``transformers`` LLM needs. On a chain the two agree to float round-off
+(a test).
+
+Reconstruction, from the abstract and a third-party summary of the paper
+(SA-Merging, Park, Lee, Sohn, ICML 2026, arXiv 2606.00511; no public code):
+the paper does not say how the connectivity score passes through attention
+and normalisation. The autograd route makes three design choices, chosen so
+that ``R`` stays an increasing function of every ``|W|`` (``G >= 0``, as in
+SynFlow's linear case, which the consensus sign reading of the saliency
+relies on) and finite in deep models:
+
+* the input is one all-ones token embedding (``inputs_embeds``, sequence
+  length 1, so rotary position embeddings are the identity) and ``R`` the
+  sum of the logits;
+* every normalisation layer (``*RMSNorm``, ``*LayerNorm``) multiplies its
+  input by ``|weight|`` and divides it by its root mean square treated as a
+  constant (no centring, no bias): the scale stays bounded as in the model,
+  and the statistic is frozen as SynFlow freezes eval-mode batch norm;
+* attention drops the softmax and keeps its scaled score: with one token
+  the softmax is the constant 1, which would give the query and key
+  projections zero saliency.
+
+Weights are made absolute and biases set to 0, in float64, as in
+:func:`mvlearn_ext.deep.merging.synflow_grad`; the MLP activations are
+kept (SiLU and GELU are positive and increasing on the positive inputs
+they see). Memory: a float64 copy of the base model, and one backward pass
+per expert and round.
 """
 
 from __future__ import annotations
@@ -35,10 +60,19 @@ import torch
 
 from mvlearn_ext import merging as _np_merging
 from mvlearn_ext.deep._llm import require_llm
+from mvlearn_ext.deep.merging import _synflow_module
 
 peft = require_llm("peft", feature="mvlearn_ext.deep.merging_peft")
 
-__all__ = ["lora_pairs_from_peft", "sa_merge_peft_dense", "sa_merge_peft_lora"]
+__all__ = [
+    "lora_pairs_from_peft",
+    "sa_merge_peft_dense",
+    "sa_merge_peft_lora",
+    "synflow_grad_model",
+]
+
+_SYNFLOW_ATTENTION = "mvlearn_ext_synflow"
+_SALIENCY = ("auto", "closed_form", "autograd")
 
 _KEY = re.compile(r"^(?:base_model\.model\.)?(?P<path>.*)\.lora_(?P<ab>[AB])(?:\.[^.]+)?\.weight$")
 
@@ -95,13 +129,183 @@ def _numpy(sd):
     return {k: v.detach().to(torch.float64).cpu().numpy() for k, v in sd.items()}
 
 
+# ---------------------------------------------------------------------------
+# SynFlow gradient of a transformers model (or any module) by autograd
+
+
+class _FrozenRMSScale(torch.nn.Module):
+    """``x * |weight| / rms(x)`` with ``rms(x)`` a constant (no gradient through it)."""
+
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = weight  # the norm's own Parameter: same state-dict key
+
+    def forward(self, x, *args, **kwargs):
+        rms = x.pow(2).mean(-1, keepdim=True).sqrt().detach()
+        out = x / torch.where(rms > 0, rms, torch.ones_like(rms))
+        return out if self.weight is None else out * self.weight.abs()
+
+
+def _synflow_attention(module, query, key, value, attention_mask, scaling=None, **kwargs):
+    """Attention with the softmax dropped: ``(causal(q k^T) * scaling) v``."""
+    groups = query.shape[1] // key.shape[1]
+    key = key.repeat_interleave(groups, dim=1)
+    value = value.repeat_interleave(groups, dim=1)
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    scores = (query @ key.transpose(2, 3)) * scaling
+    L, S = scores.shape[-2:]
+    causal = torch.ones(L, S, dtype=scores.dtype, device=scores.device).tril(diagonal=S - L)
+    return ((scores * causal) @ value).transpose(1, 2).contiguous(), None
+
+
+def _is_transformers_model(model):
+    config = getattr(model, "config", None)
+    return config is not None and hasattr(config, "_attn_implementation")
+
+
+def _replace_norms(m):
+    targets = []
+    for name, sub in m.named_modules():
+        cls = type(sub).__name__
+        if isinstance(sub, torch.nn.LayerNorm) or cls.endswith(("RMSNorm", "LayerNorm")):
+            if cls.startswith("Gemma"):
+                raise NotImplementedError(
+                    f"{name!r} is a {cls}, which scales by (1 + weight): the SynFlow saliency "
+                    "of this bridge handles norms that scale by their weight"
+                )
+            targets.append(name)
+    for name in targets:
+        parent_name, _, child = name.rpartition(".")
+        parent = m.get_submodule(parent_name) if parent_name else m
+        weight = getattr(parent.get_submodule(child), "weight", None)
+        setattr(parent, child, _FrozenRMSScale(weight))
+
+
+def _synflow_copy(model):
+    """The float64 absolute-weight copy of ``model`` and its all-ones forward ``R``."""
+    if isinstance(model, peft.PeftModel):
+        raise TypeError(
+            "model must be the plain base model (not a PeftModel): its weights are the ones "
+            "the adapters were trained on"
+        )
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    m = _synflow_module(model)  # float64, eval, |W|, biases 0
+    if _is_transformers_model(m):
+        transformers = require_llm("transformers", feature="synflow_grad_model")
+        transformers.AttentionInterface.register(_SYNFLOW_ATTENTION, _synflow_attention)
+        _replace_norms(m)
+        m.config._attn_implementation = _SYNFLOW_ATTENTION
+        hidden = m.get_input_embeddings().weight.shape[1]
+
+        def score():
+            x = torch.ones((1, 1, hidden), dtype=torch.float64)
+            return m(inputs_embeds=x, use_cache=False).logits.sum()
+
+    else:
+        first = next((p for p in m.parameters() if p.ndim >= 2), None)
+        if first is None or first.ndim != 2:
+            raise ValueError(
+                "model is not a transformers model and its first weight is not 2-D: the "
+                "all-ones input (1, n_in) cannot be built"
+            )
+
+        def score():
+            return m(torch.ones((1, first.shape[1]), dtype=torch.float64)).sum()
+
+    return m, score
+
+
+def _synflow_grad_fn(model, keys):
+    m, score = _synflow_copy(model)
+    params = dict(m.named_parameters())
+    missing = [k for k in keys if k not in params]
+    if missing:
+        raise ValueError(f"{missing} are not parameters of the model (buffers cannot be adapted)")
+    for name, p in params.items():
+        p.requires_grad_(name in keys)
+
+    def grad_fn(state):
+        with torch.no_grad():
+            for name, p in params.items():
+                if name in state:
+                    value = torch.as_tensor(state[name], dtype=torch.float64)
+                    p.copy_(torch.zeros_like(value) if name.endswith("bias") else value.abs())
+        for k in keys:
+            params[k].grad = None
+        score().backward()
+        return {k: params[k].grad.detach().cpu().numpy().copy() for k in keys}
+
+    return grad_fn
+
+
+def synflow_grad_model(model, *, keys=None, state_dict=None):
+    """SynFlow gradient ``G = dR/d|W|`` of a ``transformers`` model (or any module) by autograd.
+
+    ``R`` is the connectivity score of the module docstring: a float64 copy
+    of ``model`` with absolute weights and zero biases, fed one all-ones
+    token embedding (a ``transformers`` model: normalisation by a frozen
+    root mean square, attention without softmax) or an all-ones row of
+    ``n_in`` features (any other module, whose first weight is 2-D), and
+    ``R`` the sum of its output. For a chain of linear layers and ReLUs this
+    is the closed form of :func:`mvlearn_ext.merging.synflow_grad_mlp`.
+    Reconstruction: the treatment of attention and normalisation is a design
+    choice (see the module docstring).
+
+    Parameters
+    ----------
+    model : nn.Module
+        The plain base model (a ``transformers`` causal LM, or a module
+        taking a ``(batch, n_in)`` input); it is not modified.
+    keys : list of str, default=None
+        Parameters to return, default every parameter with 2 or more dimensions.
+    state_dict : dict, optional
+        Weights to use instead of the model's (e.g. base plus an adapter's
+        update), any subset of its keys.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        Non-negative float64 arrays in the shapes of the parameters.
+    """
+    if keys is None:
+        keys = [k for k, p in model.named_parameters() if p.ndim >= 2]
+    elif isinstance(keys, str):
+        raise TypeError("keys must be a list of parameter names, not a string")
+    grad_fn = _synflow_grad_fn(model, list(keys))
+    state = {}
+    if state_dict is not None:
+        state = {k: torch.as_tensor(v).detach().double().cpu() for k, v in state_dict.items()}
+    return grad_fn(state)
+
+
+def _grad_fn_for(saliency, base_model, keys, chain_ok):
+    """None (closed form) or an autograd ``grad_fn`` for ``keys``."""
+    if saliency not in _SALIENCY:
+        raise ValueError(f"saliency must be one of {_SALIENCY}, got {saliency!r}")
+    if saliency == "closed_form" or (saliency == "auto" and chain_ok):
+        return None
+    return _synflow_grad_fn(base_model, keys)
+
+
+def _chains(base_sd, layers):
+    """Whether ``layers`` (default every 2-D floating weight) chain (n_out, n_in) shapes."""
+    if layers is None:
+        layers = [k for k, v in base_sd.items() if v.is_floating_point() and v.ndim >= 2]
+    shapes = [tuple(base_sd[k].shape) for k in layers if k in base_sd]
+    if len(shapes) != len(layers) or any(len(s) != 2 for s in shapes):
+        return False
+    return all(b[1] == a[0] for a, b in zip(shapes[:-1], shapes[1:], strict=True))
+
+
 def _adapters(base_sd, adapter_state_dicts):
     if isinstance(adapter_state_dicts, dict) or len(adapter_state_dicts) < 1:
         raise TypeError("adapter_state_dicts must be a list of PEFT adapter state dicts")
     return [lora_pairs_from_peft(sd, base_sd) for sd in adapter_state_dicts]
 
 
-def sa_merge_peft_lora(base_model, adapter_state_dicts, config, **kwargs):
+def sa_merge_peft_lora(base_model, adapter_state_dicts, config, *, saliency="auto", **kwargs):
     """Rank-wise SA-Merging of PEFT LoRA adapters into one loadable adapter.
 
     Parameters
@@ -112,10 +316,16 @@ def sa_merge_peft_lora(base_model, adapter_state_dicts, config, **kwargs):
         ``peft.get_peft_model_state_dict(peft_model_n)``, one per expert.
     config : peft.LoraConfig
         The experts' config (one rank and alpha for every module).
+    saliency : {"auto", "closed_form", "autograd"}, default="auto"
+        How ``G`` is computed: the closed form of a chain of linear layers,
+        or :func:`synflow_grad_model` (any model, e.g. a ``transformers``
+        LLM). ``"auto"``: the closed form when the base's 2-D weights (or
+        ``layers``) chain, autograd otherwise.
     **kwargs
         ``p``, ``n_rounds``, ``scaling``, ``layers`` of
-        :func:`mvlearn_ext.merging.sa_merge_lora` (``layers``: the chain of
-        weight matrices, default every 2-D weight of the base in order).
+        :func:`mvlearn_ext.merging.sa_merge_lora` (``layers``: for the closed
+        form, the chain of weight matrices, default every 2-D weight of the
+        base in order; for autograd, default the adapted weights).
 
     Returns
     -------
@@ -132,8 +342,18 @@ def sa_merge_peft_lora(base_model, adapter_state_dicts, config, **kwargs):
     base_sd = _base_state(base_model)
     adapters = _adapters(base_sd, adapter_state_dicts)
     scaling = kwargs.pop("scaling", 1.0)
+    keys = list(adapters[0])
+    grad_fn = _grad_fn_for(saliency, base_model, keys, _chains(base_sd, kwargs.get("layers")))
+    if grad_fn is not None and kwargs.get("layers") is None:
+        kwargs["layers"] = keys
     _, masks = _np_merging.sa_merge_lora(
-        _numpy(base_sd), adapters, lora_scaling=s, scaling=scaling, return_masks=True, **kwargs
+        _numpy(base_sd),
+        adapters,
+        lora_scaling=s,
+        scaling=scaling,
+        grad_fn=grad_fn,
+        return_masks=True,
+        **kwargs,
     )
     kept = {k: sum(int(m[k].sum()) for m in masks) for k in adapters[0]}
     rank = max(max(kept.values()), 1)
@@ -157,7 +377,7 @@ def sa_merge_peft_lora(base_model, adapter_state_dicts, config, **kwargs):
     return out, merged_config, masks
 
 
-def sa_merge_peft_dense(base_model, adapter_state_dicts, config, **kwargs):
+def sa_merge_peft_dense(base_model, adapter_state_dicts, config, *, saliency="auto", **kwargs):
     """Dense SA-Merging of PEFT LoRA adapters: merged weights for the base model.
 
     Each expert is the base model with its adapter merged in
@@ -168,11 +388,12 @@ def sa_merge_peft_dense(base_model, adapter_state_dicts, config, **kwargs):
 
     Parameters
     ----------
-    base_model, adapter_state_dicts, config
+    base_model, adapter_state_dicts, config, saliency
         As in :func:`sa_merge_peft_lora`.
     **kwargs
         ``p``, ``n_rounds``, ``scaling``, ``saliency_sign``, ``layers`` of
-        :func:`mvlearn_ext.merging.sa_merge`.
+        :func:`mvlearn_ext.merging.sa_merge` (with autograd, ``layers``
+        defaults to the adapted weights).
 
     Returns
     -------
@@ -189,7 +410,13 @@ def sa_merge_peft_dense(base_model, adapter_state_dicts, config, **kwargs):
         for key, (B, A) in ad.items():
             e[key] = e[key] + s * B @ A
         experts.append(e)
-    merged = _np_merging.sa_merge(base_np, experts, **kwargs)
+    layers = kwargs.get("layers")
+    chain_ok = _chains(base_sd, layers)
+    layers = list(adapters[0]) if layers is None else list(layers)
+    grad_fn = _grad_fn_for(saliency, base_model, layers, chain_ok)
+    if grad_fn is not None:
+        kwargs["layers"] = layers
+    merged = _np_merging.sa_merge(base_np, experts, grad_fn=grad_fn, **kwargs)
     return {
         k: torch.as_tensor(np.ascontiguousarray(merged[k])).to(dtype=v.dtype, device=v.device)
         for k, v in base_sd.items()

@@ -1,4 +1,4 @@
-"""MOPO for language models: a trainer on pairwise preferences of several objectives.
+"""MOPO for language models: a ``trl.DPOTrainer`` on pairwise preferences of several objectives.
 
 Needs the ``llm`` extra; ``import mvlearn_ext.deep`` does not import this
 module. Reconstruction (see :mod:`mvlearn_ext.moo._mopo`): maximise the
@@ -14,11 +14,18 @@ from the user's ``value_fn`` (an estimate of each objective's preference
 value of the current policy, e.g. win rates of samples against the
 reference under each objective's judge).
 
-The data set is TRL's preference format (``prompt``, ``chosen``,
-``rejected``) plus a column ``preferences``: for each objective, the
-probability (or 0/1 label) that ``chosen`` is preferred to ``rejected``;
-objective 0 is the primary one. With a tabular policy and all pairs of a
-finite set of answers, the policy step converges to the closed form
+:class:`MOPOTrainer` subclasses ``trl.DPOTrainer`` (TRL 1.16): TRL prepares
+the data (prompt extraction, chat templates, the EOS token, truncation),
+pads the batches, computes the sequence log-probabilities with its fused LM
+head, and supplies the reference (a frozen model, the PEFT base with the
+adapter disabled, or precomputed log-probabilities); only the loss is
+MOPO's. The data set is TRL's preference format (``prompt``, ``chosen``,
+``rejected``, standard or conversational) plus a column ``preferences``:
+for each objective, the probability (or 0/1 label) that ``chosen`` is
+preferred to ``rejected``; objective 0 is the primary one. As in TRL, the
+tokenised text is ``prompt + chosen``, so a plain-text completion starts
+with its own separator (``" y3"``). With a tabular policy and all pairs of
+a finite set of answers, the policy step converges to the closed form
 :func:`mvlearn_ext.moo.mopo_policy` and the dual steps follow
 :func:`mvlearn_ext.moo.solve_mopo` (tests check both).
 """
@@ -35,14 +42,29 @@ import torch
 from mvlearn_ext.deep._llm import require_llm
 from mvlearn_ext.deep.moo import mopo_preference_loss
 
-transformers = require_llm("transformers", feature="mvlearn_ext.deep.moo_trl")
+transformers, trl = require_llm("transformers", "trl", feature="mvlearn_ext.deep.moo_trl")
 
 __all__ = ["MOPOConfig", "MOPOTrainer", "sequence_log_probs"]
 
 
+def _is_peft(model):
+    try:
+        import peft
+    except ImportError:
+        return False
+    return isinstance(model, peft.PeftModel)
+
+
 @dataclasses.dataclass
-class MOPOConfig(transformers.TrainingArguments):
-    """``transformers.TrainingArguments`` plus MOPO's parameters.
+class MOPOConfig(trl.DPOConfig):
+    """``trl.DPOConfig`` plus MOPO's parameters.
+
+    DPO's ``beta`` is set to ``tau`` (it only scales TRL's logged rewards);
+    DPO's loss options (``loss_type``, ``loss_weights``, ``f_divergence_type``,
+    ``ld_alpha``, ``use_weighting``) do not apply: MOPO's loss replaces them,
+    and :class:`MOPOTrainer` refuses changed values. The other fields,
+    including TRL's defaults (``gradient_checkpointing=True``, ``bf16``
+    when available, ``learning_rate=1e-6``), are TRL's.
 
     Parameters
     ----------
@@ -64,7 +86,11 @@ class MOPOConfig(transformers.TrainingArguments):
     thresholds: list[float] | None = None
     dual_step: float = 0.0
     dual_every: int = 1
-    remove_unused_columns: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        if isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool):
+            self.beta = float(self.tau)
 
 
 def sequence_log_probs(logits, input_ids, completion_mask):
@@ -72,52 +98,62 @@ def sequence_log_probs(logits, input_ids, completion_mask):
 
     ``logits`` (B, T, V) predict token ``t + 1`` at position ``t``;
     ``completion_mask`` (B, T) marks the completion tokens of ``input_ids``.
+    A helper for models outside TRL; :class:`MOPOTrainer` takes the same
+    sums from TRL's fused LM head.
     """
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
     return (tok * completion_mask[:, 1:].to(tok.dtype)).sum(dim=1)
 
 
-class _Collator:
-    def __init__(self, pad_id):
-        self.pad_id = pad_id
+class _WithPreferences:
+    """TRL's preference collator, plus the ``preferences`` of each pair as a (B, K) tensor."""
+
+    def __init__(self, collator):
+        self.collator = collator
 
     def __call__(self, examples):
-        seqs, masks = [], []
-        for side in ("chosen_ids", "rejected_ids"):
-            for ex in examples:
-                seqs.append(ex["prompt_ids"] + ex[side])
-                masks.append([0] * len(ex["prompt_ids"]) + [1] * len(ex[side]))
-        T = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), T), self.pad_id, dtype=torch.long)
-        att = torch.zeros((len(seqs), T), dtype=torch.long)
-        comp = torch.zeros((len(seqs), T), dtype=torch.long)
-        for i, (s, m) in enumerate(zip(seqs, masks, strict=True)):
-            ids[i, : len(s)] = torch.as_tensor(s)
-            att[i, : len(s)] = 1
-            comp[i, : len(m)] = torch.as_tensor(m)
-        prefs = torch.as_tensor([ex["preferences"] for ex in examples], dtype=torch.float32)
-        return {"input_ids": ids, "attention_mask": att, "completion_mask": comp, "prefs": prefs}
+        batch = self.collator(examples)
+        batch["preferences"] = torch.as_tensor(
+            [ex["preferences"] for ex in examples], dtype=torch.float32
+        )
+        return batch
 
 
-class MOPOTrainer(transformers.Trainer):
-    """MOPO's policy and dual steps as a ``transformers.Trainer`` (reconstruction).
+_DPO_LOSS_DEFAULTS = {
+    "loss_type": ["sigmoid"],
+    "loss_weights": None,
+    "f_divergence_type": "reverse_kl",
+    "ld_alpha": None,
+    "use_weighting": False,
+}
+
+
+class MOPOTrainer(trl.DPOTrainer):
+    """MOPO's policy and dual steps as a ``trl.DPOTrainer`` (reconstruction).
 
     Parameters
     ----------
-    model : transformers model (or any module whose output has ``.logits``)
+    model : str, transformers model or PeftModel
+        As in ``trl.DPOTrainer``: a hub name or local path is loaded with
+        ``from_pretrained``.
     args : MOPOConfig
     train_dataset : datasets.Dataset
-        Columns ``prompt``, ``chosen``, ``rejected`` (strings) and
+        TRL's preference columns (``prompt``, ``chosen``, ``rejected``) and
         ``preferences`` (K floats in [0, 1] per row).
-    processing_class : tokenizer
+    processing_class : tokenizer, optional
+        Loaded from ``model``'s name when omitted, as in TRL.
     ref_model : model, optional
-        The frozen reference; default a frozen copy of ``model`` at the start.
+        The frozen reference. Default: for a model object (not PEFT, no
+        precomputed reference), a frozen copy of ``model`` at the start;
+        otherwise TRL's choice (the PEFT base with the adapter disabled, or
+        the model reloaded from its name).
     value_fn : callable, optional
         ``value_fn(model) -> array (K,)``: the preference values
         ``P_k(pi)`` of the current policy; needed when ``dual_step > 0``.
     **kwargs
-        Passed to ``transformers.Trainer``.
+        Passed to ``trl.DPOTrainer`` (``eval_dataset``, ``peft_config``,
+        ``callbacks``, ...).
 
     Attributes
     ----------
@@ -126,12 +162,19 @@ class MOPOTrainer(transformers.Trainer):
         ``step``, ``values`` and ``multipliers`` after every dual step.
     """
 
+    _tag_names = ["trl", "dpo", "mopo", "mvlearn_ext"]
+    _name = "MOPO"
+    _paper = {
+        "title": "Multi-Objective Preference Optimization",
+        "id": "2505.10892",
+    }
+
     def __init__(
         self,
         model,
-        args,
-        train_dataset,
-        processing_class,
+        args=None,
+        train_dataset=None,
+        processing_class=None,
         *,
         ref_model=None,
         value_fn=None,
@@ -141,10 +184,22 @@ class MOPOTrainer(transformers.Trainer):
             raise TypeError(f"args must be a MOPOConfig, got {type(args).__name__}")
         if not (isinstance(args.tau, (int, float)) and math.isfinite(args.tau) and args.tau > 0):
             raise ValueError(f"tau must be a finite number > 0, got {args.tau!r}")
-        missing = {"prompt", "chosen", "rejected", "preferences"} - set(train_dataset.column_names)
-        if missing:
-            raise ValueError(f"train_dataset lacks the columns {sorted(missing)}")
+        for name, default in _DPO_LOSS_DEFAULTS.items():
+            if getattr(args, name) != default:
+                raise ValueError(
+                    f"args.{name}={getattr(args, name)!r}: MOPO's loss replaces DPO's, leave "
+                    f"{name} at {default!r}"
+                )
+        if train_dataset is None:
+            raise ValueError("train_dataset is required")
+        if "preferences" not in train_dataset.column_names:
+            raise ValueError(
+                "train_dataset lacks the columns ['preferences'] (K preference probabilities "
+                "per row, objective 0 first)"
+            )
         K = len(train_dataset[0]["preferences"])
+        if K < 1:
+            raise ValueError("preferences must hold at least one objective")
         lam = np.zeros(K - 1) if args.multipliers is None else np.asarray(args.multipliers, float)
         if lam.shape != (K - 1,) or (lam < 0).any() or not np.isfinite(lam).all():
             raise ValueError(f"multipliers must be {K - 1} finite non-negative numbers")
@@ -157,55 +212,80 @@ class MOPOTrainer(transformers.Trainer):
         self.multipliers_ = lam
         self.value_fn = value_fn
         self.dual_history_ = []
-
-        def tokenize(ex):
-            enc = processing_class
-            return {
-                "prompt_ids": enc(ex["prompt"], add_special_tokens=False)["input_ids"],
-                "chosen_ids": enc(ex["chosen"], add_special_tokens=False)["input_ids"],
-                "rejected_ids": enc(ex["rejected"], add_special_tokens=False)["input_ids"],
-            }
-
-        train_dataset = train_dataset.map(tokenize)
-        if ref_model is None:
+        if (
+            ref_model is None
+            and isinstance(model, transformers.PreTrainedModel)
+            and not _is_peft(model)
+            and kwargs.get("peft_config") is None
+            and not args.precompute_ref_log_probs
+        ):
             ref_model = copy.deepcopy(model)
-        ref_model.eval()
-        for p in ref_model.parameters():
-            p.requires_grad_(False)
-        self.ref_model = ref_model
-        pad = getattr(processing_class, "pad_token_id", None)
+        if ref_model is not None:
+            ref_model.eval()
+            for p in ref_model.parameters():
+                p.requires_grad_(False)
         super().__init__(
             model=model,
+            ref_model=ref_model,
             args=args,
             train_dataset=train_dataset,
             processing_class=processing_class,
-            data_collator=_Collator(0 if pad is None else pad),
             **kwargs,
         )
+        self.data_collator = _WithPreferences(self.data_collator)
         self.add_callback(_DualCallback(self))
 
-    def _logps(self, model, inputs):
-        out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
-        return sequence_log_probs(out.logits, inputs["input_ids"], inputs["completion_mask"])
+    def _set_signature_columns_if_needed(self):
+        super()._set_signature_columns_if_needed()
+        if "preferences" not in self._signature_columns:
+            self._signature_columns = [*self._signature_columns, "preferences"]
+
+    def compute_ref_log_probs(self, model, inputs):
+        inputs = {k: v for k, v in inputs.items() if k != "preferences"}
+        return super().compute_ref_log_probs(model, inputs)
+
+    def _pair_logps(self, model, inputs):
+        """Policy and reference log-probabilities of the chosen and rejected completions."""
+        skip = {"completion_mask", "ref_chosen_logps", "ref_rejected_logps", "preferences"}
+        model_kwargs = {k: v for k, v in inputs.items() if k not in skip}
+        model_kwargs["use_cache"] = False
+        completion_mask = inputs["completion_mask"]
+        labels = inputs["input_ids"].masked_fill(completion_mask == 0, -100)
+        outputs = model(**model_kwargs, labels=labels, fused_lm_head=True)
+        seq_len = completion_mask.size(1) - 1
+        logps = outputs.log_probs[:, -seq_len:].sum(dim=1)
+        chosen, rejected = logps.chunk(2, dim=0)
+        if self.precompute_ref_logps:
+            ref_chosen, ref_rejected = inputs["ref_chosen_logps"], inputs["ref_rejected_logps"]
+        else:
+            ref = self.ref_model if self.ref_model is not None else self.model
+            ref_chosen, ref_rejected = self.compute_ref_log_probs(ref, inputs)
+        return chosen, rejected, ref_chosen.to(chosen), ref_rejected.to(chosen)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         """MOPO's preference regression loss of a batch of (chosen, rejected) pairs.
 
         :func:`mvlearn_ext.deep.moo.mopo_preference_loss` of the sequence
-        log-probabilities of the completions under the model and the frozen
+        log-probabilities of the completions under the model and the
         reference, with the weights ``(1, multipliers_)``.
         """
-        logps = self._logps(model, inputs)
-        with torch.no_grad():
-            self.ref_model.to(logps.device)
-            ref = self._logps(self.ref_model, inputs)
-        chosen, rejected = logps.chunk(2)
-        ref_chosen, ref_rejected = ref.chunk(2)
+        chosen, rejected, ref_chosen, ref_rejected = self._pair_logps(model, inputs)
         w = torch.as_tensor(np.concatenate([[1.0], self.multipliers_]), dtype=chosen.dtype)
+        prefs = inputs["preferences"].to(chosen)
         loss = mopo_preference_loss(
-            chosen, rejected, ref_chosen, ref_rejected, inputs["prefs"], w, tau=self.args.tau
+            chosen, rejected, ref_chosen, ref_rejected, prefs, w, tau=self.args.tau
         )
-        return (loss, {"logps": logps}) if return_outputs else loss
+        mode = "train" if self.model.training else "eval"
+        with torch.no_grad():
+            margin = (chosen - ref_chosen) - (rejected - ref_rejected)
+            self._metrics[mode]["rewards/margins"].append(self.args.tau * margin.mean().item())
+            self._metrics[mode]["logps/chosen"].append(chosen.mean().item())
+            self._metrics[mode]["logps/rejected"].append(rejected.mean().item())
+            for k, lam in enumerate(self.multipliers_, start=1):
+                self._metrics[mode][f"mopo/lambda_{k}"].append(float(lam))
+        if return_outputs:
+            return loss, {"chosen_logps": chosen, "rejected_logps": rejected}
+        return loss
 
     def _dual_step(self, step):
         """MOPO's projected dual step with the current policy's preference values."""

@@ -432,6 +432,7 @@ def sa_merge_lora(
     n_rounds=10,
     scaling=1.0,
     layers=None,
+    grad_fn=None,
     return_masks=False,
 ):
     """Rank-wise SA-Merging of LoRA adapters: prune whole rank-1 components.
@@ -464,6 +465,11 @@ def sa_merge_lora(
     lora_scaling : float, default=1.0
         s (``lora_alpha / r`` in peft).
     p, n_rounds, scaling, layers : see :func:`sa_merge`.
+    grad_fn : callable, default=None
+        ``grad_fn(state) -> {key: G}``, ``dR/d|W|`` for the adapted keys
+        given a float64 state dict (base weights with each expert's update
+        added); the PEFT bridge passes an autograd version for transformers
+        models. Default: the closed form, which needs ``layers`` to chain.
     return_masks : bool, default=False
         Also return the rank masks: one dict per expert of boolean vectors of
         length r.
@@ -476,7 +482,9 @@ def sa_merge_lora(
     base, _ = check_state_dicts(base, [base])
     p, n_rounds, scaling = _check_common(p, n_rounds, scaling, "task")
     s = check_scaling(lora_scaling, "lora_scaling")
-    layers = _infer_layers(base, layers, need_chain=True)
+    if grad_fn is not None and not callable(grad_fn):
+        raise TypeError("grad_fn must be callable or None")
+    layers = _infer_layers(base, layers, need_chain=grad_fn is None)
     adapters, keys = _check_adapters(base, adapters, layers)
     base64 = {k: base[k].astype(np.float64) for k in _float_keys(base)}
     masks = [{k: np.ones(ad[k][0].shape[1], dtype=bool) for k in keys} for ad in adapters]
@@ -493,10 +501,12 @@ def sa_merge_lora(
         bar = {k: sum(d[k] for d in deltas) for k in keys}
         new_masks = []
         for n, ad in enumerate(adapters):
-            weights = [base64[k] + deltas[n][k] if k in deltas[n] else base64[k] for k in layers]
-            grads, _ = _synflow_grads([np.abs(w) for w in weights])
-            grad_of = dict(zip(layers, grads, strict=True))
-            weight_of = dict(zip(layers, weights, strict=True))
+            weight_of = {k: base64[k] + deltas[n].get(k, 0.0) for k in layers}
+            if grad_fn is None:
+                grads, _ = _synflow_grads([np.abs(weight_of[k]) for k in layers])
+                grad_of = dict(zip(layers, grads, strict=True))
+            else:
+                grad_of = grad_fn({**base64, **weight_of})
             mask_n = {}
             for k in keys:
                 B, A = ad[k]

@@ -33,7 +33,7 @@ _SKIPPED_MODULES = frozenset({"__main__", "tests", "conftest"})
 _OPTIONAL_MODULES = {
     "mvlearn_ext.deep": ("torch",),
     "mvlearn_ext.deep.rl_trl": ("trl",),
-    "mvlearn_ext.deep.moo_trl": ("transformers",),
+    "mvlearn_ext.deep.moo_trl": ("transformers", "trl"),
     "mvlearn_ext.deep.adapters_peft": ("peft",),
     "mvlearn_ext.deep.merging_peft": ("peft",),
 }

@@ -1,10 +1,11 @@
-"""MOPO's trainer against the tabular closed form and dual iterates of mvlearn_ext.moo."""
-
-from types import SimpleNamespace
+"""MOPO's trl.DPOTrainer against the tabular closed form and dual iterates of mvlearn_ext.moo."""
 
 import numpy as np
 import pytest
 import torch
+import transformers
+import trl
+from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput
 
 from mvlearn_ext.deep._llm import tiny_causal_lm
 from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer, sequence_log_probs
@@ -12,18 +13,51 @@ from mvlearn_ext.moo import make_preferences, mopo_policy, preference_values, so
 
 ARMS = [f"y{i}" for i in range(6)]
 TAU = 0.1
+TOL = 1e-6  # float32 log-probabilities of TRL's fused LM head (trl/kernels/chunked_logprob.py)
 
 
-class TabularPolicy(torch.nn.Module):
-    """One logit per token, the same at every position: a tabular policy over answers."""
+class TabularConfig(transformers.PretrainedConfig):
+    model_type = "mvlearn_ext_tabular_policy"
 
-    def __init__(self, vocab_size):
-        super().__init__()
-        self.theta = torch.nn.Parameter(torch.zeros(vocab_size, dtype=torch.float64))
+    def __init__(self, vocab_size=8, **kwargs):
+        self.vocab_size = vocab_size
+        self.hidden_size = 1
+        super().__init__(**kwargs)
 
-    def forward(self, input_ids, attention_mask=None):
+
+class _Ones(torch.nn.Module):
+    def forward(self, input_ids, **kwargs):
         B, T = input_ids.shape
-        return SimpleNamespace(logits=self.theta.expand(B, T, -1))
+        return BaseModelOutput(last_hidden_state=torch.ones(B, T, 1, dtype=torch.float64))
+
+
+class TabularPolicy(transformers.PreTrainedModel, transformers.GenerationMixin):
+    """One logit per token, the same at every position: a tabular policy over answers.
+
+    A transformers model whose backbone outputs the constant hidden state 1 and whose
+    LM head (1 -> vocabulary, initially 0) holds the logits, so that TRL's fused LM head
+    sees the same model as the plain forward.
+    """
+
+    config_class = TabularConfig
+    base_model_prefix = "backbone"
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.backbone = _Ones()
+        self.lm_head = torch.nn.Linear(1, config.vocab_size, bias=False, dtype=torch.float64)
+        self.post_init()
+        with torch.no_grad():
+            self.lm_head.weight.zero_()
+
+    def _init_weights(self, module):
+        pass
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def forward(self, input_ids, attention_mask=None, **kwargs):
+        return CausalLMOutput(logits=self.lm_head(self.backbone(input_ids).last_hidden_state))
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +66,13 @@ def problem():
 
     P = make_preferences("conflicting", n_arms=6, n_objectives=2, seed=0)
     _, tok = tiny_causal_lm(["q"] + ARMS, seed=0)
-    rows = [
-        {"prompt": "q", "chosen": ARMS[i], "rejected": ARMS[j], "preferences": P[:, i, j].tolist()}
+    rows = [  # TRL tokenises prompt + completion (then EOS): the completion brings its space
+        {
+            "prompt": "q",
+            "chosen": " " + ARMS[i],
+            "rejected": " " + ARMS[j],
+            "preferences": P[:, i, j].tolist(),
+        }
         for i in range(6)
         for j in range(6)
         if i != j
@@ -62,6 +101,8 @@ def _config(tmp_path, steps, **kwargs):
         use_cpu=True,
         disable_tqdm=True,
         logging_steps=1000,
+        gradient_checkpointing=False,
+        bf16=False,
         tau=TAU,
         seed=0,
     )
@@ -82,17 +123,20 @@ def test_sequence_log_probs_sums_the_completion_tokens():
 
 def test_policy_step_converges_to_the_closed_form(problem, tmp_path):
     P, tok, data, arm_ids = problem
-    model = TabularPolicy(len(tok))
+    model = TabularPolicy(TabularConfig(vocab_size=len(tok)))
     args = _config(tmp_path, 40, multipliers=[0.7])
-    MOPOTrainer(model, args, data, tok).train()
+    trainer = MOPOTrainer(model, args, data, tok)
+    assert isinstance(trainer, trl.DPOTrainer)
+    trainer.train()
+    # TRL's fused LM head computes the log-probabilities in float32: agreement to its round-off
     np.testing.assert_allclose(
-        _arm_policy(model, tok, arm_ids), mopo_policy(P, [0.7], tau=TAU), atol=1e-8
+        _arm_policy(model, tok, arm_ids), mopo_policy(P, [0.7], tau=TAU), atol=TOL
     )
 
 
 def test_dual_steps_follow_solve_mopo(problem, tmp_path):
     P, tok, data, arm_ids = problem
-    model = TabularPolicy(len(tok))
+    model = TabularPolicy(TabularConfig(vocab_size=len(tok)))
     s = P.mean(axis=2)  # P_k mu with mu uniform
     sc = s[1:] - s[1:].mean(axis=1, keepdims=True)
     eta = TAU / np.linalg.norm(sc, 2) ** 2  # solve_mopo's default step
@@ -107,7 +151,7 @@ def test_dual_steps_follow_solve_mopo(problem, tmp_path):
     assert [h["step"] for h in trainer.dual_history_] == [20, 40, 60, 80, 100]
     for t, h in enumerate(trainer.dual_history_, start=1):
         ref = solve_mopo(P, b, tau=TAU, step=eta, max_iter=t, tol=0.0)
-        np.testing.assert_allclose(h["multipliers"], ref.multipliers, atol=1e-8)
+        np.testing.assert_allclose(h["multipliers"], ref.multipliers, atol=TOL)
     assert trainer.multipliers_[0] > 0  # the constraint binds: the dual moved
 
 
@@ -123,7 +167,7 @@ def test_tiny_lm_moves_toward_the_mopo_policy(problem, tmp_path):
     before = kl(_arm_policy(model, tok, arm_ids))
     args = _config(
         tmp_path, 20, multipliers=[0.7], optim="adamw_torch", learning_rate=3e-2, weight_decay=0.0
-    )
+    )  # the whole data set per step, 20 steps
     MOPOTrainer(model, args, data, tok).train()
     after = kl(_arm_policy(model, tok, arm_ids))
     print(f"KL to the MOPO policy: {before:.4f} -> {after:.4f}")
@@ -132,7 +176,7 @@ def test_tiny_lm_moves_toward_the_mopo_policy(problem, tmp_path):
 
 def test_bad_input(problem, tmp_path):
     P, tok, data, _ = problem
-    model = TabularPolicy(len(tok))
+    model = TabularPolicy(TabularConfig(vocab_size=len(tok)))
     with pytest.raises(TypeError, match="MOPOConfig"):
         MOPOTrainer(model, object(), data, tok)
     with pytest.raises(ValueError, match="tau must be"):
@@ -141,3 +185,39 @@ def test_bad_input(problem, tmp_path):
         MOPOTrainer(model, _config(tmp_path, 1, dual_step=0.1), data, tok)
     with pytest.raises(ValueError, match="lacks the columns"):
         MOPOTrainer(model, _config(tmp_path, 1), data.remove_columns("preferences"), tok)
+    with pytest.raises(ValueError, match="MOPO's loss replaces DPO's"):
+        MOPOTrainer(model, _config(tmp_path, 1, loss_type="ipo"), data, tok)
+
+
+def test_the_three_reference_routes_give_the_same_loss(problem, tmp_path):
+    """Frozen copy, PEFT base (adapter disabled) and precomputed log-probs: one reference."""
+    from peft import LoraConfig
+
+    P, tok, data, _ = problem
+    lora = LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
+    routes = {
+        "copy": ({}, {}),
+        "peft": ({}, {"peft_config": lora}),  # LoRA's B = 0: the adapted model is the base
+        "precomputed": ({"precompute_ref_log_probs": True}, {}),
+    }
+    losses = {}
+    for name, (cfg, kw) in routes.items():
+        model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+        args = _config(tmp_path / name, 1, multipliers=[0.7], **cfg)
+        trainer = MOPOTrainer(model, args, data, tok, **kw)
+        batch = next(iter(trainer.get_train_dataloader()))
+        with torch.no_grad():
+            losses[name] = trainer.compute_loss(trainer.model, batch).item()
+            # move the policy away from the reference (trainable weights only)
+            gen = torch.Generator().manual_seed(1)
+            for p in trainer.model.parameters():
+                if p.requires_grad:
+                    p.add_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+            losses[name + "_moved"] = trainer.compute_loss(trainer.model, batch).item()
+    assert losses["copy"] > 1.0  # the policy is the reference: h = 0, the loss is the target's
+    assert losses["peft"] == pytest.approx(losses["copy"], rel=1e-6)
+    assert losses["precomputed"] == pytest.approx(losses["copy"], rel=1e-6)
+    # the reference stays the initial model once the policy moves (same move in both routes)
+    assert losses["precomputed_moved"] == pytest.approx(losses["copy_moved"], rel=1e-6)
+    assert abs(losses["copy_moved"] - losses["copy"]) > 1e-3 * losses["copy"]
+    assert abs(losses["peft_moved"] - losses["peft"]) > 1e-3 * losses["peft"]  # adapter disabled

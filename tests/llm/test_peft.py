@@ -19,6 +19,7 @@ from mvlearn_ext.deep.merging_peft import (
     lora_pairs_from_peft,
     sa_merge_peft_dense,
     sa_merge_peft_lora,
+    synflow_grad_model,
 )
 
 NAMES = ["e0", "e1", "e2"]
@@ -116,6 +117,7 @@ def _mlp():
     ).double()  # fmt: skip
 
 
+CHAIN = ("0.weight", "2.weight", "4.weight")
 CONFIG = LoraConfig(r=3, lora_alpha=6, target_modules=["0", "4"], lora_dropout=0.0)
 
 
@@ -176,11 +178,162 @@ def test_dense_sa_merge_equals_numpy():
     base.load_state_dict(got)  # loadable into the base model
 
 
-def test_sa_merge_refuses_a_transformer_with_the_reason():
-    model, _ = tiny_causal_lm(["a", "b"], hidden_size=16, n_layers=1, seed=0)
+def test_autograd_saliency_equals_the_closed_form_on_a_chain():
+    base = _mlp()
+    weights = [base.state_dict()[k].numpy() for k in CHAIN]
+    closed = np_merging.synflow_grad_mlp(weights)
+    auto = synflow_grad_model(base)
+    for key, g in zip(CHAIN, closed, strict=True):
+        np.testing.assert_allclose(auto[key], g, rtol=1e-12, atol=0)
+    # the whole rank-wise merge: same masks, same adapter, by either route
+    sds = _adapters(base, seed=2)
+    a1, c1, m1 = sa_merge_peft_lora(base, sds, CONFIG, p=0.3, n_rounds=2, saliency="closed_form")
+    a2, c2, m2 = sa_merge_peft_lora(base, sds, CONFIG, p=0.3, n_rounds=2, saliency="autograd")
+    assert c1.r == c2.r
+    for x, y in zip(m1, m2, strict=True):
+        assert all(np.array_equal(x[k], y[k]) for k in x)
+    for key in a1:
+        torch.testing.assert_close(a1[key], a2[key], rtol=0, atol=0)
+    d1 = sa_merge_peft_dense(base, sds, CONFIG, p=0.3, n_rounds=2, saliency="closed_form")
+    d2 = sa_merge_peft_dense(
+        base, sds, CONFIG, p=0.3, n_rounds=2, saliency="autograd", layers=list(CHAIN)
+    )
+    for key in d1:
+        torch.testing.assert_close(d1[key], d2[key], rtol=0, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# SA-Merging of a transformers model's adapters (autograd saliency)
+
+LM_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj"]
+LM_CONFIG = LoraConfig(r=4, lora_alpha=8, target_modules=LM_TARGETS, lora_dropout=0.0)
+
+
+@pytest.fixture(scope="module")
+def tiny_lm():
+    model, tok = tiny_causal_lm(["a", "b", "c", "d"], hidden_size=16, n_layers=2, seed=0)
+    model = model.double().eval()
+    ids = tok(["a b c d a"], return_tensors="pt").input_ids
+    return model, ids
+
+
+def _lm_adapters(model, n, seed, zero_b=False):
+    gen = torch.Generator().manual_seed(seed)
+    sds = []
+    for _ in range(n):
+        pm = get_peft_model(copy.deepcopy(model), copy.deepcopy(LM_CONFIG))
+        with torch.no_grad():
+            for name, p in pm.named_parameters():
+                if "lora_A" in name or ("lora_B" in name and not zero_b):
+                    p.copy_(0.2 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+        sds.append(get_peft_model_state_dict(pm))
+    return sds
+
+
+def _delta(model, sds, masks, scaling):
+    """scaling * sum_n s B_n Diag(m_n) A_n for every adapted weight, by hand."""
+    s = LM_CONFIG.lora_alpha / LM_CONFIG.r
+    out = {}
+    for sd, m in zip(sds, masks, strict=True):
+        for key, (B, A) in lora_pairs_from_peft(sd, model.state_dict()).items():
+            out[key] = out.get(key, 0.0) + scaling * s * (B * m[key]) @ A
+    return out
+
+
+def test_transformer_synflow_gradient_is_positive_on_every_projection(tiny_lm):
+    model, _ = tiny_lm
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    grads = synflow_grad_model(model)
+    for key, g in grads.items():
+        assert np.isfinite(g).all() and (g >= 0).all(), key
+    blocks = [("self_attn", t) for t in LM_TARGETS] + [
+        ("mlp", t) for t in ("gate_proj", "up_proj", "down_proj")
+    ]
+    for layer in range(2):
+        for block, target in blocks:
+            key = f"model.layers.{layer}.{block}.{target}.weight"
+            assert grads[key].min() > 0, key  # every weight lies on a path (q and k too)
+    for key, value in model.state_dict().items():  # the model is left as it was
+        torch.testing.assert_close(value, before[key], rtol=0, atol=0)
+
+
+def test_rankwise_sa_merge_of_transformer_adapters_loads_and_keeps_the_fraction(tiny_lm):
+    model, ids = tiny_lm
+    sds = _lm_adapters(model, 3, seed=0)
+    adapter, cfg, masks = sa_merge_peft_lora(model, sds, LM_CONFIG, p=0.5, n_rounds=2, scaling=0.5)
+    kept = np_merging.sa_keep_counts(LM_CONFIG.r, 0.5, 2)[-1]  # 4 -> 2 -> 1
+    assert kept == 1
+    for m in masks:
+        assert len(m) == 2 * len(LM_TARGETS)
+        assert all(int(v.sum()) == kept for v in m.values())
+    assert cfg.r == 3 * kept
+    pm = get_peft_model(copy.deepcopy(model), cfg)
+    result = set_peft_model_state_dict(pm, adapter)
+    assert not result.unexpected_keys
+    assert not [k for k in result.missing_keys if "lora_" in k]
+    merged = pm.merge_and_unload().state_dict()
+    delta = _delta(model, sds, masks, 0.5)
+    for key, value in model.state_dict().items():
+        expected = value.numpy() + delta.get(key, 0.0)
+        np.testing.assert_allclose(merged[key].numpy(), expected, atol=1e-12, err_msg=key)
+
+
+def test_identical_adapters_merge_to_that_adapter_and_zero_updates_to_the_base(tiny_lm):
+    model, ids = tiny_lm
+    (sd,) = _lm_adapters(model, 1, seed=3)
+    one, _, m1 = sa_merge_peft_lora(model, [sd], LM_CONFIG, p=0.3, n_rounds=3)
+    three, cfg3, m3 = sa_merge_peft_lora(model, [sd, sd, sd], LM_CONFIG, p=0.3, n_rounds=3,
+                                         scaling=1 / 3)  # fmt: skip
+    for m in m3:  # the consensus of copies is the adapter itself: same ranks kept
+        assert all(np.array_equal(m[k], m1[0][k]) for k in m)
+    d1, d3 = _delta(model, [sd], m1, 1.0), _delta(model, [sd] * 3, m3, 1 / 3)
+    for key in d1:
+        np.testing.assert_allclose(d3[key], d1[key], atol=1e-14)
+    # with no pruning, the merge of one adapter is that adapter: same logits
+    full, cfg_full, _ = sa_merge_peft_lora(model, [sd], LM_CONFIG, p=0.0, n_rounds=2)
+    pm = get_peft_model(copy.deepcopy(model), copy.deepcopy(LM_CONFIG))
+    set_peft_model_state_dict(pm, sd)
+    pf = get_peft_model(copy.deepcopy(model), cfg_full)
+    set_peft_model_state_dict(pf, full)
+    with torch.no_grad():
+        torch.testing.assert_close(pf(ids).logits, pm(ids).logits, rtol=0, atol=1e-12)
+    # zero task vectors (PEFT's own initialisation, B = 0) merge to the base model
+    zeros = _lm_adapters(model, 2, seed=4, zero_b=True)
+    adapter, cfg, _ = sa_merge_peft_lora(model, zeros, LM_CONFIG, p=0.3, n_rounds=2)
+    pz = get_peft_model(copy.deepcopy(model), cfg)
+    set_peft_model_state_dict(pz, adapter)
+    dense = sa_merge_peft_dense(model, zeros, LM_CONFIG, p=0.3, n_rounds=2)
+    with torch.no_grad():
+        torch.testing.assert_close(pz(ids).logits, model(ids).logits, rtol=0, atol=0)
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(dense[key], value, rtol=0, atol=0)
+
+
+def test_dense_sa_merge_of_transformer_adapters_keeps_the_fraction(tiny_lm):
+    model, _ = tiny_lm
+    sds = _lm_adapters(model, 2, seed=5)
+    got = sa_merge_peft_dense(model, sds, LM_CONFIG, p=0.5, n_rounds=3)
+    n = model.config.hidden_size
+    kept = np_merging.sa_keep_counts(n * n, 0.5, 3)[-1]
+    for key, value in model.state_dict().items():
+        changed = int((got[key] != value).sum())
+        if any(t in key for t in LM_TARGETS):
+            assert 0 < changed <= 2 * kept, key  # each expert keeps `kept` of the n * n
+        else:
+            assert changed == 0, key
+    model_copy = copy.deepcopy(model)
+    model_copy.load_state_dict(got)  # loadable into the base model
+
+
+def test_sa_merge_peft_bad_input(tiny_lm):
+    model, _ = tiny_lm
     config = LoraConfig(r=2, lora_alpha=2, target_modules=["q_proj"], lora_dropout=0.0)
     sd = get_peft_model_state_dict(get_peft_model(copy.deepcopy(model), config))
     with pytest.raises(ValueError, match="chain"):
-        sa_merge_peft_lora(model, [sd, sd], config)
+        sa_merge_peft_lora(model, [sd, sd], config, saliency="closed_form")
+    with pytest.raises(ValueError, match="saliency must be"):
+        sa_merge_peft_lora(model, [sd, sd], config, saliency="exact")
     with pytest.raises(TypeError, match="plain base model"):
-        sa_merge_peft_lora(get_peft_model(model, config), [sd], config)
+        sa_merge_peft_lora(get_peft_model(copy.deepcopy(model), config), [sd], config)
+    with pytest.raises(TypeError, match="plain base model"):
+        synflow_grad_model(get_peft_model(copy.deepcopy(model), config))

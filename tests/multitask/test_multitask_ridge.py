@@ -23,7 +23,9 @@ def _problem(sizes, d=6, seed=0, outliers=(0,)):
 
 def _metric(X, tasks, metric):
     """``M``: the mean of the tasks' second moments, or its mean eigenvalue times I."""
-    S = np.mean([X[tasks == j].T @ X[tasks == j] / np.sum(tasks == j) for j in np.unique(tasks)], 0)
+    S = np.mean(
+        [X[tasks == j].T @ X[tasks == j] / np.sum(tasks == j) for j in np.unique(tasks)], 0
+    )
     return S if metric == "second_moment" else np.trace(S) / S.shape[0] * np.eye(S.shape[0])
 
 
@@ -33,7 +35,7 @@ def _fit(X, y, tasks, **params):
 
 
 @pytest.mark.parametrize("metric", ["second_moment", "identity"])
-@pytest.mark.parametrize("q", [0.1, 0.4])
+@pytest.mark.parametrize("q", [0.2, 0.5])
 def test_ridge_is_the_paper_estimator_on_augmented_rows(metric, q):
     # Every task (n rows) gets d rows sqrt(n rho) M^{1/2} with responses 0. The
     # paper's estimator (ridge=0) on those n + d rows has moments n / (n + d)
@@ -87,14 +89,16 @@ def test_invariant_metric_keeps_every_prediction_invariant_even_with_small_tasks
     Xt, _, tt = _problem([10] * 6, seed=9)
     rng = np.random.default_rng(10)
     A = np.diag(10.0 ** np.linspace(-2, 2, 6)) @ (np.eye(6) + 0.3 * rng.normal(size=(6, 6)))
-    params = dict(fit_intercept=True, random_state=0, ridges=(0.0, 0.01, 0.1, 1.0), tol=1e-13)
+    # (ridge 0 is left out of the grid: there a task with n_j < d predicts out of
+    # sample through the Euclidean projector, invariant under rotations only)
+    params = dict(fit_intercept=True, random_state=0, ridges=(0.01, 0.1, 1.0))
     base = RobustMultiTaskRegressorCV(**params).fit(X, y, tasks=tasks)
     mapped = RobustMultiTaskRegressorCV(**params).fit(X @ A, y, tasks=tasks)
     np.testing.assert_allclose(
         mapped.cv_results_["mean_test_mse"], base.cv_results_["mean_test_mse"], rtol=1e-7
     )
     assert (mapped.ridge_, mapped.reg_lambda_) == (base.ridge_, base.reg_lambda_)
-    fixed = dict(reg_lambda=0.3, ridge=0.1, fit_intercept=True, tol=1e-13)
+    fixed = dict(reg_lambda=1.0, ridge=0.1, fit_intercept=True)
     fit0 = RobustMultiTaskRegressor(**fixed).fit(X, y, tasks=tasks)
     fit1 = RobustMultiTaskRegressor(**fixed).fit(X @ A, y, tasks=tasks)
     assert 0 < fit0.fused_.sum() < 6
@@ -110,7 +114,9 @@ def test_identity_metric_is_invariant_to_rotations_only():
     Q = np.linalg.qr(rng.normal(size=(6, 6)))[0]
     A = np.diag(10.0 ** np.linspace(-1, 1, 6))
     fixed = dict(reg_lambda=0.3, ridge=0.1, ridge_metric="identity", tol=1e-13)
-    fits = [RobustMultiTaskRegressor(**fixed).fit(X @ T, y, tasks=tasks) for T in (np.eye(6), Q, A)]
+    fits = [
+        RobustMultiTaskRegressor(**fixed).fit(X @ T, y, tasks=tasks) for T in (np.eye(6), Q, A)
+    ]
     preds = [f.predict(Xt @ T, tasks=tt) for f, T in zip(fits, (np.eye(6), Q, A), strict=True)]
     np.testing.assert_allclose(preds[1], preds[0], rtol=1e-7, atol=1e-7)
     assert np.max(np.abs(preds[2] - preds[0])) > 1e-3
@@ -122,7 +128,9 @@ def test_cv_with_the_zero_ridge_only_is_the_paper_estimator():
     zero = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0, ridges=[0.0])
     zero.fit(X, y, tasks=tasks)
     assert plain.ridge_ == 0.0 and zero.ridge_ == 0.0
-    np.testing.assert_array_equal(zero.cv_results_["mean_test_mse"], plain.cv_results_["mean_test_mse"])
+    np.testing.assert_array_equal(
+        zero.cv_results_["mean_test_mse"], plain.cv_results_["mean_test_mse"]
+    )
     np.testing.assert_array_equal(zero.coef_, plain.coef_)
 
 

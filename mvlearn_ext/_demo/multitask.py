@@ -24,6 +24,16 @@ def _methods():
             "Kim (ICML 2026), exact solver, q by 5-fold CV within tasks",
         ),
         (
+            "RobustMultiTaskRegressorCV(ridges=...)",
+            lambda seed: mt.RobustMultiTaskRegressorCV(
+                fit_intercept=False,
+                random_state=seed,
+                ridges=(0.0, 0.03, 0.1, 0.3, 1.0, 3.0),
+                ridge_metric="identity",
+            ),
+            "the same with a ridge term, (rho, q) by CV (not from the paper; option)",
+        ),
+        (
             "ARMULRegressorCV",
             lambda seed: mt.ARMULRegressorCV(fit_intercept=False, random_state=seed),
             "baseline, Duan & Wang 2023 (vanilla), solved to tolerance",

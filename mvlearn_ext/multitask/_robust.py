@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
@@ -67,11 +67,33 @@ def _task_dims(moments, lambda_scale):
     return np.full(moments.m, float(moments.d))
 
 
-def _lambdas(moments, q, lambda_scale="n_features"):
+def _lambdas(moments, q, dims):
     """``lambda_j = q sqrt(d_j / n_j)`` (``inf`` stays ``inf``)."""
     if np.isinf(q):
         return np.full(moments.m, np.inf)
-    return q * np.sqrt(_task_dims(moments, lambda_scale) / moments.n)
+    return q * np.sqrt(dims / moments.n)
+
+
+RIDGE_METRIC = [StrOptions({"second_moment", "identity"})]
+
+
+def _ridge_moments(moments, ridge, w, metric):
+    """The moments of the ridge-augmented problem: ``Sigma_j + ridge M``, ``b_j`` unchanged.
+
+    ``M`` is the task-weighted mean second moment ``S`` (``"second_moment"``)
+    or ``tr(S) / d I`` (``"identity"``). The estimator on these moments is
+    the paper's estimator on every task's rows augmented with ``d`` rows
+    ``sqrt(n_j ridge) M^{1/2}`` whose responses are 0.
+    """
+    import copy
+
+    S = np.tensordot(w / w.sum(), moments.Sigma, axes=1)
+    if metric == "identity":
+        S = np.trace(S) / moments.d * np.eye(moments.d)
+    out = copy.copy(moments)
+    out.Sigma = moments.Sigma + ridge * S[None]
+    out._eig = None
+    return out
 
 
 def _pooled_center(moments, w):
@@ -84,25 +106,39 @@ def _pooled_center(moments, w):
 
 
 def robust_multitask_path(
-    moments, qs, *, task_weight="uniform", lambda_scale="n_features", max_iter=1000, tol=1e-10
+    moments,
+    qs,
+    *,
+    task_weight="uniform",
+    lambda_scale="n_features",
+    ridge=0.0,
+    ridge_metric="second_moment",
+    max_iter=1000,
+    tol=1e-10,
 ):
     """Solve the estimator for every ``q`` in ``qs`` on precomputed moments.
 
     The driver (valid input assumed): the pooled fit ``beta_DP`` first, then
     the reweighting iteration for ``beta`` at every ``q`` in ascending order,
     warm-started from the previous ``q``, then the closed-form per-task
-    solutions. Returns a list of dicts (``coef``, ``center``, ``shrinkage``,
-    ``distance``, ``objective``, ``n_iter``, ``converged``) in the order of
-    ``qs``, and the fusion threshold ``q*``.
+    solutions. With ``ridge > 0`` all of it runs on the ridge-augmented
+    moments (:func:`_ridge_moments`); ``d_j`` of ``lambda_scale="rank"``
+    stays the rank of the data's own ``Sigma_j``. Returns a list of dicts
+    (``coef``, ``center``, ``shrinkage``, ``distance``, ``objective``,
+    ``n_iter``, ``converged``) in the order of ``qs``, and the fusion
+    threshold ``q*``.
     """
     w = moments.task_weights(task_weight)
+    dims = _task_dims(moments, lambda_scale)
+    if ridge > 0:
+        moments = _ridge_moments(moments, ridge, w, ridge_metric)
     beta_dp, r_dp = _pooled_center(moments, w)
-    qstar = float(np.max(r_dp * np.sqrt(moments.n / _task_dims(moments, lambda_scale))))
+    qstar = float(np.max(r_dp * np.sqrt(moments.n / dims)))
     out = [None] * len(qs)
     beta = beta_dp
     for pos in np.argsort(np.asarray(qs, dtype=float), kind="stable"):
         q = float(qs[pos])
-        lam = _lambdas(moments, q, lambda_scale)
+        lam = _lambdas(moments, q, dims)
         if q == 0.0:
             # beta is not identified at lambda = 0: every task is its own OLS fit,
             # and the pooled fit fills the directions a task does not explore.
@@ -162,6 +198,11 @@ class _RobustParams:
         ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
         refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
         ``reg_lambda`` carries over to the refit. Not from the paper.
+    ridge_metric : {"second_moment", "identity"}, default="second_moment"
+        ``M`` of the ridge term (see ``ridge``): the task-weighted mean
+        second moment ``S`` of the features (the estimator stays invariant
+        under a common invertible map of the features), or ``tr(S) / d``
+        times the identity (a plain ridge, as in ridge ITL; not invariant).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept per task (the rows of each task are
         centred with their weighted means; the penalty acts on the slopes).
@@ -227,6 +268,15 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         set by ``lambda_scale``); 0 gives
         independent least squares, ``inf`` (or any value at least
         ``fusion_threshold_``) the pooled fit.
+    ridge : float, default=0.0
+        ``rho`` of an optional ridge term: every task's loss gets ``rho/2
+        theta_j^T M theta_j`` (``M`` set by ``ridge_metric``), and the
+        penalty is measured in ``Sigma_j + rho M``. This is the paper's
+        estimator on each task's rows augmented with ``d`` rows ``sqrt(n_j
+        rho) M^{{1/2}}`` with responses 0, so the solver, the closed forms and
+        the fusion threshold carry over: ``reg_lambda = 0`` gives ridge per
+        task, ``inf`` a pooled ridge fit. 0 (default) is the paper's estimator.
+        Not from the paper.
     {params}
     Attributes
     ----------
@@ -311,6 +361,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
         "lambda_scale": LAMBDA_SCALE,
+        "ridge": [Interval(Real, 0, None, closed="left")],
+        "ridge_metric": RIDGE_METRIC,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
         "verbose": ["verbose"],
@@ -322,6 +374,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         *,
         task_weight="uniform",
         lambda_scale="n_features",
+        ridge=0.0,
+        ridge_metric="second_moment",
         fit_intercept=True,
         max_iter=1000,
         tol=1e-10,
@@ -331,6 +385,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.lambda_scale = lambda_scale
+        self.ridge = ridge
+        self.ridge_metric = ridge_metric
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
@@ -338,11 +394,15 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.verbose = verbose
 
     def _path(self, moments, qs):
+        if not np.isfinite(self.ridge):
+            raise ValueError(f"ridge must be a finite value >= 0, got {self.ridge!r}")
         results, qstar = robust_multitask_path(
             moments,
             qs,
             task_weight=self.task_weight,
             lambda_scale=self.lambda_scale,
+            ridge=float(self.ridge),
+            ridge_metric=self.ridge_metric,
             max_iter=self.max_iter,
             tol=self.tol,
         )
@@ -424,14 +484,21 @@ class RobustMultiTaskRegressorCV(MultiTaskLinearMixin, BaseEstimator):
         Number of folds (at least 2).
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment.
+    ridges : array-like of float or None, default=None
+        The grid of the ridge term's ``rho`` (see
+        :class:`RobustMultiTaskRegressor`'s ``ridge``), chosen jointly with
+        ``q`` by the same CV. ``None``: ``(0.0,)``, the paper's estimator.
     {params}
     Attributes
     ----------
     reg_lambda_ : float
         The selected ``q``.
+    ridge_ : float
+        The selected ``rho``.
     cv_results_ : dict of ndarray
-        ``reg_lambda``, ``mean_test_mse`` and ``std_test_mse`` (over folds)
-        for every grid value, in grid order.
+        ``reg_lambda``, ``ridge``, ``mean_test_mse`` and ``std_test_mse``
+        (over folds) for every pair of grid values: ``ridges`` outer,
+        ``reg_lambdas`` inner.
     coef_, intercept_, center_, shrinkage_, outlier_scores_, fused_, \
 fusion_threshold_, balancedness_, objective_, n_iter_, tasks_, n_tasks_, \
 task_n_samples_, n_features_in_
@@ -452,8 +519,10 @@ task_n_samples_, n_features_in_
         "reg_lambdas": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "ridges": ["array-like", None],
         "task_weight": TASK_WEIGHT,
         "lambda_scale": LAMBDA_SCALE,
+        "ridge_metric": RIDGE_METRIC,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
         "verbose": ["verbose"],
@@ -465,8 +534,10 @@ task_n_samples_, n_features_in_
         *,
         cv=5,
         random_state=None,
+        ridges=None,
         task_weight="uniform",
         lambda_scale="n_features",
+        ridge_metric="second_moment",
         fit_intercept=True,
         max_iter=1000,
         tol=1e-10,
@@ -476,8 +547,10 @@ task_n_samples_, n_features_in_
         self.reg_lambdas = reg_lambdas
         self.cv = cv
         self.random_state = random_state
+        self.ridges = ridges
         self.task_weight = task_weight
         self.lambda_scale = lambda_scale
+        self.ridge_metric = ridge_metric
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
@@ -489,13 +562,19 @@ task_n_samples_, n_features_in_
         grid = np.asarray(grid, dtype=float).reshape(-1)
         if grid.size == 0 or np.any(np.isnan(grid)) or np.any(grid < 0):
             raise ValueError("reg_lambdas must be a non-empty grid of values >= 0")
-        return grid
+        ridges = (0.0,) if self.ridges is None else self.ridges
+        ridges = np.asarray(ridges, dtype=float).reshape(-1)
+        if ridges.size == 0 or not np.all(np.isfinite(ridges)) or np.any(ridges < 0):
+            raise ValueError("ridges must be a non-empty grid of finite values >= 0")
+        return grid, ridges
 
-    def _estimator(self, q):
+    def _estimator(self, q, ridge=0.0):
         return RobustMultiTaskRegressor(
             reg_lambda=q,
             task_weight=self.task_weight,
             lambda_scale=self.lambda_scale,
+            ridge=ridge,
+            ridge_metric=self.ridge_metric,
             fit_intercept=self.fit_intercept,
             max_iter=self.max_iter,
             tol=self.tol,
@@ -512,19 +591,24 @@ task_n_samples_, n_features_in_
         -------
         self : RobustMultiTaskRegressorCV
         """
-        grid = self._grid()
+        grid, ridges = self._grid()
         X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
         m = labels.shape[0]
         Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, m)
         idx = index[order]
-        base = self._estimator(1.0)
+        pairs = [(float(r), float(q)) for r in ridges for q in grid]
 
-        def path(moments, qs):
-            return [res["coef"] for res in base._path(moments, qs)[0]]
+        def path(moments, pairs):
+            # one path over q (ascending, warm started) per value of the ridge
+            return [
+                res["coef"]
+                for r in ridges
+                for res in self._estimator(1.0, float(r))._path(moments, grid)[0]
+            ]
 
         scores = cross_validate_path(
             path,
-            grid,
+            pairs,
             Xs,
             ys,
             idx,
@@ -536,10 +620,18 @@ task_n_samples_, n_features_in_
             rcond=self.rcond,
         )
         best, mean, std = select_global(scores)
-        self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
-        self.reg_lambda_ = float(grid[best])
-        self._log(f"selected reg_lambda={self.reg_lambda_:g} (CV MSE {mean[best]:.4g})")
-        final = self._estimator(self.reg_lambda_)
+        self.cv_results_ = {
+            "reg_lambda": np.tile(grid, ridges.size),
+            "ridge": np.repeat(ridges, grid.size),
+            "mean_test_mse": mean,
+            "std_test_mse": std,
+        }
+        self.ridge_, self.reg_lambda_ = pairs[best]
+        self._log(
+            f"selected reg_lambda={self.reg_lambda_:g}, ridge={self.ridge_:g} "
+            f"(CV MSE {mean[best]:.4g})"
+        )
+        final = self._estimator(self.reg_lambda_, self.ridge_)
         with single_threaded_blas():
             moments = TaskMoments(Xs, ys, sws, starts, self.fit_intercept, self.rcond)
             coef = final._solve(moments)

@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import (
     anchor_spectral_embedding,
     procrustes,
@@ -90,6 +91,22 @@ def _feature_factors(widths, weights):
     times its mean squared feature difference, whatever its width.
     """
     return np.sqrt(np.asarray(weights, dtype=np.float64) / np.asarray(widths, dtype=np.float64))
+
+
+def _scaled_joint(Xs, means, scales, factors):
+    """Standardised views (``means``/``scales``, None: as given) times ``factors``.
+
+    Returns ``(joint, blocks)``: the concatenation and its column blocks.
+    """
+    widths = [X.shape[1] for X in Xs]
+    views = apply_view_scaling(Xs, means, scales)
+    joint = np.empty((views[0].shape[0], sum(widths)))
+    bounds = np.cumsum([0, *widths])
+    blocks = []
+    for X, f, a, b in zip(views, factors, bounds[:-1], bounds[1:], strict=True):
+        np.multiply(X, f, out=joint[:, a:b])
+        blocks.append(joint[:, a:b])
+    return joint, blocks
 
 
 # --------------------------------------------------------------------------- anchor graphs
@@ -310,14 +327,14 @@ def _consensus_embedding(graph, n_clusters, reg=None):
     return F
 
 
-def _embed(graph, n_clusters, scaled, seed, previous=None):
-    """Spectral embedding of the consensus graph and its spectral rotation.
+def _rotate(F, n_clusters, scaled, seed, previous=None):
+    """Spectral rotation of an embedding ``F``, fresh and (with ``previous``) warm-started.
 
     With ``previous`` labels, the rotation is also run from them and the
     result with the lower ``||F R - Y_hat||^2`` is kept (the fresh start
     on ties): the partition is fed back as a starting point, never forced.
+    Returns ``(labels, R)``.
     """
-    F = _consensus_embedding(graph, n_clusters)
     F = np.ascontiguousarray(F)
     labels, R = spectral_rotation(F, scaled=scaled, random_state=seed)
     labels = np.asarray(labels, dtype=np.int64)
@@ -327,6 +344,13 @@ def _embed(graph, n_clusters, scaled, seed, previous=None):
             F, R, labels, n_clusters, scaled
         ):
             labels, R = warm, R_warm
+    return labels, R
+
+
+def _embed(graph, n_clusters, scaled, seed, previous=None):
+    """Spectral embedding of the consensus graph and its rotation (:func:`_rotate`)."""
+    F = np.ascontiguousarray(_consensus_embedding(graph, n_clusters))
+    labels, R = _rotate(F, n_clusters, scaled, seed, previous)
     return F, labels, R
 
 
@@ -395,6 +419,17 @@ def _align_views(graphs):
     return reference, perms
 
 
+def _subsample_rows(n, seed):
+    """The rows of the anchor k-means and of the view scores (None: all ``n`` rows).
+
+    The same draw as :func:`_kmeans_anchors` and :func:`_view_graphs` make
+    with ``seed``; the block path reads these rows in its first pass.
+    """
+    if n <= _SUBSAMPLE:
+        return None
+    return np.sort(np.random.RandomState(seed).choice(n, size=_SUBSAMPLE, replace=False))
+
+
 def _kmeans_anchors(X, n_anchors, seed):
     """k-means centres of the rows of ``X``: plain k-means++ seeding, then Lloyd.
 
@@ -440,7 +475,7 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed):
+def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -452,12 +487,14 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed):
     the scores), or the per-view k-means anchors of ``align_anchors=True``
     when given. Above :data:`_SUBSAMPLE` samples the graphs (and the
     scores) are computed on that many random rows. Returns ``(graphs,
-    rows)``, ``rows`` None when all samples are used.
+    rows)``, ``rows`` None when all samples are used. With ``n_total`` (the
+    block path), ``Xs`` already holds those rows of ``n_total`` samples
+    (:func:`_subsample_rows`), and the same random anchors are picked.
     """
-    n = Xs[0].shape[0]
+    n = Xs[0].shape[0] if n_total is None else n_total
     rng = np.random.RandomState(seed)
     rows = np.sort(rng.choice(n, size=_SUBSAMPLE, replace=False)) if n > _SUBSAMPLE else None
-    views = [X[rows] if rows is not None else X for X in Xs]
+    views = [X[rows] if rows is not None and n_total is None else X for X in Xs]
     n_used = views[0].shape[0]
     picks = None
     if own_anchors is None:
@@ -470,6 +507,92 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed):
 
 
 # --------------------------------------------------------------------------- driver
+
+
+def _check_live(graph_or_degree, n_clusters):
+    """Raise if fewer anchors than clusters are connected to samples."""
+    degree = graph_or_degree
+    if sp.issparse(degree):
+        degree = np.asarray(degree.sum(axis=1)).ravel()
+    live = int(np.sum(degree > 0))
+    if live < n_clusters:
+        raise ValueError(
+            f"only {live} anchors are connected to samples, fewer than "
+            f"n_clusters={n_clusters}; use more anchors or fewer clusters"
+        )
+
+
+def _feedback(
+    build,
+    weights,
+    *,
+    view_graphs,
+    score_index,
+    prior,
+    redundancy,
+    weight_power,
+    n_clusters,
+    max_iter,
+    learn,
+    verbose,
+    start,
+    header,
+):
+    """The feedback loop of DRMC, shared by the in-memory and the block drivers.
+
+    ``build(weights, previous)`` builds the consensus graph under
+    ``weights``, embeds it and rotates it (warm-started from ``previous``
+    labels when given) and returns ``(F, labels, R)``; ``labels`` are those
+    of the rows the rotation ran on, and ``score_index`` picks the rows of
+    the view graphs among them (None: the same rows). Returns a dict of
+    results (``F``, ``R``, ``labels``, ``initial_labels``, ``weights``,
+    ``scores``, ``weight_history``, ``n_iter``).
+    """
+    F, labels, R = build(weights, None)
+    initial_labels = labels.copy()
+    weight_history = [weights.copy()]
+    scores = None
+    if verbose:
+        print(
+            f"[DRMC] init: {header}, weights {np.round(weights, 3)} "
+            f"({time.perf_counter() - start:.2f} s)",
+            file=sys.stderr,
+        )
+    n_iter = 0
+    for iteration in range(1, max_iter + 1 if learn else 1):
+        sub = labels if score_index is None else labels[score_index]
+        scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
+        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
+        n_iter = iteration
+        if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
+            break
+        weights = new_weights
+        weight_history.append(weights.copy())
+        F, new_labels, R = build(weights, labels)
+        new_labels, rename, changed = _match_labels(labels, new_labels, n_clusters)
+        # Column c of R scores cluster c: move the columns with the names.
+        R_renamed = np.empty_like(R)
+        R_renamed[:, rename] = R
+        labels, R = new_labels, R_renamed
+        if verbose:
+            print(
+                f"[DRMC] feedback {iteration}: agreement {np.round(scores, 3)}, weights "
+                f"{np.round(weights, 3)}, {changed} labels changed "
+                f"({time.perf_counter() - start:.2f} s)",
+                file=sys.stderr,
+            )
+        if changed == 0:
+            break
+    return {
+        "F": F,
+        "R": R,
+        "labels": labels,
+        "initial_labels": initial_labels,
+        "weights": weights,
+        "scores": scores,
+        "weight_history": weight_history,
+        "n_iter": n_iter,
+    }
 
 
 def _drmc(
@@ -510,69 +633,57 @@ def _drmc(
         Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads
     )
     learn = view_weighting == "agreement" and V > 1 and max_iter > 0
-    ratios = _feature_factors(widths, weights) / prior_factors
-    graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
     view_graphs, score_rows = None, None
     if learn:
         own = anchors if align_anchors else None
         view_graphs, score_rows = _view_graphs(Xs, own, n_anchors, kmeans_seed)
-    live = int(np.sum(np.asarray(graph.sum(axis=1)).ravel() > 0))
-    if live < n_clusters:
-        raise ValueError(
-            f"only {live} anchors are connected to samples, fewer than "
-            f"n_clusters={n_clusters}; use more anchors or fewer clusters"
-        )
-    F, labels, R = _embed(graph, n_clusters, scaled, rotation_seed)
-    initial_labels = labels.copy()
-    weight_history = [weights.copy()]
-    scores = None
-    if verbose:
-        print(
-            f"[DRMC] init: {n} samples, {V} views, {n_anchors} anchors, weights "
-            f"{np.round(weights, 3)} ({time.perf_counter() - start:.2f} s)",
-            file=sys.stderr,
-        )
-    n_iter = 0
-    for iteration in range(1, max_iter + 1 if learn else 1):
-        sub = labels if score_rows is None else labels[score_rows]
-        scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
-        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
-        n_iter = iteration
-        if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
-            break
-        weights = new_weights
-        weight_history.append(weights.copy())
+    last = {}
+
+    def build(weights, previous):
         ratios = _feature_factors(widths, weights) / prior_factors
         graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
-        F, new_labels, R = _embed(graph, n_clusters, scaled, rotation_seed, previous=labels)
-        new_labels, rename, changed = _match_labels(labels, new_labels, n_clusters)
-        # Column c of R scores cluster c: move the columns with the names.
-        R_renamed = np.empty_like(R)
-        R_renamed[:, rename] = R
-        labels, R = new_labels, R_renamed
-        if verbose:
-            print(
-                f"[DRMC] feedback {iteration}: agreement {np.round(scores, 3)}, weights "
-                f"{np.round(weights, 3)}, {changed} labels changed "
-                f"({time.perf_counter() - start:.2f} s)",
-                file=sys.stderr,
-            )
-        if changed == 0:
-            break
-    return {
-        "graph": graph,
-        "anchors": anchors,
-        "F": F,
-        "R": R,
-        "labels": labels,
-        "initial_labels": initial_labels,
-        "weights": weights,
-        "scores": scores,
-        "weight_history": weight_history,
-        "ratios": ratios,
-        "n_iter": n_iter,
-        "reference": reference,
-    }
+        if previous is None:
+            _check_live(graph, n_clusters)
+        last.update(graph=graph, ratios=ratios)
+        return _embed(graph, n_clusters, scaled, rotation_seed, previous=previous)
+
+    result = _feedback(
+        build,
+        weights,
+        view_graphs=view_graphs,
+        score_index=score_rows,
+        prior=prior,
+        redundancy=redundancy,
+        weight_power=weight_power,
+        n_clusters=n_clusters,
+        max_iter=max_iter,
+        learn=learn,
+        verbose=verbose,
+        start=start,
+        header=f"{n} samples, {V} views, {n_anchors} anchors",
+    )
+    result.update(last, anchors=anchors, reference=reference)
+    return result
+
+
+def _memberships(mass, degree):
+    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
+
+    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
+    """
+    memberships = np.array(mass, dtype=np.float64)
+    live = degree > 0
+    memberships[live] /= degree[live, None]
+    memberships[~live] = 0.0
+    return memberships
+
+
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
+    _, views = _scaled_joint(Xs, means, scales, factors)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    scores = np.asarray(graph.T @ memberships)
+    return np.argmax(scores, axis=1).astype(np.intp)
 
 
 # --------------------------------------------------------------------------- estimator
@@ -707,7 +818,24 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads of the compiled kNN kernel used by ``align_anchors=True``.
     verbose : int, default=0
-        Print the weights and label changes of every round to stderr.
+        Print the weights and label changes of every round to stderr (and,
+        on the block path, a progress bar over the row blocks of every pass).
+    block_size : int or None, default=None
+        The block algorithm (``mvlearn_ext.cluster._drmc_blocks``): a
+        map-reduce over row blocks that never holds more than one block of
+        samples (beyond the subsamples below). It runs on dask arrays
+        (labels come back as a dask array chunked like the rows; every view
+        must have the same row chunks), zarr arrays or NumPy memmaps (cut
+        every ``block_size`` rows, 65536 if None), and on NumPy views when
+        ``block_size`` is an int. Up to 100000 samples it is the in-memory
+        algorithm, statistic for statistic (only the rounding of the
+        block sums differs); above, the spectral rotation runs on 100000
+        random rows (plus the rows of the view scores) and every sample
+        gets the cluster of largest linearised rotation gain (see the
+        user guide). With the same blocks and seed it gives the same labels
+        in memory, on disk and on a ``dask.distributed`` cluster.
+        ``anchor_graph_``, ``embedding_`` and ``indicator_`` are None on
+        the block path.
     reg_lambda, beta, gamma, tol : deprecated
         Parameters of the previous reconstruction; ignored, with a
         ``FutureWarning`` when set. They will be removed in the next release.
@@ -825,6 +953,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
         "reg_lambda": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
         "beta": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
         "gamma": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
@@ -845,6 +974,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        block_size=None,
         reg_lambda="deprecated",
         beta="deprecated",
         gamma="deprecated",
@@ -861,6 +991,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
         self.reg_lambda = reg_lambda
         self.beta = beta
         self.gamma = gamma
@@ -888,15 +1019,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
 
     def _scaled_views(self, Xs, factors):
         """z-scored views times ``factors``, as column blocks of one array."""
-        widths = [X.shape[1] for X in Xs]
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
-        joint = np.empty((views[0].shape[0], sum(widths)))
-        bounds = np.cumsum([0, *widths])
-        blocks = []
-        for X, f, a, b in zip(views, factors, bounds[:-1], bounds[1:], strict=True):
-            np.multiply(X, f, out=joint[:, a:b])
-            blocks.append(joint[:, a:b])
-        return joint, blocks
+        return _scaled_joint(Xs, self.view_means_, self.view_scales_, factors)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_single_threaded_pools
@@ -924,6 +1047,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
                     FutureWarning,
                     stacklevel=2,
                 )
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks
+
+            return fit_drmc_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
         n_samples = Xs[0].shape[0]
         n_anchors = self._n_anchors(n_samples)
@@ -932,16 +1059,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         )
         rng = check_random_state(self.random_state)
         widths = [X.shape[1] for X in Xs]
-        V = len(Xs)
-        prior, redundancy = _prior_weights(widths), np.ones(V)
-        # Drawn whatever the number of views, so that the later seeds do not depend on it.
-        prior_seed = int(rng.randint(np.iinfo(np.int32).max))
-        if V > 1 and self.view_weighting == "agreement" and self.max_iter > 0:
+        prior, prior_seed, factors = self._starting_weights(widths, rng)
+        redundancy = np.ones(len(Xs))
+        if self._learns(len(Xs)):
             redundancy = _view_redundancy(Xs, prior_seed)
-        # The stored views carry the prior (floored, so that no view is lost
-        # before the feedback has seen it); the graphs reweight from there.
-        floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
-        factors = _feature_factors(widths, floored / floored.sum())
         X_joint, views = self._scaled_views(Xs, factors)
         result = _drmc(
             views,
@@ -963,6 +1084,36 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         del X_joint, views
         graph = result["graph"]
         labels = result["labels"]
+        k = self.n_clusters
+        mass = np.asarray(graph @ _scaled_indicator(labels, k, False))
+        degree = np.asarray(graph.sum(axis=1)).ravel()
+        self._store(result, factors, n_anchors, _memberships(mass, degree))
+        self.anchor_graph_ = graph
+        self.embedding_ = result["F"]
+        self.labels_ = labels.astype(np.intp)
+        self.initial_labels_ = result["initial_labels"].astype(np.intp)
+        self.n_labels_changed_ = _match_labels(self.initial_labels_, self.labels_, k)[2]
+        self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
+        return self
+
+    def _learns(self, n_views):
+        """Whether the view weights are learned by the feedback."""
+        return n_views > 1 and self.view_weighting == "agreement" and self.max_iter > 0
+
+    def _starting_weights(self, widths, rng):
+        """``(prior, prior_seed, factors)``: the starting weights, the seed of the
+        redundancy scores and the per-view factors the stored views carry."""
+        prior = _prior_weights(widths)
+        # Drawn whatever the number of views, so that the later seeds do not depend on it.
+        prior_seed = int(rng.randint(np.iinfo(np.int32).max))
+        # The stored views carry the prior (floored, so that no view is lost
+        # before the feedback has seen it); the graphs reweight from there.
+        floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
+        factors = _feature_factors(widths, floored / floored.sum())
+        return prior, prior_seed, factors
+
+    def _store(self, result, factors, n_anchors, memberships):
+        """Set the fitted attributes both paths share from a driver's result."""
         self.n_anchors_ = n_anchors
         self._anchors_scaled = result["anchors"]
         self._ratios = result["ratios"]
@@ -973,26 +1124,13 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
             if self.view_means_ is not None:
                 A = A * self.view_scales_[v] + self.view_means_[v]
             self.anchors_.append(A)
-        self.anchor_graph_ = graph
-        self.embedding_ = result["F"]
         self.rotation_ = result["R"]
-        self.labels_ = labels.astype(np.intp)
-        self.initial_labels_ = result["initial_labels"].astype(np.intp)
-        k = self.n_clusters
-        self.n_labels_changed_ = _match_labels(self.initial_labels_, self.labels_, k)[2]
-        self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
         self.view_weights_ = result["weights"]
         self.view_agreement_ = result["scores"]
         self.view_weights_history_ = result["weight_history"]
         self.n_iter_ = int(result["n_iter"])
         self.reference_view_ = result["reference"]
-        degree = np.asarray(graph.sum(axis=1)).ravel()
-        memberships = np.asarray(graph @ _scaled_indicator(labels, k, False))
-        live = degree > 0
-        memberships[live] /= degree[live, None]
-        memberships[~live] = 0.0
         self.anchor_memberships_ = memberships
-        return self
 
     @with_single_threaded_pools
     def predict(self, Xs):
@@ -1012,8 +1150,12 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             The cluster of each sample.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._drmc_blocks import predict_drmc_blocks
+
+            return predict_drmc_blocks(self, Xs)
         Xs = self._validate_predict_views(Xs)
-        _, views = self._scaled_views(Xs, self._factors)
-        graph, _ = _anchor_graphs(views, self._anchors_scaled, self._ratios, per_view=False)
-        scores = np.asarray(graph.T @ self.anchor_memberships_)
-        return np.argmax(scores, axis=1).astype(np.intp)
+        return _predict_rows(
+            Xs, self.view_means_, self.view_scales_, self._factors, self._anchors_scaled,
+            self._ratios, self.anchor_memberships_,
+        )  # fmt: skip

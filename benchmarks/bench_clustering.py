@@ -12,13 +12,17 @@ Questions
 2. Do fit time and peak memory grow linearly in n? make_multiview_blobs with
    3 views x 64 features, n = 10^4, 10^5, 10^6; each fit in its own process so
    its peak resident memory can be read.
+3. (``--timing [N]``, alone) How long does DRMC's Handwritten fit take beside the best
+   concatenation baseline (ConcatSpectral, z-scored, 10-NN)? ``N`` fits each (default
+   7), interleaved, one BLAS thread (``--threads``); medians and their ratio.
 
 mvlearn (0.5.0) no longer installs with pip because of its matplotlib pin;
 install it with ``pip install --no-deps mvlearn matplotlib seaborn``. Its
 dense O(n^3) methods take minutes per fit, so they run ``--mvlearn-seeds``
 seeds (default 2), which the table states.
 
-Run: ``python benchmarks/bench_clustering.py [--seeds 10] [--scaling] [--json PATH] [--plot PATH]``.
+Run: ``python benchmarks/bench_clustering.py [--seeds 10] [--scaling] [--json PATH] [--plot PATH]``;
+``python benchmarks/bench_clustering.py --timing [7] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -152,6 +156,65 @@ def bench_handwritten(seeds, mvlearn_seeds, only=None):
             flush=True,
         )
     return rows
+
+
+def bench_timing(n_fits=7):
+    """Wall and CPU time of ``n_fits`` Handwritten fits of DRMC beside ConcatSpectral.
+
+    ``DRMC(n_clusters=10, random_state=s)`` and the best concatenation baseline of the
+    suite, ``ConcatSpectral(n_clusters=10, scaling="zscore", n_neighbors=10,
+    random_state=s)``, for seeds ``s = 0 .. n_fits - 1``, interleaved (DRMC, then the
+    baseline, for each seed) so that both see the same machine load; one untimed fit
+    of each first (imports, Numba compilation). Medians and their ratio.
+    """
+    from mvlearn_ext.cluster import DRMC, ConcatSpectral
+
+    Xs, y = load_handwritten()
+    k = int(np.unique(y).size)
+    makers = {
+        "DRMC": lambda s: DRMC(n_clusters=k, random_state=s),
+        "ConcatSpectral (z-score, 10-NN)": lambda s: ConcatSpectral(
+            n_clusters=k, scaling="zscore", n_neighbors=10, random_state=s
+        ),
+    }
+    for make in makers.values():
+        make(0).fit(Xs)
+    wall = {name: [] for name in makers}
+    cpu = {name: [] for name in makers}
+    load_before = open("/proc/loadavg").read().split()[:3]
+    for seed in range(n_fits):
+        for name, make in makers.items():
+            est = make(seed)
+            t0, c0 = time.perf_counter(), time.process_time()
+            est.fit(Xs)
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    load_after = open("/proc/loadavg").read().split()[:3]
+    rows = [
+        dict(method=name, wall_s=wall[name], cpu_s=cpu[name],
+             median_wall_s=float(np.median(wall[name])),
+             median_cpu_s=float(np.median(cpu[name])))
+        for name in makers
+    ]  # fmt: skip
+    return dict(n_fits=n_fits, rows=rows, load_before=load_before, load_after=load_after)
+
+
+def timing_markdown(timing):
+    base = timing["rows"][-1]
+    lines = [
+        f"Handwritten, {timing['n_fits']} fits each (seeds 0-{timing['n_fits'] - 1}, "
+        f"interleaved), load average {timing['load_before'][0]} before, "
+        f"{timing['load_after'][0]} after.",
+        "",
+        "| method | median wall (s) | median CPU (s) | wall vs ConcatSpectral |",
+        "|---|---|---|---|",
+    ]
+    for r in timing["rows"]:
+        lines.append(
+            f"| {r['method']} | {r['median_wall_s']:.3f} | {r['median_cpu_s']:.3f} | "
+            f"{r['median_wall_s'] / base['median_wall_s']:.2f}x |"
+        )
+    return "\n".join(lines)
 
 
 # ru_maxrss is inherited across fork/exec on Linux, so the child reads its own
@@ -292,6 +355,15 @@ def main(argv=None):
     p.add_argument("--mvlearn-seeds", type=int, default=2)
     p.add_argument("--only", nargs="*", help="substrings of method names to run")
     p.add_argument("--scaling", action="store_true")
+    p.add_argument(
+        "--timing",
+        type=int,
+        nargs="?",
+        const=7,
+        default=None,
+        metavar="N_FITS",
+        help="only time N_FITS (default 7) Handwritten fits of DRMC beside ConcatSpectral",
+    )
     p.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     p.add_argument(
         "--threads", type=int, default=1, help="BLAS/OpenMP threads of every method (default 1)"
@@ -300,6 +372,15 @@ def main(argv=None):
     p.add_argument("--plot", default=None)
     args = p.parse_args(argv)
     results = {}
+    if args.timing:
+        with threadpool_limits(args.threads):
+            results["timing"] = bench_timing(args.timing)
+        print(timing_markdown(results["timing"]))
+        if args.json:
+            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        return
     with threadpool_limits(args.threads):
         results["handwritten"] = bench_handwritten(args.seeds, args.mvlearn_seeds, args.only)
     if args.scaling:

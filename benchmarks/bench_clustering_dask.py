@@ -21,7 +21,8 @@ average before and after each run is recorded, and times should be read as ratio
 between runs of the same invocation.
 
 Run: ``python benchmarks/bench_clustering_dask.py [--sizes 1000000 10000000]
-[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]``
+[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]
+[--method DRMC]`` (``--method`` names the clusterer, HAGMVC by default)
 (``--replot JSON`` redoes the table and the figure from a results file).
 """
 
@@ -81,14 +82,15 @@ def reset_peak():
     return status("VmRSS")
 
 mode, store, verbose = sys.argv[1], sys.argv[2], int(sys.argv[3])
-from mvlearn_ext.cluster import HAGMVC
+method = sys.argv[4] if len(sys.argv) > 4 else "HAGMVC"
+import mvlearn_ext.cluster as cluster
 from mvlearn_ext.metrics import clustering_accuracy
 
 root = zarr.open_group(store, mode="r")
 y = root["y"][:]
 n = y.shape[0]
-est = HAGMVC(n_clusters=10, random_state=0, verbose=verbose)
-out = dict(mode=mode, n=n, load_before=open("/proc/loadavg").read().split()[:3])
+est = getattr(cluster, method)(n_clusters=10, random_state=0, verbose=verbose)
+out = dict(mode=mode, n=n, method=method, load_before=open("/proc/loadavg").read().split()[:3])
 if mode == "memory":
     Xs = [root[f"view{v}"][:] for v in range(3)]
     base = reset_peak()
@@ -114,9 +116,9 @@ print(json.dumps(out))
 """
 
 
-def run_child(mode, store, timeout, log=None):
+def run_child(mode, store, timeout, log=None, method="HAGMVC"):
     """One fit in its own process; with ``log``, verbose progress goes to that file."""
-    command = [sys.executable, "-c", _CHILD, mode, store, "1" if log else "0"]
+    command = [sys.executable, "-c", _CHILD, mode, store, "1" if log else "0", method]
     try:
         if log:
             with open(log, "a") as err:
@@ -196,7 +198,11 @@ def plot(rows, path, trace=None):
         axes[0].loglog(ns, [r["time_s"] for r in pts], marker, label=label)
         peak = [r["client_peak_rss_mb"] + sum(r.get("worker_peak_rss_mb", [])) for r in pts]
         axes[1].loglog(ns, [p / 1024 for p in peak], marker, label=label)
-    axes[0].set(xlabel="n samples", ylabel="fit time (s)", title="HAGMVC fit time")
+    axes[0].set(
+        xlabel="n samples",
+        ylabel="fit time (s)",
+        title=f"{rows[0].get('method', 'HAGMVC')} fit time",
+    )
     axes[1].axhline(6, color="grey", lw=0.8, ls=":")
     axes[1].set(xlabel="n samples", ylabel="peak RSS, client + workers (GB)", title="memory")
     if trace:
@@ -226,6 +232,7 @@ def main():
     p.add_argument("--trace", default=None, help="a log of ps samples to plot (see read_trace)")
     p.add_argument("--log", default=None, help="verbose progress of the fits to this file")
     p.add_argument("--reuse-store", action="store_true", help="use a store left by an earlier run")
+    p.add_argument("--method", default="HAGMVC", help="HAGMVC (default), DRMC or LMVSC")
     p.add_argument(
         "--replot", metavar="JSON", help="only redo the table and figure from a results file"
     )
@@ -247,7 +254,7 @@ def main():
             print(f"generated n={n} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
             modes = ["memory", "dask"] if n <= args.in_memory_max else ["dask"]
             for mode in modes:
-                row = run_child(mode, store, args.timeout, args.log)
+                row = run_child(mode, store, args.timeout, args.log, args.method)
                 row.setdefault("n", n)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)

@@ -21,11 +21,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import row_norms
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import (
     anchor_spectral_embedding,
     procrustes,
@@ -58,6 +60,8 @@ _REDUNDANCY_NEIGHBORS = 10
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).
 _BLOCK_ROWS = 8192
+#: Most entries (n x m x V) of the per-view distances kept between the graphs of a fit.
+_DISTANCE_CACHE = 2**23
 #: Floor, relative to the largest, of the prior weights in the stored scaling.
 _PRIOR_FLOOR = 0.01
 #: Degree regularisation of the consensus graph's embedding: ``tau`` is this
@@ -90,6 +94,22 @@ def _feature_factors(widths, weights):
     times its mean squared feature difference, whatever its width.
     """
     return np.sqrt(np.asarray(weights, dtype=np.float64) / np.asarray(widths, dtype=np.float64))
+
+
+def _scaled_joint(Xs, means, scales, factors):
+    """Standardised views (``means``/``scales``, None: as given) times ``factors``.
+
+    Returns ``(joint, blocks)``: the concatenation and its column blocks.
+    """
+    widths = [X.shape[1] for X in Xs]
+    views = apply_view_scaling(Xs, means, scales)
+    joint = np.empty((views[0].shape[0], sum(widths)))
+    bounds = np.cumsum([0, *widths])
+    blocks = []
+    for X, f, a, b in zip(views, factors, bounds[:-1], bounds[1:], strict=True):
+        np.multiply(X, f, out=joint[:, a:b])
+        blocks.append(joint[:, a:b])
+    return joint, blocks
 
 
 # --------------------------------------------------------------------------- anchor graphs
@@ -129,7 +149,7 @@ def _to_graph(cols, weights, m):
     return G.T.tocsr()
 
 
-def _anchor_graphs(Xs, anchors, ratios, *, per_view):
+def _anchor_graphs(Xs, anchors, ratios, *, per_view, cache=None):
     """The weighted joint kNN anchor graph and, with ``per_view``, each view's own.
 
     ``Xs`` and ``anchors`` are the views and anchor blocks in the scaled
@@ -137,7 +157,9 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view):
     ``sum_v ratios_v^2 ||x_v - a_v||^2``. Distances are computed block by
     block of rows as ``||x||^2 - 2 x.a + ||a||^2`` (BLAS), never as an
     n x m x V array. Returns ``(joint, views)`` of CSR graphs of shape
-    (m, n), ``views`` None without ``per_view``.
+    (m, n), ``views`` None without ``per_view``. ``cache`` (a dict, or None)
+    keeps each view's squared distances between calls on the same views and
+    anchors, so that a new weighting only re-sums them (the same numbers).
     """
     n = Xs[0].shape[0]
     m = anchors[0].shape[0]
@@ -151,11 +173,15 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view):
         stop = min(start + _BLOCK_ROWS, n)
         D = np.zeros((stop - start, m))
         for v, (X, A, a2, r) in enumerate(zip(Xs, anchors, sq_anchors, ratios, strict=True)):
-            block = X[start:stop]
-            Dv = block @ (-2.0 * A.T)
-            Dv += np.einsum("ij,ij->i", block, block)[:, None]
-            Dv += a2[None, :]
-            np.maximum(Dv, 0.0, out=Dv)
+            Dv = None if cache is None else cache.get((start, v))
+            if Dv is None:
+                block = X[start:stop]
+                Dv = block @ (-2.0 * A.T)
+                Dv += np.einsum("ij,ij->i", block, block)[:, None]
+                Dv += a2[None, :]
+                np.maximum(Dv, 0.0, out=Dv)
+                if cache is not None:
+                    cache[(start, v)] = Dv
             if per_view:
                 view_cols[v][start:stop], view_w[v][start:stop] = _knn_rows(Dv, k)
             if r != 0.0:
@@ -231,7 +257,11 @@ def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_
         keep = std > 1e-12 * max(1.0, float(np.abs(Z).max(initial=0.0)))
         Z = Z[:, keep] / std[keep]
         sq = np.einsum("ij,ij->i", Z, Z)
-        D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
+        twice = Z @ Z.T
+        twice *= 2.0
+        D = sq[:, None] + sq[None, :]
+        D -= twice  # (sq_i + sq_j) - 2 z_i.z_j, as one expression would round it
+        del twice
         np.fill_diagonal(D, np.inf)
         neighbours.append(np.argpartition(D, k - 1, axis=1)[:, :k])
     chance = k / max(s - 1, 1)
@@ -310,14 +340,14 @@ def _consensus_embedding(graph, n_clusters, reg=None):
     return F
 
 
-def _embed(graph, n_clusters, scaled, seed, previous=None):
-    """Spectral embedding of the consensus graph and its spectral rotation.
+def _rotate(F, n_clusters, scaled, seed, previous=None):
+    """Spectral rotation of an embedding ``F``, fresh and (with ``previous``) warm-started.
 
     With ``previous`` labels, the rotation is also run from them and the
     result with the lower ``||F R - Y_hat||^2`` is kept (the fresh start
     on ties): the partition is fed back as a starting point, never forced.
+    Returns ``(labels, R)``.
     """
-    F = _consensus_embedding(graph, n_clusters)
     F = np.ascontiguousarray(F)
     labels, R = spectral_rotation(F, scaled=scaled, random_state=seed)
     labels = np.asarray(labels, dtype=np.int64)
@@ -327,6 +357,13 @@ def _embed(graph, n_clusters, scaled, seed, previous=None):
             F, R, labels, n_clusters, scaled
         ):
             labels, R = warm, R_warm
+    return labels, R
+
+
+def _embed(graph, n_clusters, scaled, seed, previous=None):
+    """Spectral embedding of the consensus graph and its rotation (:func:`_rotate`)."""
+    F = np.ascontiguousarray(_consensus_embedding(graph, n_clusters))
+    labels, R = _rotate(F, n_clusters, scaled, seed, previous)
     return F, labels, R
 
 
@@ -395,6 +432,58 @@ def _align_views(graphs):
     return reference, perms
 
 
+def _subsample_rows(n, seed):
+    """The rows of the anchor k-means and of the view scores (None: all ``n`` rows).
+
+    The same draw as :func:`_kmeans_anchors` and :func:`_view_graphs` make
+    with ``seed``; the block path reads these rows in its first pass.
+    """
+    if n <= _SUBSAMPLE:
+        return None
+    return np.sort(np.random.RandomState(seed).choice(n, size=_SUBSAMPLE, replace=False))
+
+
+def _squared_distances(A, X, x_squared):
+    """``||a - x||^2`` (rows of ``A`` against rows of ``X``), as scikit-learn computes them."""
+    D = -2 * (A @ X.T)
+    D += row_norms(A, squared=True)[:, None]
+    D += x_squared.reshape(1, -1)
+    np.maximum(D, 0, out=D)
+    return D
+
+
+def _kmeanspp_one_trial(X, n_clusters, seed):
+    """k-means++ seeds with one candidate per step (float64 ``X``).
+
+    Step for step what ``sklearn.cluster.kmeans_plusplus(X, n_clusters,
+    random_state=seed, n_local_trials=1)`` does (scikit-learn 1.9: the same
+    random draws, the same floating-point operations in the same order, so
+    the same seeds), without its per-step input validation, which took a
+    third of the seeding's time with 200 anchors on Handwritten.
+    """
+    rng = np.random.RandomState(seed)
+    n = X.shape[0]
+    weight = np.ones(n, dtype=X.dtype)
+    x_squared = row_norms(X, squared=True)
+    centres = np.empty((n_clusters, X.shape[1]), dtype=X.dtype)
+    first = rng.choice(n, p=weight / weight.sum())
+    centres[0] = X[first]
+    closest = _squared_distances(centres[0, np.newaxis], X, x_squared)
+    potential = closest @ weight
+    for c in range(1, n_clusters):
+        draws = rng.uniform(size=1) * potential
+        candidates = np.searchsorted(np.cumsum(weight * closest), draws)
+        np.clip(candidates, None, closest.size - 1, out=candidates)
+        distances = _squared_distances(X[candidates], X, x_squared)
+        np.minimum(closest, distances, out=distances)
+        potentials = distances @ weight.reshape(-1, 1)
+        best = np.argmin(potentials)
+        potential = potentials[best]
+        closest = distances[best]
+        centres[c] = X[candidates[best]]
+    return centres
+
+
 def _kmeans_anchors(X, n_anchors, seed):
     """k-means centres of the rows of ``X``: plain k-means++ seeding, then Lloyd.
 
@@ -410,7 +499,7 @@ def _kmeans_anchors(X, n_anchors, seed):
     if n > _SUBSAMPLE:
         rows = np.sort(np.random.RandomState(seed).choice(n, size=_SUBSAMPLE, replace=False))
         X = X[rows]
-    centres, _ = kmeans_plusplus(X, n_anchors, random_state=seed, n_local_trials=1)
+    centres = _kmeanspp_one_trial(X, n_anchors, seed)
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
     return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
 
@@ -440,7 +529,7 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed):
+def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -452,12 +541,14 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed):
     the scores), or the per-view k-means anchors of ``align_anchors=True``
     when given. Above :data:`_SUBSAMPLE` samples the graphs (and the
     scores) are computed on that many random rows. Returns ``(graphs,
-    rows)``, ``rows`` None when all samples are used.
+    rows)``, ``rows`` None when all samples are used. With ``n_total`` (the
+    block path), ``Xs`` already holds those rows of ``n_total`` samples
+    (:func:`_subsample_rows`), and the same random anchors are picked.
     """
-    n = Xs[0].shape[0]
+    n = Xs[0].shape[0] if n_total is None else n_total
     rng = np.random.RandomState(seed)
     rows = np.sort(rng.choice(n, size=_SUBSAMPLE, replace=False)) if n > _SUBSAMPLE else None
-    views = [X[rows] if rows is not None else X for X in Xs]
+    views = [X[rows] if rows is not None and n_total is None else X for X in Xs]
     n_used = views[0].shape[0]
     picks = None
     if own_anchors is None:
@@ -470,6 +561,92 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed):
 
 
 # --------------------------------------------------------------------------- driver
+
+
+def _check_live(graph_or_degree, n_clusters):
+    """Raise if fewer anchors than clusters are connected to samples."""
+    degree = graph_or_degree
+    if sp.issparse(degree):
+        degree = np.asarray(degree.sum(axis=1)).ravel()
+    live = int(np.sum(degree > 0))
+    if live < n_clusters:
+        raise ValueError(
+            f"only {live} anchors are connected to samples, fewer than "
+            f"n_clusters={n_clusters}; use more anchors or fewer clusters"
+        )
+
+
+def _feedback(
+    build,
+    weights,
+    *,
+    view_graphs,
+    score_index,
+    prior,
+    redundancy,
+    weight_power,
+    n_clusters,
+    max_iter,
+    learn,
+    verbose,
+    start,
+    header,
+):
+    """The feedback loop of DRMC, shared by the in-memory and the block drivers.
+
+    ``build(weights, previous)`` builds the consensus graph under
+    ``weights``, embeds it and rotates it (warm-started from ``previous``
+    labels when given) and returns ``(F, labels, R)``; ``labels`` are those
+    of the rows the rotation ran on, and ``score_index`` picks the rows of
+    the view graphs among them (None: the same rows). Returns a dict of
+    results (``F``, ``R``, ``labels``, ``initial_labels``, ``weights``,
+    ``scores``, ``weight_history``, ``n_iter``).
+    """
+    F, labels, R = build(weights, None)
+    initial_labels = labels.copy()
+    weight_history = [weights.copy()]
+    scores = None
+    if verbose:
+        print(
+            f"[DRMC] init: {header}, weights {np.round(weights, 3)} "
+            f"({time.perf_counter() - start:.2f} s)",
+            file=sys.stderr,
+        )
+    n_iter = 0
+    for iteration in range(1, max_iter + 1 if learn else 1):
+        sub = labels if score_index is None else labels[score_index]
+        scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
+        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
+        n_iter = iteration
+        if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
+            break
+        weights = new_weights
+        weight_history.append(weights.copy())
+        F, new_labels, R = build(weights, labels)
+        new_labels, rename, changed = _match_labels(labels, new_labels, n_clusters)
+        # Column c of R scores cluster c: move the columns with the names.
+        R_renamed = np.empty_like(R)
+        R_renamed[:, rename] = R
+        labels, R = new_labels, R_renamed
+        if verbose:
+            print(
+                f"[DRMC] feedback {iteration}: agreement {np.round(scores, 3)}, weights "
+                f"{np.round(weights, 3)}, {changed} labels changed "
+                f"({time.perf_counter() - start:.2f} s)",
+                file=sys.stderr,
+            )
+        if changed == 0:
+            break
+    return {
+        "F": F,
+        "R": R,
+        "labels": labels,
+        "initial_labels": initial_labels,
+        "weights": weights,
+        "scores": scores,
+        "weight_history": weight_history,
+        "n_iter": n_iter,
+    }
 
 
 def _drmc(
@@ -510,69 +687,60 @@ def _drmc(
         Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads
     )
     learn = view_weighting == "agreement" and V > 1 and max_iter > 0
-    ratios = _feature_factors(widths, weights) / prior_factors
-    graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
     view_graphs, score_rows = None, None
     if learn:
         own = anchors if align_anchors else None
         view_graphs, score_rows = _view_graphs(Xs, own, n_anchors, kmeans_seed)
-    live = int(np.sum(np.asarray(graph.sum(axis=1)).ravel() > 0))
-    if live < n_clusters:
-        raise ValueError(
-            f"only {live} anchors are connected to samples, fewer than "
-            f"n_clusters={n_clusters}; use more anchors or fewer clusters"
-        )
-    F, labels, R = _embed(graph, n_clusters, scaled, rotation_seed)
-    initial_labels = labels.copy()
-    weight_history = [weights.copy()]
-    scores = None
-    if verbose:
-        print(
-            f"[DRMC] init: {n} samples, {V} views, {n_anchors} anchors, weights "
-            f"{np.round(weights, 3)} ({time.perf_counter() - start:.2f} s)",
-            file=sys.stderr,
-        )
-    n_iter = 0
-    for iteration in range(1, max_iter + 1 if learn else 1):
-        sub = labels if score_rows is None else labels[score_rows]
-        scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
-        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
-        n_iter = iteration
-        if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
-            break
-        weights = new_weights
-        weight_history.append(weights.copy())
+    last = {}
+    # Each view's distances to the anchors do not change between graphs: keep
+    # them when they are small (Handwritten: 19 MB).
+    cache = {} if n * n_anchors * V <= _DISTANCE_CACHE else None
+
+    def build(weights, previous):
         ratios = _feature_factors(widths, weights) / prior_factors
-        graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
-        F, new_labels, R = _embed(graph, n_clusters, scaled, rotation_seed, previous=labels)
-        new_labels, rename, changed = _match_labels(labels, new_labels, n_clusters)
-        # Column c of R scores cluster c: move the columns with the names.
-        R_renamed = np.empty_like(R)
-        R_renamed[:, rename] = R
-        labels, R = new_labels, R_renamed
-        if verbose:
-            print(
-                f"[DRMC] feedback {iteration}: agreement {np.round(scores, 3)}, weights "
-                f"{np.round(weights, 3)}, {changed} labels changed "
-                f"({time.perf_counter() - start:.2f} s)",
-                file=sys.stderr,
-            )
-        if changed == 0:
-            break
-    return {
-        "graph": graph,
-        "anchors": anchors,
-        "F": F,
-        "R": R,
-        "labels": labels,
-        "initial_labels": initial_labels,
-        "weights": weights,
-        "scores": scores,
-        "weight_history": weight_history,
-        "ratios": ratios,
-        "n_iter": n_iter,
-        "reference": reference,
-    }
+        graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, cache=cache)
+        if previous is None:
+            _check_live(graph, n_clusters)
+        last.update(graph=graph, ratios=ratios)
+        return _embed(graph, n_clusters, scaled, rotation_seed, previous=previous)
+
+    result = _feedback(
+        build,
+        weights,
+        view_graphs=view_graphs,
+        score_index=score_rows,
+        prior=prior,
+        redundancy=redundancy,
+        weight_power=weight_power,
+        n_clusters=n_clusters,
+        max_iter=max_iter,
+        learn=learn,
+        verbose=verbose,
+        start=start,
+        header=f"{n} samples, {V} views, {n_anchors} anchors",
+    )
+    result.update(last, anchors=anchors, reference=reference)
+    return result
+
+
+def _memberships(mass, degree):
+    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
+
+    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
+    """
+    memberships = np.array(mass, dtype=np.float64)
+    live = degree > 0
+    memberships[live] /= degree[live, None]
+    memberships[~live] = 0.0
+    return memberships
+
+
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
+    _, views = _scaled_joint(Xs, means, scales, factors)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    scores = np.asarray(graph.T @ memberships)
+    return np.argmax(scores, axis=1).astype(np.intp)
 
 
 # --------------------------------------------------------------------------- estimator
@@ -707,7 +875,24 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads of the compiled kNN kernel used by ``align_anchors=True``.
     verbose : int, default=0
-        Print the weights and label changes of every round to stderr.
+        Print the weights and label changes of every round to stderr (and,
+        on the block path, a progress bar over the row blocks of every pass).
+    block_size : int or None, default=None
+        The block algorithm (``mvlearn_ext.cluster._drmc_blocks``): a
+        map-reduce over row blocks that never holds more than one block of
+        samples (beyond the subsamples below). It runs on dask arrays
+        (labels come back as a dask array chunked like the rows; every view
+        must have the same row chunks), zarr arrays or NumPy memmaps (cut
+        every ``block_size`` rows, 65536 if None), and on NumPy views when
+        ``block_size`` is an int. Up to 100000 samples it is the in-memory
+        algorithm, statistic for statistic (only the rounding of the
+        block sums differs); above, the spectral rotation runs on 100000
+        random rows (plus the rows of the view scores) and every sample
+        gets the cluster of largest linearised rotation gain (see the
+        user guide). With the same blocks and seed it gives the same labels
+        in memory, on disk and on a ``dask.distributed`` cluster.
+        ``anchor_graph_``, ``embedding_`` and ``indicator_`` are None on
+        the block path.
     reg_lambda, beta, gamma, tol : deprecated
         Parameters of the previous reconstruction; ignored, with a
         ``FutureWarning`` when set. They will be removed in the next release.
@@ -825,6 +1010,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
         "reg_lambda": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
         "beta": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
         "gamma": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
@@ -845,6 +1031,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        block_size=None,
         reg_lambda="deprecated",
         beta="deprecated",
         gamma="deprecated",
@@ -861,6 +1048,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
         self.reg_lambda = reg_lambda
         self.beta = beta
         self.gamma = gamma
@@ -888,15 +1076,7 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
 
     def _scaled_views(self, Xs, factors):
         """z-scored views times ``factors``, as column blocks of one array."""
-        widths = [X.shape[1] for X in Xs]
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
-        joint = np.empty((views[0].shape[0], sum(widths)))
-        bounds = np.cumsum([0, *widths])
-        blocks = []
-        for X, f, a, b in zip(views, factors, bounds[:-1], bounds[1:], strict=True):
-            np.multiply(X, f, out=joint[:, a:b])
-            blocks.append(joint[:, a:b])
-        return joint, blocks
+        return _scaled_joint(Xs, self.view_means_, self.view_scales_, factors)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_single_threaded_pools
@@ -924,6 +1104,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
                     FutureWarning,
                     stacklevel=2,
                 )
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks
+
+            return fit_drmc_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
         n_samples = Xs[0].shape[0]
         n_anchors = self._n_anchors(n_samples)
@@ -932,16 +1116,10 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         )
         rng = check_random_state(self.random_state)
         widths = [X.shape[1] for X in Xs]
-        V = len(Xs)
-        prior, redundancy = _prior_weights(widths), np.ones(V)
-        # Drawn whatever the number of views, so that the later seeds do not depend on it.
-        prior_seed = int(rng.randint(np.iinfo(np.int32).max))
-        if V > 1 and self.view_weighting == "agreement" and self.max_iter > 0:
+        prior, prior_seed, factors = self._starting_weights(widths, rng)
+        redundancy = np.ones(len(Xs))
+        if self._learns(len(Xs)):
             redundancy = _view_redundancy(Xs, prior_seed)
-        # The stored views carry the prior (floored, so that no view is lost
-        # before the feedback has seen it); the graphs reweight from there.
-        floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
-        factors = _feature_factors(widths, floored / floored.sum())
         X_joint, views = self._scaled_views(Xs, factors)
         result = _drmc(
             views,
@@ -963,6 +1141,36 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         del X_joint, views
         graph = result["graph"]
         labels = result["labels"]
+        k = self.n_clusters
+        mass = np.asarray(graph @ _scaled_indicator(labels, k, False))
+        degree = np.asarray(graph.sum(axis=1)).ravel()
+        self._store(result, factors, n_anchors, _memberships(mass, degree))
+        self.anchor_graph_ = graph
+        self.embedding_ = result["F"]
+        self.labels_ = labels.astype(np.intp)
+        self.initial_labels_ = result["initial_labels"].astype(np.intp)
+        self.n_labels_changed_ = _match_labels(self.initial_labels_, self.labels_, k)[2]
+        self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
+        return self
+
+    def _learns(self, n_views):
+        """Whether the view weights are learned by the feedback."""
+        return n_views > 1 and self.view_weighting == "agreement" and self.max_iter > 0
+
+    def _starting_weights(self, widths, rng):
+        """``(prior, prior_seed, factors)``: the starting weights, the seed of the
+        redundancy scores and the per-view factors the stored views carry."""
+        prior = _prior_weights(widths)
+        # Drawn whatever the number of views, so that the later seeds do not depend on it.
+        prior_seed = int(rng.randint(np.iinfo(np.int32).max))
+        # The stored views carry the prior (floored, so that no view is lost
+        # before the feedback has seen it); the graphs reweight from there.
+        floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
+        factors = _feature_factors(widths, floored / floored.sum())
+        return prior, prior_seed, factors
+
+    def _store(self, result, factors, n_anchors, memberships):
+        """Set the fitted attributes both paths share from a driver's result."""
         self.n_anchors_ = n_anchors
         self._anchors_scaled = result["anchors"]
         self._ratios = result["ratios"]
@@ -973,26 +1181,13 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
             if self.view_means_ is not None:
                 A = A * self.view_scales_[v] + self.view_means_[v]
             self.anchors_.append(A)
-        self.anchor_graph_ = graph
-        self.embedding_ = result["F"]
         self.rotation_ = result["R"]
-        self.labels_ = labels.astype(np.intp)
-        self.initial_labels_ = result["initial_labels"].astype(np.intp)
-        k = self.n_clusters
-        self.n_labels_changed_ = _match_labels(self.initial_labels_, self.labels_, k)[2]
-        self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
         self.view_weights_ = result["weights"]
         self.view_agreement_ = result["scores"]
         self.view_weights_history_ = result["weight_history"]
         self.n_iter_ = int(result["n_iter"])
         self.reference_view_ = result["reference"]
-        degree = np.asarray(graph.sum(axis=1)).ravel()
-        memberships = np.asarray(graph @ _scaled_indicator(labels, k, False))
-        live = degree > 0
-        memberships[live] /= degree[live, None]
-        memberships[~live] = 0.0
         self.anchor_memberships_ = memberships
-        return self
 
     @with_single_threaded_pools
     def predict(self, Xs):
@@ -1012,8 +1207,12 @@ class DRMC(MultiViewClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             The cluster of each sample.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._drmc_blocks import predict_drmc_blocks
+
+            return predict_drmc_blocks(self, Xs)
         Xs = self._validate_predict_views(Xs)
-        _, views = self._scaled_views(Xs, self._factors)
-        graph, _ = _anchor_graphs(views, self._anchors_scaled, self._ratios, per_view=False)
-        scores = np.asarray(graph.T @ self.anchor_memberships_)
-        return np.argmax(scores, axis=1).astype(np.intp)
+        return _predict_rows(
+            Xs, self.view_means_, self.view_scales_, self._factors, self._anchors_scaled,
+            self._ratios, self.anchor_memberships_,
+        )  # fmt: skip

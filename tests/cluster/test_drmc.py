@@ -413,3 +413,29 @@ def test_subsampled_anchors_and_scores_for_large_n(monkeypatch):
     assert clustering_accuracy(y, model.labels_) > 0.9
     assert model.view_weights_[2] < 0.1
     assert model.anchor_graph_.shape == (model.n_anchors_, 400)
+
+
+def test_kmeanspp_seeding_is_scikit_learns():
+    """The written-out seeding picks exactly scikit-learn's seeds (one trial per step)."""
+    from sklearn.cluster import kmeans_plusplus
+
+    from mvlearn_ext.cluster._drmc import _kmeanspp_one_trial
+
+    X = np.random.default_rng(0).standard_normal((500, 7))
+    for seed in (0, 3):
+        expected, _ = kmeans_plusplus(X, 40, random_state=seed, n_local_trials=1)
+        np.testing.assert_array_equal(_kmeanspp_one_trial(X, 40, seed), expected)
+
+
+def test_distance_cache_gives_the_same_graphs():
+    from mvlearn_ext.cluster._drmc import _anchor_graphs
+
+    rng = np.random.default_rng(1)
+    Xs = [rng.standard_normal((300, d)) for d in (4, 6)]
+    anchors = [X[:20].copy() for X in Xs]
+    cache = {}
+    for ratios in ([1.0, 0.5], [0.2, 1.3]):
+        plain, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
+        cached, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, cache=cache)
+        assert (plain != cached).nnz == 0
+    assert len(cache) == 2

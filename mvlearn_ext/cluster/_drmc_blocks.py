@@ -1,0 +1,371 @@
+"""DRMC by row blocks: fit and predict of :class:`DRMC` on views larger than memory.
+
+DRMC touches all the samples in three places: the column statistics of the views,
+the consensus kNN anchor graph ``Z`` (m x n) of every feedback round, and the
+spectral rotation that labels the samples. The first two are row-wise: a pass over
+the row blocks returns, per block, the anchor degrees ``Z 1`` and the Gram matrix
+``Z Z^T`` (m x m), from which the degree-regularised embedding's projection ``P``
+(``F = Z^T P``) follows exactly (:func:`_projection_from_gram`). The sums are folded in
+block order (:meth:`~mvlearn_ext.cluster._blockwise.RowBlocks.map`), so a fit does not
+depend on the number of workers or on where the blocks ran. Everything else (the
+anchor k-means, the view-redundancy scores, the per-view graphs of the agreement
+scores) already runs on random subsamples of at most 20000 rows in memory, drawn
+with the same seeds here, and those rows are read in the first pass.
+
+The rotation is sequential (each sample's move changes the cluster sizes the next
+one sees), so it runs on the rows of the embedding kept in memory:
+
+* up to :data:`ROTATION_SAMPLE` samples, on every row: the block algorithm is then the
+  in-memory algorithm, statistic for statistic; only the rounding of the block sums
+  differs (``Z Z^T`` summed block by block, the column statistics merged by Chan et
+  al.'s update), which changed no label on the tests' data;
+* above, on :data:`ROTATION_SAMPLE` random rows together with the rows of the view
+  scores; the feedback rounds (agreement, new weights, a pass for the new graph's
+  ``P``, the rotation warm-started from the previous labels) run on those rows, and a
+  last pass gives every sample the cluster of largest linearised gain of the rotation
+  objective, ``(F_i R)_c / sqrt(n_c) - s_c / (2 n_c^{3/2})`` with ``n_c`` and ``s_c``
+  the size and the sum of ``(F R)_{ic}`` of cluster ``c`` on the rotated rows (a
+  Jacobi step from the rotation's statistics; ``argmax_c (F_i R)_c`` for the
+  unscaled indicator). ``initial_labels_`` is then None and ``n_labels_changed_``
+  counts the rotated rows.
+
+With ``align_anchors=True`` the per-view anchors are aligned through the kNN graphs
+of the (at most 20000) k-means rows instead of all rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from mvlearn_ext.cluster._blockwise import (
+    RowBlocks,
+    is_dask_array,
+    map_labels,
+    merge_moments,
+    moments_of_block,
+    scaling_from_moments,
+)
+from mvlearn_ext.cluster._drmc import (
+    _DEGREE_REG,
+    _REDUNDANCY_ROWS,
+    _anchor_graphs,
+    _check_live,
+    _feature_factors,
+    _feedback,
+    _initial_anchors,
+    _match_labels,
+    _memberships,
+    _predict_rows,
+    _rotate,
+    _scaled_joint,
+    _subsample_rows,
+    _view_graphs,
+    _view_redundancy,
+)
+from mvlearn_ext.utils._threads import single_threaded_pools
+
+__all__ = ["fit_drmc_blocks", "predict_drmc_blocks"]
+
+#: Rows the spectral rotation runs on above this many samples (all rows below).
+ROTATION_SAMPLE = 100_000
+
+
+# --------------------------------------------------------------------------- block tasks
+
+
+def _stats_task(_, rows, *views):
+    """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
+    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
+    moments = [moments_of_block(X) for X in views]
+    return finite, moments, [np.asarray(X)[rows] for X in views]
+
+
+def _block_graph(p, views):
+    """The consensus graph (m x rows, CSR) of one block under ``p``'s weights."""
+    _, scaled = _scaled_joint(
+        [np.asarray(X) for X in views], p["means"], p["scales"], p["factors"]
+    )
+    graph, _ = _anchor_graphs(scaled, p["anchors"], p["ratios"], per_view=False)
+    return graph
+
+
+def _graph_task(p, rows, *views):
+    """Anchor degrees, ``Z Z^T`` and the graph's columns at ``rows`` of one block."""
+    with single_threaded_pools():
+        Z = _block_graph(p, views)
+        return dict(
+            degree=np.asarray(Z.sum(axis=1)).ravel(),
+            gram=(Z @ Z.T).toarray(),
+            sample=Z.T.tocsr()[rows],
+        )
+
+
+def _label_task(p, _, *views):
+    """Labels of one block by the linearised rotation gain, and ``Z Y`` of the block."""
+    with single_threaded_pools():
+        Z = _block_graph(p, views)
+        G = np.asarray(Z.T @ p["projection"]) @ p["rotation"]
+        labels = np.argmax(G * p["slope"] - p["offset"], axis=1).astype(np.intp)
+        k = p["rotation"].shape[0]
+        onehot = sp.csr_matrix(
+            (np.ones(labels.size), (np.arange(labels.size), labels)), shape=(labels.size, k)
+        )
+        return labels, np.asarray((Z @ onehot).todense())
+
+
+def _predict_task(p, _, *views):
+    with single_threaded_pools():
+        return _predict_rows(
+            [np.asarray(X) for X in views], p["means"], p["scales"], p["factors"],
+            p["anchors"], p["ratios"], p["memberships"],
+        )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- algebra
+
+
+def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
+    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc._consensus_embedding`.
+
+    The top ``k`` eigenvectors of ``Z^T (Delta + tau I)^{-1} Z`` from ``Z Z^T`` and the
+    anchor degrees ``Delta``: ``M = D Z Z^T D`` with ``D = (Delta + tau I)^{-1/2}`` (0
+    for anchors of zero degree), ``M = V Sigma^2 V^T``, ``P = D V Sigma^{-1}``, as
+    ``anchor_spectral_embedding(D Z, k, normalize=False)`` computes it in memory.
+    """
+    live = degree > 0
+    tau = reg * n_samples / max(int(live.sum()), 1)
+    scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
+    M = gram * scale[:, None] * scale[None, :]
+    M = (M + M.T) / 2
+    m = M.shape[0]
+    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_clusters, m - 1))
+    order = np.argsort(eigenvalues)[::-1]
+    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    V = V[:, order]
+    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
+    inverse = np.zeros_like(sigma)
+    inverse[positive] = 1.0 / sigma[positive]
+    return scale[:, None] * (V * inverse)
+
+
+def _assignment_rule(F, R, labels, n_clusters, scaled):
+    """``(slope, offset)`` of the linearised rotation gain ``G * slope - offset``.
+
+    ``G = F R`` on the rotated rows; with the scaled indicator the gain of adding a
+    sample to cluster ``c`` of size ``n_c`` and sum ``s_c`` is, to first order,
+    ``G_ic / sqrt(n_c) - s_c / (2 n_c^{3/2})`` (empty clusters are never chosen).
+    """
+    G = F @ R
+    counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
+    if not scaled:
+        return np.ones(n_clusters), np.where(counts > 0, 0.0, np.inf)
+    sums = np.bincount(labels, weights=G[np.arange(labels.size), labels], minlength=n_clusters)
+    live = counts > 0
+    slope = np.where(live, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
+    offset = np.where(live, sums / (2.0 * np.maximum(counts, 1.0) ** 1.5), np.inf)
+    return slope, offset
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def fit_drmc_blocks(est, Xs):
+    """Fit ``est`` (a :class:`DRMC`) by row blocks; see the module docstring.
+
+    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
+    the driver's matrices are small), as in the in-memory fit.
+    """
+    with single_threaded_pools():
+        return _fit(est, Xs)
+
+
+def _fit(est, Xs):
+    blocks = RowBlocks(Xs, est.block_size)
+    n, k, V = blocks.n_samples, est.n_clusters, len(blocks.widths)
+    if n < k:
+        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
+    est.n_views_, est.n_features_per_view_ = V, blocks.widths
+    widths = list(blocks.widths)
+    n_anchors = est._n_anchors(n)
+    verbose = bool(est.verbose)
+    start = time.perf_counter()
+
+    # The seeds, in the order of the in-memory fit.
+    rng = check_random_state(est.random_state)
+    prior, prior_seed, factors = est._starting_weights(widths, rng)
+    kmeans_seed = int(rng.randint(np.iinfo(np.int32).max))
+    rotation_seed = int(rng.randint(np.iinfo(np.int32).max))
+    learn = est._learns(V)
+
+    # 1. One pass: finiteness, column moments, the rows of the subsamples.
+    redundancy_rows = (
+        np.sort(np.random.RandomState(prior_seed).choice(n, _REDUNDANCY_ROWS, replace=False))
+        if learn and n > _REDUNDANCY_ROWS
+        else (np.arange(n) if learn else np.empty(0, np.int64))
+    )
+    sub_rows = _subsample_rows(n, kmeans_seed)
+    kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
+    wanted = np.union1d(redundancy_rows, kmeans_rows)
+    moments, picked = [None] * V, [[] for _ in range(V)]
+    for finite, block_moments, rows in blocks.map(
+        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="DRMC statistics"
+    ):
+        for v, ok in enumerate(finite):
+            if not ok:
+                raise ValueError(f"Xs[{v}] contains NaN or infinity")
+        for v in range(V):
+            moments[v] = merge_moments(moments[v], block_moments[v])
+            picked[v].append(rows[v])
+    picked = [np.concatenate(rows) for rows in picked]
+    if est.standardize:
+        stats = [
+            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
+            for m_v, X in zip(moments, blocks.views, strict=True)
+        ]
+        est.view_means_ = [mean for mean, _ in stats]
+        est.view_scales_ = [scale for _, scale in stats]
+    else:
+        est.view_means_, est.view_scales_ = None, None
+
+    def rows_of(subset):
+        where = np.searchsorted(wanted, subset)
+        return [P[where] for P in picked]
+
+    # 2. Redundancy, anchors and the per-view graphs of the scores, on the subsamples.
+    redundancy = np.ones(V)
+    if learn:
+        redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
+    joint, views = _scaled_joint(rows_of(kmeans_rows), est.view_means_, est.view_scales_, factors)
+    anchors, reference = _initial_anchors(
+        views, joint, n_anchors, est.align_anchors, kmeans_seed, est.n_jobs
+    )
+    view_graphs = None
+    if learn:
+        own = anchors if est.align_anchors else None
+        view_graphs, _ = _view_graphs(views, own, n_anchors, kmeans_seed, n_total=n)
+    del joint, views
+
+    # 3. The rows the rotation runs on; the view scores' rows among them.
+    if n <= ROTATION_SAMPLE:
+        rotation_rows, score_index = np.arange(n), sub_rows
+    else:
+        drawn = np.random.default_rng([rotation_seed, 19]).choice(
+            n, size=ROTATION_SAMPLE, replace=False
+        )
+        rotation_rows = np.union1d(drawn, kmeans_rows)
+        score_index = np.searchsorted(rotation_rows, kmeans_rows)
+    local_rotation_rows = blocks.local_rows(rotation_rows)
+
+    weights = np.full(V, 1.0 / V) if est.view_weighting == "uniform" else prior
+    base = dict(means=est.view_means_, scales=est.view_scales_, factors=factors, anchors=anchors)
+    last = {}
+    passes = [0]
+
+    def build(weights, previous):
+        ratios = _feature_factors(widths, weights) / factors
+        degree, gram, sample = None, None, []
+        for part in blocks.map(
+            _graph_task, dict(base, ratios=ratios), local_rotation_rows, progress=verbose,
+            desc=f"DRMC graph {passes[0]}",
+        ):  # fmt: skip
+            degree = part["degree"] if degree is None else degree + part["degree"]
+            gram = part["gram"] if gram is None else gram + part["gram"]
+            sample.append(part["sample"])
+        passes[0] += 1
+        if previous is None:
+            _check_live(degree, k)
+        projection = _projection_from_gram(gram, degree, n, k)
+        graph_rows = sp.vstack(sample, format="csr")
+        F = np.asarray(graph_rows @ projection)
+        labels, R = _rotate(F, k, est.scaled_indicator, rotation_seed, previous)
+        last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
+        return F, labels, R
+
+    result = _feedback(
+        build,
+        weights,
+        view_graphs=view_graphs,
+        score_index=score_index,
+        prior=prior,
+        redundancy=redundancy,
+        weight_power=float(est.weight_power),
+        n_clusters=k,
+        max_iter=est.max_iter,
+        learn=learn,
+        verbose=verbose,
+        start=start,
+        header=f"{n} samples in {blocks.n_blocks} blocks, {V} views, {n_anchors} anchors",
+    )
+    result.update(ratios=last["ratios"], anchors=anchors, reference=reference)
+    rotated = result["labels"]
+    if n <= ROTATION_SAMPLE:
+        labels = rotated.astype(np.intp)
+        mass = np.asarray(last["graph_rows"].T @ sp.csr_matrix(
+            (np.ones(n), (np.arange(n), labels)), shape=(n, k)
+        ).toarray())  # fmt: skip
+        est.initial_labels_ = result["initial_labels"].astype(np.intp)
+    else:
+        slope, offset = _assignment_rule(
+            result["F"], result["R"], rotated, k, est.scaled_indicator
+        )
+        params = dict(
+            base, ratios=last["ratios"], projection=last["projection"], rotation=result["R"],
+            slope=slope, offset=offset,
+        )  # fmt: skip
+        parts, mass = [], None
+        for block_labels, block_mass in blocks.map(
+            _label_task, params, progress=verbose, desc="DRMC labels"
+        ):
+            parts.append(block_labels)
+            mass = block_mass if mass is None else mass + block_mass
+        labels = np.concatenate(parts)
+        est.initial_labels_ = None
+    est._store(result, factors, n_anchors, _memberships(mass, last["degree"]))
+    est.n_labels_changed_ = _match_labels(result["initial_labels"], rotated, k)[2]
+    est.anchor_graph_ = None
+    est.embedding_ = None
+    est.indicator_ = None
+    if verbose:
+        est._log(f"labelled {n} samples after {passes[0]} graph passes "
+                 f"({time.perf_counter() - start:.2f} s)")  # fmt: skip
+    if any(is_dask_array(X) for X in Xs):
+        import dask.array as da
+
+        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
+    est.labels_ = labels
+    return est
+
+
+# --------------------------------------------------------------------------- predict
+
+
+def predict_drmc_blocks(est, Xs):
+    """Labels of new views by row blocks (the rule of :meth:`DRMC.predict`).
+
+    Lazy (a dask array chunked like the rows) for dask views.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    from mvlearn_ext.utils._validation import check_views_consistent
+
+    check_is_fitted(est)
+    blocks = RowBlocks(Xs, est.block_size)
+    check_views_consistent(est, blocks.views, reset=False)
+    params = dict(
+        means=est.view_means_, scales=est.view_scales_, factors=est._factors,
+        anchors=est._anchors_scaled, ratios=est._ratios, memberships=est.anchor_memberships_,
+    )  # fmt: skip
+    with single_threaded_pools():
+        return map_labels(
+            blocks,
+            _predict_task,
+            params,
+            lazy=any(is_dask_array(X) for X in Xs),
+            progress=bool(est.verbose),
+            desc="DRMC predict",
+        )

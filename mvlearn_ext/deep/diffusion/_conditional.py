@@ -18,10 +18,10 @@ from mvlearn_ext.deep.diffusion._training import (
     _batch_rows,
     _check_hidden,
     _check_samples,
+    _reverse_diffuse,
     _train,
     _unequal,
 )
-from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
 from mvlearn_ext.diffusion._schedule import make_schedule
 
 
@@ -276,9 +276,4 @@ class ConditionalDiffusion(BaseEstimator):
     def sample(self, C, tasks=None, *, random_state=None):
         """One sample per condition (row of ``C``), shape (n, d)."""
         fn = self.eps_fn(C, tasks)
-        n = np.asarray(C).shape[0]
-        sampler = ddpm_sample if self.sampler == "ddpm" else ddim_sample
-        Z = sampler(
-            fn, self.schedule_, n_samples=n, dim=self.n_features_, random_state=random_state
-        )
-        return Z * self.x_scale_ + self.x_mean_
+        return _reverse_diffuse(self, fn, np.asarray(C).shape[0], random_state)

@@ -16,9 +16,10 @@ from mvlearn_ext.deep.diffusion._training import (
     SAMPLER_CONSTRAINT,
     _check_samples,
     _gaussian_form_eps,
+    _reverse_diffuse,
     _train,
 )
-from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample, gaussian_eps
+from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
 
@@ -238,9 +239,4 @@ class GaussianDSMDiffusion(BaseEstimator):
     def sample(self, C, *, random_state=None):
         """One sample per condition by reverse diffusion, shape (n, d)."""
         fn = self.eps_fn(C)
-        n = np.asarray(C).shape[0]
-        sampler = ddpm_sample if self.sampler == "ddpm" else ddim_sample
-        Z = sampler(
-            fn, self.schedule_, n_samples=n, dim=self.n_features_, random_state=random_state
-        )
-        return Z * self.x_scale_ + self.x_mean_
+        return _reverse_diffuse(self, fn, np.asarray(C).shape[0], random_state)

@@ -11,6 +11,7 @@ import torch
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
 from mvlearn_ext.utils._validation import check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
@@ -109,3 +110,11 @@ def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, name=None):
                     file=sys.stderr,
                 )
     return history
+
+
+def _reverse_diffuse(est, eps_fn, n, random_state):
+    """``n`` samples of a fitted diffusion estimator ``est`` (one per condition of
+    ``eps_fn``) by its reverse-diffusion sampler, mapped back to data units."""
+    sampler = ddpm_sample if est.sampler == "ddpm" else ddim_sample
+    Z = sampler(eps_fn, est.schedule_, n_samples=n, dim=est.n_features_, random_state=random_state)
+    return Z * est.x_scale_ + est.x_mean_

@@ -317,6 +317,33 @@ class ConnectomeCase(_Adapter):
         est.fit(A, y, phenotypes=P)
 
 
+class DiffusionCase(_Adapter):
+    """fit(C, X) of a conditional generator: X (the samples) is corrupted."""
+
+    # check_array's messages for complex, string and ragged input name the
+    # problem, not the argument (as for SingleArrayCase)
+    named_cases = frozenset({"nan", "inf", "huge"})
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.C = rng.uniform(-1, 1, (16, 1))
+        self.X = np.hstack([self.C, self.C**2]) + 0.05 * rng.normal(size=(16, 2))
+
+    def fit(self, est, corrupt=None, rows=None):
+        X, C = self._apply([self.X, self.C], 0, corrupt, rows)
+        est.fit(C, X)
+
+
+class TwoStageCase(DiffusionCase):
+    """fit(pairs, unpaired) with two tasks; the samples of task 0 are corrupted."""
+
+    name = r"X of pairs\[0\]"
+
+    def fit(self, est, corrupt=None, rows=None):
+        X, C = self._apply([self.X, self.C], 0, corrupt, rows)
+        est.fit([(C, X), (self.C, -self.X)], [self.C[:6], self.C[6:12]])
+
+
 # -- the estimators, found by discovery ----------------------------------------
 
 _MV = MultiViewAdapterCase
@@ -426,6 +453,22 @@ def _setups():
         "PhenoBrainClassifier": (
             lambda c: c(epochs=2, hidden=8, random_state=0, n_threads=1),
             ConnectomeCase,
+        ),
+        # conditional generators (torch): fit(C, X), fit(pairs, unpaired)
+        "ConditionalDiffusion": (
+            lambda c: c(hidden=(4,), n_iter=2, random_state=0),
+            DiffusionCase,
+        ),
+        "GaussianDSMDiffusion": (lambda c: c(degree=1, n_iter=2, random_state=0), DiffusionCase),
+        "TwoStageDiffusion": (
+            lambda c: c(
+                specialist_hidden=(4,),
+                generalist_hidden=(4,),
+                specialist_iter=2,
+                generalist_iter=2,
+                random_state=0,
+            ),
+            TwoStageCase,
         ),
     }
 

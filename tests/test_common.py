@@ -75,6 +75,9 @@ COVERED_ELSEWHERE = {
     "mvlearn_ext.extrapolate": "tests/extrapolate/",
     # fit(A, phenotypes, y) takes connectomes with a phenotype per subject.
     "mvlearn_ext.deep.brain": "tests/deep/test_brain.py",
+    # conditional generators: fit(C, X) or fit(pairs, unpaired), a stochastic
+    # sample() and no predict; the checks that apply run there.
+    "mvlearn_ext.deep.diffusion": "tests/deep/test_diffusion.py",
 }
 
 

@@ -21,13 +21,11 @@ import math
 import numbers
 
 import numpy as np
-from numba import prange
 
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _check_n_groups, resolve_warm_start
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
-from mvlearn_ext.utils._numba import jit
 
 __all__ = [
     "ContextualArmSampler",
@@ -35,154 +33,6 @@ __all__ = [
     "contextual_oracle_weights",
     "simulate_contextual",
 ]
-
-
-# ---------------------------------------------------------------------------
-# Kernels
-
-
-@jit
-def _cholesky_inplace(G, L):
-    """Lower Cholesky factor of ``G`` into ``L``; returns False if not positive definite."""
-    d = G.shape[0]
-    for i in range(d):
-        for j in range(i + 1):
-            s = G[i, j]
-            for m in range(j):
-                s -= L[i, m] * L[j, m]
-            if i == j:
-                if s <= 0.0:
-                    return False
-                L[i, i] = np.sqrt(s)
-            else:
-                L[i, j] = s / L[j, j]
-        for j in range(i + 1, d):
-            L[i, j] = 0.0
-    return True
-
-
-@jit
-def _chol_solve(L, b, out):
-    d = L.shape[0]
-    for i in range(d):
-        s = b[i]
-        for m in range(i):
-            s -= L[i, m] * out[m]
-        out[i] = s / L[i, i]
-    for i in range(d - 1, -1, -1):
-        s = out[i]
-        for m in range(i + 1, d):
-            s -= L[m, i] * out[m]
-        out[i] = s / L[i, i]
-
-
-@jit
-def _ctx_score(q, A, n_k, G, b, yy, L, work, col, e):
-    """Plug-in ``c_k^(q/2) / n_k`` with ``c_k = s2 n tr(A G^-1)``; 0 if ``G`` is singular."""
-    d = G.shape[0]
-    if n_k <= d or not _cholesky_inplace(G, L):
-        return 0.0
-    _chol_solve(L, b, work)
-    rss = yy
-    for i in range(d):
-        rss -= b[i] * work[i]
-    s2 = max(rss, 0.0) / (n_k - d)
-    tr = 0.0
-    for j in range(d):  # column j of G^-1
-        for i in range(d):
-            e[i] = 0.0
-        e[j] = 1.0
-        _chol_solve(L, e, col)
-        for i in range(d):
-            tr += A[j, i] * col[i]
-    c = s2 * n_k * tr
-    if q == 2.0:
-        return c / n_k
-    return c ** (0.5 * q) / n_k
-
-
-@jit
-def ctx_observe(q, A, k, x, y, n, G, b, yy, score, L, work, col, e):
-    """Add ``(x, y)`` to group ``k``'s sufficient statistics and rescore it."""
-    d = x.shape[0]
-    n[k] += 1
-    for i in range(d):
-        b[k, i] += x[i] * y
-        for j in range(d):
-            G[k, i, j] += x[i] * x[j]
-    yy[k] += y * y
-    score[k] = _ctx_score(q, A, n[k], G[k], b[k], yy[k], L, work, col, e)
-
-
-@jit
-def ctx_choose(n0, n, score):
-    kmin = 0
-    for k in range(1, n.shape[0]):
-        if n[k] < n[kmin]:
-            kmin = k
-    if n[kmin] < n0:
-        return kmin
-    best = 0
-    for k in range(1, n.shape[0]):
-        if score[k] > score[best]:
-            best = k
-    return best
-
-
-@jit
-def ctx_draw(key, j, m, Lc, beta, sigma_k, x):
-    """Context ``x = m + Lc z`` and response ``y = x^T beta + sigma_k eps`` of sample ``j``."""
-    d = m.shape[0]
-    sub = K_._mix64(key + (np.uint64(j) + K_._ONE) * K_._GAMMA)
-    z = np.empty(d)
-    c = 0
-    for i in range(d):
-        z[i], c = K_._normal(sub, c)
-    y = 0.0
-    for i in range(d):
-        s = m[i]
-        for t in range(d):
-            s += Lc[i, t] * z[t]
-        x[i] = s
-        y += s * beta[i]
-    eps, c = K_._normal(sub, c)
-    return y + sigma_k * eps
-
-
-@jit(parallel=True)
-def _ctx_simulate_kernel(
-    q, n0, A, budget, m, Lc, beta, sigma, seed, rep_offset, c_true, p, out_counts, out_beta, out_rp
-):
-    R = out_counts.shape[0]
-    K, d = m.shape
-    for r in prange(R):
-        n = np.zeros(K, dtype=np.int64)
-        G = np.zeros((K, d, d))
-        b = np.zeros((K, d))
-        yy = np.zeros(K)
-        score = np.zeros(K)
-        L = np.zeros((d, d))
-        work = np.zeros(d)
-        col = np.zeros(d)
-        e = np.zeros(d)
-        x = np.zeros(d)
-        keys = np.empty(K, dtype=np.uint64)
-        for k in range(K):
-            keys[k] = K_.stream_key(seed, rep_offset + r, k)
-        for _ in range(budget):
-            k = ctx_choose(n0, n, score)
-            y = ctx_draw(keys[k], n[k], m[k], Lc[k], beta[k], sigma[k], x)
-            ctx_observe(q, A, k, x, y, n, G, b, yy, score, L, work, col, e)
-        for k in range(K):
-            out_counts[r, k] = n[k]
-            if _cholesky_inplace(G[k], L):
-                _chol_solve(L, b[k], work)
-                for i in range(d):
-                    out_beta[r, k, i] = work[i]
-            else:
-                for i in range(d):
-                    out_beta[r, k, i] = np.nan
-        out_rp[r] = K_.rp_value(c_true, n, p)
 
 
 # ---------------------------------------------------------------------------
@@ -270,7 +120,7 @@ class ContextualArmSampler:
         k = int(group)
         x = np.empty(self._m.shape[1])
         key = np.uint64(K_.stream_key(self.seed, int(replication), k))
-        y = ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
+        y = K_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
         return x, float(y)
 
 
@@ -324,11 +174,11 @@ class ContextualGreedyPlugIn:
                 f"samples "
                 f"(at least n_features + 1 = {n_features + 1} per group)"
             )
-        return q, n0, _check_A(self.A, int(n_features))
+        return K_.CtxRule(q, n0, _check_A(self.A, int(n_features)))
 
     def reset(self, n_groups, budget, n_features):
         """Start a run; returns ``self``."""
-        self._q_, self._n0_, self._A_ = self._compile(n_groups, budget, n_features)
+        self._rule_ = self._compile(n_groups, budget, n_features)
         self.n_groups_, self.budget_, self.n_features_ = (
             int(n_groups),
             int(budget),
@@ -343,7 +193,8 @@ class ContextualGreedyPlugIn:
             "scores": np.zeros(n_groups),
             "t": 0,
         }
-        self._work_ = [np.zeros((d, d)), np.zeros(d), np.zeros(d), np.zeros(d)]
+        # plain tuples: Numba types them on its fast path (see _kernels)
+        self._work_ = tuple(K_.ctx_work(d))
         return self
 
     def _require_started(self):
@@ -357,7 +208,8 @@ class ContextualGreedyPlugIn:
         self._require_started()
         if self._state_["t"] >= self.budget_:
             raise RuntimeError(f"the budget of {self.budget_} samples is spent")
-        return int(ctx_choose(self._n0_, self._state_["counts"], self._state_["scores"]))
+        s = self._state_
+        return int(K_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
 
     def update(self, group, x, y):
         """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
@@ -373,19 +225,8 @@ class ContextualGreedyPlugIn:
         if not (np.all(np.isfinite(x)) and math.isfinite(y)):
             raise ValueError(f"observation of group {group} has NaN or inf")
         s = self._state_
-        ctx_observe(
-            self._q_,
-            self._A_,
-            int(group),
-            x,
-            y,
-            s["counts"],
-            s["gram"],
-            s["xty"],
-            s["yty"],
-            s["scores"],
-            *self._work_,
-        )
+        stats = (s["counts"], s["gram"], s["xty"], s["yty"], s["scores"])  # a CtxStats
+        K_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)
         s["t"] += 1
         return self
 
@@ -452,30 +293,18 @@ def simulate_contextual(
     K, d = m.shape
     budget = _check_budget(budget)
     R = _check_budget(n_replications, "n_replications")
-    q, n0, A = policy._compile(K, budget, d)
+    rule = policy._compile(K, budget, d)
+    q, A = rule.q, rule.A
     p = _check_p(policy.p)
     c_true = contextual_oracle_weights(m, C, s, A)
     counts = np.zeros((R, K), dtype=np.int64)
     coef = np.zeros((R, K, d))
     rp = np.zeros(R)
     with _numba_threads(n_threads):
-        _ctx_simulate_kernel(
-            q,
-            n0,
-            A,
-            budget,
-            m,
-            Lc,
-            B,
-            s,
-            _check_seed(seed),
-            _check_seed(replication_offset, "replication_offset"),
-            c_true,
-            p,
-            counts,
-            coef,
-            rp,
-        )
+        K_.ctx_simulate_kernel(
+            rule, budget, K_.CtxTruth(m, Lc, B, s), _check_seed(seed),
+            _check_seed(replication_offset, "replication_offset"), c_true, p, counts, coef, rp,
+        )  # fmt: skip
     w = c_true ** (q / 2.0)
     star = float(np.sum(w) ** (1.0 if np.isinf(p) else (p + 1.0) / p) / budget)
     return {

@@ -62,14 +62,11 @@ import math
 import numbers
 
 import numpy as np
-from numba import prange
 from scipy import special
 
 from mvlearn_ext.bandits import _kernels as K_
-from mvlearn_ext.bandits._contextual import _chol_solve, _cholesky_inplace
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _AllocationPolicy, _check_n_groups, resolve_warm_start
-from mvlearn_ext.utils._numba import jit
 
 __all__ = ["SideInfoGreedyPlugIn", "log_variance_tables"]
 
@@ -106,299 +103,6 @@ def log_variance_tables(budget):
         bias[2:] = special.digamma(half) - np.log(half)
         var[2:] = special.polygamma(1, half)
     return bias, var
-
-
-# ---------------------------------------------------------------------------
-# Kernels (plain contiguous arrays, valid input assumed)
-
-
-@jit
-def side_fit(n, m2, Z, coef_known, known, tau2_fixed, btab, vtab, out, coef, ws, use, G, L, col):
-    """Plug-in variances of the log-linear side-information model into ``out``.
-
-    ``tau2_fixed < 0`` estimates ``tau^2`` (DerSimonian--Laird), ``inf`` is no
-    pooling. ``coef`` receives the coefficients (NaN if not fitted), ``ws`` is a
-    ``(4, K)`` workspace (``l``, ``v``, weights, ``log s^2``). Returns ``tau^2``
-    (``inf`` when the model is not used). One function without array-argument
-    calls: it runs once per step, and Numba's reference counting on helper calls
-    would dominate its cost.
-    """
-    K, m = Z.shape
-    lk = ws[0]
-    vk = ws[1]
-    ak = ws[2]
-    ls = ws[3]
-    n_use = 0
-    for k in range(K):
-        if n[k] >= 2 and m2[k] > 0.0:
-            use[k] = True
-            n_use += 1
-            ls[k] = np.log(m2[k] / (n[k] - 1.0))
-            lk[k] = ls[k] - btab[n[k]]
-            vk[k] = vtab[n[k]]
-        else:
-            use[k] = False
-    m_fit = 0 if known else m
-    if known:
-        for i in range(m):
-            coef[i] = coef_known[i]
-    tau2 = tau2_fixed
-    ok = not np.isinf(tau2)
-    estimate = ok and tau2 < 0.0
-    df = n_use - m_fit
-    if estimate and df <= 0:
-        ok = False
-    if ok and n_use < m_fit:
-        ok = False
-    # Stage 0: fixed-effect fit and the moment estimate of tau^2; stage 1: final fit.
-    stage = 0 if estimate else 1
-    while ok and stage < 2:
-        for k in range(K):
-            if not use[k]:
-                ak[k] = 0.0
-            elif stage == 0:
-                ak[k] = 1.0 / vk[k]
-            else:
-                ak[k] = 1.0 / (vk[k] + tau2)
-        if not known:
-            # Normal equations G coef = Z^T A l, Cholesky G = L L^T, two triangular solves.
-            for i in range(m):
-                col[i] = 0.0
-                for j in range(m):
-                    G[i, j] = 0.0
-            for k in range(K):
-                if use[k]:
-                    for i in range(m):
-                        col[i] += ak[k] * Z[k, i] * lk[k]
-                        for j in range(i + 1):
-                            G[i, j] += ak[k] * Z[k, i] * Z[k, j]
-            if not _cholesky_inplace(G, L):
-                ok = False
-                break
-            _chol_solve(L, col, coef)
-        if stage == 0:
-            Q = 0.0
-            sa = 0.0
-            tr = 0.0
-            for k in range(K):
-                if not use[k]:
-                    continue
-                pred = 0.0
-                for i in range(m):
-                    pred += Z[k, i] * coef[i]
-                r = lk[k] - pred
-                Q += ak[k] * r * r
-                sa += ak[k]
-                if not known:
-                    # a_k^2 z_k^T G^-1 z_k = a_k^2 |L^-1 z_k|^2 (forward substitution).
-                    h = 0.0
-                    for i in range(m):
-                        acc = Z[k, i]
-                        for t in range(i):
-                            acc -= L[i, t] * col[t]
-                        col[i] = acc / L[i, i]
-                        h += col[i] * col[i]
-                    tr += ak[k] * ak[k] * h
-            c = sa - tr
-            if c <= 0.0:
-                ok = False
-                break
-            tau2 = max(0.0, (Q - df) / c)
-        stage += 1
-    if not ok:
-        if not known:
-            for i in range(m):
-                coef[i] = np.nan
-        for k in range(K):
-            out[k] = m2[k] / (n[k] - 1.0) if n[k] >= 2 else 0.0
-        return np.inf
-    for k in range(K):
-        pred = 0.0
-        for i in range(m):
-            pred += Z[k, i] * coef[i]
-        if use[k]:
-            w = tau2 / (tau2 + vk[k])
-            out[k] = np.exp(w * ls[k] + (1.0 - w) * pred)
-        else:
-            out[k] = np.exp(pred)
-    return tau2
-
-
-@jit
-def side_advance(
-    mode,
-    n0,
-    tab,
-    Z,
-    coef_known,
-    known,
-    tau2_fixed,
-    btab,
-    vtab,
-    state_i,
-    n,
-    mean,
-    m2,
-    k_in,
-    x_in,
-    dist,
-    shape,
-    mean_true,
-    sigma_true,
-    keys,
-    presampled,
-    r,
-    out,
-    coef,
-    ws,
-    use,
-    G,
-    L,
-    col,
-):
-    """One step (or the rest of a run) of the side-information greedy rule.
-
-    Same modes as :func:`mvlearn_ext.bandits._kernels.advance`
-    (``state_i = [t, warm_done]``): the least-sampled group while
-    ``n_min < n0`` (ties to the lowest index; once the warm start is over it
-    stays over), then ``argmax_k out_k * tab[n_k]`` with ``out`` the plug-in
-    variances of :func:`side_fit` computed from the current state.
-    """
-    K = n.shape[0]
-    budget = tab.shape[0] - 1
-    n_steps = 1
-    if mode == K_.MODE_RUN:
-        n_steps = budget - state_i[0]
-    k = k_in
-    for _ in range(n_steps):
-        if mode != K_.MODE_OBSERVE:
-            k = -1
-            if state_i[1] == 0:
-                kmin = 0
-                for j in range(1, K):
-                    if n[j] < n[kmin]:
-                        kmin = j
-                if n[kmin] < n0:
-                    k = kmin
-                else:
-                    state_i[1] = 1
-            if k < 0:
-                side_fit(
-                    n,
-                    m2,
-                    Z,
-                    coef_known,
-                    known,
-                    tau2_fixed,
-                    btab,
-                    vtab,
-                    out,
-                    coef,
-                    ws,
-                    use,
-                    G,
-                    L,
-                    col,
-                )
-                k = 0
-                best = out[0] * tab[n[0]]
-                for j in range(1, K):
-                    s = out[j] * tab[n[j]]
-                    if s > best:
-                        best = s
-                        k = j
-            if mode == K_.MODE_CHOOSE:
-                return k
-            if dist == K_.PRESAMPLED:
-                x = presampled[r, k, n[k]]
-            else:
-                x = mean_true[k] + sigma_true[k] * K_._standard_draw(dist, shape, keys[k], n[k])
-        else:
-            x = x_in
-        n[k] += 1
-        delta = x - mean[k]
-        mean[k] += delta / n[k]
-        m2[k] += delta * (x - mean[k])
-        state_i[0] += 1
-    return k
-
-
-@jit(parallel=True)
-def _side_simulate_kernel(
-    n0,
-    tab,
-    Z,
-    coef_known,
-    known,
-    tau2_fixed,
-    btab,
-    vtab,
-    sigma,
-    mean,
-    dist,
-    shape,
-    seed,
-    rep_offset,
-    group_keys,
-    presampled,
-    p,
-    out_counts,
-    out_means,
-    out_rp,
-):
-    R = out_counts.shape[0]
-    K, m = Z.shape
-    sigma2 = sigma * sigma
-    for r in prange(R):
-        n = np.zeros(K, dtype=np.int64)
-        mu = np.zeros(K)
-        m2 = np.zeros(K)
-        state_i = np.zeros(2, dtype=np.int64)
-        keys = np.empty(K, dtype=np.uint64)
-        for k in range(K):
-            keys[k] = K_.stream_key(seed, rep_offset + r, group_keys[k])
-        out = np.zeros(K)
-        coef = np.zeros(m)
-        ws = np.zeros((4, K))
-        use = np.zeros(K, dtype=np.bool_)
-        G = np.zeros((m, m))
-        L = np.zeros((m, m))
-        col = np.zeros(m)
-        side_advance(
-            K_.MODE_RUN,
-            n0,
-            tab,
-            Z,
-            coef_known,
-            known,
-            tau2_fixed,
-            btab,
-            vtab,
-            state_i,
-            n,
-            mu,
-            m2,
-            0,
-            0.0,
-            dist,
-            shape,
-            mean,
-            sigma,
-            keys,
-            presampled,
-            r,
-            out,
-            coef,
-            ws,
-            use,
-            G,
-            L,
-            col,
-        )
-        for k in range(K):
-            out_counts[r, k] = n[k]
-            out_means[r, k] = mu[k]
-        out_rp[r] = K_.rp_value(sigma2, n, p)
 
 
 # ---------------------------------------------------------------------------
@@ -531,7 +235,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         )
 
     def _side_compile(self, n_groups, budget):
-        """Validate; returns the kernel configuration as a dict."""
+        """Validate; returns the kernel configuration (a :class:`_kernels.SideConfig`)."""
         n_groups = _check_n_groups(n_groups)
         budget = _check_budget(budget)
         q = allocation_exponent(_check_p(self.p))
@@ -564,135 +268,66 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
                 raise ValueError("coef contains NaN or inf")
             known = True
         btab, vtab = log_variance_tables(budget)
-        return {
-            "n0": n0,
-            "tab": K_.count_table(q, budget),
-            "Z": Z,
-            "coef_known": coef,
-            "known": known,
-            "tau2": tau2,
-            "btab": btab,
-            "vtab": vtab,
-        }
+        return K_.SideConfig(
+            n0=n0,
+            tab=K_.count_table(q, budget),
+            Z=Z,
+            coef_known=coef,
+            known=known,
+            tau2_fixed=tau2,
+            btab=btab,
+            vtab=vtab,
+        )
 
     def _compile(self, n_groups, budget, sigma=None):
         raise TypeError("SideInfoGreedyPlugIn runs on its own kernel (see simulate)")
 
     def _replication_runner(self, n_groups, budget, sigma, mean, dist, shape, seed, keys, p):
         """A function ``run(rep_offset, presampled, counts, estimates, rp)`` for simulate."""
-        c = self._side_compile(n_groups, budget)
+        cfg = self._side_compile(n_groups, budget)
 
         def run(rep_offset, presampled, out_counts, out_means, out_rp):
-            _side_simulate_kernel(
-                c["n0"],
-                c["tab"],
-                c["Z"],
-                c["coef_known"],
-                c["known"],
-                c["tau2"],
-                c["btab"],
-                c["vtab"],
-                sigma,
-                mean,
-                dist,
-                shape,
-                seed,
-                rep_offset,
-                keys,
-                presampled,
-                p,
-                out_counts,
-                out_means,
-                out_rp,
-            )
+            K_.side_simulate_kernel(
+                cfg, sigma, mean, dist, shape, seed, rep_offset, keys, presampled, p,
+                out_counts, out_means, out_rp,
+            )  # fmt: skip
 
         return run
 
     # -- online interface -------------------------------------------------------
+    # The kernels take the named tuples of ``_kernels`` as plain tuples here
+    # (Numba types those on its fast path: one online step stays as cheap as
+    # with separate array arguments).
     def reset(self, n_groups, budget):
         """Start a run of ``budget`` samples over ``n_groups`` groups; returns ``self``."""
         self._cfg_ = self._side_compile(n_groups, budget)
         self.n_groups_, self.budget_ = int(n_groups), int(budget)
-        K, m = self._cfg_["Z"].shape
+        K, m = self._cfg_.Z.shape
         self._state_ = {
             "counts": np.zeros(K, dtype=np.int64),
             "means": np.zeros(K),
             "m2": np.zeros(K),
             "steps": np.zeros(2, dtype=np.int64),  # [samples so far, warm start over]
         }
-        self._work_ = {
-            "out": np.zeros(K),
-            "coef": np.zeros(m),
-            "ws": np.zeros((4, K)),
-            "use": np.zeros(K, dtype=np.bool_),
-            "G": np.zeros((m, m)),
-            "L": np.zeros((m, m)),
-            "col": np.zeros(m),
-        }
-        self._dummy_ = (
-            np.zeros(1),
-            np.zeros(1),
-            np.zeros(1, dtype=np.uint64),
-            np.zeros((1, 1, 1)),
+        self._work_ = K_.side_work(K, m)
+        # The online path never draws: a source of placeholders.
+        source = K_.Source(
+            0, 0.0, np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.uint64), np.zeros((1, 1, 1)), 0
         )
+        self._args_ = (tuple(self._cfg_), tuple(source), tuple(self._work_))
         return self
 
     def _advance(self, mode, group, x):
-        s, c, w = self._state_, self._cfg_, self._work_
-        mt, sg, keys, pre = self._dummy_
-        return side_advance(
-            mode,
-            c["n0"],
-            c["tab"],
-            c["Z"],
-            c["coef_known"],
-            c["known"],
-            c["tau2"],
-            c["btab"],
-            c["vtab"],
-            s["steps"],
-            s["counts"],
-            s["means"],
-            s["m2"],
-            group,
-            x,
-            0,
-            0.0,
-            mt,
-            sg,
-            keys,
-            pre,
-            0,
-            w["out"],
-            w["coef"],
-            w["ws"],
-            w["use"],
-            w["G"],
-            w["L"],
-            w["col"],
-        )
+        s = self._state_
+        cfg, source, work = self._args_
+        state = (s["steps"], s["counts"], s["means"], s["m2"])  # a Welford
+        return K_.side_advance(mode, cfg, state, group, x, source, work)
 
     def _fit_now(self):
         self._require_started()
-        s, c, w = self._state_, self._cfg_, self._work_
-        tau2 = side_fit(
-            s["counts"],
-            s["m2"],
-            c["Z"],
-            c["coef_known"],
-            c["known"],
-            c["tau2"],
-            c["btab"],
-            c["vtab"],
-            w["out"],
-            w["coef"],
-            w["ws"],
-            w["use"],
-            w["G"],
-            w["L"],
-            w["col"],
-        )
-        return w["out"].copy(), w["coef"].copy(), float(tau2)
+        s, w = self._state_, self._work_
+        tau2 = K_.side_fit(s["counts"], s["m2"], self._args_[0], self._args_[2])
+        return w.out.copy(), w.coef.copy(), float(tau2)
 
     @property
     def plugin_variances_(self):

@@ -9,7 +9,7 @@ Importing :mod:`mvlearn_ext` never imports torch; importing this subpackage
 does, and raises one ``ImportError`` naming the extra when torch is missing.
 Framework-free parts of the deep methods (losses, rewards, schedulers,
 merging operators) live in the NumPy subpackages; only code that needs torch
-lives here, one module per family.
+lives here, one module (or package) per family.
 """
 
 from mvlearn_ext.utils._optional import import_optional

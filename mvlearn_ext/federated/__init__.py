@@ -12,12 +12,9 @@ from mvlearn_ext.federated._dream import (
     QuadraticFMOL,
     run_dream,
 )
-from mvlearn_ext.federated._flower import (
+from mvlearn_ext.federated._flower import make_client_app, make_server_app
+from mvlearn_ext.federated._flower_grid import (
     InProcessGrid,
-    KMEProtocolClient,
-    KMEProtocolServer,
-    make_client_app,
-    make_server_app,
     run_flower_inprocess,
     run_flower_simulation,
 )
@@ -31,6 +28,7 @@ from mvlearn_ext.federated._kme import (
     mmd2_unbiased,
     weighted_ridge,
 )
+from mvlearn_ext.federated._kme_protocol import KMEProtocolClient, KMEProtocolServer
 
 __all__ = [
     "DREAMClient",

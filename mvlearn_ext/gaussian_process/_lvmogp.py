@@ -7,80 +7,19 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.sparse.linalg import eigsh
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.cluster import KMeans
-from sklearn.neighbors import kneighbors_graph
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.gaussian_process import _bound as bd
+from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["LVMOGPRegressor"]
-
-
-def _check_targets(Y, n_samples):
-    """Y as a float (n_samples, n_outputs) array with NaN for missing entries."""
-    if Y is None:
-        raise ValueError("LVMOGPRegressor requires y to be passed, but the target y is None")
-    if hasattr(Y, "toarray"):
-        raise TypeError("Y must be a dense array; got a sparse matrix")
-    try:
-        Y = np.array(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"Y must be a numeric array: {exc}") from None
-    if Y.ndim not in (1, 2):
-        raise ValueError(f"Y must be 1-D or 2-D, got {Y.ndim}-D")
-    if Y.shape[0] != n_samples:
-        raise ValueError(
-            f"X and Y have inconsistent numbers of samples: {n_samples} and {Y.shape[0]}"
-        )
-    if np.isinf(Y).any():
-        raise ValueError("Y contains infinity; mark missing entries with NaN")
-    check_magnitude(Y, "Y", allow_nan=True)
-    Y2 = Y.reshape(n_samples, -1)
-    if Y2.shape[1] == 0:
-        raise ValueError("Y has no outputs (0 columns)")
-    empty = np.flatnonzero(np.isnan(Y2).all(axis=0))
-    if empty.size:
-        raise ValueError(
-            f"Y has {empty.size} output column(s) with no observed entry (all NaN), "
-            f"e.g. column {int(empty[0])}; drop them or observe at least one entry"
-        )
-    return Y2, Y.ndim == 1
-
-
-def _spectral_embedding(F, k, n_neighbors, seed):
-    """Laplacian eigenmaps of the symmetrised kNN graph of the rows of ``F``.
-
-    The top non-trivial eigenvectors of ``D^{-1/2} A D^{-1/2}`` (Lanczos on
-    the largest eigenvalues: no shift-invert factorisation), mapped back by
-    ``D^{-1/2}``. O(P log P) memory and time for P rows.
-    """
-    A = kneighbors_graph(F, n_neighbors, include_self=False)
-    A = ((A + A.T) > 0).astype(np.float64)
-    d = np.asarray(A.sum(axis=1)).ravel()
-    dinv = 1.0 / np.sqrt(np.maximum(d, 1e-12))
-    An = A.multiply(dinv[:, None]).multiply(dinv[None, :]).tocsr()
-    v0 = np.random.default_rng(seed).standard_normal(A.shape[0])
-    w, V = eigsh(An, k=k + 1, which="LA", v0=v0, tol=1e-6)
-    order = np.argsort(w)[::-1]
-    return V[:, order[1 : k + 1]] * dinv[:, None]
-
-
-def _kmeans_or_distinct(A, m, seed):
-    """``m`` k-means centres of the rows of ``A``, or its distinct rows if
-    there are at most ``m`` (inducing points that never coincide)."""
-    uniq = np.unique(A, axis=0)
-    if uniq.shape[0] <= m:
-        return uniq
-    return KMeans(m, n_init=1, random_state=seed).fit(A).cluster_centers_
 
 
 def _output_scaling(packer, data):
@@ -307,24 +246,13 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         seed = int(rng.integers(2**31 - 1))
         m_x = min(self.n_inducing, N)
         m_h = min(self.n_inducing_latent, P)
-        Z_x = _kmeans_or_distinct(X, m_x, seed)
+        Z_x = kmeans_or_distinct(X, m_x, seed)
         m_x = Z_x.shape[0]
         # Output latents from the outputs (missing entries filled by 0, the
-        # standardised mean): their PCA scores, or a spectral embedding of
-        # the outputs' kNN graph in the space of the top principal
-        # components; scaled to unit variance per dimension.
-        k = min(d_h, min(F.shape))
-        mu = np.zeros((P, d_h))
-        n_pc = min(20, min(F.shape))
-        U, s, _ = randomized_svd(F, max(k, n_pc), random_state=seed)
-        if self.init == "spectral" and P > d_h + 2:
-            mu[:, :k] = _spectral_embedding(U * s, k, int(np.clip(P // 50, 5, P - 1)), seed)
-        else:
-            mu[:, :k] = (U * s)[:, :k]
-        sd = mu.std(axis=0)
-        mu[:, sd > 0] /= sd[sd > 0]
-        mu += 1e-3 * rng.standard_normal(mu.shape)
-        Z_h = _kmeans_or_distinct(mu, m_h, seed)
+        # standardised mean); noise 1e-3, as this fit has always used (the
+        # torch estimators of the family use 1e-2: see initial_latents).
+        mu = initial_latents(F, d_h, init=self.init, noise=1e-3, rng=rng, seed=seed)
+        Z_h = kmeans_or_distinct(mu, m_h, seed)
         m_h = Z_h.shape[0]
         # Per-feature spread times sqrt(d_x): the scaled squared distance of
         # two inputs is then about 2 whatever d_x, not 2 d_x (with 10 features
@@ -376,7 +304,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_magnitude(X, "X")
-        Y, self._y_1d = _check_targets(Y, X.shape[0])
+        Y, self._y_1d = check_targets(Y, X.shape[0])
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         P = Y.shape[1]

@@ -115,7 +115,7 @@ def test_polynomial_specialists_feed_the_generalist():
     for k in range(2):
         r = Xp[Tp == k] - model.specialists_[k].mean(Cp[Tp == k])
         assert r.std() < 3 * data.noise
-    with pytest.raises(ValueError, match="specialist must be"):
+    with pytest.raises(ValueError, match="'specialist' parameter"):
         TwoStageDiffusion(specialist="gp").fit(data.pairs, data.unpaired)
 
 
@@ -155,7 +155,7 @@ def test_unequal_weights_draw_rows_at_their_share():
     # 4000 pseudo-pairs but were drawn uniformly, so most mini-batches held none of them and
     # the few that did had a huge weighted loss (mu = 0.5 made the generalist ~2x worse
     # than mu = 0). Rows must now be drawn with probability w_i / sum(w).
-    from mvlearn_ext.deep.diffusion import _batch_rows, _unequal
+    from mvlearn_ext.deep.diffusion._training import _batch_rows, _unequal
 
     w = np.r_[np.full(4, 0.5 / 4), np.full(396, 0.5 / 396), np.zeros(100)]
     w = w * (len(w) / w.sum())
@@ -222,7 +222,7 @@ def test_expected_dsm_loss_is_minimised_by_the_closed_form_fit():
     # row, its minimiser must be the least-squares A and the mean squared residual v.
     from numpy.polynomial import legendre
 
-    from mvlearn_ext.deep.diffusion import _gaussian_form_eps
+    from mvlearn_ext.deep.diffusion._training import _gaussian_form_eps
     from mvlearn_ext.diffusion import fit_polynomial_gaussian, make_schedule
 
     c, X, _, _, _ = _poly_gaussian_data(3, n=60, degree=2)
@@ -329,7 +329,7 @@ def test_gaussian_dsm_bad_input_is_named():
     c, X = np.linspace(-1, 1, 10), np.zeros((10, 2))
     with pytest.raises(ValueError, match="degree"):
         GaussianDSMDiffusion(degree=-1).fit(c, X)
-    with pytest.raises(ValueError, match="lr must"):
+    with pytest.raises(ValueError, match="'lr' parameter"):
         GaussianDSMDiffusion(lr=0.0).fit(c, X)
     with pytest.raises(ValueError, match="lr_schedule"):
         GaussianDSMDiffusion(lr_schedule="step").fit(c, X)
@@ -375,7 +375,7 @@ def test_gaussian_dsm_specialists_in_the_two_stage_pipeline():
 
 
 def test_cosine_schedule_and_its_validation():
-    from mvlearn_ext.deep.diffusion import _cosine_lr
+    from mvlearn_ext.deep.diffusion._training import _cosine_lr
 
     lrs = [_cosine_lr(1.0, it, 10) for it in range(10)]
     assert lrs[0] == 1.0 and abs(lrs[5] - 0.5) < 1e-12 and 0 < lrs[-1] < 0.03
@@ -425,3 +425,75 @@ def test_torch_demo_rows_cover_every_specialist_class():
         assert mine[1].endswith("mix_weight=0") and mine[2].endswith("mix_weight=0.5")
     err, ed = _scores(data, rows[-1][1], rows[-1][2], random_state=0)
     assert np.isfinite(err) and np.isfinite(ed)
+
+
+# -- scikit-learn estimator contract (the checks that apply to fit(C, X)) -------
+
+_CONTRACT = [
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_do_not_raise_errors_in_init_or_set_params",
+]
+
+
+def _diffusion_classes():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    return [ConditionalDiffusion, GaussianDSMDiffusion, TwoStageDiffusion]
+
+
+@pytest.mark.parametrize("cls", _diffusion_classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("check", _CONTRACT)
+def test_sklearn_contract_checks_that_apply(cls, check):
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, check)(cls.__name__, cls())
+
+
+@pytest.mark.parametrize("cls", _diffusion_classes(), ids=lambda c: c.__name__)
+def test_every_parameter_is_constrained_and_clone_keeps_it(cls):
+    from sklearn.base import clone
+
+    est = cls(random_state=3)
+    assert set(est.get_params()) == set(cls._parameter_constraints)
+    assert clone(est).get_params() == est.get_params()
+    assert est.set_params(random_state=4) is est and est.random_state == 4
+
+
+def test_fit_returns_self_and_refit_after_set_params_is_the_fresh_fit():
+    from sklearn.base import clone
+
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    rng = np.random.default_rng(0)
+    C = rng.uniform(-1, 1, (40, 1))
+    X = np.hstack([C, C**2]) + 0.05 * rng.normal(size=(40, 2))
+    data = make_toy_tasks(n_pairs=8, n_unpaired=10, random_state=0)
+    fits = [
+        (ConditionalDiffusion(hidden=(4,), n_iter=3, random_state=0), (C, X), "network_"),
+        (GaussianDSMDiffusion(degree=1, n_iter=3, random_state=0), (C, X), "coef_"),
+        (
+            TwoStageDiffusion(
+                specialist="polynomial", generalist_hidden=(4,), generalist_iter=2, random_state=0
+            ),  # fmt: skip
+            (data.pairs, data.unpaired),
+            "generalist_",
+        ),
+    ]
+    for est, args, attr in fits:
+        assert est.fit(*args) is est and hasattr(est, attr)
+        fresh = clone(est).set_params(random_state=1).fit(*args)
+        again = est.set_params(random_state=1).fit(*args)
+        a = fresh.sample(*_sample_args(est, args), random_state=0)
+        b = again.sample(*_sample_args(est, args), random_state=0)
+        np.testing.assert_array_equal(a, b)
+
+
+def _sample_args(est, args):
+    if isinstance(est, TwoStageDiffusion):
+        return (args[1][0], 0)
+    return (args[0][:5],)

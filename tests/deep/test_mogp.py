@@ -474,11 +474,19 @@ def test_torch_gauss_hermite_matches_closed_form():
 
 def test_docstring_example():
     import doctest
+    import importlib
+    import pkgutil
 
     import mvlearn_ext.deep.gaussian_process as mogp
 
-    result = doctest.testmod(mogp, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
+    attempted = 0
+    for info in pkgutil.iter_modules(mogp.__path__, mogp.__name__ + "."):
+        module = importlib.import_module(info.name)
+        flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+        result = doctest.testmod(module, optionflags=flags)
+        assert result.failed == 0, info.name
+        attempted += result.attempted
+    assert attempted >= 2  # the examples of both estimators ran
 
 
 def test_deep_mogp_is_a_deprecated_alias():

@@ -1,0 +1,120 @@
+"""Validation and the training loop shared by the diffusion estimators (private driver)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
+from mvlearn_ext.utils._validation import check_magnitude
+
+#: Constraints of the parameters the diffusion estimators share.
+COMMON_CONSTRAINTS: dict = {
+    "n_steps": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "lr_schedule": [StrOptions({"constant", "cosine"})],
+    "random_state": ["random_state"],
+    "device": [str, None],
+}
+SAMPLER_CONSTRAINT = [StrOptions({"ddpm", "ddim"})]
+
+
+def _check_samples(X, name="X"):
+    """``X`` as a finite float (n, d) array with ``n >= 2`` (the training samples).
+
+    NaN, infinity, complex values, strings and ragged rows are refused with
+    a message naming ``name``; so are values whose squares overflow (the
+    standardisation squares them) and fewer than two rows (no scale).
+    """
+    X = check_array(X, dtype=np.float64, ensure_2d=False, ensure_all_finite=False,
+                    ensure_min_samples=0, input_name=name)  # fmt: skip
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    if X.shape[0] < 2:
+        raise ValueError(f"{name} has 1 sample; at least 2 are needed (to standardise it)")
+    check_magnitude(X, name)
+    return X
+
+
+def _check_hidden(hidden, name="hidden"):
+    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
+        raise TypeError(f"{name} must be a tuple of positive ints, got {hidden!r}")
+    h = tuple(hidden)
+    if not h or any(isinstance(w, bool) or not isinstance(w, Integral) or w < 1 for w in h):
+        raise ValueError(f"{name} must be a non-empty tuple of positive ints, got {hidden!r}")
+    return tuple(int(w) for w in h)
+
+
+def _unequal(w):
+    return bool(np.ptp(w) > 1e-12 * np.max(w))
+
+
+def _batch_rows(weights, batch_size, generator, weighted):
+    """Row ids of one mini-batch.
+
+    With unequal ``weights`` the rows are drawn with probabilities
+    ``w / sum(w)`` and the plain mean of their losses is taken: the same
+    expected loss as the weighted mean over uniformly drawn rows, without
+    its variance when a few rows carry most of the weight (the real pairs
+    under ``TwoStageDiffusion(mix_weight=...)``: 64 rows against 4000
+    pseudo-pairs, each weighted about 30 times more).
+    """
+    if weighted:
+        return torch.multinomial(weights, batch_size, replacement=True, generator=generator)
+    n = weights.shape[0]
+    return torch.randint(n, (batch_size,), generator=generator, device=weights.device)
+
+
+def _gaussian_form_eps(xt, ab, mu, var):
+    """``sqrt(1 - ab) (x_t - sqrt(ab) mu) / (ab var + 1 - ab)``, the optimum for N(mu, var)."""
+    return (1 - ab).sqrt() * (xt - ab.sqrt() * mu) / (ab * var + 1 - ab)
+
+
+def _cosine_lr(lr, it, n_iter):
+    """Step size of step ``it`` of ``n_iter`` under a half-period cosine decay to 0."""
+    return 0.5 * lr * (1.0 + np.cos(np.pi * it / max(n_iter, 1)))
+
+
+def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, name=None):
+    """``n_iter`` Adam steps on ``batch_loss(it)``; the mean loss of every 100 steps.
+
+    ``lr_schedule="cosine"`` sets the step size of every step by
+    :func:`_cosine_lr`. With ``name``, each block's loss goes to stderr.
+    """
+    history, running, start = [], 0.0, time.perf_counter()
+    for it in range(n_iter):
+        if lr_schedule == "cosine":
+            for group in opt.param_groups:
+                group["lr"] = _cosine_lr(lr, it, n_iter)
+        loss = batch_loss(it)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        running += float(loss.detach())
+        if (it + 1) % 100 == 0 or it + 1 == n_iter:
+            history.append(running / ((it % 100) + 1))
+            running = 0.0
+            if name is not None:
+                print(
+                    f"[{name}] step {it + 1}/{n_iter}: loss {history[-1]:.4f} "
+                    f"({time.perf_counter() - start:.1f} s)",
+                    file=sys.stderr,
+                )
+    return history
+
+
+def _reverse_diffuse(est, eps_fn, n, random_state):
+    """``n`` samples of a fitted diffusion estimator ``est`` (one per condition of
+    ``eps_fn``) by its reverse-diffusion sampler, mapped back to data units."""
+    sampler = ddpm_sample if est.sampler == "ddpm" else ddim_sample
+    Z = sampler(eps_fn, est.schedule_, n_samples=n, dim=est.n_features_, random_state=random_state)
+    return Z * est.x_scale_ + est.x_mean_

@@ -266,6 +266,7 @@ def main():
             for method, mode in ((method, mode) for method in args.method for mode in modes):
                 row = run_child(mode, store, args.timeout, args.log, method)
                 row.setdefault("n", n)
+                row.setdefault("method", method)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 if args.json:  # after every run: a long run that is stopped keeps its rows

@@ -20,9 +20,11 @@ Every configuration runs in its own process so that its peak memory can be read
 average before and after each run is recorded, and times should be read as ratios
 between runs of the same invocation.
 
-Run: ``python benchmarks/bench_clustering_dask.py [--sizes 1000000 10000000]
-[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]
-[--method DRMC]`` (``--method`` names the clusterer, HAGMVC by default)
+``--method hagmvc drmc smvsc`` runs those estimators (any of hagmvc, drmc, lmvsc,
+smvsc, fpmvscag, eomscca; defaults and ``random_state=0``) through the same two paths.
+
+Run: ``python benchmarks/bench_clustering_dask.py [--method hagmvc] [--sizes 1000000 10000000]
+[--in-memory-max 1000000] [--store /tmp/...] [--json PATH] [--plot PATH]``
 (``--replot JSON`` redoes the table and the figure from a results file).
 """
 
@@ -81,16 +83,16 @@ def reset_peak():
         f.write("5")
     return status("VmRSS")
 
-mode, store, verbose = sys.argv[1], sys.argv[2], int(sys.argv[3])
-method = sys.argv[4] if len(sys.argv) > 4 else "HAGMVC"
+mode, store, verbose, method = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 import mvlearn_ext.cluster as cluster
 from mvlearn_ext.metrics import clustering_accuracy
 
 root = zarr.open_group(store, mode="r")
 y = root["y"][:]
 n = y.shape[0]
-est = getattr(cluster, method)(n_clusters=10, random_state=0, verbose=verbose)
-out = dict(mode=mode, n=n, method=method, load_before=open("/proc/loadavg").read().split()[:3])
+name = {c.lower(): c for c in cluster.__all__}[method.lower()]
+est = getattr(cluster, name)(n_clusters=10, random_state=0, verbose=verbose)
+out = dict(method=method, mode=mode, n=n, load_before=open("/proc/loadavg").read().split()[:3])
 if mode == "memory":
     Xs = [root[f"view{v}"][:] for v in range(3)]
     base = reset_peak()
@@ -116,7 +118,7 @@ print(json.dumps(out))
 """
 
 
-def run_child(mode, store, timeout, log=None, method="HAGMVC"):
+def run_child(mode, store, timeout, log=None, method="hagmvc"):
     """One fit in its own process; with ``log``, verbose progress goes to that file."""
     command = [sys.executable, "-c", _CHILD, mode, store, "1" if log else "0", method]
     try:
@@ -142,15 +144,20 @@ def markdown(rows):
         "worker peak RSS (MB) | ACC | load avg (1 min) before / after |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    memory = {r["n"]: r["time_s"] for r in rows if r.get("mode") == "memory" and "time_s" in r}
+
+    def key(r):
+        return r["n"], r.get("method", "hagmvc")
+
+    memory = {key(r): r["time_s"] for r in rows if r.get("mode") == "memory" and "time_s" in r}
     for r in rows:
         if "error" in r:
             lines.append(f"| {r.get('n', '?')} | {r['mode']} | {r['error']} | | | | | |")
             continue
-        ratio = f"{r['time_s'] / memory[r['n']]:.2f}" if r["n"] in memory else ""
+        ratio = f"{r['time_s'] / memory[key(r)]:.2f}" if key(r) in memory else ""
         workers = ", ".join(f"{w:.0f}" for w in r.get("worker_peak_rss_mb", [])) or "-"
         lines.append(
-            f"| {r['n']:.0e} | {'dask, 2 workers, zarr' if r['mode'] == 'dask' else 'in memory'} "
+            f"| {r['n']:.0e} | {r.get('method', 'hagmvc')}, "
+            f"{'dask, 2 workers, zarr' if r['mode'] == 'dask' else 'in memory'} "
             f"| {r['time_s']:.1f} | {ratio} | {r['client_peak_rss_mb']:.0f} | {workers} | "
             f"{r['ACC']:.4f} | {r['load_before'][0]} / {r['load_after'][0]} |"
         )
@@ -224,6 +231,10 @@ def plot(rows, path, trace=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    p.add_argument(
+        "--method", nargs="+", default=["hagmvc"],
+        choices=["hagmvc", "drmc", "lmvsc", "smvsc", "fpmvscag", "eomscca"],
+    )  # fmt: skip
     p.add_argument("--in-memory-max", type=int, default=1_000_000)
     p.add_argument("--store", default="/tmp/mvlearn_ext_bench_dask")
     p.add_argument("--timeout", type=int, default=2400)
@@ -232,7 +243,6 @@ def main():
     p.add_argument("--trace", default=None, help="a log of ps samples to plot (see read_trace)")
     p.add_argument("--log", default=None, help="verbose progress of the fits to this file")
     p.add_argument("--reuse-store", action="store_true", help="use a store left by an earlier run")
-    p.add_argument("--method", default="HAGMVC", help="HAGMVC (default), DRMC or LMVSC")
     p.add_argument(
         "--replot", metavar="JSON", help="only redo the table and figure from a results file"
     )
@@ -253,9 +263,10 @@ def main():
                 generate(store, n)
             print(f"generated n={n} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
             modes = ["memory", "dask"] if n <= args.in_memory_max else ["dask"]
-            for mode in modes:
-                row = run_child(mode, store, args.timeout, args.log, args.method)
+            for method, mode in ((method, mode) for method in args.method for mode in modes):
+                row = run_child(mode, store, args.timeout, args.log, method)
                 row.setdefault("n", n)
+                row.setdefault("method", method)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 if args.json:  # after every run: a long run that is stopped keeps its rows

@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import procrustes
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
@@ -306,7 +307,19 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         Seeds the k-means of ``init="kmeans"`` and of the fallback labels;
         with ``init="first"`` the fit is deterministic.
     verbose : int, default=0
-        Print the objective at every iteration to standard error.
+        Print the objective at every iteration to standard error (and a
+        progress bar over the row blocks on the block path).
+    block_size : int or None, default=None
+        Read the views by row blocks (``mvlearn_ext.cluster._anchor_blocks``):
+        on its own for views given as dask arrays (their row chunks are the
+        blocks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
+        65536 if None), and for NumPy views when ``block_size`` is an int.
+        Only ``init="first"``. The graph step still runs in this process on
+        the ``n x m`` graph (its column projections and connected components
+        span all samples), so the memory is ``O(n m)`` instead of
+        ``O(n (m + sum_v d_v))``. With the same blocks the labels are the same
+        in memory, on disk and on a ``dask.distributed`` cluster; for dask
+        views ``labels_`` is a dask array.
 
     Attributes
     ----------
@@ -390,6 +403,7 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -406,6 +420,7 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         tol=1e-4,
         random_state=None,
         verbose=0,
+        block_size=None,
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
@@ -418,6 +433,7 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
+        self.block_size = block_size
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
@@ -436,6 +452,10 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         self : EOMSCCA
             The fitted estimator.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._anchor_blocks import fit_eomscca_blocks
+
+            return fit_eomscca_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
         k = self.n_clusters
         n_samples = Xs[0].shape[0]

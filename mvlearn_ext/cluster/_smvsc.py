@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import (
     anchor_spectral_embedding,
     generalized_power_iteration,
@@ -446,7 +447,22 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         inside :meth:`fit` and :meth:`predict`, so that the floats are the
         same on any machine setting.
     verbose : int, default=0
-        Print the objective at every iteration to standard error.
+        Print the objective at every iteration to standard error (and a
+        progress bar over the row blocks on the block path).
+    block_size : int or None, default=None
+        The block algorithm (``mvlearn_ext.cluster._anchor_blocks``): one pass
+        over row blocks per iteration, never more than one block of samples
+        in memory. It runs on its own for views given as dask arrays (their
+        row chunks are the blocks; every view must have the same row
+        chunks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
+        65536 if None), and on NumPy views when ``block_size`` is an int.
+        Only ``init="first"``; ``variant="paper"`` keeps the ``n x m`` graph
+        in this process (its QPs are warm-started from it). The final k-means
+        is fitted on at most 100000 random rows (see the user guide). With the
+        same blocks and seed it gives the same labels in memory, on disk and
+        on a ``dask.distributed`` cluster. ``anchor_graph_`` and
+        ``embedding_`` are then None; for dask views, ``labels_`` and
+        :meth:`predict` return dask arrays.
 
     Attributes
     ----------
@@ -552,6 +568,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     #: The authors' code: ``alpha_v ~ ||R_v||^-2`` and at least 10 iterations.
@@ -575,6 +592,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        block_size=None,
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
@@ -590,6 +608,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
 
     def _embedding_size(self, m):
         """Left singular vectors kept for the final k-means."""
@@ -619,6 +638,10 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         self : SMVSC
             The fitted estimator.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._anchor_blocks import fit_smvsc_blocks
+
+            return fit_smvsc_blocks(self, Xs)
         Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
         rng = check_random_state(self.random_state)
         init_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
@@ -728,8 +751,13 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            The cluster of each sample (see the Notes of the class).
+            The cluster of each sample (see the Notes of the class); a lazy dask
+            array for dask views.
         """
+        if wants_blocks(Xs, self.block_size):
+            from mvlearn_ext.cluster._anchor_blocks import predict_smvsc_blocks
+
+            return predict_smvsc_blocks(self, Xs)
         F = self._embed(Xs)
         with single_threaded_pools():
             return self.kmeans_.predict(F).astype(np.intp, copy=False)
@@ -789,7 +817,11 @@ class FPMVSCAG(SMVSC):
         Threads of the compiled simplex projection; the result does not
         depend on it.
     verbose : int, default=0
-        Print the objective at every iteration to standard error.
+        Print the objective at every iteration to standard error (and a
+        progress bar over the row blocks on the block path).
+    block_size : int or None, default=None
+        The block algorithm for views larger than memory (dask, zarr, memmaps,
+        or NumPy views with an int ``block_size``), as in :class:`SMVSC`.
 
     Attributes
     ----------
@@ -845,6 +877,7 @@ n_components_, kmeans_, view_means_, view_scales_, n_views_, n_features_per_view
         random_state=None,
         n_jobs=None,
         verbose=0,
+        block_size=None,
     ):
         self.n_clusters = n_clusters
         self.variant = variant
@@ -856,6 +889,7 @@ n_components_, kmeans_, view_means_, view_scales_, n_views_, n_features_per_view
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.block_size = block_size
 
     def _model_settings(self):
         return self.n_clusters, self.n_clusters, 0.0

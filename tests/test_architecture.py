@@ -17,6 +17,11 @@ hide a dependency) and checked against two rules:
    ``deep/<family>.py``, and its bridges to other libraries,
    ``deep/<family>_<library>.py`` (``deep/rl_trl.py``), belong to the family
    of that name (they extend the NumPy half, whose internals they may use).
+3. **One route into the compiled core.** Only ``_lib`` imports
+   ``mvlearn_ext._lib._core``; the package's drivers call the unchecked
+   entries of ``mvlearn_ext._lib._kernels`` and never import the validating
+   wrappers (``project_simplex``, ``anchor_graph``, ``kneighbors_anchors``
+   of ``mvlearn_ext.utils`` or ``mvlearn_ext._lib``), which are for users.
 
 ``KNOWN_PRIVATE_IMPORTS`` lists the exceptions to rule 2 that remain on main,
 as (importing package, private module) pairs. The list may only shrink: a new
@@ -144,6 +149,32 @@ def violations(modules):
     return layer_breaks, private
 
 
+#: The validating public wrappers of the compiled kernels: for users, not for drivers.
+VALIDATING_WRAPPERS = {"project_simplex", "anchor_graph", "kneighbors_anchors"}
+#: Where those wrappers live (the façade) and are re-exported.
+WRAPPER_HOMES = {"mvlearn_ext._lib", "mvlearn_ext.utils"}
+
+
+def core_route_breaks(modules):
+    """Imports of ``{module: source}`` against rule 3 (one route into the core)."""
+    breaks = []
+    for name, source in sorted(modules.items()):
+        module, found = imports_of(name, source)
+        for line, target in found:
+            if target.split(".")[:3] == ["mvlearn_ext", "_lib", "_core"]:
+                if package_of(module) != "_lib":
+                    breaks.append(f"{module}:{line} imports the compiled core {target}")
+                continue
+            home, _, leaf = target.rpartition(".")
+            wrapper = leaf in VALIDATING_WRAPPERS and home in WRAPPER_HOMES
+            if wrapper and module not in WRAPPER_HOMES:
+                breaks.append(
+                    f"{module}:{line} imports the validating wrapper {target}; "
+                    f"drivers use mvlearn_ext._lib._kernels.{leaf}"
+                )
+    return breaks
+
+
 def package_sources():
     sources = {}
     for path in ROOT.rglob("*.py"):
@@ -165,6 +196,45 @@ def test_no_new_private_import_across_packages():
     )
     stale = KNOWN_PRIVATE_IMPORTS - set(private)
     assert not stale, f"fixed, remove from KNOWN_PRIVATE_IMPORTS: {sorted(stale)}"
+
+
+def test_one_route_into_the_compiled_core():
+    breaks = core_route_breaks(package_sources())
+    assert not breaks, "imports against the one route into the compiled core:\n" + "\n".join(
+        breaks
+    )
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "broken"),
+    [
+        # only _lib imports the compiled module, however it is spelled
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext._lib import _core", True),
+        ("mvlearn_ext.gaussian_process._x", "import mvlearn_ext._lib._core", True),
+        ("mvlearn_ext.moo._x", "def f():\n    from .._lib._core import gp_kron_mv", True),
+        ("mvlearn_ext._lib._kernels", "from mvlearn_ext._lib import _core", False),
+        ("mvlearn_ext._lib.__init__", "from . import _core", False),
+        # drivers take the unchecked entries, not the validating wrappers
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext.utils import project_simplex", True),
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext._lib import anchor_graph", True),
+        ("mvlearn_ext.cluster._x", "from ..utils import kneighbors_anchors", True),
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext._lib._kernels import project_simplex", False),
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext.utils import effective_n_threads", False),
+        ("mvlearn_ext.utils.__init__", "from mvlearn_ext._lib import project_simplex", False),
+    ],
+)
+def test_core_route_checker_catches_rule_breaks(module, source, broken):
+    assert bool(core_route_breaks({module: source})) == broken
+
+
+def test_core_stub_declares_every_binding():
+    """``_core.pyi`` lists exactly the functions the compiled module binds."""
+    from mvlearn_ext._lib import _core
+
+    stub = ast.parse((ROOT / "_lib" / "_core.pyi").read_text(encoding="utf-8"))
+    declared = {node.name for node in stub.body if isinstance(node, ast.FunctionDef)}
+    bound = {name for name in dir(_core) if not name.startswith("_")}
+    assert declared == bound
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,7 @@ MVLEARN_EXT_CLONES void sq_dist_tile(const float* x, std::ptrdiff_t sb, std::ptr
 template <class T, class Visit>
 bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, int n_threads,
                   Visit&& visit) {
-    const std::ptrdiff_t n = X.rows, d = X.cols, m = A.rows;
+    const std::ptrdiff_t n = X.shape[0], d = X.shape[1], m = A.shape[0];
     std::vector<T> At(static_cast<std::size_t>(d * m));
     for (std::ptrdiff_t j = 0; j < m; ++j)
         for (std::ptrdiff_t f = 0; f < d; ++f) {

@@ -68,7 +68,7 @@ double simplex_threshold(const double* y, std::ptrdiff_t m, double s, double* wo
 
 template <class T>
 bool project_rows_simplex(Matrix2D<const T> in, Matrix2D<T> out, double s, int n_threads) {
-    const std::ptrdiff_t n = in.rows, m = in.cols;
+    const std::ptrdiff_t n = in.shape[0], m = in.shape[1];
     if (n == 0 || m == 0) return true;
     std::atomic<bool> all_finite{true};
     const std::ptrdiff_t min_chunk = std::max<std::ptrdiff_t>(1, 16384 / m);

@@ -4,13 +4,14 @@ The compiled module is private: its functions assume exact dtypes and check
 only what memory safety needs. The functions here are the public entry points
 (re-exported by :mod:`mvlearn_ext.utils`): they validate their arguments, name
 the argument at fault in their errors, choose the dtype and the number of
-threads, and release the GIL inside the kernels.
+threads, and call the unchecked entries of :mod:`mvlearn_ext._lib._kernels`
+(the one route into the core, which the package's drivers use directly), which
+release the GIL inside the kernels.
 """
 
 from __future__ import annotations
 
 import numbers
-import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +26,9 @@ except ImportError as exc:  # pragma: no cover - a broken install
         "pip install -e .  (or pip install .)"
     ) from exc
 
+from mvlearn_ext._lib import _kernels
+from mvlearn_ext._lib._threads import MAX_THREADS, effective_n_threads
+
 __all__ = [
     "MAX_THREADS",
     "anchor_graph",
@@ -33,44 +37,6 @@ __all__ = [
     "kneighbors_anchors",
     "project_simplex",
 ]
-
-
-def _available_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-#: The largest thread count an ``n_threads``/``n_jobs`` argument may ask for
-#: (in absolute value). A larger count is a mistake, not a machine: it would
-#: overflow the compiled core's ``int`` or start more threads than the system allows.
-MAX_THREADS = 4096
-
-
-def effective_n_threads(n_threads, *, name="n_threads") -> int:
-    """Resolve an ``n_threads`` (or ``n_jobs``) argument to a positive number of threads.
-
-    ``None`` and ``-1`` mean every CPU available to this process; a negative
-    ``n`` means ``n_cpus + 1 + n``, at least 1 (joblib's convention, so
-    ``-2`` leaves one CPU free); a positive integer is used as given. ``0``
-    and values beyond :data:`MAX_THREADS` in absolute value are refused with a
-    ``ValueError`` that names the argument (``name``), before they reach the
-    compiled core.
-    """
-    if n_threads is None:
-        return _available_cpus()
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(f"{name} must be an int or None, got {type(n_threads).__name__}")
-    n_threads = int(n_threads)
-    if n_threads == 0 or abs(n_threads) > MAX_THREADS:
-        raise ValueError(
-            f"{name} must be a non-zero int between -{MAX_THREADS} and {MAX_THREADS}, or None "
-            f"(negative: all CPUs but |{name}| - 1), got {n_threads}"
-        )
-    if n_threads < 0:
-        return max(1, _available_cpus() + 1 + n_threads)
-    return n_threads
 
 
 def _as_float_matrix(X, name):
@@ -138,11 +104,7 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
     if axis not in (0, 1):
         raise ValueError(f"axis must be 0 or 1, got {axis!r}")
     nt = effective_n_threads(n_threads)
-    if out is None:
-        out = np.empty_like(
-            X, order="C" if X.flags.c_contiguous or not X.flags.f_contiguous else "F"
-        )
-    else:
+    if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
         if out.shape != X.shape or out.dtype != X.dtype:
@@ -163,12 +125,7 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
             raise ValueError(
                 "out overlaps X without being the same array; pass out=X for in place"
             )
-    if X.size == 0:
-        return out
-    src, dst = (X, out) if axis == 1 else (X.T, out.T)
-    if not _core.project_simplex(src, dst, scale, nt):
-        raise ValueError("X contains NaN or infinity")
-    return out
+    return _kernels.project_simplex(X, scale, axis=axis, out=out, n_threads=nt)
 
 
 def _check_anchor_inputs(X, anchors, n_neighbors, name_k="n_neighbors"):
@@ -215,10 +172,7 @@ def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_threads=None):
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {k}")
     k = min(k, anchors.shape[0])
-    ok, dist, ind = _core.knn_anchors(X, anchors, k, effective_n_threads(n_threads))
-    if not ok:
-        raise ValueError("X or anchors contain NaN or infinity")
-    return dist, ind
+    return _kernels.kneighbors_anchors(X, anchors, k, n_threads=effective_n_threads(n_threads))
 
 
 def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
@@ -268,14 +222,8 @@ def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
     X, anchors, k = _check_anchor_inputs(X, anchors, n_neighbors)
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {k}")
-    m = anchors.shape[0]
-    k = min(k, m - 1)
-    ok, weights, cols = _core.knn_anchor_graph(X, anchors, k, effective_n_threads(n_threads))
-    if not ok:
-        raise ValueError("X or anchors contain NaN or infinity")
-    n, width = weights.shape
-    indptr = np.arange(0, n * width + 1, width, dtype=np.int64)
-    return sp.csr_matrix((weights.ravel(), cols.ravel(), indptr), shape=(n, m))
+    k = min(k, anchors.shape[0] - 1)
+    return _kernels.anchor_graph(X, anchors, k, n_threads=effective_n_threads(n_threads))
 
 
 def core_info() -> dict:

@@ -1,7 +1,16 @@
-"""Type stubs of the private compiled core (see mvlearn_ext/_lib/__init__.py).
+"""Type stubs of the private compiled core ``mvlearn_ext._lib._core``.
+
+Only ``mvlearn_ext._lib`` imports it: the package calls it through the
+unchecked entries of ``mvlearn_ext._lib._kernels``, users through the
+validating façade (``mvlearn_ext._lib``, re-exported by ``mvlearn_ext.utils``).
+Bindings: ``csrc/bindings/bind_<family>.cpp``, one array convention
+(``csrc/bindings/bindings.hpp``).
 
 Every array argument must already have the exact dtype (float32 or float64,
-the same for all arrays of one call); the core does not convert.
+the same for all arrays of one call); the core does not convert (a wrong
+dtype is a ``TypeError``). A wrong number of dimensions, mismatched shapes or
+an unaligned or (where required) non-C-contiguous array is a ``ValueError``
+that names the argument.
 """
 
 from typing import Any, TypeVar
@@ -23,7 +32,8 @@ def knn_anchor_graph(
 def hardware_threads() -> int: ...
 def build_info() -> dict[str, Any]: ...
 
-# Sparse multi-output GP algebra (csrc/src/gp.cpp): float64, C-contiguous only.
+# Sparse multi-output GP algebra (csrc/src/gp.cpp): float64, C-contiguous only;
+# an empty cotangent (size 0) stands for zero.
 _D = npt.NDArray[np.float64]
 
 def gp_kron_mv(A: _D, B: _D, X: _D, n_threads: int) -> _D: ...

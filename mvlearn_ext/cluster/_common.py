@@ -46,8 +46,9 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
+from mvlearn_ext._lib._kernels import project_simplex
 from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps
-from mvlearn_ext.utils import effective_n_threads, project_simplex
+from mvlearn_ext.utils import effective_n_threads
 from mvlearn_ext.utils._numba import numba_threads
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 

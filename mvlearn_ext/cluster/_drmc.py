@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import row_norms
 
+from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import (
@@ -35,7 +36,6 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-from mvlearn_ext.utils import anchor_graph
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = ["DRMC"]

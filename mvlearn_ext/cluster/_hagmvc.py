@@ -26,12 +26,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
+from mvlearn_ext._lib._kernels import project_simplex
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
-from mvlearn_ext.utils import project_simplex
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["HAGMVC"]

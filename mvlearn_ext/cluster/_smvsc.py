@@ -25,6 +25,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from mvlearn_ext._lib._kernels import project_simplex
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import (
@@ -35,7 +36,6 @@ from mvlearn_ext.cluster._common import (
     squared_view_weights,
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
-from mvlearn_ext.utils import project_simplex
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["FPMVSCAG", "SMVSC"]

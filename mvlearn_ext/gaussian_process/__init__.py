@@ -5,8 +5,9 @@ Alvarez & Lawrence (NeurIPS 2017): every output has a latent vector, the
 kernel is separable between inputs and output latents, and the inducing
 variables live on a grid, so the variational bound has an exact Kronecker
 form. The Kronecker and Psi-statistic algebra (with vector-Jacobian
-products) is in the compiled core, wrapped (with a NumPy route) in
-``mvlearn_ext.gaussian_process._linalg``.
+products) is in the compiled core, reached through the unchecked entries
+of ``mvlearn_ext._lib._kernels``; ``mvlearn_ext._lib._reference`` holds its
+NumPy references, which the tests compare with it.
 
 The target check, the inducing-point placement and the latent
 initialisation (``check_targets``, ``kmeans_or_distinct``,

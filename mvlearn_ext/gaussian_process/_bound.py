@@ -18,7 +18,7 @@ For an observed entry, with ``a_n = L_X^{-1} k_X(Z_X, x_n)`` and
 with the per-output Psi-statistics of ``q(h_p)``. Summed over the observed
 entries only, the data term depends on the data through the per-output
 statistics ``sum g g^T``, ``sum y g`` and ``sum (a^T S~_X a, |a|^2)`` (the
-compiled :func:`~mvlearn_ext.gaussian_process._linalg.masked_output_stats`;
+compiled :func:`~mvlearn_ext._lib._kernels.masked_output_stats`;
 :func:`elbo_and_grad`, the reference route), or equivalently through the
 per-input statistics ``R_n = sum_{p observed at n} Psi2_p`` and
 ``sum_p y_np psi1_p`` (:func:`profiled_elbo_and_grad`, the route of the fit,
@@ -35,7 +35,7 @@ from functools import cached_property
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from mvlearn_ext.gaussian_process import _linalg as la
+from mvlearn_ext._lib import _kernels as kern
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -169,12 +169,12 @@ class Data:
     @cached_property
     def Yt(self):
         """The targets (P, N) with NaN at the missing entries (old route, tests)."""
-        return np.where(self.missing, np.nan, self.Y0)
+        return np.ascontiguousarray(np.where(self.missing, np.nan, self.Y0))
 
     @cached_property
     def Ymiss(self):
         """0 at a missing entry, NaN at an observed one (old complement route)."""
-        return np.where(self.missing, 0.0, np.nan)
+        return np.ascontiguousarray(np.where(self.missing, 0.0, np.nan))
 
 
 def _indptr(keys, n):
@@ -183,27 +183,21 @@ def _indptr(keys, n):
     return out
 
 
-def _stats(data, G, W, backend, n_threads):
-    """``_linalg.masked_output_stats`` over the observed entries (either route)."""
+def _stats(data, G, W, n_threads):
+    """The compiled ``masked_output_stats`` over the observed entries (either route)."""
     if not data.complement:
-        return la.masked_output_stats(data.Yt, G, W, backend=backend, n_threads=n_threads)
-    Dm, _, Cm, _, _ = la.masked_output_stats(
-        data.Ymiss, G, W, backend=backend, n_threads=n_threads
-    )
+        return kern.masked_output_stats(data.Yt, G, W, n_threads=n_threads)
+    Dm, _, Cm, _, _ = kern.masked_output_stats(data.Ymiss, G, W, n_threads=n_threads)
     D = (G.T @ G)[None, :, :] - Dm
     C = W.sum(axis=0)[None, :] - Cm
     return D, data.Y0 @ G, C, data.count, data.ysq
 
 
-def _stats_vjp(data, G, J, Dbar, Ebar, Cbar, backend, n_threads):
+def _stats_vjp(data, G, J, Dbar, Ebar, Cbar, n_threads):
     """VJP of :func:`_stats` wrt ``(G, W)``."""
     if not data.complement:
-        return la.masked_output_stats_vjp(
-            data.Yt, G, J, Dbar, Ebar, Cbar, backend=backend, n_threads=n_threads
-        )
-    Gm, Wm = la.masked_output_stats_vjp(
-        data.Ymiss, G, J, Dbar, None, Cbar, backend=backend, n_threads=n_threads
-    )
+        return kern.masked_output_stats_vjp(data.Yt, G, J, Dbar, Ebar, Cbar, n_threads=n_threads)
+    Gm, Wm = kern.masked_output_stats_vjp(data.Ymiss, G, J, Dbar, None, Cbar, n_threads=n_threads)
     Ds = Dbar.sum(axis=0)
     Gbar = G @ (Ds + Ds.T) - Gm + data.Y0.T @ Ebar
     Wbar = np.broadcast_to(Cbar.sum(axis=0), (G.shape[0], J)) - Wm
@@ -245,16 +239,14 @@ def _latent_variances(p, gaussian):
     return np.exp(p["log_S"]) if gaussian else np.zeros_like(p["mu"])
 
 
-def _psi(p, s, backend, n_threads):
+def _psi(p, s, n_threads):
     """``S`` (the latent variances) and the Psi-statistics of ``q(H)``."""
     S = _latent_variances(p, "log_S" in p)
-    psi1, psi2 = la.rbf_psi_stats(
-        p["mu"], S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads
-    )
+    psi1, psi2 = kern.rbf_psi_stats(p["mu"], S, p["Z_h"], s["ls_h"], n_threads=n_threads)
     return S, psi1, psi2
 
 
-def _backprop(g, p, s, X, inputs, S, cot, backend, n_threads):
+def _backprop(g, p, s, X, inputs, S, cot, n_threads):
     """Accumulate into ``g`` the gradient below the cotangents of ``G = A Hm``,
     ``W = (a^T S~_X a, |a|^2)``, the Psi-statistics, ``BS`` and ``K_H^{-1}``
     (``cot``: ``Gbar, Wbar, psi1bar, psi2bar, BSbar, Khinvbar``)."""
@@ -293,8 +285,8 @@ def _backprop(g, p, s, X, inputs, S, cot, backend, n_threads):
     g["log_ls_x"] += l1 + l2
     g["log_variance"][0] += np.sum(Kzxbar * Kzx) + np.sum(Kuuxbar * s["Kuu_x"])
     z3a, z3b, l3 = rbf_vjp(Khbar, s["Kh_unit"], p["Z_h"], p["Z_h"], s["ls_h"])
-    mubar, Sbar, Zhbar, lshbar = la.rbf_psi_stats_vjp(
-        p["mu"], S, p["Z_h"], s["ls_h"], psi1bar, psi2bar, backend=backend, n_threads=n_threads
+    mubar, Sbar, Zhbar, lshbar = kern.rbf_psi_stats_vjp(
+        p["mu"], S, p["Z_h"], s["ls_h"], psi1bar, psi2bar, n_threads=n_threads
     )
     g["Z_h"] += z3a + z3b + Zhbar
     g["log_ls_h"] += l3 + lshbar * s["ls_h"]
@@ -311,14 +303,14 @@ def _flatten(g, packer):
     return out
 
 
-def elbo_and_grad(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1, grad=True):
+def elbo_and_grad(theta, packer, data, *, jitter=1e-6, n_threads=1, grad=True):
     """The bound (sum over observed entries) and its gradient wrt ``theta``."""
     p = packer.unpack(theta)
     gaussian = "log_S" in p
     s = _state(p, data, jitter)
     Kzx, At, A, G, AS, W = _input_side(p, s, data.X)
-    Dst, E, C, cnt, ysq = _stats(data, G, W, backend, n_threads)
-    S, psi1, psi2 = _psi(p, s, backend, n_threads)
+    Dst, E, C, cnt, ysq = _stats(data, G, W, n_threads)
+    S, psi1, psi2 = _psi(p, s, n_threads)
     P2 = psi2.reshape(psi2.shape[0], -1)
     a_p = P2 @ s["BS"].ravel()
     b_p = P2 @ s["Khinv"].ravel()
@@ -355,14 +347,14 @@ def elbo_and_grad(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=
     BSbar = c * (C[:, 0] @ P2).reshape(m_h, m_h)
     Khinvbar = -c * (C[:, 1] @ P2).reshape(m_h, m_h)
 
-    Gbar, Wbar = _stats_vjp(data, G, 2, Dbar, Ebar, Cbar, backend, n_threads)
+    Gbar, Wbar = _stats_vjp(data, G, 2, Dbar, Ebar, Cbar, n_threads)
     cot = (Gbar, Wbar, psi1bar, psi2bar, BSbar, Khinvbar)
-    _backprop(g, p, s, data.X, (Kzx, A, AS), S, cot, backend, n_threads)
+    _backprop(g, p, s, data.X, (Kzx, A, AS), S, cot, n_threads)
     gflat = _flatten(g, packer)
     return elbo, gflat
 
 
-def optimal_mean(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1):
+def optimal_mean(theta, packer, data, *, jitter=1e-6, n_threads=1):
     """The whitened ``q(U)`` mean ``M~`` that maximises the bound, all else fixed.
 
     The bound is quadratic in ``M~``. With ``a_n = L_X^{-1} k_X(Z_X, x_n)``,
@@ -382,12 +374,12 @@ def optimal_mean(theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1
     p = packer.unpack(theta)
     s = _state(p, data, jitter)
     _, _, A, _, _, _ = _input_side(p, s, data.X)
-    S, psi1, psi2 = _psi(p, s, backend, n_threads)
+    S, psi1, psi2 = _psi(p, s, n_threads)
     Lhinv = s["Lhinv"]
     m_x, m_h = p["M"].shape
     Bv = psi1 @ Lhinv.T  # (P, M_H) rows b_p
     Bp = np.einsum("ij,pjk,lk->pil", Lhinv, psi2, Lhinv, optimize=True)  # (P, M_H, M_H)
-    Ap, Ea, _, _, _ = _stats(data, A, np.zeros((A.shape[0], 1)), backend, n_threads)
+    Ap, Ea, _, _, _ = _stats(data, A, np.zeros((A.shape[0], 1)), n_threads)
     beta = float(np.exp(-p["log_noise"][0]))
     # H[(i, j), (k, l)] = sum_p A_p[i, k] B_p[j, l], vec column-major: index i + M_X j
     Hs = Ap.reshape(-1, m_x * m_x).T @ Bp.reshape(-1, m_h * m_h)  # [(i, k), (j, l)]
@@ -417,7 +409,7 @@ def _sym_unpack(T, m):
     return np.take(T, _sym_maps(m)[1], axis=1)
 
 
-def _masked_sum(data, V, by, backend, n_threads):
+def _masked_sum(data, V, by, n_threads):
     """Sums of the rows of ``V`` over the observed entries, grouped by ``by``.
 
     ``by="input"``: ``out[n] = sum_{p observed at n} V[p]``; ``by="output"``:
@@ -425,11 +417,11 @@ def _masked_sum(data, V, by, backend, n_threads):
     full sum minus the sum over the missing entries.
     """
     index = data.by_input if by == "input" else data.by_output
-    part = la.pattern_sum(*index, V, backend=backend, n_threads=n_threads)
+    part = kern.pattern_sum(*index, V, n_threads=n_threads)
     return V.sum(axis=0)[None, :] - part if data.complement else part
 
 
-def _input_stats(data, psi1, P2, backend, n_threads):
+def _input_stats(data, psi1, P2, n_threads):
     """Per-input statistics over the outputs observed at each input.
 
     ``R[n] = sum_{p observed at n} Psi2_p`` (flattened, N x M_H^2; summed on
@@ -437,19 +429,17 @@ def _input_stats(data, psi1, P2, backend, n_threads):
     ``Yp1[n] = sum_p y_np psi1_p`` (N x M_H; ``Y0`` is 0 at a missing entry).
     """
     m_h = psi1.shape[1]
-    R = _sym_unpack(_masked_sum(data, _sym_pack(P2, m_h), "input", backend, n_threads), m_h)
+    R = _sym_unpack(_masked_sum(data, _sym_pack(P2, m_h), "input", n_threads), m_h)
     return R, data.Y0.T @ psi1
 
 
-def _output_sums(data, Rbar, m_h, backend, n_threads):
+def _output_sums(data, Rbar, m_h, n_threads):
     """``out[p] = sum_{n observed in p} Rbar[n]`` for symmetric ``Rbar`` rows
     (the transpose of :func:`_input_stats`)."""
-    return _sym_unpack(_masked_sum(data, _sym_pack(Rbar, m_h), "output", backend, n_threads), m_h)
+    return _sym_unpack(_masked_sum(data, _sym_pack(Rbar, m_h), "output", n_threads), m_h)
 
 
-def profiled_elbo_and_grad(
-    theta, packer, data, *, jitter=1e-6, backend="cpp", n_threads=1, grad=True
-):
+def profiled_elbo_and_grad(theta, packer, data, *, jitter=1e-6, n_threads=1, grad=True):
     """The bound maximised over the ``q(U)`` mean, its gradient, and that mean.
 
     Equal to :func:`elbo_and_grad` at ``M~ =`` :func:`optimal_mean` (the
@@ -484,12 +474,12 @@ def profiled_elbo_and_grad(
     gaussian = "log_S" in p
     s = _state(p, data, jitter)
     Kzx, _, A, _, AS, W = _input_side(p, s, data.X)
-    S, psi1, psi2 = _psi(p, s, backend, n_threads)
+    S, psi1, psi2 = _psi(p, s, n_threads)
     P_, m_h = psi1.shape
     m_x = A.shape[1]
     N = A.shape[0]
     P2 = psi2.reshape(P_, -1)
-    R, Yp1 = _input_stats(data, psi1, P2, backend, n_threads)
+    R, Yp1 = _input_stats(data, psi1, P2, n_threads)
     noise = float(np.exp(p["log_noise"][0]))
     beta = 1.0 / noise
     Lhinv = s["Lhinv"]
@@ -537,17 +527,17 @@ def profiled_elbo_and_grad(
         + W[:, :1] * s["BS"].ravel()[None, :]
         - W[:, 1:] * s["Khinv"].ravel()[None, :]
     )
-    psi2bar = _output_sums(data, Rbar, m_h, backend, n_threads).reshape(P_, m_h, m_h)
+    psi2bar = _output_sums(data, Rbar, m_h, n_threads).reshape(P_, m_h, m_h)
     psi1bar = beta * (data.Y0 @ G)
     BSbar = c * (W[:, 0] @ R).reshape(m_h, m_h)
     Khinvbar = -c * (W[:, 1] @ R).reshape(m_h, m_h)
     cot = (Gbar, Wbar, psi1bar, psi2bar, BSbar, Khinvbar)
-    _backprop(g, p, s, data.X, (Kzx, A, AS), S, cot, backend, n_threads)
+    _backprop(g, p, s, data.X, (Kzx, A, AS), S, cot, n_threads)
     gflat = _flatten(g, packer)
     return elbo, gflat, M
 
 
-def predict_moments(theta, packer, X, *, jitter=1e-6, outputs=None, backend="cpp", n_threads=1):
+def predict_moments(theta, packer, X, *, jitter=1e-6, outputs=None, n_threads=1):
     """Mean and variance of ``f(x, h_p)`` under q, shape (n, P) each."""
     p = packer.unpack(theta)
     gaussian = "log_S" in p
@@ -556,7 +546,7 @@ def predict_moments(theta, packer, X, *, jitter=1e-6, outputs=None, backend="cpp
     mu, S = p["mu"], _latent_variances(p, gaussian)
     if outputs is not None:
         mu, S = mu[outputs], S[outputs]
-    psi1, psi2 = la.rbf_psi_stats(mu, S, p["Z_h"], s["ls_h"], backend=backend, n_threads=n_threads)
+    psi1, psi2 = kern.rbf_psi_stats(mu, S, p["Z_h"], s["ls_h"], n_threads=n_threads)
     P2 = psi2.reshape(psi2.shape[0], -1)
     mean = G @ psi1.T
     GG = (G[:, :, None] * G[:, None, :]).reshape(G.shape[0], -1)

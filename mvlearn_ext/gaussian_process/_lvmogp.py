@@ -73,7 +73,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     variance and lengthscales, noise, inducing inputs), the covariance
     factors of ``q(U)`` and the latent posteriors are fitted by L-BFGS on
     the exact gradient of the bound; the sparse sums and Psi-statistics run
-    in the compiled core (``mvlearn_ext.gaussian_process._linalg``).
+    in the compiled core (``mvlearn_ext._lib._kernels``).
 
     The mean ``M`` of ``q(U)`` is not left to the optimiser: the bound is a
     concave quadratic in it, and every evaluation sets it to its

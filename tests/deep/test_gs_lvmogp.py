@@ -151,8 +151,7 @@ def test_one_term_equals_lvmogp_bound_and_gradient():
         "L_sh": raw_tri(random_tri(rng, m_h)),
         "mu": rng.standard_normal((P, d_h)),
     }
-    ref, gref = bd.elbo_and_grad(packer.pack(p), packer, bd.Data(X, Y.T), jitter=1e-9,
-                                 backend="numpy")  # fmt: skip
+    ref, gref = bd.elbo_and_grad(packer.pack(p), packer, bd.Data(X, Y.T), jitter=1e-9)
     mod = _GSLVMOGP(n_outputs=P, d_x=d_x, d_h=d_h, n_terms=1, n_inducing=m_x,
                     n_inducing_latent=m_h, latent="point", jitter=1e-9).to(T64)  # fmt: skip
     with torch.no_grad():

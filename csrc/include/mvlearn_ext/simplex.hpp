@@ -5,18 +5,9 @@
 
 #include <cstddef>
 
-namespace mvlearn_ext {
+#include "mvlearn_ext/array_view.hpp"
 
-// A read-only or writable view of a 2-D array with strides in elements.
-template <class T>
-struct Matrix2D {
-    T* data;
-    std::ptrdiff_t rows, cols;
-    std::ptrdiff_t row_stride, col_stride;  // in elements
-    T& operator()(std::ptrdiff_t i, std::ptrdiff_t j) const {
-        return data[i * row_stride + j * col_stride];
-    }
-};
+namespace mvlearn_ext {
 
 // Project each row of `in` onto Delta_s and write it to the same row of
 // `out` (which may alias `in`). Uses up to `n_threads` threads.

@@ -184,20 +184,45 @@ def many_routes_report(n_subjects, seeds, path):
             + ", ".join(f"{k}: {v[0]:.3f}" for k, v in out.items()),
             flush=True,
         )
-        ref = np.array([r["AUC"] for r in rows[MANY_ROUTES_NETWORKS[0]]])
         res["seeds"] = [r["seed"] for r in rows[MANY_ROUTES_NETWORKS[0]]]
         res["rows"] = rows
-        res["summary"] = {
-            name: {
-                "mean": float(np.mean([r["AUC"] for r in v])),
-                "std": float(np.std([r["AUC"] for r in v], ddof=1)) if len(v) > 1 else 0.0,
-                "PhenoBrain_minus_this_mean": float(np.mean(ref - [r["AUC"] for r in v])),
-                "seeds_PhenoBrain_higher": int(np.sum(ref > np.array([r["AUC"] for r in v]))),
-            }
-            for name, v in rows.items()
-        }
+        res["summary"] = _many_routes_summary(rows)
         res["elapsed_s"] = time.perf_counter() - start
         path.write_text(json.dumps(res, indent=1))
+    return res
+
+
+def _many_routes_summary(rows):
+    ref = np.array([r["AUC"] for r in rows[MANY_ROUTES_NETWORKS[0]]])
+    return {
+        name: {
+            "mean": float(np.mean([r["AUC"] for r in v])),
+            "std": float(np.std([r["AUC"] for r in v], ddof=1)) if len(v) > 1 else 0.0,
+            "PhenoBrain_minus_this_mean": float(np.mean(ref - [r["AUC"] for r in v])),
+            "seeds_PhenoBrain_higher": int(np.sum(ref > np.array([r["AUC"] for r in v]))),
+        }
+        for name, v in rows.items()
+    }
+
+
+def merge_many_routes(results):
+    """Join the per-seed-subset report files into ``phenobrain_many_routes_report.json``."""
+    chunks = sorted(results.glob("phenobrain_many_routes_report_seeds*.json"))
+    res, rows, elapsed = None, {}, 0.0
+    for chunk in chunks:
+        part = json.loads(chunk.read_text())
+        res = res or part
+        elapsed += part["elapsed_s"]
+        for name, block in part["rows"].items():
+            rows.setdefault(name, []).extend(block)
+    for block in rows.values():
+        block.sort(key=lambda r: r["seed"])
+    res.update(rows=rows, seeds=[r["seed"] for r in rows[MANY_ROUTES_NETWORKS[0]]])
+    res.update(summary=_many_routes_summary(rows), elapsed_s=elapsed)
+    res["note"] = f"seeds run in {len(chunks)} processes; elapsed_s is their sum"
+    (results / "phenobrain_many_routes_report.json").write_text(json.dumps(res, indent=1))
+    for chunk in chunks:
+        chunk.unlink()
     return res
 
 
@@ -316,8 +341,22 @@ def main():
         metavar="N_SUBJECTS",
         help="only the report runs of MANY_ROUTES_RULE at this size, seeds 0..N-1",
     )
+    parser.add_argument(
+        "--seed-list",
+        default=None,
+        help="with --many-routes-report: these seeds only (e.g. 0,1,2; one process of "
+        "several), written to phenobrain_many_routes_report_seeds<first>-<last>.json",
+    )
+    parser.add_argument(
+        "--many-routes-merge",
+        action="store_true",
+        help="join the --seed-list files into phenobrain_many_routes_report.json",
+    )
     args = parser.parse_args()
     results = pathlib.Path(__file__).parent / "results"
+    if args.many_routes_merge:
+        print(json.dumps(merge_many_routes(results)["summary"], indent=1))
+        return
     if args.many_routes_dev or args.many_routes_report:
         from threadpoolctl import threadpool_limits
 
@@ -325,9 +364,11 @@ def main():
         n = args.many_routes_report
         if n is None:
             n = many_routes_dev(results / "phenobrain_many_routes_dev.json")
-        res = many_routes_report(
-            n, range(args.seeds), results / "phenobrain_many_routes_report.json"
-        )
+        seeds, path = range(args.seeds), results / "phenobrain_many_routes_report.json"
+        if args.seed_list is not None:
+            seeds = [int(s) for s in args.seed_list.split(",")]
+            path = results / f"phenobrain_many_routes_report_seeds{seeds[0]}-{seeds[-1]}.json"
+        res = many_routes_report(n, seeds, path)
         print(json.dumps(res["summary"], indent=1))
         return
     if args.ablation:

@@ -23,7 +23,7 @@ CODE_CAUSAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 
 ANCHOR = "HAGMVC"
 
 OUTCOME = (
-    "Honest outcome (bench_deep.py --cimln, this small configuration, seeds 0-9): CIMLN "
+    "Honest outcome (bench_deep.py --cimln, the small configuration, seeds 0-9): CIMLN "
     "without the causal loss 0.850 +- 0.046 ACC, with the paper's causal loss 0.777 +- 0.063; "
     "mean imputation + HAGMVC 0.948 +- 0.007 beats both on all 10 seeds (and the paper's "
     "full-size configuration, 0.894 +- 0.064). The default leaves the causal loss out: a rule "

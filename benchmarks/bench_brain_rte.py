@@ -25,8 +25,15 @@ reported against the baseline. Writes benchmarks/results/brain_rte.json.
    phenotype picks one of 8 routes, hidden 8, the limited width). Seeds
    0..N-1 are reported; seed 100 was the only development seed.
 
-Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``
-or ``python benchmarks/bench_brain_rte.py --ablation --seeds 10``.
+4. The many-route regime at a learnable size (``--many-routes-dev``, issue
+   18): :data:`MANY_ROUTES_RULE` picks the number of subjects on the
+   development seeds 100-101, then seeds 0..N-1 are reported at that size
+   (full PhenoBrain, the phenotype at the head, no FiLM, logistic late
+   fusion).
+
+Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``,
+``python benchmarks/bench_brain_rte.py --ablation --seeds 10`` or
+``python benchmarks/bench_brain_rte.py --many-routes-dev --seeds 10``.
 """
 
 import argparse
@@ -93,6 +100,130 @@ def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)),
             for name, rows in block.items()
         }
     return {"rows": out, "summary": summary}
+
+
+#: Issue 18.4 follow-up, fixed before any run of ``--many-routes-dev``: training (chosen for
+#: time only), the candidate sizes, the learnability rule and the report's networks.
+MANY_ROUTES_RULE = (
+    "Training, the same for every network and size: hidden 8, early stopping (20% of the "
+    "training split held out), at most 100 epochs, patience 15, batch 64. Candidate sizes "
+    "1600, 2400, 3200 subjects, tried in that order; at each, the full PhenoBrain on the "
+    "development seeds 100 and 101 only (never reported); the first size where its mean test "
+    "AUC reaches 0.70 (at 800 subjects every method scored 0.55-0.59) is the size of the "
+    "report, seeds 0-9 (3200 if none reaches it). Report: full PhenoBrain, the same network "
+    "with the phenotype at its head, PhenoBrain without FiLM (routing kernel and attention "
+    "prior only) and logistic late fusion; mean, sd and the seeds where the full model wins."
+)
+MANY_ROUTES_SIZES = (1600, 2400, 3200)
+MANY_ROUTES_TRAINING = dict(regime="many_routes", hidden=8, epochs=100, n_iter_no_change=15)
+MANY_ROUTES_NETWORKS = (
+    "PhenoBrain, early stopping",
+    "same network, late fusion, early stopping",
+    "PhenoBrain, routing and prior only (no FiLM), early stopping",
+)
+LOGISTIC = "logistic regression, vec(A) + p (late fusion)"
+
+
+def many_routes_dev(path, seeds=(100, 101)):
+    """Apply :data:`MANY_ROUTES_RULE` on the development seeds; returns the chosen size."""
+    import torch
+
+    from mvlearn_ext._demo.brain import phenobrain_benchmark
+
+    torch.set_num_threads(1)
+    res = {"rule": MANY_ROUTES_RULE, "dev_seeds": list(seeds), "rows": {}}
+    chosen = MANY_ROUTES_SIZES[-1]
+    for n in MANY_ROUTES_SIZES:
+        block = res["rows"].setdefault(str(n), {})
+        for seed in seeds:
+            out = phenobrain_benchmark(
+                seed,
+                n_subjects=n,
+                networks=MANY_ROUTES_NETWORKS[:1],
+                baselines=(LOGISTIC,),
+                n_threads=1,
+                **MANY_ROUTES_TRAINING,
+            )
+            for name, (auc, seconds) in out.items():
+                block.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
+            print(f"many-route dev n={n} seed {seed}: {out}", flush=True)
+            path.write_text(json.dumps(res, indent=1))
+        mean = float(np.mean([r["AUC"] for r in block[MANY_ROUTES_NETWORKS[0]]]))
+        res.setdefault("mean_full_auc", {})[str(n)] = mean
+        if mean >= 0.70:
+            chosen = n
+            break
+    res["chosen_size"] = chosen
+    path.write_text(json.dumps(res, indent=1))
+    return chosen
+
+
+def many_routes_report(n_subjects, seeds, path):
+    """The report runs of :data:`MANY_ROUTES_RULE` at ``n_subjects``; JSON after every seed."""
+    import torch
+
+    from mvlearn_ext._demo.brain import phenobrain_benchmark
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    rows = {}
+    res = {"rule": MANY_ROUTES_RULE, "n_subjects": n_subjects, "training": MANY_ROUTES_TRAINING}
+    for seed in seeds:
+        out = phenobrain_benchmark(
+            seed,
+            n_subjects=n_subjects,
+            networks=MANY_ROUTES_NETWORKS,
+            baselines=(LOGISTIC,),
+            n_threads=1,
+            **MANY_ROUTES_TRAINING,
+        )
+        for name, (auc, seconds) in out.items():
+            rows.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
+        print(
+            f"many-route n={n_subjects} seed {seed}: "
+            + ", ".join(f"{k}: {v[0]:.3f}" for k, v in out.items()),
+            flush=True,
+        )
+        res["seeds"] = [r["seed"] for r in rows[MANY_ROUTES_NETWORKS[0]]]
+        res["rows"] = rows
+        res["summary"] = _many_routes_summary(rows)
+        res["elapsed_s"] = time.perf_counter() - start
+        path.write_text(json.dumps(res, indent=1))
+    return res
+
+
+def _many_routes_summary(rows):
+    ref = np.array([r["AUC"] for r in rows[MANY_ROUTES_NETWORKS[0]]])
+    return {
+        name: {
+            "mean": float(np.mean([r["AUC"] for r in v])),
+            "std": float(np.std([r["AUC"] for r in v], ddof=1)) if len(v) > 1 else 0.0,
+            "PhenoBrain_minus_this_mean": float(np.mean(ref - [r["AUC"] for r in v])),
+            "seeds_PhenoBrain_higher": int(np.sum(ref > np.array([r["AUC"] for r in v]))),
+        }
+        for name, v in rows.items()
+    }
+
+
+def merge_many_routes(results):
+    """Join the per-seed-subset report files into ``phenobrain_many_routes_report.json``."""
+    chunks = sorted(results.glob("phenobrain_many_routes_report_seeds*.json"))
+    res, rows, elapsed = None, {}, 0.0
+    for chunk in chunks:
+        part = json.loads(chunk.read_text())
+        res = res or part
+        elapsed += part["elapsed_s"]
+        for name, block in part["rows"].items():
+            rows.setdefault(name, []).extend(block)
+    for block in rows.values():
+        block.sort(key=lambda r: r["seed"])
+    res.update(rows=rows, seeds=[r["seed"] for r in rows[MANY_ROUTES_NETWORKS[0]]])
+    res.update(summary=_many_routes_summary(rows), elapsed_s=elapsed)
+    res["note"] = f"seeds run in {len(chunks)} processes; elapsed_s is their sum"
+    (results / "phenobrain_many_routes_report.json").write_text(json.dumps(res, indent=1))
+    for chunk in chunks:
+        chunk.unlink()
+    return res
 
 
 def rte_parameter_rows(seeds):
@@ -196,7 +327,50 @@ def main():
         help="with --ablation: only the many-route regime, with this many subjects "
         "(writes phenobrain_ablation_many_routes_N.json)",
     )
+    parser.add_argument(
+        "--many-routes-dev",
+        action="store_true",
+        help="apply MANY_ROUTES_RULE on the development seeds 100-101 "
+        "(writes phenobrain_many_routes_dev.json), then run the report seeds 0..N-1 "
+        "at the chosen size (phenobrain_many_routes_report.json)",
+    )
+    parser.add_argument(
+        "--many-routes-report",
+        type=int,
+        default=None,
+        metavar="N_SUBJECTS",
+        help="only the report runs of MANY_ROUTES_RULE at this size, seeds 0..N-1",
+    )
+    parser.add_argument(
+        "--seed-list",
+        default=None,
+        help="with --many-routes-report: these seeds only (e.g. 0,1,2; one process of "
+        "several), written to phenobrain_many_routes_report_seeds<first>-<last>.json",
+    )
+    parser.add_argument(
+        "--many-routes-merge",
+        action="store_true",
+        help="join the --seed-list files into phenobrain_many_routes_report.json",
+    )
     args = parser.parse_args()
+    results = pathlib.Path(__file__).parent / "results"
+    if args.many_routes_merge:
+        print(json.dumps(merge_many_routes(results)["summary"], indent=1))
+        return
+    if args.many_routes_dev or args.many_routes_report:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+        n = args.many_routes_report
+        if n is None:
+            n = many_routes_dev(results / "phenobrain_many_routes_dev.json")
+        seeds, path = range(args.seeds), results / "phenobrain_many_routes_report.json"
+        if args.seed_list is not None:
+            seeds = [int(s) for s in args.seed_list.split(",")]
+            path = results / f"phenobrain_many_routes_report_seeds{seeds[0]}-{seeds[-1]}.json"
+        res = many_routes_report(n, seeds, path)
+        print(json.dumps(res["summary"], indent=1))
+        return
     if args.ablation:
         from threadpoolctl import threadpool_limits
 

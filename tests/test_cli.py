@@ -414,3 +414,19 @@ def test_threads_option_caps_the_thread_pools(monkeypatch):
     for bad in ("0", "two"):
         status, _, err = run(["demo", "--threads", bad])
         assert status == 2 and "non-zero integer" in err
+
+
+def test_cimln_section_without_torch_runs_the_baseline_only(monkeypatch):
+    from mvlearn_ext._demo import incomplete
+    from mvlearn_ext.utils import _optional
+
+    found = _optional.is_available
+    monkeypatch.setattr(_optional, "is_available", lambda name: name != "torch" and found(name))
+    status, out, err = run(["demo", "--section", "cimln", "--seeds", "1", "--format", "json"])
+    assert status == 0, err
+    (section,) = json.loads(out)["sections"]
+    assert section["error"] is None and section["skipped"] is None
+    (row,) = section["rows"]
+    assert row["method"] == f"mean imputation + {incomplete.ANCHOR}"
+    assert "the CIMLN rows need the torch extra" in row["note"]
+    assert 0.5 < row["scores"]["ACC"][0] <= 1.0

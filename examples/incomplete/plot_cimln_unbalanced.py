@@ -49,6 +49,7 @@ model = CIMLN(
     batch_size=64,
     lr=1e-3,
     n_init=5,
+    causal_weight=0.1,  # the paper's causal loss; the default (0) leaves it out
     random_state=0,
 )
 labels_cimln = model.fit(Xs_missing).labels_

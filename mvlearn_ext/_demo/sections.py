@@ -259,6 +259,16 @@ _BUILTIN_SECTIONS = (
         },
     ),
     DemoSection(
+        name="cimln",
+        title="CIMLN vs mean imputation, Handwritten with missing views (CIMLN's unbalanced "
+        "protocol, eta = 0.5)",
+        run="mvlearn_ext._demo.incomplete:run",
+        legend={
+            FIT_TIME: "seconds of one fit_predict on the 2000 samples (CIMLN: pretraining, "
+            "training and k-means)",
+        },
+    ),
+    DemoSection(
         name="phenobrain",
         title="PhenoBrain (reconstruction) vs late fusion, phenotype-routed synthetic connectomes",
         run="mvlearn_ext._demo.brain:run",

@@ -130,6 +130,20 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     after a reconstruction-only pretraining; the clusters are k-means on the
     completed concatenation ``z = [h_1, ..., h_V]``.
 
+    **The default switches the causal loss off** (``causal_weight=0``), so
+    ``CIMLN()`` is the autoencoders with the meta-generator, without the
+    causal-invariant module. This was decided (issue 18) by a rule fixed
+    before the runs, on development seeds only (Handwritten with CIMLN's
+    missing views and an unbalanced-observation test bed; ``bench_deep.py
+    --cimln dev_decision``, the benchmarks' small configurations): a near
+    tie, dropping the loss cost 0.002 ACC on Handwritten and gained 0.0095
+    on the other bed (per-seed differences up to 0.14 either way). On the
+    reported seeds 0-9 it gained 0.072 and 0.004 (user guide). With the
+    default sizes only the paper's configuration has been measured over
+    seeds. **The paper's configuration** (the authors' code) is
+    ``CIMLN(causal_weight=0.1)``: the loss on the factual target
+    (``causal_target="factual"``, still the default) at weight 0.1.
+
     Follows the authors' code (``jinjiaqi1998/CIMLN``) except where marked:
 
     * ``cf_view_probs="observation"`` masks view ``v`` with probability
@@ -174,8 +188,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     temperature : float, default=1.0
         ``T`` of the soft assignments.
     meta_weight : float, default=0.01
-    causal_weight : float, default=0.1
-        ``0`` switches the causal loss off (an ablation).
+    causal_weight : float, default=0.0
+        Weight of the causal-invariance loss; ``0`` (the default, see above)
+        switches it off. The paper's configuration is ``0.1`` (the default
+        before issue 18).
     use_meta : bool, default=True
         ``False`` imputes a missing view embedding by ``h_agg`` (an ablation).
     meta_loss : {"nll", "code"}, default="nll"
@@ -263,7 +279,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         cf_view_probs="observation",
         temperature=1.0,
         meta_weight=0.01,
-        causal_weight=0.1,
+        causal_weight=0.0,
         use_meta=True,
         meta_loss="nll",
         causal_kl="single",

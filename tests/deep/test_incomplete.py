@@ -153,9 +153,35 @@ def test_balanced_divergence_limit_cases():
 def test_causal_targets_run(data):
     Xs, _, mask = data
     for target in ("counterfactual", "symmetric", "balanced"):
-        model = CIMLN(n_clusters=3, random_state=0, causal_target=target, **SMALL)
+        model = CIMLN(
+            n_clusters=3, random_state=0, causal_target=target, causal_weight=0.1, **SMALL
+        )
         model.fit(Xs, mask=mask)
         assert np.isfinite(model.embedding_).all()
         assert max(h["causal"] for h in model.loss_history_ if h["stage"] == "main") != 0
     with pytest.raises(ValueError, match="causal_target"):
         CIMLN(n_clusters=3, causal_target="both").fit(Xs, mask=mask)
+
+
+def test_demo_section_rows_are_the_estimators_own(monkeypatch):
+    """The ``cimln`` demo section: the defaults' row, the causal-loss ablation, the baseline."""
+    from mvlearn_ext._demo import incomplete as demo
+    from mvlearn_ext._demo.registry import DemoContext
+    from mvlearn_ext.datasets import load_handwritten
+
+    tiny = dict(hidden=(8,), embed_dim=4, batch_size=512, pretrain_epochs=1, epochs=1, n_init=1)
+    monkeypatch.setattr(demo, "QUICK", tiny)
+    rows = demo.run(DemoContext(seeds=(3,), quick=True))
+    assert len(rows) == 3 and rows[2].method == f"mean imputation + {demo.ANCHOR}"
+    (default_label, default_kw), (ablation_label, ablation_kw) = demo.variants()
+    assert [r.method for r in rows[:2]] == [default_label, ablation_label]
+    assert default_kw == {} and "defaults" in default_label
+    # the two CIMLN rows differ in the causal loss only: one of them switches it off
+    weights = {CIMLN(**kw).causal_weight for kw in (default_kw, ablation_kw)}
+    assert 0.0 in weights and len(weights) == 2
+    assert "eta = 0.5" in rows[0].note and "skipped" not in rows[0].note
+    Xs, y = load_handwritten()
+    m = make_unbalanced_mask(len(y), 6, random_state=3)
+    for row, kw in zip(rows[:2], (default_kw, ablation_kw), strict=True):
+        labels = CIMLN(10, random_state=3, **tiny, **kw).fit_predict(mask_views(Xs, m))
+        assert row.scores["ACC"] == [clustering_accuracy(y, labels)]

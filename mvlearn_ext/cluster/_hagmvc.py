@@ -52,6 +52,9 @@ _SEED_SAMPLE_PER_SEED = 20
 #: Up to this many rows, k-means++ seeding reads its distances from the Gram matrix
 #: (at most 128 MB), computed by one matrix product instead of one pass per seed.
 _SEED_GRAM_ROWS = 4096
+#: Candidates drawn per k-means++ seed (the best, by the potential it leaves, is kept);
+#: 0 means ``2 + floor(ln n_seeds)``, the greedy rule of scikit-learn's k-means++.
+_SEED_LOCAL_TRIALS = 1
 
 
 # --------------------------------------------------------------------------- preprocessing
@@ -151,12 +154,19 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None):
         def inner(index):
             return gram[index]
 
+        def inner_rows(indices):
+            return gram[indices]
+
     else:
         norms = np.einsum("ij,ij->i", P, P)
 
         def inner(index):
             return P @ P[index]
 
+        def inner_rows(indices):
+            return P[indices] @ P.T
+
+    trials = _SEED_LOCAL_TRIALS or 2 + int(np.log(n_seeds))
     first = int(rng.randint(n))
     chosen = [first]
     closest = np.maximum(norms - 2.0 * inner(first) + norms[first], 0.0)
@@ -167,13 +177,29 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None):
             unused = np.setdiff1d(np.arange(n), chosen)
             chosen.extend(unused[: n_seeds - len(chosen)].tolist())
             break
-        index = int(np.searchsorted(np.cumsum(closest), rng.uniform() * total))
-        index = min(index, n - 1)
-        while closest[index] <= 0.0:  # rounding put us on a chosen row
-            index = (index + 1) % n
+        if trials == 1:
+            index = int(np.searchsorted(np.cumsum(closest), rng.uniform() * total))
+            index = min(index, n - 1)
+            while closest[index] <= 0.0:  # rounding put us on a chosen row
+                index = (index + 1) % n
+            distance = np.maximum(norms - 2.0 * inner(index) + norms[index], 0.0)
+            np.minimum(closest, distance, out=closest)
+        else:
+            # Greedy k-means++: draw several candidates by D^2 sampling and keep the
+            # one that leaves the smallest potential sum_i min_j ||p_i - s_j||^2.
+            draws = np.searchsorted(np.cumsum(closest), rng.uniform(size=trials) * total)
+            draws = np.minimum(draws, n - 1)
+            for t in range(trials):
+                while closest[draws[t]] <= 0.0:
+                    draws[t] = (draws[t] + 1) % n
+            candidates = np.maximum(
+                norms[None, :] - 2.0 * inner_rows(draws) + norms[draws][:, None], 0.0
+            )
+            np.minimum(candidates, closest[None, :], out=candidates)
+            best = int(np.argmin(candidates.sum(axis=1)))
+            index = int(draws[best])
+            closest = candidates[best]
         chosen.append(index)
-        distance = np.maximum(norms - 2.0 * inner(index) + norms[index], 0.0)
-        np.minimum(closest, distance, out=closest)
         closest[index] = 0.0
     return np.asarray(chosen)
 

@@ -49,6 +49,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.stats import spearmanr
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
@@ -75,17 +76,24 @@ class _CapturingKMeans:
         return self._model.fit(X)
 
 
-def normalised_cut(R, labels, k):
-    """``Ncut`` of ``labels`` on ``W = R diag(R^T 1)^-1 R^T`` (rows of ``R`` sum to 1)."""
+def normalised_cut(R, labels, n_clusters):
+    """``Ncut`` of a partition on the sample graph ``W = R diag(R^T 1)^-1 R^T``.
+
+    ``R`` (n, m) is the composite sample-anchor graph, rows summing to 1, so every
+    sample has degree 1 in ``W`` and ``Ncut = sum_c (1 - assoc(c) / |c|)`` with
+    ``assoc(c) = ||diag(R^T 1)^-1/2 R^T y_c||^2``; empty clusters do not count.
+    """
     degree = np.asarray(R.sum(axis=0)).ravel()
-    inv = np.where(degree > 0.0, 1.0 / np.maximum(degree, 1e-300), 0.0)
-    onehot = np.zeros((R.shape[0], k))
-    onehot[np.arange(R.shape[0]), labels] = 1.0
-    M = np.asarray(R.T @ onehot)  # (m, k)
-    assoc = (M**2 * inv[:, None]).sum(axis=0)
-    size = onehot.sum(axis=0)
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0.0)
+    size = np.bincount(labels, minlength=n_clusters).astype(np.float64)
+    onehot = sp.csr_matrix(
+        (np.ones(labels.size), (np.arange(labels.size), labels)),
+        shape=(labels.size, n_clusters),
+    )
+    M = (R.T @ onehot).toarray()  # (m, k)
+    assoc = (M**2 * inverse[:, None]).sum(axis=0)
     used = size > 0
-    return float(used.sum() - np.sum(assoc[used] / size[used]))
+    return float(np.sum(1.0 - assoc[used] / size[used]))
 
 
 def one_fit(Xs, y, k, seed, trials):

@@ -8,9 +8,9 @@ The held-out ``eval`` sets are not read by this script.
 
 Candidates (2 x 3):
 
-* anchors: ``kpp``, k-means++ seeding with one draw per seed (the current default),
-  (the default before this study), or ``greedy``, greedy k-means++ (``2 + floor(ln m)`` D^2 draws per seed, the one
-  leaving the smallest potential is kept; scikit-learn's rule);
+* anchors: ``kpp``, k-means++ seeding with one draw per seed (the default before
+  this study), or ``greedy``, greedy k-means++ (``2 + floor(ln m)`` D^2 draws per
+  seed, the one leaving the smallest potential is kept; scikit-learn's rule);
 * final discretisation of the row-normalised spectral embedding: ``inertia10``, the
   lowest-inertia of 10 k-means restarts (the current default), ``inertia30``, the
   lowest-inertia of 30, or ``ncut30``, the one of the same 30 restarts with the

@@ -12,7 +12,7 @@ Questions
 2. Do fit time and peak memory grow linearly in n? make_multiview_blobs with
    3 views x 64 features, n = 10^4, 10^5, 10^6; each fit in its own process so
    its peak resident memory can be read.
-3. (``--timing [N]``, alone) How long does DRMC's Handwritten fit take beside the best
+3. (``--timing [N]``, alone) How long do DRMC's and HAGMVC's Handwritten fits take beside the best
    concatenation baseline (ConcatSpectral, z-scored, 10-NN)? ``N`` fits each (default
    7), interleaved, one BLAS thread (``--threads``); medians and their ratio.
 
@@ -159,20 +159,22 @@ def bench_handwritten(seeds, mvlearn_seeds, only=None):
 
 
 def bench_timing(n_fits=7):
-    """Wall and CPU time of ``n_fits`` Handwritten fits of DRMC beside ConcatSpectral.
+    """Wall and CPU time of ``n_fits`` Handwritten fits of DRMC and HAGMVC beside ConcatSpectral.
 
-    ``DRMC(n_clusters=10, random_state=s)`` and the best concatenation baseline of the
+    ``DRMC(n_clusters=10, random_state=s)``, ``HAGMVC(n_clusters=10, random_state=s)``
+    and the best concatenation baseline of the
     suite, ``ConcatSpectral(n_clusters=10, scaling="zscore", n_neighbors=10,
-    random_state=s)``, for seeds ``s = 0 .. n_fits - 1``, interleaved (DRMC, then the
-    baseline, for each seed) so that both see the same machine load; one untimed fit
+    random_state=s)``, for seeds ``s = 0 .. n_fits - 1``, interleaved (DRMC, HAGMVC,
+    then the baseline, for each seed) so that both see the same machine load; one untimed fit
     of each first (imports, Numba compilation). Medians and their ratio.
     """
-    from mvlearn_ext.cluster import DRMC, ConcatSpectral
+    from mvlearn_ext.cluster import DRMC, HAGMVC, ConcatSpectral
 
     Xs, y = load_handwritten()
     k = int(np.unique(y).size)
     makers = {
         "DRMC": lambda s: DRMC(n_clusters=k, random_state=s),
+        "HAGMVC": lambda s: HAGMVC(n_clusters=k, random_state=s),
         "ConcatSpectral (z-score, 10-NN)": lambda s: ConcatSpectral(
             n_clusters=k, scaling="zscore", n_neighbors=10, random_state=s
         ),

@@ -61,10 +61,10 @@ from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
     map_labels,
-    merge_moments,
+    statistics_pass,
 )
 from mvlearn_ext.cluster._common import procrustes
-from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram, _scaled, _stats_task
+from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram, _scaled
 from mvlearn_ext.cluster._smvsc import (
     _OBJECTIVE_FLOOR,
     _normalize_rows,
@@ -114,21 +114,10 @@ def _statistics(est, blocks, name, m):
     Sets ``est.view_means_`` and ``est.view_scales_`` and returns the first ``m`` rows of
     each view, standardised with them.
     """
-    n_views = len(blocks.widths)
     wanted = np.arange(m)
-    moments = [None] * n_views
-    picked = [[] for _ in range(n_views)]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=bool(est.verbose),
-        desc=f"{name} statistics",
-    ):  # fmt: skip
-        for v, ok in enumerate(finite):
-            if not ok:
-                raise ValueError(f"Xs[{v}] contains NaN or infinity")
-        for v in range(n_views):
-            moments[v] = merge_moments(moments[v], block_moments[v])
-            picked[v].append(rows[v])
-    picked = [np.concatenate(rows) for rows in picked]
+    moments, picked = statistics_pass(
+        blocks, wanted, progress=bool(est.verbose), desc=f"{name} statistics"
+    )
     if est.standardize:
         stats = [mapstd_from_moments(m_v) for m_v in moments]
         est.view_means_ = [mean for mean, _ in stats]

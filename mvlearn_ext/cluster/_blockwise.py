@@ -313,6 +313,52 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
     return mean, scale
 
 
+def _stats_task(_, rows, *views):
+    """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
+    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
+    moments = [moments_of_block(X) for X in views]
+    return finite, moments, [np.asarray(X)[rows] for X in views]
+
+
+def statistics_pass(blocks, wanted, *, progress, desc):
+    """The first pass of every block fit: finiteness, column moments and chosen rows.
+
+    Reads every block once; raises ``ValueError`` naming the view if one holds NaN or
+    infinity; folds the per-block column moments in block order (Chan, Golub &
+    LeVeque), so the result does not depend on where the blocks ran.
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+    wanted : ndarray of int
+        Sorted global row indices to bring back (random rows, the first ``m`` rows...).
+    progress : bool
+        Show a progress bar over the blocks.
+    desc : str
+        The bar's label.
+
+    Returns
+    -------
+    moments : list of tuple
+        Per view, the merged ``(count, mean, M2)`` (see :func:`moments_of_block`).
+    picked : list of ndarray
+        Per view, the rows ``wanted`` in their original order and dtype.
+    """
+    n_views = len(blocks.widths)
+    moments = [None] * n_views
+    picked = [[] for _ in range(n_views)]
+    for finite, block_moments, rows in blocks.map(
+        _stats_task, None, blocks.local_rows(wanted), progress=progress, desc=desc
+    ):
+        for v, ok in enumerate(finite):
+            if not ok:
+                raise ValueError(f"Xs[{v}] contains NaN or infinity")
+        for v in range(n_views):
+            moments[v] = merge_moments(moments[v], block_moments[v])
+            picked[v].append(rows[v])
+    return moments, [np.concatenate(rows) for rows in picked]
+
+
 def map_labels(blocks, task, params, *, lazy, progress, desc):
     """Labels of every row block by ``task(params, None, *block_views)``.
 

@@ -43,9 +43,8 @@ from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
     map_labels,
-    merge_moments,
-    moments_of_block,
     scaling_from_moments,
+    statistics_pass,
 )
 from mvlearn_ext.cluster._hagmvc import (
     _FINAL_N_INIT,
@@ -83,14 +82,6 @@ def _standardise_block(views, means, scales):
             ]
         )
     )
-
-
-def _stats_task(_, rows, *views):
-    """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
-    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
-    moments = [moments_of_block(X) for X in views]
-    picked = [np.asarray(X)[rows] for X in views]
-    return finite, moments, picked
 
 
 def _graph_task(p, rows, *views):
@@ -247,18 +238,7 @@ def _fit(est, Xs):
     seed_rows = _draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
     kmeans_rows = _draw_rows(rng, n, KMEANS_SAMPLE)
     wanted = np.union1d(np.union1d(score_rows, seed_rows), kmeans_rows)
-    moments = [None] * len(blocks.widths)
-    picked = [[] for _ in blocks.widths]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="HAGMVC statistics"
-    ):
-        for v, ok in enumerate(finite):
-            if not ok:
-                raise ValueError(f"Xs[{v}] contains NaN or infinity")
-        for v in range(len(moments)):
-            moments[v] = merge_moments(moments[v], block_moments[v])
-            picked[v].append(rows[v])
-    picked = [np.concatenate(rows) for rows in picked]
+    moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="HAGMVC statistics")
     dtypes = [np.dtype(X.dtype) for X in blocks.views]
     stats = [
         scaling_from_moments(m_v, unit_view_variance=True, dtype=dt)

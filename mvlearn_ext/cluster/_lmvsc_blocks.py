@@ -31,9 +31,8 @@ from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
     map_labels,
-    merge_moments,
-    moments_of_block,
     scaling_from_moments,
+    statistics_pass,
 )
 from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
 from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
@@ -54,11 +53,6 @@ def _scaled(views, means, scales):
         (np.asarray(X, dtype=np.float64) - mean) / scale
         for X, mean, scale in zip(views, means, scales, strict=True)
     ]
-
-
-def _stats_task(_, rows, *views):
-    finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
-    return finite, [moments_of_block(X) for X in views], [np.asarray(X)[rows] for X in views]
 
 
 def _graphs(p, views):
@@ -134,18 +128,7 @@ def _fit(est, Xs):
     anchor_rows = _draw(anchor_seed, n, ANCHOR_SAMPLE)
     kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
     wanted = np.union1d(anchor_rows, kmeans_rows)
-    moments = [None] * n_views
-    picked = [[] for _ in range(n_views)]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="LMVSC statistics"
-    ):
-        for v, ok in enumerate(finite):
-            if not ok:
-                raise ValueError(f"Xs[{v}] contains NaN or infinity")
-        for v in range(n_views):
-            moments[v] = merge_moments(moments[v], block_moments[v])
-            picked[v].append(rows[v])
-    picked = [np.concatenate(rows) for rows in picked]
+    moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="LMVSC statistics")
     if est.standardize:
         stats = [
             scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)

@@ -27,7 +27,10 @@ one sees), so it runs on the rows of the embedding kept in memory:
   the size and the sum of ``(F R)_{ic}`` of cluster ``c`` on the rotated rows (a
   Jacobi step from the rotation's statistics; ``argmax_c (F_i R)_c`` for the
   unscaled indicator). ``initial_labels_`` is then None and ``n_labels_changed_``
-  counts the rotated rows.
+  counts the rotated rows. That last pass reads no data: every graph pass keeps each
+  sample's ``_N_NEIGHBORS`` anchor indices (int32) and weights (float64), 60 bytes per
+  sample held by the driver (the previous pass's lists are dropped before the next
+  pass), and the labelling rebuilds each block's ``Z`` from them, the same matrix.
 
 With ``align_anchors=True`` the per-view anchors are aligned through the kNN graphs
 of the (at most 20000) k-means rows instead of all rows.
@@ -44,6 +47,7 @@ from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
+    _progress_bar,
     is_dask_array,
     map_labels,
     merge_moments,
@@ -95,20 +99,54 @@ def _block_graph(p, views):
 
 
 def _graph_task(p, rows, *views):
-    """Anchor degrees, ``Z Z^T`` and the graph's columns at ``rows`` of one block."""
+    """Anchor degrees, ``Z Z^T`` and the graph's columns at ``rows`` of one block.
+
+    With ``p["keep"]``, also the block's neighbour lists (:func:`_neighbours`), from
+    which the labelling pass rebuilds ``Z`` without reading the block again.
+    """
     with single_threaded_pools():
         Z = _block_graph(p, views)
-        return dict(
+        out = dict(
             degree=np.asarray(Z.sum(axis=1)).ravel(),
             gram=(Z @ Z.T).toarray(),
             sample=Z.T.tocsr()[rows],
         )
+        if p.get("keep"):
+            out["neighbours"] = _neighbours(Z)
+        return out
 
 
-def _label_task(p, _, *views):
-    """Labels of one block by the linearised rotation gain, and ``Z Y`` of the block."""
+def _neighbours(Z):
+    """The rows of ``Z^T`` as ``(n_rows, columns as int32, weights, indptr)``.
+
+    ``indptr`` is None when every sample has the same number of neighbours (always,
+    for the kNN graph), so that a sample costs 12 bytes per neighbour: 60 bytes with
+    ``_N_NEIGHBORS = 5``. :func:`_graph_of` rebuilds the same CSR matrix.
+    """
+    Zt = Z.T.tocsr()
+    counts = np.diff(Zt.indptr)
+    regular = counts.size > 0 and bool(np.all(counts == counts[0]))
+    indptr = None if regular else Zt.indptr.copy()
+    return Zt.shape[0], Zt.indices.astype(np.int32), Zt.data.copy(), indptr
+
+
+def _graph_of(neighbours, n_anchors):
+    """The block's graph (``n_anchors`` x rows, CSR) from :func:`_neighbours`."""
+    n_rows, cols, weights, indptr = neighbours
+    if indptr is None:
+        indptr = np.arange(0, cols.size + 1, cols.size // n_rows)
+    Zt = sp.csr_matrix((weights, cols, indptr), shape=(n_rows, n_anchors))
+    return Zt.T.tocsr()
+
+
+def _label_task(p, neighbours):
+    """Labels of one block by the linearised rotation gain, and ``Z Y`` of the block.
+
+    The block's graph is rebuilt from the ``neighbours`` the last graph pass kept (the
+    same matrix as :func:`_block_graph` gives), so this pass reads no data.
+    """
     with single_threaded_pools():
-        Z = _block_graph(p, views)
+        Z = _graph_of(neighbours, p["projection"].shape[0])
         G = np.asarray(Z.T @ p["projection"]) @ p["rotation"]
         labels = np.argmax(G * p["slope"] - p["offset"], axis=1).astype(np.intp)
         k = p["rotation"].shape[0]
@@ -266,16 +304,25 @@ def _fit(est, Xs):
     last = {}
     passes = [0]
 
+    # Above ROTATION_SAMPLE the labelling pass needs the last graph's neighbour lists:
+    # every graph pass keeps its own (60 bytes per sample, the previous pass's freed).
+    keep = n > ROTATION_SAMPLE
+
     def build(weights, previous):
         ratios = _feature_factors(widths, weights) / factors
-        degree, gram, sample = None, None, []
+        degree, gram, sample, kept = None, None, [], []
+        last.pop("neighbours", None)
         for part in blocks.map(
-            _graph_task, dict(base, ratios=ratios), local_rotation_rows, progress=verbose,
-            desc=f"DRMC graph {passes[0]}",
+            _graph_task, dict(base, ratios=ratios, keep=keep), local_rotation_rows,
+            progress=verbose, desc=f"DRMC graph {passes[0]}",
         ):  # fmt: skip
             degree = part["degree"] if degree is None else degree + part["degree"]
             gram = part["gram"] if gram is None else gram + part["gram"]
             sample.append(part["sample"])
+            if keep:
+                kept.append(part["neighbours"])
+        if keep:
+            last["neighbours"] = kept
         passes[0] += 1
         if previous is None:
             _check_live(degree, k)
@@ -317,12 +364,19 @@ def _fit(est, Xs):
             base, ratios=last["ratios"], projection=last["projection"], rotation=result["R"],
             slope=slope, offset=offset,
         )  # fmt: skip
+        # The last graph pass's neighbour lists give every block's graph: no data read.
         parts, mass = [], None
-        for block_labels, block_mass in blocks.map(
-            _label_task, params, progress=verbose, desc="DRMC labels"
-        ):
+        kept = last.pop("neighbours")
+        bar = _progress_bar(len(kept), "DRMC labels") if verbose else None
+        for b in range(len(kept)):
+            block_labels, block_mass = _label_task(params, kept[b])
+            kept[b] = None
             parts.append(block_labels)
             mass = block_mass if mass is None else mass + block_mass
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
         labels = np.concatenate(parts)
         est.initial_labels_ = None
     est._store(result, factors, n_anchors, _memberships(mass, last["degree"]))

@@ -173,6 +173,23 @@ def test_rotation_on_a_sample_and_the_assignment_pass(views, on_disk, monkeypatc
     _same_fit(_model().fit(dask_views), sampled, "dask, sampled rotation")
 
 
+def test_kept_neighbours_rebuild_the_block_graph_exactly():
+    """The labelling pass rebuilds each block's graph from 60 bytes per row, bit for bit."""
+    rng = np.random.default_rng(1)
+    for ragged in (False, True):
+        dense = np.zeros((30, 50))  # 30 anchors x 50 samples, 5 neighbours per sample
+        for i in range(50):
+            width = 5 if not ragged else 1 + i % 5
+            dense[rng.choice(30, width, replace=False), i] = rng.random(width)
+        Z = _drmc_blocks.sp.csr_matrix(dense)
+        kept = _drmc_blocks._neighbours(Z)
+        assert (kept[3] is None) == (not ragged)
+        assert kept[1].dtype == np.int32
+        rebuilt = _drmc_blocks._graph_of(kept, 30)
+        for name in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(rebuilt, name), getattr(Z, name), err_msg=name)
+
+
 def test_assignment_rule_is_the_first_order_gain():
     """The rule's scores are the exact gains of adding a sample, to first order in 1/n_c."""
     rng = np.random.default_rng(0)

@@ -12,6 +12,7 @@ from mvlearn_ext.brain import make_phenotype_connectomes
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.deep.brain import PhenoBrainClassifier
 from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
+from mvlearn_ext.deep.gaussian_process import TLVMOGPRegressor
 from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.diffusion import make_toy_tasks
 
@@ -55,12 +56,21 @@ def _two_stage(verbose):
     return m.fit(data.pairs, data.unpaired).generalist_.loss_history_
 
 
+def _tlvmogp(verbose):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(30, 1))
+    Y = np.sin(X + np.arange(4)[None, :])
+    kw = dict(n_inducing=6, n_epochs=2, batch_size=10, output_batch_size=4)
+    return TLVMOGPRegressor(random_state=0, verbose=verbose, **kw).fit(X, Y).predict(X)
+
+
 # (fit returning a result, the name in the prefix, a word of every verbose=2 run)
 CASES = [
     (_brain, "PhenoBrainClassifier", "epoch 2/2"),
     (_cimln, "CIMLN", "main epoch 2/2"),
     (_conditional, "ConditionalDiffusion", "step 120/120"),
     (_two_stage, "TwoStageDiffusion", "generalist on"),
+    (_tlvmogp, "TLVMOGPRegressor", "final loss"),
 ]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 import time
 from numbers import Integral, Real
 
@@ -27,6 +26,7 @@ from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
 from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
 
@@ -44,7 +44,7 @@ def _torch_threads(n_threads):
         torch.set_num_threads(previous)
 
 
-class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
+class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     """Shared base of :class:`TLVMOGPRegressor` and :class:`GSLVMOGPRegressor`.
 
     Holds the parameters both take (their constraints), ``fit``,
@@ -202,12 +202,10 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
                 self.dispersion_ = torch.exp(module.log_alpha).numpy().astype(np.float64)
         self.n_outputs_ = P
         self.n_iter_ = n_iter
-        if self.verbose:
-            print(
-                f"[{type(self).__name__}] {n_iter} steps in {time.perf_counter() - t0:.2f} s, "
-                f"final loss {self.loss_curve_[-1] if self.loss_curve_ else float('nan'):.4f}",
-                file=sys.stderr,
-            )
+        self._log(
+            f"{n_iter} steps in {time.perf_counter() - t0:.2f} s, "
+            f"final loss {self.loss_curve_[-1] if self.loss_curve_ else float('nan'):.4f}"
+        )
         return self
 
     # --------------------------------------------------------- prediction

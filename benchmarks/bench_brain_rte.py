@@ -52,7 +52,7 @@ def brain_rows(seeds):
     torch.set_num_threads(1)
     out = {}
     for seed in seeds:
-        res = phenobrain_benchmark(seed, n_threads=1)
+        res = phenobrain_benchmark(seed, n_jobs=1)
         for name, (auc, seconds) in res.items():
             out.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
         print(f"phenobrain seed {seed}: " + ", ".join(f"{k}: {v[0]:.3f}" for k, v in res.items()))
@@ -75,7 +75,7 @@ def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)),
                 regime=regime,
                 hidden=hidden,
                 networks=ABLATION,
-                n_threads=1,
+                n_jobs=1,
                 n_subjects=n_subjects,
             )
             for name, (auc, seconds) in res.items():
@@ -115,7 +115,7 @@ MANY_ROUTES_RULE = (
     "prior only) and logistic late fusion; mean, sd and the seeds where the full model wins."
 )
 MANY_ROUTES_SIZES = (1600, 2400, 3200)
-MANY_ROUTES_TRAINING = dict(regime="many_routes", hidden=8, epochs=100, n_iter_no_change=15)
+MANY_ROUTES_TRAINING = dict(regime="many_routes", hidden=8, n_epochs=100, n_iter_no_change=15)
 MANY_ROUTES_NETWORKS = (
     "PhenoBrain, early stopping",
     "same network, late fusion, early stopping",
@@ -141,7 +141,7 @@ def many_routes_dev(path, seeds=(100, 101)):
                 n_subjects=n,
                 networks=MANY_ROUTES_NETWORKS[:1],
                 baselines=(LOGISTIC,),
-                n_threads=1,
+                n_jobs=1,
                 **MANY_ROUTES_TRAINING,
             )
             for name, (auc, seconds) in out.items():
@@ -174,7 +174,7 @@ def many_routes_report(n_subjects, seeds, path):
             n_subjects=n_subjects,
             networks=MANY_ROUTES_NETWORKS,
             baselines=(LOGISTIC,),
-            n_threads=1,
+            n_jobs=1,
             **MANY_ROUTES_TRAINING,
         )
         for name, (auc, seconds) in out.items():

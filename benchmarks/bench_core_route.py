@@ -70,7 +70,7 @@ def _worker(fits):
             return HAGMVC(n_clusters=k, random_state=0, n_jobs=1).fit(Xs).labels_
         if name == "drmc":
             return DRMC(n_clusters=k, random_state=0, n_jobs=1).fit(Xs).labels_
-        model = LVMOGPRegressor(max_iter=60, tol=0.0, n_threads=1, random_state=0).fit(X, Y)
+        model = LVMOGPRegressor(max_iter=60, tol=0.0, n_jobs=1, random_state=0).fit(X, Y)
         mean, std = model.predict(X, return_std=True)
         return np.concatenate([mean.ravel(), std.ravel()])
 

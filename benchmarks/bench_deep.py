@@ -54,7 +54,7 @@ def cimln_rows(seeds, on_seed=None):
 
     for seed in seeds:
         m = make_unbalanced_mask(2000, 6, random_state=seed)
-        kw = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, epochs=10)
+        kw = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10)
         for name, extra in CIMLN_VARIANTS.items():
             t = time.perf_counter()
             lab = CIMLN(n_clusters=10, random_state=seed, n_init=5, **kw, **extra).fit_predict(
@@ -140,7 +140,7 @@ def cimln_unbalanced_rows(seeds, on_seed=None):
     for seed in seeds:
         Xs, y, m, z = make_unbalanced_views(1500, random_state=seed, return_nuisance=True)
         kw = dict(
-            hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, epochs=10, n_init=5
+            hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, n_epochs=10, n_init=5
         )
         for name, extra in CIMLN_VARIANTS.items():
             t = time.perf_counter()
@@ -223,8 +223,8 @@ def cimln_dev_decision(seeds=DEV_SEEDS, on_seed=None):
     torch.set_num_threads(1)
     Xh, yh = load_handwritten()
     variants = {"A": CIMLN_VARIANTS["CIMLN"], "B": CIMLN_VARIANTS["CIMLN no causal"]}
-    kw_h = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, epochs=10)
-    kw_u = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, epochs=10)
+    kw_h = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10)
+    kw_u = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, n_epochs=10)
     out = {}
 
     def add(bed, name, seed, acc, t):

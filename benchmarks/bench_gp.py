@@ -225,7 +225,7 @@ def fit_lvmogp(path, cfg):
         n_inducing_latent=cfg["m_h"],
         max_iter=cfg["max_iter"],
         random_state=0,
-        n_threads=cfg["threads"],
+        n_jobs=cfg["threads"],
     ).fit(X, Ytr)
     fit_s = time.perf_counter() - t0
     out = {}

@@ -172,7 +172,7 @@ def run_longtail(seeds):
         }
         for name, heads in configs.items():
             start = time.perf_counter()
-            clf = AESClassifier(heads=heads, random_state=seed, n_threads=1).fit(Xl, yl)
+            clf = AESClassifier(heads=heads, random_state=seed, n_jobs=1).fit(Xl, yl)
             times.setdefault(name, []).append(time.perf_counter() - start)
             score(name, clf.predict(Xte))
             if name == "cross-entropy":
@@ -186,7 +186,7 @@ def run_longtail(seeds):
                 score("AES head averaging", clf.classes_[probs.mean(dim=0).argmax(dim=1).numpy()])
                 score("AES soft fusion", clf.classes_[clf.soft_fusion_proba(Xte).argmax(axis=1)])
         start = time.perf_counter()
-        clf = AESClassifier(combine="entropy_weighted", random_state=seed, n_threads=1).fit(Xl, yl)
+        clf = AESClassifier(combine="entropy_weighted", random_state=seed, n_jobs=1).fit(Xl, yl)
         times.setdefault("AES, code-faithful combiner (no projection)", []).append(
             time.perf_counter() - start
         )

@@ -371,7 +371,7 @@ def _setups():
                 hidden=(16,),
                 embed_dim=4,
                 pretrain_epochs=2,
-                epochs=2,
+                n_epochs=2,
                 n_init=1,
                 random_state=0,
             ),
@@ -393,15 +393,15 @@ def _setups():
             lambda: SingleArrayCase("multioutput"),
         ),
         "AESClassifier": (
-            lambda c: c(stage1_epochs=2, stage2_epochs=1, random_state=0, n_threads=1),
+            lambda c: c(stage1_epochs=2, stage2_epochs=1, random_state=0, n_jobs=1),
             lambda: SingleArrayCase("classifier"),
         ),
         "TLVMOGPRegressor": (
-            lambda c: c(n_epochs=2, n_inducing=4, random_state=0, n_threads=1),
+            lambda c: c(n_epochs=2, n_inducing=4, random_state=0, n_jobs=1),
             lambda: SingleArrayCase("multioutput"),
         ),
         "GSLVMOGPRegressor": (
-            lambda c: c(n_epochs=2, n_terms=1, n_inducing=4, random_state=0, n_threads=1),
+            lambda c: c(n_epochs=2, n_terms=1, n_inducing=4, random_state=0, n_jobs=1),
             lambda: SingleArrayCase("multioutput"),
         ),
         # multi-task: fit(X, y, tasks=...)
@@ -451,7 +451,7 @@ def _setups():
         ),
         # connectomes
         "PhenoBrainClassifier": (
-            lambda c: c(epochs=2, hidden=8, random_state=0, n_threads=1),
+            lambda c: c(n_epochs=2, hidden=8, random_state=0, n_jobs=1),
             ConnectomeCase,
         ),
         # conditional generators (torch): fit(C, X), fit(pairs, unpaired)

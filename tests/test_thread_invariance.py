@@ -251,7 +251,7 @@ def test_lvmogp_gives_the_same_bits_on_one_and_two_threads():
 
     def make(n):
         return LVMOGPRegressor(
-            n_inducing=8, n_inducing_latent=5, max_iter=15, random_state=0, n_threads=n
+            n_inducing=8, n_inducing_latent=5, max_iter=15, random_state=0, n_jobs=n
         )
 
     fits = {}
@@ -263,5 +263,5 @@ def test_lvmogp_gives_the_same_bits_on_one_and_two_threads():
 
 
 def test_lvmogp_n_threads_is_validated():
-    with pytest.raises(ValueError, match="'n_threads' parameter of LVMOGPRegressor must be"):
-        LVMOGPRegressor(n_threads=2**40).fit(np.zeros((3, 1)), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="'n_jobs' parameter of LVMOGPRegressor must be"):
+        LVMOGPRegressor(n_jobs=2**40).fit(np.zeros((3, 1)), np.zeros((3, 2)))

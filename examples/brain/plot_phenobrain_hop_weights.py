@@ -31,7 +31,7 @@ train, test = np.arange(200), np.arange(200, 300)
 aucs = {}
 models = {}
 for mode in ("mechanism", "late"):
-    clf = PhenoBrainClassifier(phenotype_mode=mode, epochs=40, n_threads=1, random_state=0)
+    clf = PhenoBrainClassifier(phenotype_mode=mode, n_epochs=40, n_jobs=1, random_state=0)
     clf.fit(A[train], y[train], phenotypes=P[train])
     proba = clf.predict_proba(A[test], phenotypes=P[test])[:, 1]
     aucs[f"PhenoBrain ({mode})"] = roc_auc_score(y[test], proba)

@@ -40,7 +40,7 @@ models = {}
 for n_terms in (1, 2):
     model = GSLVMOGPRegressor(
         n_terms=n_terms, n_latent=1, n_inducing=15, n_epochs=60, batch_size=60,
-        lr=0.05, n_threads=1, random_state=0,
+        learning_rate=0.05, n_jobs=1, random_state=0,
     ).fit(X, Y)  # fmt: skip
     models[n_terms] = model
     rmse = np.sqrt(np.mean((model.predict(X_test) - truth) ** 2))

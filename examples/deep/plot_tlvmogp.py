@@ -23,7 +23,13 @@ Y = F + 0.1 * rng.standard_normal(F.shape)
 Y[rng.random(Y.shape) < 0.3] = np.nan
 
 model = TLVMOGPRegressor(
-    n_latent=2, n_inducing=24, n_epochs=60, batch_size=80, lr=0.05, n_threads=1, random_state=0
+    n_latent=2,
+    n_inducing=24,
+    n_epochs=60,
+    batch_size=80,
+    learning_rate=0.05,
+    n_jobs=1,
+    random_state=0,
 ).fit(X, Y)
 X_test = np.linspace(0, 1, 200)[:, None]
 mean, std = model.predict(X_test, return_std=True)

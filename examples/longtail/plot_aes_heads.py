@@ -38,7 +38,7 @@ counts = np.bincount(y_train, minlength=10)
 print("training counts per class:", counts.tolist())
 
 clf = AESClassifier(
-    stage1_epochs=20, stage2_epochs=10, learning_rate=5e-3, n_threads=1, random_state=0
+    stage1_epochs=20, stage2_epochs=10, learning_rate=5e-3, n_jobs=1, random_state=0
 ).fit(X_train, y_train)
 print("mean task weights of stage 2:", np.round(clf.combiner_weights_, 3).tolist())
 

@@ -62,11 +62,11 @@ def phenobrain_benchmark(
     *,
     regime="two_routes",
     n_subjects=None,
-    epochs=150,
+    n_epochs=150,
     hidden=32,
     test_size=0.3,
     networks=tuple(NETWORK_MODES),
-    n_threads=1,
+    n_jobs=1,
     n_iter_no_change=None,
     baselines=None,
 ):
@@ -138,9 +138,9 @@ def phenobrain_benchmark(
             clf = PhenoBrainClassifier(
                 **NETWORK_MODES[name],
                 **extra,
-                epochs=epochs,
+                n_epochs=n_epochs,
                 hidden=hidden,
-                n_threads=n_threads,
+                n_jobs=n_jobs,
                 random_state=seed,
             ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])
             score = clf.decision_function(A[idx_te], phenotypes=P[idx_te])
@@ -159,7 +159,7 @@ def run(ctx):
     rows = {}
     for seed in ctx.seeds:
         res = phenobrain_benchmark(
-            seed, epochs=epochs, hidden=16, networks=networks, n_threads=ctx.n_threads or 1
+            seed, n_epochs=epochs, hidden=16, networks=networks, n_jobs=ctx.n_threads or 1
         )
         for name, (auc, seconds) in res.items():
             row = rows.setdefault(name, DemoRow(method=name, scores={"AUC": []}, fit_times=[]))

@@ -52,7 +52,7 @@ def run(ctx):
             n_inducing_latent=6,
             max_iter=600,
             random_state=seed,
-            n_threads=ctx.n_threads,
+            n_jobs=ctx.n_threads,
         ).fit(X, Ytr)
         t = time.perf_counter() - t0
         rmse, nlpd = _scores(*model.predict(X, return_std=True), Y, missing)

@@ -21,7 +21,6 @@ The kernel, the normalisation and the regulariser have NumPy references in
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -38,6 +37,8 @@ from torch.nn import functional as F
 
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
 from mvlearn_ext.deep._bridge import resolve_device
+from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
@@ -132,7 +133,7 @@ def _real_array(value, name):
         ) from exc
 
 
-class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
+class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     """Connectome classifier with phenotype-conditioned routing (PhenoBrain, reconstruction).
 
     For each subject, with FC matrix ``A`` (``N x N``), node features ``X``
@@ -175,7 +176,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         ``lambda`` of ``L_reg``.
     top_k : int or None, default=None
         Edges kept per ROI before normalising (``None``: all positive ones).
-    epochs : int, default=150
+    n_epochs : int, default=150
     batch_size : int, default=64
     learning_rate : float, default=3e-3
         Adam learning rate.
@@ -188,11 +189,15 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
     n_iter_no_change : int, default=20
     device : str or None, default="cpu"
         ``None`` picks CUDA when available.
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
         torch intra-op threads during ``fit`` (restored afterwards).
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batches; the global torch RNG is left as it was.
     verbose : int, default=0
+    n_threads : int or None, default="deprecated"
+        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
+    epochs : int, default="deprecated"
+        Deprecated alias of ``n_epochs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -218,7 +223,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
     >>> from mvlearn_ext.brain import make_phenotype_connectomes
     >>> from mvlearn_ext.deep.brain import PhenoBrainClassifier
     >>> A, P, y = make_phenotype_connectomes(60, random_state=0)
-    >>> clf = PhenoBrainClassifier(epochs=2, hidden=8, random_state=0)
+    >>> clf = PhenoBrainClassifier(n_epochs=2, hidden=8, random_state=0)
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
     (3, 2)
     """
@@ -232,7 +237,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         "prior_bias": [Interval(Real, 0, None, closed="left")],
         "reg_weight": [Interval(Real, 0, None, closed="left")],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
-        "epochs": [Interval(Integral, 0, None, closed="left")],
+        "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
@@ -240,9 +245,11 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "device": [str, None],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
+        "epochs": deprecated_constraint([Interval(Integral, 0, None, closed="left")]),
     }
 
     def __init__(
@@ -256,7 +263,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         prior_bias=1.0,
         reg_weight=0.1,
         top_k=None,
-        epochs=150,
+        n_epochs=150,
         batch_size=64,
         learning_rate=3e-3,
         weight_decay=1e-4,
@@ -264,9 +271,11 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         validation_fraction=0.2,
         n_iter_no_change=20,
         device="cpu",
-        n_threads=None,
+        n_jobs=None,
         random_state=None,
         verbose=0,
+        n_threads="deprecated",
+        epochs="deprecated",
     ):
         self.n_hops = n_hops
         self.kernel = kernel
@@ -276,7 +285,7 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         self.prior_bias = prior_bias
         self.reg_weight = reg_weight
         self.top_k = top_k
-        self.epochs = epochs
+        self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
@@ -284,9 +293,11 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.device = device
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.n_threads = n_threads
+        self.epochs = epochs
 
     # -- input ---------------------------------------------------------------
     def _check_inputs(self, connectomes, phenotypes, *, reset):
@@ -370,10 +381,11 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : PhenoBrainClassifier
         """
-        if self.n_threads is None:
+        n_jobs = renamed_param(self, "n_jobs", "n_threads")
+        if n_jobs is None:
             return self._fit(connectomes, y, phenotypes)
         previous = torch.get_num_threads()
-        torch.set_num_threads(int(self.n_threads))
+        torch.set_num_threads(int(n_jobs))
         try:
             return self._fit(connectomes, y, phenotypes)
         finally:
@@ -438,9 +450,10 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
         )
         self.loss_history_ = []
         best_val, best_state, stale = np.inf, None, 0
-        self.best_epoch_ = self.epochs
+        n_epochs = renamed_param(self, "n_epochs", "epochs")
+        self.best_epoch_ = n_epochs
         start = time.perf_counter()
-        for epoch in range(self.epochs):
+        for epoch in self._progress(range(n_epochs), desc="fit", unit="epoch"):
             net.train()
             order = train_t[torch.from_numpy(rng.permutation(n)).to(device)]
             ce_sum = reg_sum = 0.0
@@ -465,14 +478,12 @@ class PhenoBrainClassifier(ClassifierMixin, BaseEstimator):
                 else:
                     stale += 1
             self.loss_history_.append(record)
-            if self.verbose:
-                print(
-                    f"[PhenoBrain] epoch {epoch + 1}/{self.epochs}: ce {ce_sum / n:.4f} "
-                    f"reg {reg_sum / n:.4f}"
-                    + (f" val_ce {record['val_ce']:.4f}" if val is not None else "")
-                    + f" ({time.perf_counter() - start:.1f} s)",
-                    file=sys.stderr,
-                )
+            self._log(
+                f"epoch {epoch + 1}/{n_epochs}: ce {ce_sum / n:.4f} reg {reg_sum / n:.4f}"
+                + (f" val_ce {record['val_ce']:.4f}" if val is not None else "")
+                + f" ({time.perf_counter() - start:.1f} s)",
+                level=2,
+            )
             if val is not None and stale >= self.n_iter_no_change:
                 break
         if best_state is not None:

@@ -8,7 +8,6 @@ and the masking rule are NumPy functions in :mod:`mvlearn_ext.incomplete`.
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -23,6 +22,7 @@ from torch import nn
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
+from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
@@ -177,10 +177,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         uses 500-500-300).
     pretrain_epochs : int, default=30
         Reconstruction-only epochs (the code: 100).
-    epochs : int, default=20
+    n_epochs : int, default=20
         Epochs of the full objective (the code: 50).
     batch_size : int, default=128
-    lr : float, default=3e-4
+    learning_rate : float, default=3e-4
         Adam learning rate.
     beta : float in [0, 1], default=0.3
         Mean counterfactual masking probability.
@@ -208,6 +208,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     device : str or None, default=None
         ``None`` picks CUDA when available.
     verbose : int, default=0
+    epochs : int, default="deprecated"
+        Deprecated alias of ``n_epochs`` (renamed in 0.1, removed in 0.2).
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -247,9 +251,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
         "hidden": [tuple, list],
         "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
-        "epochs": [Interval(Integral, 0, None, closed="left")],
+        "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, 1, closed="both")],
         "cf_view_probs": [StrOptions({"observation", "uniform"})],
         "temperature": [Interval(Real, 0, None, closed="neither")],
@@ -263,6 +267,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "device": [str, None],
         "verbose": ["verbose"],
+        "epochs": deprecated_constraint([Interval(Integral, 0, None, closed="left")]),
+        "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
     }
 
     def __init__(
@@ -272,9 +278,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         embed_dim=64,
         hidden=(256, 128),
         pretrain_epochs=30,
-        epochs=20,
+        n_epochs=20,
         batch_size=128,
-        lr=3e-4,
+        learning_rate=3e-4,
         beta=0.3,
         cf_view_probs="observation",
         temperature=1.0,
@@ -288,14 +294,16 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         device=None,
         verbose=0,
+        epochs="deprecated",
+        lr="deprecated",
     ):
         self.n_clusters = n_clusters
         self.embed_dim = embed_dim
         self.hidden = hidden
         self.pretrain_epochs = pretrain_epochs
-        self.epochs = epochs
+        self.n_epochs = n_epochs
         self.batch_size = batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.beta = beta
         self.cf_view_probs = cf_view_probs
         self.temperature = temperature
@@ -309,6 +317,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.epochs = epochs
+        self.lr = lr
 
     # -- input ---------------------------------------------------------------
     def _prepare(self, Xs, mask):
@@ -434,10 +444,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             X = [torch.from_numpy(x).to(device) for x in Xn]
             M = torch.from_numpy(m).to(device)
             probs = torch.as_tensor(self.view_probs_, dtype=torch.float32, device=device)
-            opt = torch.optim.Adam(net.parameters(), lr=self.lr)
+            opt = torch.optim.Adam(net.parameters(), lr=renamed_param(self, "learning_rate", "lr"))
             self.loss_history_ = []
             start = time.perf_counter()
-            for stage, n_epochs in (("pretrain", self.pretrain_epochs), ("main", self.epochs)):
+            main_epochs = renamed_param(self, "n_epochs", "epochs")
+            for stage, n_epochs in (("pretrain", self.pretrain_epochs), ("main", main_epochs)):
                 self._stage = stage
                 if stage == "main":
                     Z = self._embed(net, X, M).cpu().numpy()
@@ -447,7 +458,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     km.fit(init_on)
                     with torch.no_grad():
                         net.centers.copy_(torch.from_numpy(km.cluster_centers_).to(net.centers))
-                for epoch in range(n_epochs):
+                epochs = self._progress(range(n_epochs), desc=stage, unit="epoch")
+                for epoch in epochs:
                     order = torch.from_numpy(rng.permutation(n)).to(device)
                     sums = np.zeros(3)
                     for b in range(0, n, self.batch_size):
@@ -465,13 +477,12 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     self.loss_history_.append(
                         {"stage": stage, "rec": rec_m, "meta": meta_m, "causal": causal_m}
                     )
-                    if self.verbose:
-                        print(
-                            f"[CIMLN] {stage} epoch {epoch + 1}/{n_epochs}: rec {rec_m:.4f} "
-                            f"meta {meta_m:.4f} causal {causal_m:.4f} "
-                            f"({time.perf_counter() - start:.1f} s)",
-                            file=sys.stderr,
-                        )
+                    self._log(
+                        f"{stage} epoch {epoch + 1}/{n_epochs}: rec {rec_m:.4f} "
+                        f"meta {meta_m:.4f} causal {causal_m:.4f} "
+                        f"({time.perf_counter() - start:.1f} s)",
+                        level=2,
+                    )
             del self._stage
             Z = self._embed(net, X, M).cpu().numpy()
         km = KMeans(self.n_clusters, n_init=self.n_init, random_state=seed).fit(Z)

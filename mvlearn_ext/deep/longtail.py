@@ -37,6 +37,7 @@ from torch.nn import functional as F
 from mvlearn_ext.deep._bridge import resolve_device, seeded_generator
 from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
 from mvlearn_ext.longtail import combine_gradients as _combine_np
+from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
@@ -431,12 +432,14 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     batch_size : int, default=64
     learning_rate : float, default=1e-3
     device : str or None, default="cpu"
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
         torch intra-op threads during ``fit`` (restored afterwards); None
         leaves torch's setting. 1 is much faster for these tiny models on a
         busy machine.
     random_state : int or None, default=None
     verbose : bool, default=False
+    n_threads : int or None, default="deprecated"
+        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -471,9 +474,10 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "device": [str, None],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     def __init__(
@@ -490,9 +494,10 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         batch_size=64,
         learning_rate=1e-3,
         device="cpu",
-        n_threads=None,
+        n_jobs=None,
         random_state=None,
         verbose=False,
+        n_threads="deprecated",
     ):
         self.hidden = hidden
         self.heads = heads
@@ -505,9 +510,10 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.device = device
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.n_threads = n_threads
 
     def _losses(self, counts):
         out = []
@@ -545,10 +551,11 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"ars_params has unknown keys {unknown}; ARSLoss accepts {sorted(accepted)}"
                 )
-        if self.n_threads is None:
+        n_jobs = renamed_param(self, "n_jobs", "n_threads")
+        if n_jobs is None:
             return self._fit(X, y)
         previous = torch.get_num_threads()
-        torch.set_num_threads(int(self.n_threads))
+        torch.set_num_threads(int(n_jobs))
         try:
             return self._fit(X, y)
         finally:

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext._lib import effective_n_threads
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
+from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import check_magnitude
@@ -129,7 +130,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         output missing over a region of the inputs.
     jitter : float, default=1e-6
         Relative jitter added to both inducing covariances.
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
         Threads of the compiled kernels (``None`` or ``-1``: every CPU;
         ``-n``: all but ``n - 1``, as in joblib). The result does not depend
         on it: every sum over outputs runs in a fixed order, and BLAS and
@@ -202,9 +203,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
-        "n_threads": THREADS_CONSTRAINT,
+        "n_jobs": THREADS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_threads": deprecated_constraint(THREADS_CONSTRAINT),
     }
 
     def __init__(
@@ -219,9 +221,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         tol=1e-7,
         normalize_y=True,
         jitter=1e-6,
-        n_threads=None,
+        n_jobs=None,
         random_state=None,
         verbose=0,
+        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
@@ -232,9 +235,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self.tol = tol
         self.normalize_y = normalize_y
         self.jitter = jitter
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.n_threads = n_threads
 
     # ------------------------------------------------------------ fitting
 
@@ -292,7 +296,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         -------
         self : LVMOGPRegressor
         """
-        nt = effective_n_threads(self.n_threads, name="n_threads")
+        n_jobs = renamed_param(self, "n_jobs", "n_threads")
+        nt = effective_n_threads(n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
         # a multi-threaded BLAS only adds overhead (10-100x on a loaded
         # machine) and changes the last bits with the thread count, as the
@@ -397,7 +402,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
-        nt = effective_n_threads(self.n_threads, name="n_threads")
+        n_jobs = renamed_param(self, "n_jobs", "n_threads", warn=False)
+        nt = effective_n_threads(n_jobs, name="n_jobs")
         with single_threaded_pools():
             m, v = bd.predict_moments(
                 self._theta, self._packer, X, jitter=self.jitter, n_threads=nt

@@ -14,7 +14,7 @@ from mvlearn_ext.brain import (
 )
 from mvlearn_ext.deep.brain import PhenoBrainClassifier
 
-TINY = dict(hidden=8, epochs=3, batch_size=32)
+TINY = dict(hidden=8, n_epochs=3, batch_size=32)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -96,7 +96,7 @@ def test_attention_equals_the_prior_without_learned_scores(data):
 
 def test_regulariser_weight_pulls_attention_towards_the_prior(data):
     A, P, y = data
-    kw = dict(TINY, epochs=15, prior_bias=0.0)
+    kw = dict(TINY, n_epochs=15, prior_bias=0.0)
     kls = []
     for w in (0.0, 20.0):
         clf = PhenoBrainClassifier(reg_weight=w, random_state=0, **kw).fit(A, y, phenotypes=P)
@@ -132,14 +132,14 @@ def test_seed_determinism_clone_and_global_rng_untouched(data):
 
 def test_learns_the_phenotype_routed_label_on_its_training_set():
     A, P, y = make_phenotype_connectomes(200, label_noise=0.0, random_state=1)
-    clf = PhenoBrainClassifier(random_state=0, epochs=60, hidden=16).fit(A, y, phenotypes=P)
+    clf = PhenoBrainClassifier(random_state=0, n_epochs=60, hidden=16).fit(A, y, phenotypes=P)
     assert clf.loss_history_[-1]["ce"] < 0.5 * clf.loss_history_[0]["ce"]
     assert clf.score(A, y, phenotypes=P) > 0.85
 
 
 def test_early_stopping_keeps_the_best_validation_epoch(data):
     A, P, y = data
-    kw = {**TINY, "epochs": 40}
+    kw = {**TINY, "n_epochs": 40}
     clf = PhenoBrainClassifier(early_stopping=True, n_iter_no_change=3, random_state=0, **kw)
     clf.fit(A, y, phenotypes=P)
     val = [h["val_ce"] for h in clf.loss_history_]
@@ -150,7 +150,7 @@ def test_early_stopping_keeps_the_best_validation_epoch(data):
         early_stopping=True,
         n_iter_no_change=100,
         random_state=0,
-        **{**kw, "epochs": clf.best_epoch_},
+        **{**kw, "n_epochs": clf.best_epoch_},
     ).fit(A, y, phenotypes=P)
     np.testing.assert_allclose(
         clf.predict_proba(A, phenotypes=P), again.predict_proba(A, phenotypes=P), atol=1e-6
@@ -197,7 +197,7 @@ def test_bad_input_is_refused_clearly(data, fitted):
 def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
     from mvlearn_ext._demo.brain import NETWORK_MODES, phenobrain_benchmark
 
-    res = phenobrain_benchmark(0, n_subjects=80, epochs=2, hidden=8)
+    res = phenobrain_benchmark(0, n_subjects=80, n_epochs=2, hidden=8)
     assert set(NETWORK_MODES) <= set(res) and len(res) == len(NETWORK_MODES) + 2
     assert all(0.0 <= auc <= 1.0 and s >= 0 for auc, s in res.values())
 
@@ -206,7 +206,7 @@ def test_demo_benchmark_many_routes_regime():
     from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
 
     res = phenobrain_benchmark(
-        0, regime="many_routes", n_subjects=80, epochs=2, hidden=4, networks=ABLATION[:2]
+        0, regime="many_routes", n_subjects=80, n_epochs=2, hidden=4, networks=ABLATION[:2]
     )
     assert set(ABLATION[:2]) <= set(res) and len(res) == 4
     assert all(0.0 <= auc <= 1.0 for auc, _ in res.values())

@@ -229,7 +229,7 @@ def field(seed=0, N=40, P=24, frac=0.2, noise=0.05):
     return X, Ytr, Y, missing
 
 
-FAST = dict(n_epochs=60, batch_size=20, output_batch_size=12, lr=0.03, n_threads=1)
+FAST = dict(n_epochs=60, batch_size=20, output_batch_size=12, learning_rate=0.03, n_jobs=1)
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +271,7 @@ def test_zinb_counts_and_point_latents():
     Y[rng.random(Y.shape) < 0.1] = np.nan
     m = GSLVMOGPRegressor(
         likelihood="zinb", latent_posterior="point", n_epochs=30, batch_size=15,
-        output_batch_size=5, random_state=0, n_threads=1,
+        output_batch_size=5, random_state=0, n_jobs=1,
     ).fit(X, Y)  # fmt: skip
     mean, std = m.predict(X, return_std=True)
     assert np.all(mean >= 0) and np.all(std > 0) and np.all(m.latent_covariances_ == 0)

@@ -9,7 +9,7 @@ from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
 from mvlearn_ext.metrics import clustering_accuracy
 
-SMALL = dict(hidden=(16,), embed_dim=4, pretrain_epochs=3, epochs=3, n_init=2, batch_size=64)
+SMALL = dict(hidden=(16,), embed_dim=4, pretrain_epochs=3, n_epochs=3, n_init=2, batch_size=64)
 
 
 @pytest.fixture(autouse=True)
@@ -169,7 +169,7 @@ def test_demo_section_rows_are_the_estimators_own(monkeypatch):
     from mvlearn_ext._demo.registry import DemoContext
     from mvlearn_ext.datasets import load_handwritten
 
-    tiny = dict(hidden=(8,), embed_dim=4, batch_size=512, pretrain_epochs=1, epochs=1, n_init=1)
+    tiny = dict(hidden=(8,), embed_dim=4, batch_size=512, pretrain_epochs=1, n_epochs=1, n_init=1)
     monkeypatch.setattr(demo, "QUICK", tiny)
     rows = demo.run(DemoContext(seeds=(3,), quick=True))
     assert len(rows) == 3 and rows[2].method == f"mean imputation + {demo.ANCHOR}"

@@ -272,7 +272,7 @@ def test_spectral_norm_bound_holds_after_every_step():
         norms.append(exact.numpy().copy())
 
     est = TLVMOGPRegressor(
-        n_inducing=8, n_epochs=6, batch_size=8, output_batch_size=3, sn_ub=c, lr=0.05,
+        n_inducing=8, n_epochs=6, batch_size=8, output_batch_size=3, sn_ub=c, learning_rate=0.05,
         random_state=0,
     )  # fmt: skip
     est._fit(X, Y, callback=check)
@@ -375,7 +375,7 @@ def field(seed=0, N=40, P=24, frac=0.2, noise=0.05):
     return X, Ytr, Y, missing
 
 
-FAST = dict(n_inducing=24, n_epochs=60, batch_size=20, output_batch_size=12, lr=0.03)
+FAST = dict(n_inducing=24, n_epochs=60, batch_size=20, output_batch_size=12, learning_rate=0.03)
 
 
 @pytest.fixture(scope="module")
@@ -425,7 +425,7 @@ def test_zinb_counts():
     Y[rng.random(Y.shape) < 0.1] = np.nan
     m = TLVMOGPRegressor(
         likelihood="zinb", n_inducing=12, n_epochs=30, batch_size=15, output_batch_size=5,
-        lr=0.03, random_state=0,
+        learning_rate=0.03, random_state=0,
     ).fit(X, Y)  # fmt: skip
     mean, std = m.predict(X, return_std=True)
     assert np.all(mean >= 0) and np.all(std > 0) and m.dispersion_.shape == (10,)

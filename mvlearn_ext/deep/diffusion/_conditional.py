@@ -23,9 +23,10 @@ from mvlearn_ext.deep.diffusion._training import (
     _unequal,
 )
 from mvlearn_ext.diffusion._schedule import make_schedule
+from mvlearn_ext.utils._progress import VerboseMixin
 
 
-class ConditionalDiffusion(BaseEstimator):
+class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     """A conditional DDPM with a tiny epsilon-network, for one or several tasks.
 
     ``fit`` minimises the (sample-weighted) denoising loss with Adam on
@@ -237,7 +238,7 @@ class ConditionalDiffusion(BaseEstimator):
                 n_iter=self.n_iter,
                 lr=self.lr,
                 lr_schedule=self.lr_schedule,
-                name="ConditionalDiffusion" if self.verbose else None,
+                est=self,
             )
         self.network_ = net.eval()
         return self

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -84,14 +83,19 @@ def _cosine_lr(lr, it, n_iter):
     return 0.5 * lr * (1.0 + np.cos(np.pi * it / max(n_iter, 1)))
 
 
-def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, name=None):
+def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, est=None):
     """``n_iter`` Adam steps on ``batch_loss(it)``; the mean loss of every 100 steps.
 
     ``lr_schedule="cosine"`` sets the step size of every step by
-    :func:`_cosine_lr`. With ``name``, each block's loss goes to stderr.
+    :func:`_cosine_lr`. With ``est`` (a :class:`VerboseMixin` estimator), a
+    bar over the steps (``verbose >= 1``) and each block's loss
+    (``verbose >= 2``) go to stderr.
     """
     history, running, start = [], 0.0, time.perf_counter()
-    for it in range(n_iter):
+    steps = range(n_iter)
+    if est is not None:
+        steps = est._progress(steps, desc="fit", unit="step")
+    for it in steps:
         if lr_schedule == "cosine":
             for group in opt.param_groups:
                 group["lr"] = _cosine_lr(lr, it, n_iter)
@@ -103,11 +107,11 @@ def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, name=None):
         if (it + 1) % 100 == 0 or it + 1 == n_iter:
             history.append(running / ((it % 100) + 1))
             running = 0.0
-            if name is not None:
-                print(
-                    f"[{name}] step {it + 1}/{n_iter}: loss {history[-1]:.4f} "
+            if est is not None:
+                est._log(
+                    f"step {it + 1}/{n_iter}: loss {history[-1]:.4f} "
                     f"({time.perf_counter() - start:.1f} s)",
-                    file=sys.stderr,
+                    level=2,
                 )
     return history
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -19,6 +18,7 @@ from mvlearn_ext.diffusion._two_stage import (
     make_pseudo_pairs,
     task_sample_weights,
 )
+from mvlearn_ext.utils._progress import VerboseMixin
 
 
 def _check_task_lists(pairs, unpaired):
@@ -42,7 +42,7 @@ def _check_task_lists(pairs, unpaired):
     return out
 
 
-class TwoStageDiffusion(BaseEstimator):
+class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     """Specialists on the pairs, distilled into a generalist with pseudo-samples (reconstruction).
 
     Stage 1 fits one specialist per task on its pairs (a small
@@ -230,12 +230,7 @@ class TwoStageDiffusion(BaseEstimator):
                 **common,
             )
             self.specialists_.append(spec.fit(C, X))
-            if self.verbose:
-                print(
-                    f"[TwoStageDiffusion] specialist {k + 1}/{K} "
-                    f"({time.perf_counter() - start:.1f} s)",
-                    file=sys.stderr,
-                )
+            self._log(f"specialist {k + 1}/{K} ({time.perf_counter() - start:.1f} s)")
         samplers = [
             (lambda C, seed, s=s: s.sample(C, random_state=seed)) for s in self.specialists_
         ]
@@ -260,12 +255,7 @@ class TwoStageDiffusion(BaseEstimator):
             random_state=int(seeds[K + 1]),
             **common,
         ).fit(Cp, Xp, Tp, sample_weight=w)
-        if self.verbose:
-            print(
-                f"[TwoStageDiffusion] generalist on {len(Tp)} pairs "
-                f"({time.perf_counter() - start:.1f} s)",
-                file=sys.stderr,
-            )
+        self._log(f"generalist on {len(Tp)} pairs ({time.perf_counter() - start:.1f} s)")
         return self
 
     def sample(self, C, tasks, *, random_state=None):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 import time
 from numbers import Integral, Real
 
@@ -26,6 +25,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
+from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
+from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
 
@@ -43,7 +44,7 @@ def _torch_threads(n_threads):
         torch.set_num_threads(previous)
 
 
-class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
+class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     """Shared base of :class:`TLVMOGPRegressor` and :class:`GSLVMOGPRegressor`.
 
     Holds the parameters both take (their constraints), ``fit``,
@@ -63,15 +64,17 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "output_batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str, None],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
+        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     # ------------------------------------------------------------ input
@@ -128,7 +131,7 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        with _torch_threads(self.n_threads):
+        with _torch_threads(renamed_param(self, "n_jobs", "n_threads")):
             return self._fit(X, Y)
 
     def _fit(self, X, Y, callback=None):
@@ -178,7 +181,8 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
         O_t = torch.as_tensor(observed, device=device)
         self.loss_curve_, n_iter = _train_svi(
             module, X_t, Y_t, O_t, n_obs=n_obs, n_epochs=self.n_epochs,
-            batch_size=self.batch_size, output_batch_size=self.output_batch_size, lr=self.lr,
+            batch_size=self.batch_size, output_batch_size=self.output_batch_size,
+            lr=renamed_param(self, "learning_rate", "lr"),
             sample_latents=self.latent_posterior != "point", seed=seed, verbose=self.verbose,
             desc=type(self).__name__, callback=callback,
         )  # fmt: skip
@@ -198,12 +202,10 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
                 self.dispersion_ = torch.exp(module.log_alpha).numpy().astype(np.float64)
         self.n_outputs_ = P
         self.n_iter_ = n_iter
-        if self.verbose:
-            print(
-                f"[{type(self).__name__}] {n_iter} steps in {time.perf_counter() - t0:.2f} s, "
-                f"final loss {self.loss_curve_[-1] if self.loss_curve_ else float('nan'):.4f}",
-                file=sys.stderr,
-            )
+        self._log(
+            f"{n_iter} steps in {time.perf_counter() - t0:.2f} s, "
+            f"final loss {self.loss_curve_[-1] if self.loss_curve_ else float('nan'):.4f}"
+        )
         return self
 
     # --------------------------------------------------------- prediction
@@ -232,7 +234,7 @@ class _SVILVMOGPRegressor(RegressorMixin, BaseEstimator):
         S = 1 if self.latent_posterior == "point" else self.n_predict_samples
         gen = torch.Generator().manual_seed(self._predict_seed)
         eps = torch.randn(S, self.n_outputs_, module.d_h, generator=gen, dtype=dtype)
-        with _torch_threads(self.n_threads):
+        with _torch_threads(renamed_param(self, "n_jobs", "n_threads", warn=False)):
             m, v = module.predict_moments(Xs, eps)
         m, v = m.numpy().astype(np.float64), v.numpy().astype(np.float64)
         if self.likelihood == "gaussian":

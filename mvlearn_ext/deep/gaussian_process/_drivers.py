@@ -11,12 +11,10 @@ Kronecker-structured inducing grids.
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from mvlearn_ext.deep.gaussian_process._kernels import _kernel, _tri
 from mvlearn_ext.deep.gaussian_process._likelihoods import (
@@ -26,6 +24,7 @@ from mvlearn_ext.deep.gaussian_process._likelihoods import (
     zinb_log_prob,
 )
 from mvlearn_ext.deep.gaussian_process._network import LipschitzResNet
+from mvlearn_ext.utils._progress import progress_bar
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -478,7 +477,7 @@ def _train_svi(
     b, p = min(batch_size, N), min(output_batch_size, P)
     loss_curve = []
     n_iter = 0
-    bar = tqdm(range(n_epochs), desc=desc, disable=not verbose, file=sys.stderr, leave=False)
+    bar = progress_bar(range(n_epochs), verbose=verbose, desc=desc, unit="epoch")
     for _ in bar:
         losses = []
         for nb in torch.randperm(N, generator=gen).split(b):

@@ -67,18 +67,22 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
     n_epochs : int, default=20
     batch_size : int, default=32
     output_batch_size : int, default=128
-    lr : float, default=0.03
+    learning_rate : float, default=0.03
     normalize_y : bool, default=True
     jitter : float, default=1e-6
         Relative jitter of each term's two inducing covariances.
     n_predict_samples : int, default=8
     dtype : {"float64", "float32"}, default="float64"
     device : str or None, default=None
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
         The parameters shared with :class:`TLVMOGPRegressor` mean what they
         mean there.
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
+    n_threads : int or None, default="deprecated"
+        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -140,15 +144,17 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         n_epochs=20,
         batch_size=32,
         output_batch_size=128,
-        lr=0.03,
+        learning_rate=0.03,
         normalize_y=True,
         jitter=1e-6,
         n_predict_samples=8,
         dtype="float64",
         device=None,
-        n_threads=None,
+        n_jobs=None,
         random_state=None,
         verbose=0,
+        lr="deprecated",
+        n_threads="deprecated",
     ):
         self.n_terms = n_terms
         self.n_latent = n_latent
@@ -164,15 +170,17 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.output_batch_size = output_batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.normalize_y = normalize_y
         self.jitter = jitter
         self.n_predict_samples = n_predict_samples
         self.dtype = dtype
         self.device = device
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.lr = lr
+        self.n_threads = n_threads
 
     def _latent_width(self):
         return self.n_terms * self.n_latent

@@ -99,7 +99,7 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         Inputs per minibatch.
     output_batch_size : int, default=128
         Outputs per minibatch.
-    lr : float, default=0.03
+    learning_rate : float, default=0.03
         Adam learning rate (the authors' code: 0.01, with more epochs).
     normalize_y : bool, default=True
         Gaussian likelihood: centre and scale the targets by the mean and
@@ -111,7 +111,7 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     dtype : {"float64", "float32"}, default="float64"
     device : str or None, default=None
         ``None`` picks CUDA when available.
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
         Torch intra-op threads during :meth:`fit` and :meth:`predict`
         (restored afterwards); ``None`` leaves torch's setting.
     random_state : int, RandomState instance or None, default=None
@@ -119,6 +119,10 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         and the prediction draws (the global torch RNG is restored).
     verbose : int, default=0
         Show a progress bar over the epochs (on standard error).
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
+    n_threads : int or None, default="deprecated"
+        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -202,15 +206,17 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         n_epochs=20,
         batch_size=32,
         output_batch_size=128,
-        lr=0.03,
+        learning_rate=0.03,
         normalize_y=True,
         jitter=1e-6,
         n_predict_samples=8,
         dtype="float64",
         device=None,
-        n_threads=None,
+        n_jobs=None,
         random_state=None,
         verbose=0,
+        lr="deprecated",
+        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
@@ -228,15 +234,17 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.output_batch_size = output_batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.normalize_y = normalize_y
         self.jitter = jitter
         self.n_predict_samples = n_predict_samples
         self.dtype = dtype
         self.device = device
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.lr = lr
+        self.n_threads = n_threads
 
     def _latent_width(self):
         """Columns of ``h_p`` (the latent coordinates of one output)."""

@@ -12,7 +12,6 @@ and the view weights are computed here (no shared module is used for them).
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -36,6 +35,7 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
+from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = ["DRMC"]
@@ -606,12 +606,11 @@ def _feedback(
     initial_labels = labels.copy()
     weight_history = [weights.copy()]
     scores = None
-    if verbose:
-        print(
-            f"[DRMC] init: {header}, weights {np.round(weights, 3)} "
-            f"({time.perf_counter() - start:.2f} s)",
-            file=sys.stderr,
-        )
+    log_message(
+        "DRMC",
+        f"init: {header}, weights {np.round(weights, 3)} ({time.perf_counter() - start:.2f} s)",
+        verbose,
+    )
     n_iter = 0
     for iteration in range(1, max_iter + 1 if learn else 1):
         sub = labels if score_index is None else labels[score_index]
@@ -628,13 +627,13 @@ def _feedback(
         R_renamed = np.empty_like(R)
         R_renamed[:, rename] = R
         labels, R = new_labels, R_renamed
-        if verbose:
-            print(
-                f"[DRMC] feedback {iteration}: agreement {np.round(scores, 3)}, weights "
-                f"{np.round(weights, 3)}, {changed} labels changed "
-                f"({time.perf_counter() - start:.2f} s)",
-                file=sys.stderr,
-            )
+        log_message(
+            "DRMC",
+            f"feedback {iteration}: agreement {np.round(scores, 3)}, weights "
+            f"{np.round(weights, 3)}, {changed} labels changed "
+            f"({time.perf_counter() - start:.2f} s)",
+            verbose,
+        )
         if changed == 0:
             break
     return {

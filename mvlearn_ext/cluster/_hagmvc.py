@@ -14,7 +14,6 @@ the objective from scratch, so that tests can check every block.
 
 from __future__ import annotations
 
-import sys
 import time
 from numbers import Integral, Real
 
@@ -32,6 +31,7 @@ from mvlearn_ext.cluster._blockwise import wants_blocks
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
+from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["HAGMVC"]
@@ -555,12 +555,12 @@ def _fit_pyramid(
         n_sweeps = sweep + 1
         history.append(objective())
         change = abs(history[-2] - history[-1])
-        if verbose:
-            print(
-                f"[HAGMVC] sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
-                f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
-                file=sys.stderr,
-            )
+        log_message(
+            "HAGMVC",
+            f"sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
+            f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
+            verbose,
+        )
         if change <= tol * max(abs(history[-1]), _TINY):
             break
     return dict(

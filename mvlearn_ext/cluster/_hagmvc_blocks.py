@@ -30,7 +30,6 @@ on a cluster.
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -62,6 +61,7 @@ from mvlearn_ext.cluster._hagmvc import (
     _update_anchors,
 )
 from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES, fit_view_weights
+from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_hagmvc_blocks", "predict_hagmvc_blocks"]
@@ -327,12 +327,12 @@ def _fit(est, Xs):
         n_sweeps += 1
         history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
         change = abs(history[-2] - history[-1])
-        if verbose:
-            print(
-                f"[HAGMVC] sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
-                f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
-                file=sys.stderr,
-            )
+        log_message(
+            "HAGMVC",
+            f"sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
+            f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
+            verbose,
+        )
         if change <= est.tol * max(abs(history[-1]), _TINY) or n_sweeps == est.max_sweeps:
             break
         sweep += 1

@@ -316,7 +316,9 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
 def _stats_task(_, rows, *views):
     """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
     finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
-    moments = [moments_of_block(X) for X in views]
+    # A block with NaN or infinity makes the driver raise; its moments are never used, and
+    # computing them would only warn (inf - inf) before the clear error.
+    moments = [moments_of_block(X) if ok else None for X, ok in zip(views, finite, strict=True)]
     return finite, moments, [np.asarray(X)[rows] for X in views]
 
 

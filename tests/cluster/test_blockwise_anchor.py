@@ -232,7 +232,7 @@ def test_progress_bar_over_blocks(views, capsys):
     assert "FPMVSCAG iteration 1" in err and "0/5 [" in err
 
 
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the infinity raises before any warning
 def test_unsupported_settings_are_named(views):
     Xs, _ = views
     with pytest.raises(ValueError, match="init='kmeans' is not available on the block path"):

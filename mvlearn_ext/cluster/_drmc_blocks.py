@@ -54,21 +54,23 @@ from mvlearn_ext.cluster._blockwise import (
     moments_of_block,
     scaling_from_moments,
 )
-from mvlearn_ext.cluster._drmc import (
+from mvlearn_ext.cluster._drmc_graphs import (
+    _anchor_graphs,
+    _feature_factors,
+    _initial_anchors,
+    _scaled_joint,
+    _subsample_rows,
+    _view_graphs,
+)
+from mvlearn_ext.cluster._drmc_solver import (
     _DEGREE_REG,
     _REDUNDANCY_ROWS,
-    _anchor_graphs,
     _check_live,
-    _feature_factors,
     _feedback,
-    _initial_anchors,
     _match_labels,
     _memberships,
     _predict_rows,
     _rotate,
-    _scaled_joint,
-    _subsample_rows,
-    _view_graphs,
     _view_redundancy,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -168,7 +170,7 @@ def _predict_task(p, _, *views):
 
 
 def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
-    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc._consensus_embedding`.
+    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc_solver._consensus_embedding`.
 
     The top ``k`` eigenvectors of ``Z^T (Delta + tau I)^{-1} Z`` from ``Z Z^T`` and the
     anchor degrees ``Delta``: ``M = D Z Z^T D`` with ``D = (Delta + tau I)^{-1/2}`` (0

@@ -55,8 +55,14 @@ import time
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import (
+    check_anchors_cover_clusters,
+    draw_seeds,
+    labels_like_input,
+    open_blocks,
+    scaling_of_moments,
+)
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
@@ -118,24 +124,8 @@ def _statistics(est, blocks, name, m):
     moments, picked = statistics_pass(
         blocks, wanted, progress=bool(est.verbose), desc=f"{name} statistics"
     )
-    if est.standardize:
-        stats = [mapstd_from_moments(m_v) for m_v in moments]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
+    scaling_of_moments(est, moments, blocks.views, mapstd_from_moments)
     return _scaled(picked, est.view_means_, est.view_scales_)
-
-
-def _open(est, Xs, name, k):
-    blocks = RowBlocks(Xs, est.block_size)
-    n, n_views = blocks.n_samples, len(blocks.widths)
-    if n_views < 2:
-        raise ValueError(f"Xs has {n_views} view; {name} needs at least 2 views")
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
-    return blocks
 
 
 def _anchor_step(XZt, W, A, alpha):
@@ -232,10 +222,9 @@ def _fit_smvsc(est, Xs):
     name = type(est).__name__
     _refuse(est, name)
     k = est.n_clusters
-    blocks = _open(est, Xs, name, k)
+    blocks = open_blocks(est, Xs, min_views=2, name=name)
     n = blocks.n_samples
-    rng = check_random_state(est.random_state)
-    _, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
     m, d, lam = est._model_settings()
     m = min(m, n)
     start = time.perf_counter()
@@ -299,11 +288,7 @@ def _fit_smvsc(est, Xs):
     est.objective_ = np.asarray(history)
     est.n_iter_ = int(n_iter)
     est.kmeans_ = kmeans
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 
@@ -470,18 +455,13 @@ def _fit_eomscca(est, Xs):
 
     _refuse(est, "EOMSCCA")
     k = est.n_clusters
-    blocks = _open(est, Xs, "EOMSCCA", k)
+    blocks = open_blocks(est, Xs, min_views=2, name="EOMSCCA")
     n = blocks.n_samples
     verbose = bool(est.verbose)
     m = min(k if est.n_anchors is None else est.n_anchors, n)
-    if m < k:
-        raise ValueError(
-            f"n_anchors={est.n_anchors} is below n_clusters={k}: the graph needs at "
-            f"least as many anchors as components"
-        )
+    check_anchors_cover_clusters(m, k, est.n_anchors)
     d = k if est.n_components is None else est.n_components
-    rng = check_random_state(est.random_state)
-    _, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
     first = _statistics(est, blocks, "EOMSCCA", m)
     base = dict(means=est.view_means_, scales=est.view_scales_)
@@ -557,9 +537,5 @@ def _fit_eomscca(est, Xs):
     est.graph_reg_ = float(lam)
     est.n_graph_components_ = n_found
     labels = np.asarray(labels, dtype=np.intp)
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est

@@ -203,19 +203,24 @@ def open_blocks(est, Xs, *, min_views=1, name=None):
     return blocks
 
 
-def scaling_of_moments(est, moments, views):
+def scaling_of_moments(est, moments, views, statistics=None):
     """Set ``est.view_means_`` and ``view_scales_`` from merged per-view moments.
 
-    Per-feature z-scores (``scaling_from_moments``) when ``est.standardize``,
-    None otherwise: the block path's :meth:`BaseClusterer._fit_view_scaling`.
+    ``statistics(moments_v)`` gives a view's ``(mean, scale)``; by default the
+    per-feature z-scores of ``scaling_from_moments`` in the view's dtype. Both
+    are None when ``est.standardize`` is false: the block path's
+    :meth:`BaseClusterer._fit_view_scaling`.
     """
     if not est.standardize:
         est.view_means_, est.view_scales_ = None, None
         return
-    stats = [
-        scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-        for m_v, X in zip(moments, views, strict=True)
-    ]
+    if statistics is None:
+        stats = [
+            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
+            for m_v, X in zip(moments, views, strict=True)
+        ]
+    else:
+        stats = [statistics(m_v) for m_v in moments]
     est.view_means_ = [mean for mean, _ in stats]
     est.view_scales_ = [scale for _, scale in stats]
 

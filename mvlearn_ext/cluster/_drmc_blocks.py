@@ -45,6 +45,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import labels_like_input, open_blocks, scaling_of_moments
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     _progress_bar,
@@ -52,7 +53,6 @@ from mvlearn_ext.cluster._blockwise import (
     map_labels,
     merge_moments,
     moments_of_block,
-    scaling_from_moments,
 )
 from mvlearn_ext.cluster._drmc_graphs import (
     _anchor_graphs,
@@ -225,11 +225,8 @@ def fit_drmc_blocks(est, Xs):
 
 
 def _fit(est, Xs):
-    blocks = RowBlocks(Xs, est.block_size)
+    blocks = open_blocks(est, Xs)
     n, k, V = blocks.n_samples, est.n_clusters, len(blocks.widths)
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = V, blocks.widths
     widths = list(blocks.widths)
     n_anchors = est._n_anchors(n)
     verbose = bool(est.verbose)
@@ -262,15 +259,7 @@ def _fit(est, Xs):
             moments[v] = merge_moments(moments[v], block_moments[v])
             picked[v].append(rows[v])
     picked = [np.concatenate(rows) for rows in picked]
-    if est.standardize:
-        stats = [
-            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-            for m_v, X in zip(moments, blocks.views, strict=True)
-        ]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
+    scaling_of_moments(est, moments, blocks.views)
 
     def rows_of(subset):
         where = np.searchsorted(wanted, subset)
@@ -389,11 +378,7 @@ def _fit(est, Xs):
     if verbose:
         est._log(f"labelled {n} samples after {passes[0]} graph passes "
                  f"({time.perf_counter() - start:.2f} s)")  # fmt: skip
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import labels_like_input, open_blocks
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
@@ -215,16 +216,13 @@ def fit_hagmvc_blocks(est, Xs):
 
 
 def _fit(est, Xs):
-    blocks = RowBlocks(Xs, est.block_size)
+    blocks = open_blocks(est, Xs)
     n, k = blocks.n_samples, est.n_clusters
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
     if isinstance(est.view_weights, str) and est.view_weights == "squared":
         raise ValueError(
             "view_weights='squared' is not available on the block path (dask, zarr, memmap "
             "views or block_size set); use 'auto', 'uniform' or fixed weights"
         )
-    est.n_views_, est.n_features_per_view_ = len(blocks.widths), blocks.widths
     n_threads = 1 if blocks.uses_dask else est.n_jobs
     verbose = bool(est.verbose)
     rng = check_random_state(est.random_state)
@@ -387,17 +385,8 @@ def _fit(est, Xs):
     est._neighbors = neighbors
     est._view_scale0 = scales[0]
     est._alpha0 = weights[0]
-    est.labels_ = _as_input_kind(labels, Xs, blocks)
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
-
-
-def _as_input_kind(labels, Xs, blocks):
-    """Labels as a dask array (chunked like the rows) when any view was a dask array."""
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        return da.from_array(labels, chunks=(blocks.row_chunks,))
-    return labels
 
 
 # --------------------------------------------------------------------------- predict

@@ -27,11 +27,16 @@ import numpy as np
 import scipy.linalg
 from sklearn.cluster import KMeans
 
+from mvlearn_ext.cluster._base import (
+    draw_seeds,
+    labels_like_input,
+    open_blocks,
+    scaling_of_moments,
+)
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
     map_labels,
-    scaling_from_moments,
     statistics_pass,
 )
 from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
@@ -110,34 +115,18 @@ def fit_lmvsc_blocks(est, Xs):
 
 
 def _fit(est, Xs):
-    from sklearn.utils import check_random_state
-
-    blocks = RowBlocks(Xs, est.block_size)
+    blocks = open_blocks(est, Xs, min_views=2, name="LMVSC")
     n, k, n_views = blocks.n_samples, est.n_clusters, len(blocks.widths)
-    if n_views < 2:
-        raise ValueError(f"Xs has {n_views} view; LMVSC needs at least 2 views")
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
     n_threads = 1 if blocks.uses_dask else est.n_jobs
     verbose = bool(est.verbose)
-    rng = check_random_state(est.random_state)
-    anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (anchor_seed, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
 
     anchor_rows = _draw(anchor_seed, n, ANCHOR_SAMPLE)
     kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
     wanted = np.union1d(anchor_rows, kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="LMVSC statistics")
-    if est.standardize:
-        stats = [
-            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-            for m_v, X in zip(moments, blocks.views, strict=True)
-        ]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
+    scaling_of_moments(est, moments, blocks.views)
     m = min(est.n_anchors, n)
     est.n_anchors_ = m
 
@@ -187,11 +176,7 @@ def _fit(est, Xs):
     est.objective_ = objective
     est.n_iter_ = int(n_iter)
     est.kmeans_ = kmeans
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 

@@ -70,7 +70,8 @@ from mvlearn_ext.cluster._blockwise import (
     statistics_pass,
 )
 from mvlearn_ext.cluster._common import procrustes
-from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram, _scaled
+from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
     _OBJECTIVE_FLOOR,
     _normalize_rows,
@@ -125,7 +126,7 @@ def _statistics(est, blocks, name, m):
         blocks, wanted, progress=bool(est.verbose), desc=f"{name} statistics"
     )
     scaling_of_moments(est, moments, blocks.views, mapstd_from_moments)
-    return _scaled(picked, est.view_means_, est.view_scales_)
+    return apply_view_scaling(picked, est.view_means_, est.view_scales_)
 
 
 def _anchor_step(XZt, W, A, alpha):
@@ -151,7 +152,7 @@ def _fold_list(total, part):
 def _smvsc_pass_task(p, rows, *views):
     """Graph of one block by the code's Z step, and the sums of one iteration."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
         return dict(
             losses=residual_losses(X, p["W"], p["A"], Z),
@@ -171,14 +172,14 @@ def _block_graph(p, X, Z_prev=None):
 
 
 def _smvsc_embedding(p, views):
-    Z = _block_graph(p, _scaled(views, p["means"], p["scales"]))
+    Z = _block_graph(p, apply_view_scaling(views, p["means"], p["scales"]))
     return _normalize_rows(Z.T @ p["projection"])
 
 
 def _paper_pass_task(p, Z_prev, *views):
     """The paper variant's exact Z step on one block, warm-started, and its sums."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = _block_graph(p, X, Z_prev)
         return dict(
             Z=Z,
@@ -213,12 +214,9 @@ def fit_smvsc_blocks(est, Xs):
 
     See the module docstring; the iterations and stopping rules are those of
     :func:`~mvlearn_ext.cluster._smvsc.authors_fit`.
+
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit_smvsc(est, Xs)
-
-
-def _fit_smvsc(est, Xs):
     name = type(est).__name__
     _refuse(est, name)
     k = est.n_clusters
@@ -424,14 +422,14 @@ def predict_smvsc_blocks(est, Xs):
 def _eomsc_linear_task(p, _, *views):
     """``B`` rows of one block: ``sum_v alpha_v^2 X_v W_v A`` (n_b x m)."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         return sum(w * (Xv @ (Wv @ p["A"])) for w, Xv, Wv in zip(p["a2"], X, p["W"], strict=True))
 
 
 def _eomsc_loss_task(p, S, *views):
     """View losses and ``X_v Z^T`` of one block's rows ``S`` (n_b x m) of the graph."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = np.ascontiguousarray(S.T)
         return residual_losses(X, p["W"], p["A"], Z), [(Z @ Xv).T for Xv in X]
 
@@ -441,12 +439,9 @@ def fit_eomscca_blocks(est, Xs):
 
     See the module docstring; the iterations and stopping rule are those of
     :func:`~mvlearn_ext.cluster._eomsc.eomsc_fit`.
+
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit_eomscca(est, Xs)
-
-
-def _fit_eomscca(est, Xs):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning

@@ -74,9 +74,10 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
 
     A subclass implements ``_fit_views(Xs)`` on validated in-memory views and,
     when it has a block path, ``_fit_blocks(Xs)`` (imported on use: the block
-    modules import the estimator modules). Class settings: ``_min_views``, the
-    number of views ``fit`` needs; ``_single_threaded``, whether ``fit`` and
-    ``predict`` run with one BLAS/OpenMP thread throughout (both paths).
+    modules import the estimator modules), which runs with one BLAS/OpenMP
+    thread. Class settings: ``_min_views``, the number of views ``fit`` needs;
+    ``_single_threaded``, whether ``fit`` and ``predict`` run with one
+    BLAS/OpenMP thread throughout (both paths).
     """
 
     _min_views = 1
@@ -122,7 +123,10 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
         with self._pools():
             self._before_fit()
             if self._wants_blocks(Xs, self._fit_blocks):
-                return self._fit_blocks(Xs)
+                # The blocks are the parallelism and the driver's matrices are small:
+                # BLAS and OpenMP run on one thread throughout a block fit.
+                with single_threaded_pools():
+                    return self._fit_blocks(Xs)
             Xs = self._validate_fit_views(
                 Xs, min_views=self._min_views, n_clusters=self.n_clusters
             )

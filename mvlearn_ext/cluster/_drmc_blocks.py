@@ -51,8 +51,8 @@ from mvlearn_ext.cluster._blockwise import (
     _progress_bar,
     is_dask_array,
     map_labels,
-    merge_moments,
     moments_of_block,
+    statistics_pass,
 )
 from mvlearn_ext.cluster._drmc_graphs import (
     _anchor_graphs,
@@ -217,14 +217,8 @@ def _assignment_rule(F, R, labels, n_clusters, scaled):
 def fit_drmc_blocks(est, Xs):
     """Fit ``est`` (a :class:`DRMC`) by row blocks; see the module docstring.
 
-    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
-    the driver's matrices are small), as in the in-memory fit.
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit(est, Xs)
-
-
-def _fit(est, Xs):
     blocks = open_blocks(est, Xs)
     n, k, V = blocks.n_samples, est.n_clusters, len(blocks.widths)
     widths = list(blocks.widths)
@@ -248,17 +242,7 @@ def _fit(est, Xs):
     sub_rows = _subsample_rows(n, kmeans_seed)
     kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
     wanted = np.union1d(redundancy_rows, kmeans_rows)
-    moments, picked = [None] * V, [[] for _ in range(V)]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="DRMC statistics"
-    ):
-        for v, ok in enumerate(finite):
-            if not ok:
-                raise ValueError(f"Xs[{v}] contains NaN or infinity")
-        for v in range(V):
-            moments[v] = merge_moments(moments[v], block_moments[v])
-            picked[v].append(rows[v])
-    picked = [np.concatenate(rows) for rows in picked]
+    moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="DRMC statistics")
     scaling_of_moments(est, moments, blocks.views)
 
     def rows_of(subset):

@@ -208,14 +208,8 @@ def _view_names(name, v):
 def fit_hagmvc_blocks(est, Xs):
     """Fit ``est`` (a :class:`HAGMVC`) by row blocks; see the module docstring.
 
-    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
-    the driver's matrices are small), as in the in-memory fit.
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit(est, Xs)
-
-
-def _fit(est, Xs):
     blocks = open_blocks(est, Xs)
     n, k = blocks.n_samples, est.n_clusters
     if isinstance(est.view_weights, str) and est.view_weights == "squared":

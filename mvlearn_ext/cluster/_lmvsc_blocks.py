@@ -41,6 +41,7 @@ from mvlearn_ext.cluster._blockwise import (
 )
 from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
 from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_lmvsc_blocks", "predict_lmvsc_blocks"]
@@ -51,18 +52,9 @@ ANCHOR_SAMPLE = MINIBATCH_THRESHOLD
 KMEANS_SAMPLE = 100_000
 
 
-def _scaled(views, means, scales):
-    if means is None:
-        return [np.asarray(X, dtype=np.float64) for X in views]
-    return [
-        (np.asarray(X, dtype=np.float64) - mean) / scale
-        for X, mean, scale in zip(views, means, scales, strict=True)
-    ]
-
-
 def _graphs(p, views):
     graphs, objectives, iterations = [], [], []
-    for X, A in zip(_scaled(views, p["means"], p["scales"]), p["anchors"], strict=True):
+    for X, A in zip(apply_view_scaling(views, p["means"], p["scales"]), p["anchors"], strict=True):
         Z, n_iter, objective = _view_graph(
             X, A, p["alpha"], max_iter=p["max_iter"], tol=p["tol"], n_threads=p["n_threads"]
         )
@@ -109,12 +101,10 @@ def _draw(seed, n, size):
 
 
 def fit_lmvsc_blocks(est, Xs):
-    """Fit ``est`` (an :class:`LMVSC`) by row blocks; see the module docstring."""
-    with single_threaded_pools():
-        return _fit(est, Xs)
+    """Fit ``est`` (an :class:`LMVSC`) by row blocks; see the module docstring.
 
-
-def _fit(est, Xs):
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
+    """
     blocks = open_blocks(est, Xs, min_views=2, name="LMVSC")
     n, k, n_views = blocks.n_samples, est.n_clusters, len(blocks.widths)
     n_threads = 1 if blocks.uses_dask else est.n_jobs
@@ -132,7 +122,7 @@ def _fit(est, Xs):
 
     def rows_of(subset):
         where = np.searchsorted(wanted, subset)
-        return _scaled([P[where] for P in picked], est.view_means_, est.view_scales_)
+        return apply_view_scaling([P[where] for P in picked], est.view_means_, est.view_scales_)
 
     anchors = [
         kmeans_anchors(

@@ -41,7 +41,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
@@ -54,6 +53,7 @@ from mvlearn_ext.cluster._blockwise import (
     moments_of_block,
     statistics_pass,
 )
+from mvlearn_ext.cluster._common import gram_eigenpairs
 from mvlearn_ext.cluster._drmc_graphs import (
     _anchor_graphs,
     _feature_factors,
@@ -180,16 +180,7 @@ def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
     live = degree > 0
     tau = reg * n_samples / max(int(live.sum()), 1)
     scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
-    M = gram * scale[:, None] * scale[None, :]
-    M = (M + M.T) / 2
-    m = M.shape[0]
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_clusters, m - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
-    inverse = np.zeros_like(sigma)
-    inverse[positive] = 1.0 / sigma[positive]
+    _, V, inverse = gram_eigenpairs(gram * scale[:, None] * scale[None, :], n_clusters)
     return scale[:, None] * (V * inverse)
 
 

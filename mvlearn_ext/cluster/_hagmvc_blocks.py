@@ -33,7 +33,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
@@ -46,6 +45,7 @@ from mvlearn_ext.cluster._blockwise import (
     scaling_from_moments,
     statistics_pass,
 )
+from mvlearn_ext.cluster._common import gram_eigenpairs
 from mvlearn_ext.cluster._hagmvc import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
@@ -180,15 +180,7 @@ def _spectral_from_gram(gram, degree, n_components):
     keep = degree > 0
     inv_sqrt = 1.0 / np.sqrt(degree[keep])
     M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
-    M = (M + M.T) / 2
-    size = M.shape[0]
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(size - n_components, size - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * size * np.finfo(np.float64).eps
-    scale = np.zeros_like(sigma)
-    scale[positive] = 1.0 / sigma[positive]
+    _, V, scale = gram_eigenpairs(M, n_components)
     P = np.zeros((m, n_components))
     P[keep] = (V * scale) * inv_sqrt[:, None]
     return P

@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 from sklearn.cluster import KMeans
 
 from mvlearn_ext.cluster._base import (
@@ -39,7 +38,7 @@ from mvlearn_ext.cluster._blockwise import (
     map_labels,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
+from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, gram_eigenpairs, kmeans_anchors
 from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -83,15 +82,7 @@ def _label_task(p, _, *views):
 
 def _projection_from_gram(gram, n_components):
     """``P`` of ``anchor_spectral_embedding(Z_bar, k, normalize=False)`` from ``Z_bar Z_bar^T``."""
-    m = gram.shape[0]
-    M = (gram + gram.T) / 2
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
-    scale = np.zeros_like(sigma)
-    scale[positive] = 1.0 / sigma[positive]
+    sigma, V, scale = gram_eigenpairs(gram, n_components)
     return V * scale, sigma
 
 

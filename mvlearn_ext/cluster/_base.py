@@ -12,8 +12,8 @@ Estimators (the in-memory and the block path):
   :meth:`BaseClusterer._scale_views`: the seeds and the standardisation of the
   fit preambles.
 
-Block paths (``_*_blocks.py``): :func:`open_blocks`, :func:`scaling_of_moments`
-and :func:`labels_like_input`.
+Checks: :func:`check_anchors_cover_clusters`. Block paths (``_*_blocks.py``):
+:func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input`.
 
 Nothing here computes a result: each piece is the code the estimators repeated,
 in the order they ran it, so that moving them here changed no output
@@ -53,8 +53,8 @@ __all__ = [
 def draw_seeds(random_state, n_seeds):
     """``(rng, seeds)``: the RandomState of ``random_state`` and ``n_seeds`` seeds drawn from it.
 
-    The seeds are one ``randint(2**31 - 1, size=n_seeds)`` draw, as every fit
-    preamble drew them.
+    The seeds are one ``randint(2**31 - 1, size=n_seeds)`` draw, as the LMVSC,
+    SMVSC and EOMSC-CA fits and their block paths draw them.
     """
     rng = check_random_state(random_state)
     return rng, tuple(int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n_seeds))

@@ -12,7 +12,7 @@ Questions
    (``view_weighting="prior"``, the same partition as feedback off), equal
    weights (``view_weighting="uniform"``, the balanced concatenation), and
    no degree regularisation of the consensus embedding
-   (``_drmc._DEGREE_REG = 0``, a module constant, set for that row only).
+   (``_drmc_solver._DEGREE_REG = 0``, a module constant, set for that row only).
 4. ``--timing``: the fit time of DRMC with defaults on Handwritten against
    its peer ``ConcatSpectral`` (z-scored, 10-NN), fits alternated in the same
    run, medians and their ratio (timings on a shared machine are noisy; the
@@ -38,7 +38,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mvlearn_ext.cluster import DRMC, ConcatKMeans, ConcatSpectral, _drmc
+from mvlearn_ext.cluster import DRMC, ConcatKMeans, ConcatSpectral, _drmc_solver
 from mvlearn_ext.datasets import load_handwritten, load_mvc_suite
 from mvlearn_ext.metrics import clustering_accuracy
 
@@ -46,12 +46,12 @@ from mvlearn_ext.metrics import clustering_accuracy
 @contextlib.contextmanager
 def no_degree_regularisation():
     """DRMC's consensus embedding without the degree regularisation (``tau = 0``)."""
-    saved = _drmc._DEGREE_REG
-    _drmc._DEGREE_REG = 0.0
+    saved = _drmc_solver._DEGREE_REG
+    _drmc_solver._DEGREE_REG = 0.0
     try:
         yield
     finally:
-        _drmc._DEGREE_REG = saved
+        _drmc_solver._DEGREE_REG = saved
 
 
 def methods():

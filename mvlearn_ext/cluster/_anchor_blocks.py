@@ -55,8 +55,14 @@ import time
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import (
+    check_anchors_cover_clusters,
+    draw_seeds,
+    labels_like_input,
+    open_blocks,
+    scaling_of_moments,
+)
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
@@ -64,7 +70,8 @@ from mvlearn_ext.cluster._blockwise import (
     statistics_pass,
 )
 from mvlearn_ext.cluster._common import procrustes
-from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram, _scaled
+from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
     _OBJECTIVE_FLOOR,
     _normalize_rows,
@@ -118,24 +125,8 @@ def _statistics(est, blocks, name, m):
     moments, picked = statistics_pass(
         blocks, wanted, progress=bool(est.verbose), desc=f"{name} statistics"
     )
-    if est.standardize:
-        stats = [mapstd_from_moments(m_v) for m_v in moments]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
-    return _scaled(picked, est.view_means_, est.view_scales_)
-
-
-def _open(est, Xs, name, k):
-    blocks = RowBlocks(Xs, est.block_size)
-    n, n_views = blocks.n_samples, len(blocks.widths)
-    if n_views < 2:
-        raise ValueError(f"Xs has {n_views} view; {name} needs at least 2 views")
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
-    return blocks
+    scaling_of_moments(est, moments, blocks.views, mapstd_from_moments)
+    return apply_view_scaling(picked, est.view_means_, est.view_scales_)
 
 
 def _anchor_step(XZt, W, A, alpha):
@@ -161,7 +152,7 @@ def _fold_list(total, part):
 def _smvsc_pass_task(p, rows, *views):
     """Graph of one block by the code's Z step, and the sums of one iteration."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
         return dict(
             losses=residual_losses(X, p["W"], p["A"], Z),
@@ -181,14 +172,14 @@ def _block_graph(p, X, Z_prev=None):
 
 
 def _smvsc_embedding(p, views):
-    Z = _block_graph(p, _scaled(views, p["means"], p["scales"]))
+    Z = _block_graph(p, apply_view_scaling(views, p["means"], p["scales"]))
     return _normalize_rows(Z.T @ p["projection"])
 
 
 def _paper_pass_task(p, Z_prev, *views):
     """The paper variant's exact Z step on one block, warm-started, and its sums."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = _block_graph(p, X, Z_prev)
         return dict(
             Z=Z,
@@ -223,19 +214,15 @@ def fit_smvsc_blocks(est, Xs):
 
     See the module docstring; the iterations and stopping rules are those of
     :func:`~mvlearn_ext.cluster._smvsc.authors_fit`.
+
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit_smvsc(est, Xs)
-
-
-def _fit_smvsc(est, Xs):
     name = type(est).__name__
     _refuse(est, name)
     k = est.n_clusters
-    blocks = _open(est, Xs, name, k)
+    blocks = open_blocks(est, Xs, min_views=2, name=name)
     n = blocks.n_samples
-    rng = check_random_state(est.random_state)
-    _, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
     m, d, lam = est._model_settings()
     m = min(m, n)
     start = time.perf_counter()
@@ -299,11 +286,7 @@ def _fit_smvsc(est, Xs):
     est.objective_ = np.asarray(history)
     est.n_iter_ = int(n_iter)
     est.kmeans_ = kmeans
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 
@@ -439,14 +422,14 @@ def predict_smvsc_blocks(est, Xs):
 def _eomsc_linear_task(p, _, *views):
     """``B`` rows of one block: ``sum_v alpha_v^2 X_v W_v A`` (n_b x m)."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         return sum(w * (Xv @ (Wv @ p["A"])) for w, Xv, Wv in zip(p["a2"], X, p["W"], strict=True))
 
 
 def _eomsc_loss_task(p, S, *views):
     """View losses and ``X_v Z^T`` of one block's rows ``S`` (n_b x m) of the graph."""
     with single_threaded_pools():
-        X = _scaled(views, p["means"], p["scales"])
+        X = apply_view_scaling(views, p["means"], p["scales"])
         Z = np.ascontiguousarray(S.T)
         return residual_losses(X, p["W"], p["A"], Z), [(Z @ Xv).T for Xv in X]
 
@@ -456,12 +439,9 @@ def fit_eomscca_blocks(est, Xs):
 
     See the module docstring; the iterations and stopping rule are those of
     :func:`~mvlearn_ext.cluster._eomsc.eomsc_fit`.
+
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit_eomscca(est, Xs)
-
-
-def _fit_eomscca(est, Xs):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -470,18 +450,13 @@ def _fit_eomscca(est, Xs):
 
     _refuse(est, "EOMSCCA")
     k = est.n_clusters
-    blocks = _open(est, Xs, "EOMSCCA", k)
+    blocks = open_blocks(est, Xs, min_views=2, name="EOMSCCA")
     n = blocks.n_samples
     verbose = bool(est.verbose)
     m = min(k if est.n_anchors is None else est.n_anchors, n)
-    if m < k:
-        raise ValueError(
-            f"n_anchors={est.n_anchors} is below n_clusters={k}: the graph needs at "
-            f"least as many anchors as components"
-        )
+    check_anchors_cover_clusters(m, k, est.n_anchors)
     d = k if est.n_components is None else est.n_components
-    rng = check_random_state(est.random_state)
-    _, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
     first = _statistics(est, blocks, "EOMSCCA", m)
     base = dict(means=est.view_means_, scales=est.view_scales_)
@@ -557,9 +532,5 @@ def _fit_eomscca(est, Xs):
     est.graph_reg_ = float(lam)
     est.n_graph_components_ = n_found
     labels = np.asarray(labels, dtype=np.intp)
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est

@@ -30,6 +30,8 @@ simplex_qp_update
     The same QPs, warm-started, in place, by blocks, never uphill.
 anchor_spectral_embedding
     Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
+gram_eigenpairs
+    Its eigen step, from a Gram matrix ``Z Z^T`` (the block paths).
 spectral_rotation
     Rotate an embedding onto a (scaled) cluster indicator.
 kmeans_anchors, sample_anchors
@@ -56,6 +58,7 @@ __all__ = [
     "MINIBATCH_THRESHOLD",
     "anchor_spectral_embedding",
     "generalized_power_iteration",
+    "gram_eigenpairs",
     "kmeans_anchors",
     "procrustes",
     "sample_anchors",
@@ -408,6 +411,29 @@ def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=No
 
 
 @with_single_threaded_pools
+def gram_eigenpairs(M, n_components):
+    """``(sigma, V, inverse)``: the top ``n_components`` eigenpairs of a Gram matrix ``M``.
+
+    ``M`` (``m x m``, ``Z Z^T`` of some ``Z``) is symmetrised, ``V`` holds its top
+    eigenvectors in decreasing order of eigenvalue, ``sigma`` the square roots of
+    the eigenvalues (the singular values of ``Z``; negative rounding clipped to 0)
+    and ``inverse`` ``1 / sigma`` where ``sigma`` exceeds ``m`` eps of the largest,
+    0 elsewhere. ``Z^T V inverse`` are then the top left singular vectors of
+    ``Z^T``: the embedding step of :func:`anchor_spectral_embedding`, which the
+    block paths run on a ``Z Z^T`` summed over blocks.
+    """
+    M = (M + M.T) / 2
+    m = M.shape[0]
+    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
+    order = np.argsort(eigenvalues)[::-1]
+    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    V = V[:, order]
+    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
+    inverse = np.zeros_like(sigma)
+    inverse[positive] = 1.0 / sigma[positive]
+    return sigma, V, inverse
+
+
 def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_projection=False):
     """Spectral embedding of the samples from an anchor graph, in O(n m^2).
 
@@ -485,16 +511,7 @@ def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_project
             f"with nonzero degree ({m})"
         )
     M = Zn @ Zn.T
-    M = M.toarray() if sp.issparse(M) else M
-    M = (M + M.T) / 2
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    eigenvalues = np.clip(eigenvalues[order], 0.0, None)
-    V = V[:, order]
-    sigma = np.sqrt(eigenvalues)
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
-    scale = np.zeros_like(sigma)
-    scale[positive] = 1.0 / sigma[positive]
+    sigma, V, scale = gram_eigenpairs(M.toarray() if sp.issparse(M) else M, n_components)
     F = np.asarray(Zn.T @ (V * scale))
     if not return_projection:
         return F, sigma

@@ -14,13 +14,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans, SpectralClustering
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
-from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
 
@@ -60,12 +58,12 @@ def _resolve_scaling(estimator):
         "removed in 0.2: use scaling='zscore' for standardize=True, scaling=None for "
         "standardize=False",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=5,  # _resolve_scaling, _before_fit, fit, its _fit_context, the caller
     )
     return "zscore" if estimator.standardize else None
 
 
-class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
+class ConcatKMeans(InductiveClusterer):
     """k-means on the column-concatenation of the (standardised) views.
 
     The views are optionally scaled (every feature centred and scaled to
@@ -174,6 +172,8 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
     1.0
     """
 
+    _single_threaded = True
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "scaling": [StrOptions(set(_SCALINGS)), None],
@@ -207,27 +207,11 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         """The scaled views side by side, in their common dtype."""
         return _concatenate(Xs, self.view_means_, self.view_scales_)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    @with_single_threaded_pools
-    def fit(self, Xs, y=None):
-        """Scale, concatenate and cluster the views.
+    def _before_fit(self):
+        self._scaling = _resolve_scaling(self)
 
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            The views (see :func:`mvlearn_ext.utils.validate_views`), with
-            at least ``n_clusters`` samples.
-        y : None
-            Ignored; present for API consistency.
-
-        Returns
-        -------
-        self : ConcatKMeans
-            The fitted estimator.
-        """
-        scaling = _resolve_scaling(self)
-        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
-        self.view_means_, self.view_scales_ = _fit_scaling(Xs, scaling)
+    def _fit_views(self, Xs):
+        self.view_means_, self.view_scales_ = _fit_scaling(Xs, self._scaling)
         kmeans = KMeans(
             n_clusters=self.n_clusters,
             init="k-means++",
@@ -244,27 +228,8 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
         self.n_iter_ = int(self.kmeans_.n_iter_)
         return self
 
-    def _embed(self, Xs):
-        Xs = self._validate_predict_views(Xs)
-        return self._concatenate(Xs)
-
-    @with_single_threaded_pools
-    def predict(self, Xs):
-        """Assign each sample to the nearest centre.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            The cluster of each sample; ``predict`` on the training views
-            returns ``labels_``.
-        """
-        Z = self._embed(Xs)
-        return self.kmeans_.predict(Z)
+    def _predict_views(self, Xs):
+        return self.kmeans_.predict(self._concatenate(Xs))
 
     def score(self, Xs, y=None):
         """Opposite of the k-means objective of ``Xs`` for the fitted centres.
@@ -282,11 +247,11 @@ class ConcatKMeans(MultiViewClusterMixin, BaseEstimator):
             Minus the sum of squared distances of the samples to their
             nearest centre, in the concatenated space (larger is better).
         """
-        Z = self._embed(Xs)
+        Z = self._concatenate(self._validate_predict_views(Xs))
         return float(self.kmeans_.score(Z))
 
 
-class ConcatSpectral(MultiViewClusterMixin, BaseEstimator):
+class ConcatSpectral(BaseClusterer):
     """Spectral clustering of the concatenated views on a k-nearest-neighbour graph.
 
     The views are scaled as in :class:`ConcatKMeans` (``"zscore"`` or
@@ -379,6 +344,8 @@ class ConcatSpectral(MultiViewClusterMixin, BaseEstimator):
     1.0
     """
 
+    _single_threaded = True
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -408,25 +375,7 @@ class ConcatSpectral(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    @with_single_threaded_pools
-    def fit(self, Xs, y=None):
-        """Scale and concatenate the views, build the graph, cluster its embedding.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            The views (see :func:`mvlearn_ext.utils.validate_views`), with
-            at least ``n_clusters`` and at least 2 samples.
-        y : None
-            Ignored; present for API consistency.
-
-        Returns
-        -------
-        self : ConcatSpectral
-            The fitted estimator.
-        """
-        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
+    def _fit_views(self, Xs):
         if Xs[0].shape[0] < 2:
             raise ValueError(
                 f"Xs has {Xs[0].shape[0]} sample; ConcatSpectral needs at least 2 for a graph"

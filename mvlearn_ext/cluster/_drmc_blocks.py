@@ -41,34 +41,36 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import labels_like_input, open_blocks, scaling_of_moments
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     _progress_bar,
     is_dask_array,
     map_labels,
-    merge_moments,
     moments_of_block,
-    scaling_from_moments,
+    statistics_pass,
 )
-from mvlearn_ext.cluster._drmc import (
+from mvlearn_ext.cluster._common import gram_eigenpairs
+from mvlearn_ext.cluster._drmc_graphs import (
+    _anchor_graphs,
+    _feature_factors,
+    _initial_anchors,
+    _scaled_joint,
+    _subsample_rows,
+    _view_graphs,
+)
+from mvlearn_ext.cluster._drmc_solver import (
     _DEGREE_REG,
     _REDUNDANCY_ROWS,
-    _anchor_graphs,
     _check_live,
-    _feature_factors,
     _feedback,
-    _initial_anchors,
     _match_labels,
     _memberships,
     _predict_rows,
     _rotate,
-    _scaled_joint,
-    _subsample_rows,
-    _view_graphs,
     _view_redundancy,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -168,7 +170,7 @@ def _predict_task(p, _, *views):
 
 
 def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
-    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc._consensus_embedding`.
+    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc_solver._consensus_embedding`.
 
     The top ``k`` eigenvectors of ``Z^T (Delta + tau I)^{-1} Z`` from ``Z Z^T`` and the
     anchor degrees ``Delta``: ``M = D Z Z^T D`` with ``D = (Delta + tau I)^{-1/2}`` (0
@@ -178,16 +180,7 @@ def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
     live = degree > 0
     tau = reg * n_samples / max(int(live.sum()), 1)
     scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
-    M = gram * scale[:, None] * scale[None, :]
-    M = (M + M.T) / 2
-    m = M.shape[0]
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_clusters, m - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
-    inverse = np.zeros_like(sigma)
-    inverse[positive] = 1.0 / sigma[positive]
+    _, V, inverse = gram_eigenpairs(gram * scale[:, None] * scale[None, :], n_clusters)
     return scale[:, None] * (V * inverse)
 
 
@@ -215,19 +208,10 @@ def _assignment_rule(F, R, labels, n_clusters, scaled):
 def fit_drmc_blocks(est, Xs):
     """Fit ``est`` (a :class:`DRMC`) by row blocks; see the module docstring.
 
-    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
-    the driver's matrices are small), as in the in-memory fit.
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit(est, Xs)
-
-
-def _fit(est, Xs):
-    blocks = RowBlocks(Xs, est.block_size)
+    blocks = open_blocks(est, Xs)
     n, k, V = blocks.n_samples, est.n_clusters, len(blocks.widths)
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = V, blocks.widths
     widths = list(blocks.widths)
     n_anchors = est._n_anchors(n)
     verbose = bool(est.verbose)
@@ -249,26 +233,8 @@ def _fit(est, Xs):
     sub_rows = _subsample_rows(n, kmeans_seed)
     kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
     wanted = np.union1d(redundancy_rows, kmeans_rows)
-    moments, picked = [None] * V, [[] for _ in range(V)]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=verbose, desc="DRMC statistics"
-    ):
-        for v, ok in enumerate(finite):
-            if not ok:
-                raise ValueError(f"Xs[{v}] contains NaN or infinity")
-        for v in range(V):
-            moments[v] = merge_moments(moments[v], block_moments[v])
-            picked[v].append(rows[v])
-    picked = [np.concatenate(rows) for rows in picked]
-    if est.standardize:
-        stats = [
-            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-            for m_v, X in zip(moments, blocks.views, strict=True)
-        ]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
+    moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="DRMC statistics")
+    scaling_of_moments(est, moments, blocks.views)
 
     def rows_of(subset):
         where = np.searchsorted(wanted, subset)
@@ -387,11 +353,7 @@ def _fit(est, Xs):
     if verbose:
         est._log(f"labelled {n} samples after {passes[0]} graph passes "
                  f"({time.perf_counter() - start:.2f} s)")  # fmt: skip
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 

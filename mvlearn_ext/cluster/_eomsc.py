@@ -9,16 +9,12 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.cluster._blockwise import wants_blocks
+from mvlearn_ext.cluster._base import BaseClusterer, check_anchors_cover_clusters, draw_seeds
 from mvlearn_ext.cluster._common import procrustes
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
     _OBJECTIVE_FLOOR,
     code_view_weights,
@@ -232,7 +228,7 @@ def eomsc_fit(
     }
 
 
-class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
+class EOMSCCA(BaseClusterer):
     """Efficient one-pass multi-view subspace clustering with consensus anchors.
 
     FPMVS-CAG's anchor model (see :class:`FPMVSCAG`) with a connectivity
@@ -391,6 +387,8 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
     1.0
     """
 
+    _min_views = 2
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
@@ -435,43 +433,20 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         self.verbose = verbose
         self.block_size = block_size
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, Xs, y=None):
-        """Learn the anchors, the connected graph and the view weights.
+    def _fit_blocks(self, Xs):
+        from mvlearn_ext.cluster._anchor_blocks import fit_eomscca_blocks
 
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            At least two views (see :func:`mvlearn_ext.utils.validate_views`),
-            with at least ``n_clusters`` samples.
-        y : None
-            Ignored; present for API consistency.
+        return fit_eomscca_blocks(self, Xs)
 
-        Returns
-        -------
-        self : EOMSCCA
-            The fitted estimator.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._anchor_blocks import fit_eomscca_blocks
-
-            return fit_eomscca_blocks(self, Xs)
-        Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
+    def _fit_views(self, Xs):
         k = self.n_clusters
         n_samples = Xs[0].shape[0]
         m = min(k if self.n_anchors is None else self.n_anchors, n_samples)
-        if m < k:
-            raise ValueError(
-                f"n_anchors={self.n_anchors} is below n_clusters={k}: the graph needs at "
-                f"least as many anchors as components"
-            )
+        check_anchors_cover_clusters(m, k, self.n_anchors)
         d = k if self.n_components is None else self.n_components
-        rng = check_random_state(self.random_state)
-        init_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
-        self.view_means_, self.view_scales_ = (
-            mapstd_statistics(Xs) if self.standardize else (None, None)
-        )
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
+        self._fit_view_scaling(Xs, mapstd_statistics)
+        views = self._scale_views(Xs)
         with single_threaded_pools():
             Z0 = initial_graph(views, m, self.init, init_seed)
             result = eomsc_fit(

@@ -19,15 +19,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.cluster._blockwise import wants_blocks
+from mvlearn_ext.cluster._base import InductiveClusterer
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, squared_view_weights
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
@@ -590,7 +588,7 @@ def _normalise_rows(F):
 # --------------------------------------------------------------------------- estimator
 
 
-class HAGMVC(MultiViewClusterMixin, BaseEstimator):
+class HAGMVC(InductiveClusterer):
     """Hierarchical anchor graph multi-view clustering (HAG-MVC), a reconstruction.
 
     **Reconstruction (the full paper was not available).** Only the abstract of
@@ -882,28 +880,17 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         self.verbose = verbose
         self.block_size = block_size
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, Xs, y=None):
-        """Build and co-evolve the anchor pyramid, then cluster the samples.
+    def _fit_blocks(self, Xs):
+        from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc_blocks
 
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            The views (see :func:`mvlearn_ext.utils.validate_views`), with at
-            least ``n_clusters`` samples.
-        y : None
-            Ignored; present for API consistency.
+        return fit_hagmvc_blocks(self, Xs)
 
-        Returns
-        -------
-        self : HAGMVC
-            The fitted estimator.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc_blocks
+    def _predict_blocks(self, Xs):
+        from mvlearn_ext.cluster._hagmvc_blocks import predict_hagmvc_blocks
 
-            return fit_hagmvc_blocks(self, Xs)
-        Xs = self._validate_fit_views(Xs, n_clusters=self.n_clusters)
+        return predict_hagmvc_blocks(self, Xs)
+
+    def _fit_views(self, Xs):
         rng = check_random_state(self.random_state)
         n_samples = Xs[0].shape[0]
         k = self.n_clusters
@@ -1005,13 +992,8 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
             )
         return weights / weights.sum(), None
 
-    def __sklearn_is_fitted__(self):
-        # Fitted means labelled: fitted attributes are set together at the end of fit.
-        return hasattr(self, "labels_")
-
     def _code(self, Xs):
-        """Composite-graph rows (n_new, m_L) of new views, through the pyramid."""
-        Xs = self._validate_predict_views(Xs)
+        """Composite-graph rows (n_new, m_L) of new (validated) views, through the pyramid."""
         X = _standardise(Xs, self.view_means_, self.view_scales_)
         w = _feature_weights(self._alpha0, self._view_scale0, self._slices, X.shape[1])
         _, G = _graph_step(
@@ -1021,23 +1003,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
             G = G @ Z
         return G
 
-    def predict(self, Xs):
-        """Cluster new samples by coding them on the level-1 anchors.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            The cluster of each sample (a lazy dask array for dask views).
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._hagmvc_blocks import predict_hagmvc_blocks
-
-            return predict_hagmvc_blocks(self, Xs)
+    def _predict_views(self, Xs):
         G = self._code(Xs)
         F = np.asarray(G @ self.spectral_projection_)
         return self.kmeans_.predict(_normalise_rows(F)).astype(np.intp)

@@ -33,11 +33,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._base import labels_like_input, open_blocks
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
@@ -45,6 +45,7 @@ from mvlearn_ext.cluster._blockwise import (
     scaling_from_moments,
     statistics_pass,
 )
+from mvlearn_ext.cluster._common import gram_eigenpairs
 from mvlearn_ext.cluster._hagmvc import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
@@ -179,15 +180,7 @@ def _spectral_from_gram(gram, degree, n_components):
     keep = degree > 0
     inv_sqrt = 1.0 / np.sqrt(degree[keep])
     M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
-    M = (M + M.T) / 2
-    size = M.shape[0]
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(size - n_components, size - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * size * np.finfo(np.float64).eps
-    scale = np.zeros_like(sigma)
-    scale[positive] = 1.0 / sigma[positive]
+    _, V, scale = gram_eigenpairs(M, n_components)
     P = np.zeros((m, n_components))
     P[keep] = (V * scale) * inv_sqrt[:, None]
     return P
@@ -207,24 +200,15 @@ def _view_names(name, v):
 def fit_hagmvc_blocks(est, Xs):
     """Fit ``est`` (a :class:`HAGMVC`) by row blocks; see the module docstring.
 
-    BLAS and OpenMP run on one thread throughout (the blocks are the parallelism;
-    the driver's matrices are small), as in the in-memory fit.
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    with single_threaded_pools():
-        return _fit(est, Xs)
-
-
-def _fit(est, Xs):
-    blocks = RowBlocks(Xs, est.block_size)
+    blocks = open_blocks(est, Xs)
     n, k = blocks.n_samples, est.n_clusters
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
     if isinstance(est.view_weights, str) and est.view_weights == "squared":
         raise ValueError(
             "view_weights='squared' is not available on the block path (dask, zarr, memmap "
             "views or block_size set); use 'auto', 'uniform' or fixed weights"
         )
-    est.n_views_, est.n_features_per_view_ = len(blocks.widths), blocks.widths
     n_threads = 1 if blocks.uses_dask else est.n_jobs
     verbose = bool(est.verbose)
     rng = check_random_state(est.random_state)
@@ -387,17 +371,8 @@ def _fit(est, Xs):
     est._neighbors = neighbors
     est._view_scale0 = scales[0]
     est._alpha0 = weights[0]
-    est.labels_ = _as_input_kind(labels, Xs, blocks)
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
-
-
-def _as_input_kind(labels, Xs, blocks):
-    """Labels as a dask array (chunked like the rows) when any view was a dask array."""
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        return da.from_array(labels, chunks=(blocks.row_chunks,))
-    return labels
 
 
 # --------------------------------------------------------------------------- predict

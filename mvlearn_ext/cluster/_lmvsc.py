@@ -6,15 +6,11 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.cluster._blockwise import wants_blocks
+from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
 
 __all__ = ["LMVSC"]
@@ -40,7 +36,7 @@ def _view_graph(X, anchors, alpha, *, Z0=None, max_iter, tol, n_threads):
     return Z, n_iter, objective
 
 
-class LMVSC(MultiViewClusterMixin, BaseEstimator):
+class LMVSC(EmbeddingClusterer):
     """Large-scale multi-view subspace clustering (LMVSC), linear in the samples.
 
     Each view ``v`` gets ``m`` anchors ``A_v`` by k-means, and a graph
@@ -184,6 +180,8 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
     1.0
     """
 
+    _min_views = 2
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left")],
@@ -225,39 +223,25 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self.verbose = verbose
         self.block_size = block_size
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, Xs, y=None):
-        """Build the anchor graphs of the views and cluster their embedding.
+    def _fit_blocks(self, Xs):
+        from mvlearn_ext.cluster._lmvsc_blocks import fit_lmvsc_blocks
 
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            At least two views (see :func:`mvlearn_ext.utils.validate_views`),
-            with at least ``n_clusters`` samples.
-        y : None
-            Ignored; present for API consistency.
+        return fit_lmvsc_blocks(self, Xs)
 
-        Returns
-        -------
-        self : LMVSC
-            The fitted estimator.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._lmvsc_blocks import fit_lmvsc_blocks
+    def _predict_blocks(self, Xs):
+        from mvlearn_ext.cluster._lmvsc_blocks import predict_lmvsc_blocks
 
-            return fit_lmvsc_blocks(self, Xs)
-        Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
+        return predict_lmvsc_blocks(self, Xs)
+
+    def _fit_views(self, Xs):
         with fit_threads(self.n_jobs) as n_threads:
             return self._fit(Xs, n_threads)
 
     def _fit(self, Xs, n_threads):
-        rng = check_random_state(self.random_state)
-        anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+        _, (anchor_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
         n_samples, n_views = Xs[0].shape[0], len(Xs)
-        self.view_means_, self.view_scales_ = (
-            fit_view_scaling(Xs) if self.standardize else (None, None)
-        )
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+        self._fit_view_scaling(Xs)
+        views = self._scale_views(Xs)
         m = min(self.n_anchors, n_samples)
         self.n_anchors_ = m
 
@@ -298,10 +282,9 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
         return self
 
-    def _embed(self, Xs):
+    def _transform_views(self, Xs):
         """Code new samples on the fitted anchors and map them to the embedding."""
-        Xs = self._validate_predict_views(Xs)
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+        views = self._scale_views(Xs)
         with fit_threads(self.n_jobs) as n_threads:
             graphs = [
                 _view_graph(
@@ -312,39 +295,6 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
             Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
             return Z_bar.T @ self._projection
 
-    def transform(self, Xs):
-        """Embed samples through the fitted anchors.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        F : ndarray of shape (n_samples, n_clusters)
-            The out-of-sample extension of ``embedding_`` (equal to it, to
-            the QP tolerance, on the training views).
-        """
-        return self._embed(Xs)
-
-    def predict(self, Xs):
-        """Assign new samples to clusters through the fitted anchors.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            The cluster of each sample (see the Notes of the class); a lazy dask
-            array for dask views.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._lmvsc_blocks import predict_lmvsc_blocks
-
-            return predict_lmvsc_blocks(self, Xs)
-        F = self._embed(Xs)
+    def _predict_views(self, Xs):
+        F = self._transform_views(Xs)
         return self.kmeans_.predict(F).astype(np.intp, copy=False)

@@ -24,18 +24,23 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 from sklearn.cluster import KMeans
 
+from mvlearn_ext.cluster._base import (
+    draw_seeds,
+    labels_like_input,
+    open_blocks,
+    scaling_of_moments,
+)
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
     map_labels,
-    scaling_from_moments,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, kmeans_anchors
+from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, gram_eigenpairs, kmeans_anchors
 from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_lmvsc_blocks", "predict_lmvsc_blocks"]
@@ -46,18 +51,9 @@ ANCHOR_SAMPLE = MINIBATCH_THRESHOLD
 KMEANS_SAMPLE = 100_000
 
 
-def _scaled(views, means, scales):
-    if means is None:
-        return [np.asarray(X, dtype=np.float64) for X in views]
-    return [
-        (np.asarray(X, dtype=np.float64) - mean) / scale
-        for X, mean, scale in zip(views, means, scales, strict=True)
-    ]
-
-
 def _graphs(p, views):
     graphs, objectives, iterations = [], [], []
-    for X, A in zip(_scaled(views, p["means"], p["scales"]), p["anchors"], strict=True):
+    for X, A in zip(apply_view_scaling(views, p["means"], p["scales"]), p["anchors"], strict=True):
         Z, n_iter, objective = _view_graph(
             X, A, p["alpha"], max_iter=p["max_iter"], tol=p["tol"], n_threads=p["n_threads"]
         )
@@ -86,15 +82,7 @@ def _label_task(p, _, *views):
 
 def _projection_from_gram(gram, n_components):
     """``P`` of ``anchor_spectral_embedding(Z_bar, k, normalize=False)`` from ``Z_bar Z_bar^T``."""
-    m = gram.shape[0]
-    M = (gram + gram.T) / 2
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
-    order = np.argsort(eigenvalues)[::-1]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
-    scale = np.zeros_like(sigma)
-    scale[positive] = 1.0 / sigma[positive]
+    sigma, V, scale = gram_eigenpairs(gram, n_components)
     return V * scale, sigma
 
 
@@ -104,46 +92,28 @@ def _draw(seed, n, size):
 
 
 def fit_lmvsc_blocks(est, Xs):
-    """Fit ``est`` (an :class:`LMVSC`) by row blocks; see the module docstring."""
-    with single_threaded_pools():
-        return _fit(est, Xs)
+    """Fit ``est`` (an :class:`LMVSC`) by row blocks; see the module docstring.
 
-
-def _fit(est, Xs):
-    from sklearn.utils import check_random_state
-
-    blocks = RowBlocks(Xs, est.block_size)
+    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
+    """
+    blocks = open_blocks(est, Xs, min_views=2, name="LMVSC")
     n, k, n_views = blocks.n_samples, est.n_clusters, len(blocks.widths)
-    if n_views < 2:
-        raise ValueError(f"Xs has {n_views} view; LMVSC needs at least 2 views")
-    if n < k:
-        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
-    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
     n_threads = 1 if blocks.uses_dask else est.n_jobs
     verbose = bool(est.verbose)
-    rng = check_random_state(est.random_state)
-    anchor_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+    _, (anchor_seed, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
 
     anchor_rows = _draw(anchor_seed, n, ANCHOR_SAMPLE)
     kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
     wanted = np.union1d(anchor_rows, kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="LMVSC statistics")
-    if est.standardize:
-        stats = [
-            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-            for m_v, X in zip(moments, blocks.views, strict=True)
-        ]
-        est.view_means_ = [mean for mean, _ in stats]
-        est.view_scales_ = [scale for _, scale in stats]
-    else:
-        est.view_means_, est.view_scales_ = None, None
+    scaling_of_moments(est, moments, blocks.views)
     m = min(est.n_anchors, n)
     est.n_anchors_ = m
 
     def rows_of(subset):
         where = np.searchsorted(wanted, subset)
-        return _scaled([P[where] for P in picked], est.view_means_, est.view_scales_)
+        return apply_view_scaling([P[where] for P in picked], est.view_means_, est.view_scales_)
 
     anchors = [
         kmeans_anchors(
@@ -187,11 +157,7 @@ def _fit(est, Xs):
     est.objective_ = objective
     est.n_iter_ = int(n_iter)
     est.kmeans_ = kmeans
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
-
-        labels = da.from_array(labels, chunks=(blocks.row_chunks,))
-    est.labels_ = labels
+    est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
 
 

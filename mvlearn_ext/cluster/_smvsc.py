@@ -20,14 +20,11 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.cluster._blockwise import wants_blocks
+from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
 from mvlearn_ext.cluster._common import (
     anchor_spectral_embedding,
     generalized_power_iteration,
@@ -35,7 +32,6 @@ from mvlearn_ext.cluster._common import (
     simplex_qp,
     squared_view_weights,
 )
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["FPMVSCAG", "SMVSC"]
@@ -341,7 +337,7 @@ def smvsc_fit(views, *, Z0, n_components, lam, max_iter, tol, n_threads, log, ca
 # --------------------------------------------------------------------------- estimators
 
 
-class SMVSC(MultiViewClusterMixin, BaseEstimator):
+class SMVSC(EmbeddingClusterer):
     """Scalable multi-view subspace clustering with unified anchors (SMVSC).
 
     One anchor graph ``Z`` (m x n) is learned from all views at once, on
@@ -553,6 +549,8 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
     1.0
     """
 
+    _min_views = 2
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
@@ -621,35 +619,21 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         d = k if self.n_components is None else self.n_components
         return m, d, float(self.reg_lambda)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, Xs, y=None):
-        """Learn the anchors, the graph and the view weights, then cluster.
+    def _fit_blocks(self, Xs):
+        from mvlearn_ext.cluster._anchor_blocks import fit_smvsc_blocks
 
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            At least two views (see :func:`mvlearn_ext.utils.validate_views`),
-            with at least ``n_clusters`` samples.
-        y : None
-            Ignored; present for API consistency.
+        return fit_smvsc_blocks(self, Xs)
 
-        Returns
-        -------
-        self : SMVSC
-            The fitted estimator.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._anchor_blocks import fit_smvsc_blocks
+    def _predict_blocks(self, Xs):
+        from mvlearn_ext.cluster._anchor_blocks import predict_smvsc_blocks
 
-            return fit_smvsc_blocks(self, Xs)
-        Xs = self._validate_fit_views(Xs, min_views=2, n_clusters=self.n_clusters)
-        rng = check_random_state(self.random_state)
-        init_seed, kmeans_seed = (int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+        return predict_smvsc_blocks(self, Xs)
+
+    def _fit_views(self, Xs):
+        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
         n_samples = Xs[0].shape[0]
-        self.view_means_, self.view_scales_ = (
-            mapstd_statistics(Xs) if self.standardize else (None, None)
-        )
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+        self._fit_view_scaling(Xs, mapstd_statistics)
+        views = self._scale_views(Xs)
         m, d, lam = self._model_settings()
         m = min(m, n_samples)
         with single_threaded_pools():
@@ -710,9 +694,8 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
         return self
 
-    def _embed(self, Xs):
-        Xs = self._validate_predict_views(Xs)
-        views = apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+    def _transform_views(self, Xs):
+        views = self._scale_views(Xs)
         lam = self._model_settings()[2]
         W, A, alpha = self.projections_, self.consensus_anchors_, self._z_step_weights
         with single_threaded_pools():
@@ -723,42 +706,8 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
                 Z = solve_z(H, B, n_threads=self.n_jobs)
             return _normalize_rows(Z.T @ self._projection)
 
-    def transform(self, Xs):
-        """Embed samples through the learned anchors.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        F : ndarray of shape (n_samples, n_singular_vectors)
-            The row-normalised out-of-sample embedding (``embedding_`` on
-            the training views, to rounding, or to the QP tolerance in the
-            paper variant).
-        """
-        return self._embed(Xs)
-
-    def predict(self, Xs):
-        """Assign new samples to clusters through the learned anchors.
-
-        Parameters
-        ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            Views with the number and widths of the training views.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            The cluster of each sample (see the Notes of the class); a lazy dask
-            array for dask views.
-        """
-        if wants_blocks(Xs, self.block_size):
-            from mvlearn_ext.cluster._anchor_blocks import predict_smvsc_blocks
-
-            return predict_smvsc_blocks(self, Xs)
-        F = self._embed(Xs)
+    def _predict_views(self, Xs):
+        F = self._transform_views(Xs)
         with single_threaded_pools():
             return self.kmeans_.predict(F).astype(np.intp, copy=False)
 

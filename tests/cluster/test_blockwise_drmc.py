@@ -14,7 +14,7 @@ import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
 from mvlearn_ext.cluster import DRMC, _drmc_blocks
-from mvlearn_ext.cluster._drmc import _consensus_embedding
+from mvlearn_ext.cluster._drmc_solver import _consensus_embedding
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy
 

@@ -7,13 +7,11 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.utils._param_validation import InvalidParameterError
 
 from mvlearn_ext.cluster._common import anchor_spectral_embedding, spectral_rotation
-from mvlearn_ext.cluster._drmc import (
+from mvlearn_ext.cluster._drmc import DRMC
+from mvlearn_ext.cluster._drmc_graphs import _align_views, _anchor_graphs, _knn_rows
+from mvlearn_ext.cluster._drmc_solver import (
     _DEGREE_REG,
-    DRMC,
-    _align_views,
-    _anchor_graphs,
     _consensus_embedding,
-    _knn_rows,
     _match_labels,
     _partition_agreement,
 )
@@ -405,9 +403,9 @@ def test_handwritten_floor():
 def test_subsampled_anchors_and_scores_for_large_n(monkeypatch):
     # Above _SUBSAMPLE rows the anchor k-means and the view scores use a random
     # subsample; shrink the threshold to exercise that path on small data.
-    import mvlearn_ext.cluster._drmc as drmc
+    import mvlearn_ext.cluster._drmc_graphs as drmc_graphs
 
-    monkeypatch.setattr(drmc, "_SUBSAMPLE", 120)
+    monkeypatch.setattr(drmc_graphs, "_SUBSAMPLE", 120)
     Xs, y = with_noise_view(10, seed=4)
     model = DRMC(n_clusters=4, random_state=0).fit(Xs)
     assert clustering_accuracy(y, model.labels_) > 0.9
@@ -419,7 +417,7 @@ def test_kmeanspp_seeding_is_scikit_learns():
     """The written-out seeding picks exactly scikit-learn's seeds (one trial per step)."""
     from sklearn.cluster import kmeans_plusplus
 
-    from mvlearn_ext.cluster._drmc import _kmeanspp_one_trial
+    from mvlearn_ext.cluster._drmc_graphs import _kmeanspp_one_trial
 
     X = np.random.default_rng(0).standard_normal((500, 7))
     for seed in (0, 3):
@@ -428,8 +426,6 @@ def test_kmeanspp_seeding_is_scikit_learns():
 
 
 def test_distance_cache_gives_the_same_graphs():
-    from mvlearn_ext.cluster._drmc import _anchor_graphs
-
     rng = np.random.default_rng(1)
     Xs = [rng.standard_normal((300, d)) for d in (4, 6)]
     anchors = [X[:20].copy() for X in Xs]

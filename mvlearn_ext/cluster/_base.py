@@ -1,0 +1,238 @@
+"""The plumbing every clusterer of :mod:`mvlearn_ext.cluster` shares.
+
+Estimators (the in-memory and the block path):
+
+* :class:`BaseClusterer` owns ``fit``: it runs the deprecation checks, sends
+  dask, zarr and memmap views (or any view with ``block_size`` set) to the
+  estimator's block path, validates in-memory views once and hands them to
+  the estimator's ``_fit_views``; :class:`InductiveClusterer` adds ``predict``
+  and :class:`EmbeddingClusterer` ``transform`` the same way (``_predict_views``,
+  ``_transform_views``, which receive validated views).
+* :func:`draw_seeds`, :meth:`BaseClusterer._fit_view_scaling` and
+  :meth:`BaseClusterer._scale_views`: the seeds and the standardisation of the
+  fit preambles.
+
+Checks: :func:`check_anchors_cover_clusters`. Block paths (``_*_blocks.py``):
+:func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input`.
+
+Nothing here computes a result: each piece is the code the estimators repeated,
+in the order they ran it, so that moving them here changed no output
+(``benchmarks/check_cluster_parity.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+
+from mvlearn_ext.base import MultiViewClusterMixin
+from mvlearn_ext.cluster._blockwise import (
+    RowBlocks,
+    is_dask_array,
+    scaling_from_moments,
+    wants_blocks,
+)
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
+from mvlearn_ext.utils._threads import single_threaded_pools
+
+__all__ = [
+    "BaseClusterer",
+    "EmbeddingClusterer",
+    "InductiveClusterer",
+    "check_anchors_cover_clusters",
+    "draw_seeds",
+    "labels_like_input",
+    "open_blocks",
+    "scaling_of_moments",
+]
+
+
+def draw_seeds(random_state, n_seeds):
+    """``(rng, seeds)``: the RandomState of ``random_state`` and ``n_seeds`` seeds drawn from it.
+
+    The seeds are one ``randint(2**31 - 1, size=n_seeds)`` draw, as the LMVSC,
+    SMVSC and EOMSC-CA fits and their block paths draw them.
+    """
+    rng = check_random_state(random_state)
+    return rng, tuple(int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n_seeds))
+
+
+def check_anchors_cover_clusters(n_anchors, n_clusters, given):
+    """Raise unless ``n_anchors >= n_clusters`` (``given``: the ``n_anchors`` argument)."""
+    if n_anchors < n_clusters:
+        raise ValueError(
+            f"n_anchors={given} is below n_clusters={n_clusters}: the graph needs at "
+            f"least as many anchors as components"
+        )
+
+
+class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
+    """``fit`` of the package's clusterers: checks, block dispatch, validation.
+
+    A subclass implements ``_fit_views(Xs)`` on validated in-memory views and,
+    when it has a block path, ``_fit_blocks(Xs)`` (imported on use: the block
+    modules import the estimator modules), which runs with one BLAS/OpenMP
+    thread. Class settings: ``_min_views``, the number of views ``fit`` needs;
+    ``_single_threaded``, whether ``fit`` and ``predict`` run with one
+    BLAS/OpenMP thread throughout (both paths).
+    """
+
+    _min_views = 1
+    _single_threaded = False
+    _fit_blocks = None
+    _predict_blocks = None
+
+    def __sklearn_is_fitted__(self):
+        # Fitted means labelled: the fitted attributes are set together at the end of fit.
+        return hasattr(self, "labels_")
+
+    def _before_fit(self):
+        """Checks that run before either path (deprecated parameters); none by default."""
+
+    def _wants_blocks(self, Xs, entry):
+        return entry is not None and wants_blocks(Xs, getattr(self, "block_size", None))
+
+    def _pools(self):
+        return single_threaded_pools() if self._single_threaded else contextlib.nullcontext()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, Xs, y=None):
+        """Fit the clusterer on the views and label the training samples.
+
+        What is learned, and the fitted attributes, are described in the class
+        docstring.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views (see :func:`mvlearn_ext.utils.validate_views`), with at
+            least ``n_clusters`` samples; the anchor-graph subspace clusterers
+            need at least two views. Clusterers with ``block_size`` also take
+            dask arrays, zarr arrays and NumPy memmaps (their block path).
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        with self._pools():
+            self._before_fit()
+            if self._wants_blocks(Xs, self._fit_blocks):
+                # The blocks are the parallelism and the driver's matrices are small:
+                # BLAS and OpenMP run on one thread throughout a block fit.
+                with single_threaded_pools():
+                    return self._fit_blocks(Xs)
+            Xs = self._validate_fit_views(
+                Xs, min_views=self._min_views, n_clusters=self.n_clusters
+            )
+            return self._fit_views(Xs)
+
+    def _fit_view_scaling(self, Xs, statistics=fit_view_scaling):
+        """Set ``view_means_`` and ``view_scales_`` (None if not ``standardize``)."""
+        self.view_means_, self.view_scales_ = statistics(Xs) if self.standardize else (None, None)
+
+    def _scale_views(self, Xs):
+        """The views standardised by the fitted ``view_means_`` and ``view_scales_``."""
+        return apply_view_scaling(Xs, self.view_means_, self.view_scales_)
+
+
+class InductiveClusterer(BaseClusterer):
+    """A :class:`BaseClusterer` that labels new samples (``_predict_views``)."""
+
+    def predict(self, Xs):
+        """Assign new samples to the fitted clusters.
+
+        How a new sample is assigned is described in the class docstring.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            Views with the number and widths of the training views.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The cluster of each sample; a lazy dask array for dask views on a
+            block path.
+        """
+        with self._pools():
+            if self._wants_blocks(Xs, self._predict_blocks):
+                return self._predict_blocks(Xs)
+            return self._predict_views(self._validate_predict_views(Xs))
+
+
+class EmbeddingClusterer(InductiveClusterer):
+    """An :class:`InductiveClusterer` that also embeds new samples (``_transform_views``)."""
+
+    def transform(self, Xs):
+        """Embed samples through the fitted model (the out-of-sample ``embedding_``).
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            Views with the number and widths of the training views.
+
+        Returns
+        -------
+        F : ndarray of shape (n_samples, n_embedding)
+            The embedding of each sample; on the training views it is
+            ``embedding_`` (to the tolerance of the solver that codes them; see
+            the class docstring).
+        """
+        return self._transform_views(self._validate_predict_views(Xs))
+
+
+# --------------------------------------------------------------------------- block paths
+
+
+def open_blocks(est, Xs, *, min_views=1, name=None):
+    """The :class:`RowBlocks` of ``Xs`` for ``est``'s block path, checked.
+
+    Raises (as the in-memory validation does) when there are fewer than
+    ``min_views`` views (``name`` names the estimator) or fewer samples than
+    ``n_clusters``; sets ``n_views_`` and ``n_features_per_view_``.
+    """
+    blocks = RowBlocks(Xs, est.block_size)
+    n, n_views, k = blocks.n_samples, len(blocks.widths), est.n_clusters
+    if n_views < min_views:
+        raise ValueError(f"Xs has {n_views} view; {name} needs at least {min_views} views")
+    if n < k:
+        raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
+    est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
+    return blocks
+
+
+def scaling_of_moments(est, moments, views, statistics=None):
+    """Set ``est.view_means_`` and ``view_scales_`` from merged per-view moments.
+
+    ``statistics(moments_v)`` gives a view's ``(mean, scale)``; by default the
+    per-feature z-scores of ``scaling_from_moments`` in the view's dtype. Both
+    are None when ``est.standardize`` is false: the block path's
+    :meth:`BaseClusterer._fit_view_scaling`.
+    """
+    if not est.standardize:
+        est.view_means_, est.view_scales_ = None, None
+        return
+    if statistics is None:
+        stats = [
+            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
+            for m_v, X in zip(moments, views, strict=True)
+        ]
+    else:
+        stats = [statistics(m_v) for m_v in moments]
+    est.view_means_ = [mean for mean, _ in stats]
+    est.view_scales_ = [scale for _, scale in stats]
+
+
+def labels_like_input(labels, Xs, blocks):
+    """Labels as a dask array (chunked like the rows) when any view was a dask array."""
+    if any(is_dask_array(X) for X in Xs):
+        import dask.array as da
+
+        return da.from_array(labels, chunks=(blocks.row_chunks,))
+    return labels

@@ -1,0 +1,431 @@
+"""DRMC's driver: the feedback between the partition and the view weights.
+
+Part of the DRMC reconstruction (see :class:`~mvlearn_ext.cluster.DRMC`).
+:func:`_drmc` runs on valid, standardised views: it places the anchors, builds
+the consensus graph under the current view weights, embeds and rotates it
+(:func:`_embed`), scores each view's agreement with the partition
+(:func:`_partition_agreement`) and feeds the new weights back
+(:func:`_feedback`, which the block path shares) until the weights or the
+labels settle. The graphs and anchors come from
+:mod:`mvlearn_ext.cluster._drmc_graphs`, the anchor spectral embedding and the
+spectral rotation from :mod:`mvlearn_ext.cluster._common`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from mvlearn_ext.cluster._common import (
+    anchor_spectral_embedding,
+    procrustes,
+    spectral_rotation,
+)
+from mvlearn_ext.cluster._drmc_graphs import (
+    _anchor_graphs,
+    _feature_factors,
+    _initial_anchors,
+    _scaled_joint,
+    _view_graphs,
+)
+from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.utils._progress import log_message
+
+#: Stop the feedback when the weights move by less than this (L1 norm).
+_WEIGHT_TOL = 1e-3
+#: Alternations and sweeps per alternation of the warm-started rotation.
+_ROTATION_MAX_ITER = 100
+_ROTATION_SWEEPS = 50
+#: Rows and neighbours of the copy (redundancy) scores.
+_REDUNDANCY_ROWS = 1000
+_REDUNDANCY_NEIGHBORS = 10
+#: Most entries (n x m x V) of the per-view distances kept between the graphs of a fit.
+_DISTANCE_CACHE = 2**23
+#: Degree regularisation of the consensus graph's embedding: ``tau`` is this
+#: fraction of the mean anchor degree (see :func:`_consensus_embedding`).
+_DEGREE_REG = 0.1
+
+
+# --------------------------------------------------------------------------- feedback
+
+
+def _partition_agreement(graph, labels, n_clusters):
+    """Chance-corrected agreement of one view's anchor graph with a partition.
+
+    With ``S = Z^T Delta^{-1} Z`` the sample similarity of the view's
+    anchor graph ``Z`` (m x n, columns on the simplex) and ``Y_hat`` the
+    scaled indicator of ``labels``, the association ``a = tr(Y_hat^T S
+    Y_hat)`` lies in ``[0, k]`` (``S`` is doubly stochastic, its
+    eigenvalues in ``[0, 1]``). Over uniformly random relabellings with
+    the same cluster sizes its mean is exactly
+    ``e = k tr(S)/n + (n - k)(n - tr(S)) / (n (n - 1))``. Returns
+    ``(a - e) / (k - e)``: 1 when every cluster is a union of connected
+    components of the view's graph, about 0 for a view independent of the
+    partition whatever its width or units, negative below chance.
+    """
+    n = labels.shape[0]
+    k = n_clusters
+    degree = np.asarray(graph.sum(axis=1)).ravel()
+    live = degree > 0
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    onehot = sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
+    P = np.asarray((graph @ onehot).todense())  # m x k: anchor mass per cluster
+    inv = np.zeros_like(degree)
+    inv[live] = 1.0 / degree[live]
+    assoc = float(np.sum((P * P) * inv[:, None] / np.maximum(counts, 1.0)[None, :]))
+    trace = float(np.asarray(graph.multiply(graph).sum(axis=1)).ravel() @ inv)
+    if n < 2:
+        return 0.0
+    expected = k * trace / n + (n - k) * (n - trace) / (n * (n - 1.0))
+    if k - expected <= 0:
+        return 0.0
+    return (assoc - expected) / (k - expected)
+
+
+def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_NEIGHBORS):
+    """How many copies of each view there are: ``c_v = sum_u K_vu^2``.
+
+    ``K_vu`` is the chance-corrected overlap of the ``n_neighbors``-nearest-
+    neighbour sets of the samples in views ``v`` and ``u`` (z-scored, on
+    ``n_rows`` random rows): 1 for identical views, about 0 for unrelated
+    ones (``K_vv = 1``). This is the copy discount of the first version of
+    :mod:`mvlearn_ext.cluster._view_weights` (commit 0b626b9), re-implemented
+    here so that DRMC's weights do not change when that module does (its
+    later version raises ``K`` to the 8th power; with it the dev-suite mean
+    ACC of DRMC fell from 0.917 to 0.913, seeds 0-2).
+    """
+    n = Xs[0].shape[0]
+    rng = np.random.RandomState(seed)
+    rows = np.sort(rng.choice(n, size=n_rows, replace=False)) if n > n_rows else np.arange(n)
+    s = rows.size
+    k = min(n_neighbors, s - 1)
+    if k < 1:
+        return np.ones(len(Xs))
+    neighbours = []
+    for X in Xs:
+        Z = np.asarray(X, dtype=np.float64)[rows]
+        Z = Z - Z.mean(axis=0)
+        std = Z.std(axis=0)
+        keep = std > 1e-12 * max(1.0, float(np.abs(Z).max(initial=0.0)))
+        Z = Z[:, keep] / std[keep]
+        sq = np.einsum("ij,ij->i", Z, Z)
+        twice = Z @ Z.T
+        twice *= 2.0
+        D = sq[:, None] + sq[None, :]
+        D -= twice  # (sq_i + sq_j) - 2 z_i.z_j, as one expression would round it
+        del twice
+        np.fill_diagonal(D, np.inf)
+        neighbours.append(np.argpartition(D, k - 1, axis=1)[:, :k])
+    chance = k / max(s - 1, 1)
+    V = len(Xs)
+    K = np.eye(V)
+    for v in range(V):
+        for u in range(v + 1, V):
+            hits = np.count_nonzero(neighbours[v][:, :, None] == neighbours[u][:, None, :])
+            overlap = hits / (k * s)
+            K[v, u] = K[u, v] = max(0.0, (overlap - chance) / (1.0 - chance))
+    return (K**2).sum(axis=1)
+
+
+def _agreement_weights(scores, power, prior):
+    """Simplex weights ``∝ max(score_v, 0)^power`` (the prior if every score is <= 0)."""
+    s = np.maximum(np.asarray(scores, dtype=np.float64), 0.0) ** power
+    total = s.sum()
+    if not np.isfinite(total) or total <= 0:
+        return prior.copy()
+    return s / total
+
+
+def _rotation_objective(F, R, labels, n_clusters, scaled):
+    """``||F R - Y_hat||_F^2`` (``F`` orthonormal, ``R`` orthogonal: ``||F R||^2 = ||F||^2``)."""
+    Y = _scaled_indicator(labels, n_clusters, scaled)
+    return float(np.sum(F * F) + np.sum(Y * Y) - 2.0 * np.sum(Y * (F @ R)))
+
+
+def _warm_rotation(F, labels, n_clusters, scaled, max_iter=_ROTATION_MAX_ITER):
+    """Spectral rotation started from a given partition (the discrete feedback).
+
+    Alternates ``R = polar(F^T Y_hat)`` and exact coordinate moves of the
+    labels (:func:`indicator_sweeps`, no cluster emptied) from ``labels``;
+    each step lowers ``||F R - Y_hat||^2``. Returns ``(labels, R)``.
+    """
+    labels = labels.astype(np.int64, copy=True)
+    R = np.eye(n_clusters)
+    for _ in range(max_iter):
+        R = procrustes(F.T @ _scaled_indicator(labels, n_clusters, scaled))
+        previous = labels.copy()
+        indicator_sweeps(np.ascontiguousarray(F @ R), labels, scaled, _ROTATION_SWEEPS)
+        if np.array_equal(previous, labels):
+            break
+    return labels, R
+
+
+def _consensus_embedding(graph, n_clusters, reg=None):
+    """Top ``k`` eigenvectors of ``S_tau = Z^T (Delta + tau I)^{-1} Z``, degree-regularised.
+
+    ``Z`` is the consensus graph (m x n, columns on the simplex) and
+    ``Delta`` its anchor degrees. Without regularisation (``tau = 0``,
+    Liu, He & Chang, 2010) a sample that is the main neighbour of an anchor
+    of tiny degree (a k-means centre on an outlier, or an anchor placed under
+    other view weights) has ``S_ii`` near 1: it forms an almost isolated
+    component whose eigenvector displaces a cluster's, and the rotation then
+    gives it its own cluster and merges two real ones. Adding ``tau`` to
+    every anchor degree, as regularised spectral clustering adds it to the
+    node degrees (Amini, Chen, Bickel & Levina, 2013; Qin & Rohe, 2013),
+    damps such anchors (the share of ``S_ii`` from an anchor used by sample
+    ``i`` alone falls from ``z_ij`` to ``z_ij^2 / (z_ij + tau)``) while
+    barely changing anchors of typical degree ``n / m``. ``tau = reg * n / m_live``
+    (``reg`` :data:`_DEGREE_REG`, ``m_live`` the anchors of nonzero degree).
+    ``S_tau`` is no longer doubly stochastic; its top eigenvectors come
+    from the m x m Gram matrix of ``(Delta + tau I)^{-1/2} Z`` as in
+    :func:`anchor_spectral_embedding` (``normalize=False``). ``reg=0`` gives
+    the unregularised embedding.
+    """
+    reg = _DEGREE_REG if reg is None else float(reg)
+    if reg <= 0:
+        return anchor_spectral_embedding(graph, n_clusters)[0]
+    degree = np.asarray(graph.sum(axis=1)).ravel()
+    live = degree > 0
+    tau = reg * graph.shape[1] / max(int(live.sum()), 1)
+    scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
+    F, _ = anchor_spectral_embedding(sp.diags(scale) @ graph, n_clusters, normalize=False)
+    return F
+
+
+def _rotate(F, n_clusters, scaled, seed, previous=None):
+    """Spectral rotation of an embedding ``F``, fresh and (with ``previous``) warm-started.
+
+    With ``previous`` labels, the rotation is also run from them and the
+    result with the lower ``||F R - Y_hat||^2`` is kept (the fresh start
+    on ties): the partition is fed back as a starting point, never forced.
+    Returns ``(labels, R)``.
+    """
+    F = np.ascontiguousarray(F)
+    labels, R = spectral_rotation(F, scaled=scaled, random_state=seed)
+    labels = np.asarray(labels, dtype=np.int64)
+    if previous is not None and np.all(np.bincount(previous, minlength=n_clusters) > 0):
+        warm, R_warm = _warm_rotation(F, previous, n_clusters, scaled)
+        if _rotation_objective(F, R_warm, warm, n_clusters, scaled) < _rotation_objective(
+            F, R, labels, n_clusters, scaled
+        ):
+            labels, R = warm, R_warm
+    return labels, R
+
+
+def _embed(graph, n_clusters, scaled, seed, previous=None):
+    """Spectral embedding of the consensus graph and its rotation (:func:`_rotate`)."""
+    F = np.ascontiguousarray(_consensus_embedding(graph, n_clusters))
+    labels, R = _rotate(F, n_clusters, scaled, seed, previous)
+    return F, labels, R
+
+
+def _match_labels(reference, labels, n_clusters):
+    """``labels`` renamed to best match ``reference``, the renaming, and the number that differ.
+
+    The renaming maximises the number of samples with equal labels (linear
+    assignment on the k x k contingency table), so a partition that only
+    permutes the cluster names counts as unchanged.
+    """
+    overlap = np.zeros((n_clusters, n_clusters))
+    np.add.at(overlap, (reference, labels), 1.0)
+    rows, cols = linear_sum_assignment(overlap, maximize=True)
+    rename = np.empty(n_clusters, dtype=np.int64)
+    rename[cols] = rows
+    matched = rename[labels]
+    return matched, rename, int(np.sum(matched != reference))
+
+
+def _scaled_indicator(labels, n_clusters, scaled):
+    """``Y (Y^T Y)^{-1/2}`` (``scaled``) or ``Y``; empty clusters give zero columns."""
+    n = labels.shape[0]
+    Y = np.zeros((n, n_clusters))
+    Y[np.arange(n), labels] = 1.0
+    if scaled:
+        counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
+        Y /= np.sqrt(np.maximum(counts, 1.0))
+    return Y
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _check_live(graph_or_degree, n_clusters):
+    """Raise if fewer anchors than clusters are connected to samples."""
+    degree = graph_or_degree
+    if sp.issparse(degree):
+        degree = np.asarray(degree.sum(axis=1)).ravel()
+    live = int(np.sum(degree > 0))
+    if live < n_clusters:
+        raise ValueError(
+            f"only {live} anchors are connected to samples, fewer than "
+            f"n_clusters={n_clusters}; use more anchors or fewer clusters"
+        )
+
+
+def _feedback(
+    build,
+    weights,
+    *,
+    view_graphs,
+    score_index,
+    prior,
+    redundancy,
+    weight_power,
+    n_clusters,
+    max_iter,
+    learn,
+    verbose,
+    start,
+    header,
+):
+    """The feedback loop of DRMC, shared by the in-memory and the block drivers.
+
+    ``build(weights, previous)`` builds the consensus graph under
+    ``weights``, embeds it and rotates it (warm-started from ``previous``
+    labels when given) and returns ``(F, labels, R)``; ``labels`` are those
+    of the rows the rotation ran on, and ``score_index`` picks the rows of
+    the view graphs among them (None: the same rows). Returns a dict of
+    results (``F``, ``R``, ``labels``, ``initial_labels``, ``weights``,
+    ``scores``, ``weight_history``, ``n_iter``).
+    """
+    F, labels, R = build(weights, None)
+    initial_labels = labels.copy()
+    weight_history = [weights.copy()]
+    scores = None
+    log_message(
+        "DRMC",
+        f"init: {header}, weights {np.round(weights, 3)} ({time.perf_counter() - start:.2f} s)",
+        verbose,
+    )
+    n_iter = 0
+    for iteration in range(1, max_iter + 1 if learn else 1):
+        sub = labels if score_index is None else labels[score_index]
+        scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
+        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
+        n_iter = iteration
+        if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
+            break
+        weights = new_weights
+        weight_history.append(weights.copy())
+        F, new_labels, R = build(weights, labels)
+        new_labels, rename, changed = _match_labels(labels, new_labels, n_clusters)
+        # Column c of R scores cluster c: move the columns with the names.
+        R_renamed = np.empty_like(R)
+        R_renamed[:, rename] = R
+        labels, R = new_labels, R_renamed
+        log_message(
+            "DRMC",
+            f"feedback {iteration}: agreement {np.round(scores, 3)}, weights "
+            f"{np.round(weights, 3)}, {changed} labels changed "
+            f"({time.perf_counter() - start:.2f} s)",
+            verbose,
+        )
+        if changed == 0:
+            break
+    return {
+        "F": F,
+        "R": R,
+        "labels": labels,
+        "initial_labels": initial_labels,
+        "weights": weights,
+        "scores": scores,
+        "weight_history": weight_history,
+        "n_iter": n_iter,
+    }
+
+
+def _drmc(
+    Xs,
+    X_joint,
+    n_clusters,
+    *,
+    n_anchors,
+    view_weighting,
+    weight_power,
+    align_anchors,
+    scaled,
+    max_iter,
+    random_state,
+    prior,
+    redundancy,
+    store_factors,
+    n_threads=None,
+    verbose=0,
+):
+    """Run DRMC on standardised views; returns a dict of results.
+
+    ``Xs`` are the z-scored views multiplied by the prior factors
+    (:func:`_feature_factors` of :func:`_prior_weights`), ``X_joint`` their
+    concatenation (``Xs`` may be its column blocks). ``random_state`` is a
+    RandomState instance; two seeds are drawn from it (anchors, rotation).
+    """
+    start = time.perf_counter()
+    n = Xs[0].shape[0]
+    V = len(Xs)
+    widths = [X.shape[1] for X in Xs]
+    kmeans_seed = int(random_state.randint(np.iinfo(np.int32).max))
+    rotation_seed = int(random_state.randint(np.iinfo(np.int32).max))
+    prior_factors = store_factors
+    weights = np.full(V, 1.0 / V) if view_weighting == "uniform" else prior
+
+    anchors, reference = _initial_anchors(
+        Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads
+    )
+    learn = view_weighting == "agreement" and V > 1 and max_iter > 0
+    view_graphs, score_rows = None, None
+    if learn:
+        own = anchors if align_anchors else None
+        view_graphs, score_rows = _view_graphs(Xs, own, n_anchors, kmeans_seed)
+    last = {}
+    # Each view's distances to the anchors do not change between graphs: keep
+    # them when they are small (Handwritten: 19 MB).
+    cache = {} if n * n_anchors * V <= _DISTANCE_CACHE else None
+
+    def build(weights, previous):
+        ratios = _feature_factors(widths, weights) / prior_factors
+        graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, cache=cache)
+        if previous is None:
+            _check_live(graph, n_clusters)
+        last.update(graph=graph, ratios=ratios)
+        return _embed(graph, n_clusters, scaled, rotation_seed, previous=previous)
+
+    result = _feedback(
+        build,
+        weights,
+        view_graphs=view_graphs,
+        score_index=score_rows,
+        prior=prior,
+        redundancy=redundancy,
+        weight_power=weight_power,
+        n_clusters=n_clusters,
+        max_iter=max_iter,
+        learn=learn,
+        verbose=verbose,
+        start=start,
+        header=f"{n} samples, {V} views, {n_anchors} anchors",
+    )
+    result.update(last, anchors=anchors, reference=reference)
+    return result
+
+
+def _memberships(mass, degree):
+    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
+
+    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
+    """
+    memberships = np.array(mass, dtype=np.float64)
+    live = degree > 0
+    memberships[live] /= degree[live, None]
+    memberships[~live] = 0.0
+    return memberships
+
+
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
+    _, views = _scaled_joint(Xs, means, scales, factors)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    scores = np.asarray(graph.T @ memberships)
+    return np.argmax(scores, axis=1).astype(np.intp)

@@ -1,0 +1,104 @@
+"""The clusterers' shared plumbing (``cluster/_base.py``) and the eigen step they share."""
+
+import numpy as np
+import pytest
+from sklearn.utils import check_random_state
+
+import mvlearn_ext.cluster as cluster
+from mvlearn_ext.cluster import DRMC, LMVSC, SMVSC, ConcatKMeans, ConcatSpectral
+from mvlearn_ext.cluster._base import (
+    BaseClusterer,
+    EmbeddingClusterer,
+    InductiveClusterer,
+    check_anchors_cover_clusters,
+    draw_seeds,
+    open_blocks,
+)
+from mvlearn_ext.cluster._common import anchor_spectral_embedding, gram_eigenpairs
+from mvlearn_ext.datasets import make_multiview_blobs
+
+
+def small_views(n=60, n_views=2):
+    Xs, _ = make_multiview_blobs(n, n_views=n_views, n_features=4, random_state=0)
+    return Xs
+
+
+def test_every_clusterer_takes_the_shared_entry_points():
+    """fit (and predict/transform where the estimator has them) come from the base."""
+    for name in cluster.__all__:
+        obj = getattr(cluster, name)
+        if not isinstance(obj, type) or not hasattr(obj, "fit"):
+            continue
+        assert issubclass(obj, BaseClusterer), name
+        assert obj.fit is BaseClusterer.fit, name
+        if hasattr(obj, "predict"):
+            assert issubclass(obj, InductiveClusterer), name
+        if hasattr(obj, "transform"):
+            assert issubclass(obj, EmbeddingClusterer), name
+        if "block_size" in obj().get_params():
+            assert obj._fit_blocks is not None, name
+    assert not hasattr(ConcatSpectral, "predict")  # transductive
+
+
+def test_draw_seeds_is_the_preambles_draw():
+    """One ``randint(2**31 - 1, size=n)`` draw from ``check_random_state``, as ints."""
+    for make_state in (lambda: 0, lambda: 7, lambda: np.random.RandomState(3)):
+        expected = check_random_state(make_state()).randint(np.iinfo(np.int32).max, size=3)
+        rng, seeds = draw_seeds(make_state(), 3)
+        assert seeds == tuple(int(s) for s in expected)
+        assert all(type(s) is int for s in seeds)
+        assert isinstance(rng, np.random.RandomState)
+    shared = np.random.RandomState(5)
+    rng, _ = draw_seeds(shared, 2)
+    assert rng is shared  # later draws continue the caller's stream
+
+
+def test_deprecation_warnings_point_at_the_caller():
+    Xs = small_views()
+    with pytest.warns(FutureWarning, match="'tol' belonged") as record:
+        DRMC(3, tol=0.1, random_state=0).fit(Xs)
+    assert {w.filename for w in record} == {__file__}
+    with pytest.warns(FutureWarning, match="standardize") as record:
+        ConcatKMeans(3, standardize=True, random_state=0).fit(Xs)
+    assert {w.filename for w in record} == {__file__}
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(ValueError, match=r"n_anchors=2 is below n_clusters=3"):
+        check_anchors_cover_clusters(2, 3, 2)
+    check_anchors_cover_clusters(3, 3, None)
+    with pytest.raises(ValueError, match="LMVSC needs at least 2 views"):
+        LMVSC(2, block_size=16).fit(small_views(n_views=2)[:1])
+    with pytest.raises(ValueError, match="1 view but at least 2 are required"):
+        SMVSC(2).fit(small_views(n_views=2)[:1])
+
+    class Blocked:
+        block_size, n_clusters = 8, 10
+
+    with pytest.raises(ValueError, match="Xs has 6 samples but n_clusters=10"):
+        open_blocks(Blocked(), [np.zeros((6, 2)), np.zeros((6, 3))])
+
+
+def test_fitted_means_labelled():
+    model = DRMC(3, random_state=0)
+    assert not model.__sklearn_is_fitted__()
+    assert model.fit(small_views()).__sklearn_is_fitted__()
+
+
+def test_gram_eigenpairs_are_the_singular_pairs():
+    """``Z^T V / sigma`` are the top left singular vectors of ``Z^T`` (SVD oracle)."""
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((12, 200))
+    sigma, V, inverse = gram_eigenpairs(Z @ Z.T, 4)
+    U, s, _ = np.linalg.svd(Z.T, full_matrices=False)
+    np.testing.assert_allclose(sigma, s[:4], rtol=1e-10)
+    F = Z.T @ (V * inverse)
+    np.testing.assert_allclose(np.abs(F.T @ U[:, :4]), np.eye(4), atol=1e-8)
+    # Exact null directions get a zero inverse, not an infinite one.
+    sigma, _, inverse = gram_eigenpairs(np.diag([4.0, 1.0, 0.0, 0.0]), 4)
+    np.testing.assert_array_equal(sigma, [2.0, 1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(inverse, [0.5, 1.0, 0.0, 0.0])
+    # anchor_spectral_embedding runs on it: the same singular values.
+    _, sigma_embed = anchor_spectral_embedding(np.abs(Z), 4, normalize=False)
+    sigma_gram, _, _ = gram_eigenpairs(np.abs(Z) @ np.abs(Z).T, 4)
+    np.testing.assert_array_equal(sigma_embed, sigma_gram)

@@ -14,9 +14,6 @@ from mvlearn_ext.multitask._armul import (
     LowRankARMULRegressor,
 )
 from mvlearn_ext.multitask._base import (
-    COMMON_CONSTRAINTS,
-    ITER_CONSTRAINTS,
-    TASK_WEIGHT,
     MultiTaskLinearMixin,
     TaskMoments,
     _sorted_problem,
@@ -115,6 +112,14 @@ _CV_CONSTRAINTS = {
     "random_state": ["random_state"],
 }
 
+
+def _cv_constraints(estimator_class):
+    """The CV parameters', then the estimator's own but ``reg_lambda`` (the grid replaces it)."""
+    own = estimator_class._parameter_constraints
+    skip = {"reg_lambda", *_CV_CONSTRAINTS}
+    return {**_CV_CONSTRAINTS, **{k: v for k, v in own.items() if k not in skip}}
+
+
 _ARMUL_GRID = "0, 21 values from 1e-4 to 10, and inf"
 
 _CV_DOC = """:class:`{name}` with ``reg_lambda`` chosen by K-fold CV within tasks{how}.
@@ -147,7 +152,7 @@ class IndependentTaskRegressorCV(_GridCV):
     _estimator_class = IndependentTaskRegressor
     _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25))
     _per_task = True
-    _parameter_constraints: dict = {**_CV_CONSTRAINTS, **COMMON_CONSTRAINTS}
+    _parameter_constraints: dict = _cv_constraints(IndependentTaskRegressor)
 
     def __init__(
         self, reg_lambdas=None, *, cv=5, random_state=None, fit_intercept=True, rcond=None
@@ -162,11 +167,7 @@ class IndependentTaskRegressorCV(_GridCV):
 class MeanRegularizedRegressorCV(_GridCV):
     _estimator_class = MeanRegularizedRegressor
     _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25), np.inf)
-    _parameter_constraints: dict = {
-        **_CV_CONSTRAINTS,
-        "task_weight": TASK_WEIGHT,
-        **COMMON_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = _cv_constraints(MeanRegularizedRegressor)
 
     def __init__(
         self,
@@ -189,12 +190,7 @@ class MeanRegularizedRegressorCV(_GridCV):
 class ARMULRegressorCV(_GridCV):
     _estimator_class = ARMULRegressor
     _default_grid = (0.0, *np.geomspace(1e-4, 10.0, 21), np.inf)
-    _parameter_constraints: dict = {
-        **_CV_CONSTRAINTS,
-        "task_weight": TASK_WEIGHT,
-        **COMMON_CONSTRAINTS,
-        **ITER_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = _cv_constraints(ARMULRegressor)
 
     def __init__(
         self,
@@ -234,13 +230,7 @@ ARMULRegressorCV.__doc__ = _cv_doc("ARMULRegressor")
 class LowRankARMULRegressorCV(_GridCV):
     _estimator_class = LowRankARMULRegressor
     _default_grid = ARMULRegressorCV._default_grid
-    _parameter_constraints: dict = {
-        **_CV_CONSTRAINTS,
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "task_weight": TASK_WEIGHT,
-        **COMMON_CONSTRAINTS,
-        **ITER_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = _cv_constraints(LowRankARMULRegressor)
 
     def __init__(
         self,
@@ -272,15 +262,7 @@ LowRankARMULRegressorCV.__doc__ = _cv_doc("LowRankARMULRegressor")
 class ClusteredARMULRegressorCV(_GridCV):
     _estimator_class = ClusteredARMULRegressor
     _default_grid = ARMULRegressorCV._default_grid
-    _parameter_constraints: dict = {
-        **_CV_CONSTRAINTS,
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "task_weight": TASK_WEIGHT,
-        "max_outer": [Interval(Integral, 1, None, closed="left")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
-        **COMMON_CONSTRAINTS,
-        **ITER_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = _cv_constraints(ClusteredARMULRegressor)
 
     def __init__(
         self,

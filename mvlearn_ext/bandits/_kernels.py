@@ -39,9 +39,13 @@ __all__ = [
     "CtxStats",
     "CtxTruth",
     "CtxWork",
+    "Outputs",
+    "PlainRule",
+    "PlainState",
     "SideConfig",
     "SideWork",
     "Source",
+    "Streams",
     "Welford",
     "advance",
     "chol_solve",
@@ -61,6 +65,7 @@ __all__ = [
     "side_simulate_kernel",
     "side_work",
     "simulate_kernel",
+    "step",
     "stream_key",
 ]
 
@@ -269,6 +274,7 @@ def draw_block(dist, shape, mean_k, sigma_k, key, out):
 
 @jit
 def _argmax(values):
+    """The index of the largest value (ties to the lowest index)."""
     best = 0
     for k in range(1, values.shape[0]):
         if values[k] > values[best]:
@@ -370,203 +376,8 @@ def plugin_targets(weights, budget, floor, out):
         rest += 1
 
 
-MODE_CHOOSE = 0
-MODE_OBSERVE = 1
-MODE_RUN = 2
-
-
-@jit
-def advance(
-    mode,
-    code,
-    pp,
-    tab,
-    state_i,
-    n,
-    mean,
-    m2,
-    score,
-    target,
-    k_in,
-    x_in,
-    dist,
-    shape,
-    mean_true,
-    sigma_true,
-    keys,
-    presampled,
-    r,
-):
-    """The one implementation of a policy step, shared by the online and simulated paths.
-
-    ``state_i = [t, targets_set, warm_done]``. ``MODE_CHOOSE`` returns the
-    group to sample at step ``t`` (nothing changes, except that two-stage
-    targets and the warm-start flag are fixed when reached);
-    ``MODE_OBSERVE`` adds the observation ``x_in`` of group ``k_in``;
-    ``MODE_RUN`` runs the remaining steps up to the budget
-    (``len(tab) - 1``), drawing observation ``n[k]`` of group ``k`` from the
-    stream ``keys[k]`` (or ``presampled[r, k, n[k]]``). Selection rules
-    (ties to the lowest index):
-
-    * uniform, oracle: the largest deficit ``target_k - n_k``;
-    * GAFS-MAX: the least-sampled group if ``n_min < sqrt(t + 1) + 1``
-      (round ``t + 1``), else the largest score;
-    * the others: the least-sampled group while ``n_min < n0``; then the
-      two-stage rule fixes its targets once and follows the largest deficit,
-      the index rules take the largest score.
-    """
-    K = n.shape[0]
-    q = pp[PP_Q]
-    n0 = int(pp[PP_N0])
-    bonus = pp[PP_BONUS]
-    log_term = pp[PP_LOG]
-    budget = tab.shape[0] - 1
-    n_steps = 1
-    if mode == MODE_RUN:
-        n_steps = budget - state_i[0]
-    k = k_in
-    for _ in range(n_steps):
-        if mode != MODE_OBSERVE:
-            # ---- choose ----
-            t = state_i[0]
-            k = -1
-            if code == UNIFORM or code == ORACLE:
-                k = 0
-                for j in range(1, K):
-                    if target[j] - n[j] > target[k] - n[k]:
-                        k = j
-            else:
-                if code == GAFS_MAX or state_i[2] == 0:
-                    kmin = 0
-                    for j in range(1, K):
-                        if n[j] < n[kmin]:
-                            kmin = j
-                    if code == GAFS_MAX:
-                        if n[kmin] < np.sqrt(t + 1.0) + 1.0:
-                            k = kmin
-                    elif n[kmin] < n0:
-                        k = kmin
-                    else:
-                        state_i[2] = 1
-                if k < 0 and code == TWO_STAGE:
-                    if state_i[1] == 0:
-                        weights = np.empty(K)
-                        for j in range(K):
-                            weights[j] = (m2[j] / (n[j] - 1.0)) ** (0.5 * q)
-                        plugin_targets(weights, budget, n0, target)
-                        state_i[1] = 1
-                    k = 0
-                    for j in range(1, K):
-                        if target[j] - n[j] > target[k] - n[k]:
-                            k = j
-                elif k < 0:
-                    k = 0
-                    for j in range(1, K):
-                        if score[j] > score[k]:
-                            k = j
-            if mode == MODE_CHOOSE:
-                return k
-            # ---- draw ----
-            if dist == PRESAMPLED:
-                x = presampled[r, k, n[k]]
-            else:
-                x = mean_true[k] + sigma_true[k] * _standard_draw(dist, shape, keys[k], n[k])
-        else:
-            x = x_in
-        # ---- observe (Welford) ----
-        n[k] += 1
-        delta = x - mean[k]
-        mean[k] += delta / n[k]
-        m2[k] += delta * (x - mean[k])
-        score[k] = arm_score(code, bonus, log_term, tab[n[k]], n[k], m2[k])
-        state_i[0] += 1
-    return k
-
-
-@jit
-def rp_value(sigma2, n, p):
-    """``R_p(n) = (sum_k (sigma2_k / n_k)^p)^(1/p)``, or ``max_k`` for ``p = inf``."""
-    K = sigma2.shape[0]
-    top = 0.0
-    for k in range(K):
-        v = sigma2[k] / n[k]
-        if v > top:
-            top = v
-    if np.isinf(p) or top == 0.0:
-        return top
-    total = 0.0
-    for k in range(K):
-        total += (sigma2[k] / n[k] / top) ** p
-    return top * total ** (1.0 / p)
-
-
-@jit(parallel=True)
-def simulate_kernel(
-    code,
-    pp,
-    tab,
-    sigma,
-    mean,
-    target0,
-    dist,
-    shape,
-    seed,
-    rep_offset,
-    group_keys,
-    presampled,
-    p,
-    out_counts,
-    out_means,
-    out_rp,
-):
-    """Run ``out_counts.shape[0]`` replications of one policy (``prange``).
-
-    The budget is ``len(tab) - 1``. ``target0`` holds the fixed targets of
-    uniform/oracle (any vector summing to the budget for the others). With
-    ``dist == PRESAMPLED`` the observations are ``presampled[r, k, j]``.
-    """
-    R = out_counts.shape[0]
-    K = sigma.shape[0]
-    sigma2 = sigma * sigma
-    for r in prange(R):
-        n = np.zeros(K, dtype=np.int64)
-        mu = np.zeros(K)
-        m2 = np.zeros(K)
-        score = np.zeros(K)
-        target = target0.copy()
-        state_i = np.zeros(3, dtype=np.int64)
-        keys = np.empty(K, dtype=np.uint64)
-        for k in range(K):
-            keys[k] = stream_key(seed, rep_offset + r, group_keys[k])
-        advance(
-            MODE_RUN,
-            code,
-            pp,
-            tab,
-            state_i,
-            n,
-            mu,
-            m2,
-            score,
-            target,
-            0,
-            0.0,
-            dist,
-            shape,
-            mean,
-            sigma,
-            keys,
-            presampled,
-            r,
-        )
-        for k in range(K):
-            out_counts[r, k] = n[k]
-            out_means[r, k] = mu[k]
-        out_rp[r] = rp_value(sigma2, n, p)
-
-
 # ---------------------------------------------------------------------------
-# Argument structs of the side-information and contextual kernels
+# Argument structs of the kernels
 #
 # Named tuples of arrays and scalars (Numba types them as heterogeneous
 # tuples: no copy, no boxing inside the kernels); each groups what one
@@ -595,6 +406,250 @@ class Source(NamedTuple):
     keys: np.ndarray  # uint64 (K,): the groups' stream keys
     presampled: np.ndarray  # (R, K, budget): observations when dist == PRESAMPLED
     r: int  # replication (row of ``presampled``)
+
+
+@jit
+def _source_draw(source, k, j):
+    """Observation ``j`` of group ``k`` from ``source``."""
+    dist, shape, mean, sigma, keys, presampled, r = source
+    if dist == PRESAMPLED:
+        return presampled[r, k, j]
+    return mean[k] + sigma[k] * _standard_draw(dist, shape, keys[k], j)
+
+
+MODE_CHOOSE = 0
+MODE_OBSERVE = 1
+MODE_RUN = 2
+
+
+class PlainRule(NamedTuple):
+    """A plain allocation policy compiled for :func:`advance` (read-only)."""
+
+    code: int  # POLICY_CODES
+    pp: np.ndarray  # (PP_SIZE,): q, n0, bonus, log term (the PP_* entries)
+    tab: np.ndarray  # (budget + 1,): count_table(q, budget)
+
+
+class PlainState(NamedTuple):
+    """A plain policy's run (updated in place)."""
+
+    steps: np.ndarray  # int64 (3,): [samples so far, two-stage targets set, warm start over]
+    n: np.ndarray  # int64 (K,): samples per group
+    mean: np.ndarray  # (K,): running means
+    m2: np.ndarray  # (K,): running sums of squared deviations
+    score: np.ndarray  # (K,): index scores
+    target: np.ndarray  # int64 (K,): targets of the deficit rules
+
+
+@jit
+def _least_sampled(n):
+    """The group with the fewest samples (ties to the lowest index)."""
+    kmin = 0
+    for j in range(1, n.shape[0]):
+        if n[j] < n[kmin]:
+            kmin = j
+    return kmin
+
+
+@jit
+def _largest_deficit(target, n):
+    """The group of largest ``target_k - n_k`` (ties to the lowest index)."""
+    k = 0
+    for j in range(1, n.shape[0]):
+        if target[j] - n[j] > target[k] - n[k]:
+            k = j
+    return k
+
+
+@jit
+def _welford(n, mean, m2, k, x):
+    """Add observation ``x`` to group ``k``'s running count, mean and squared deviations."""
+    n[k] += 1
+    delta = x - mean[k]
+    mean[k] += delta / n[k]
+    m2[k] += delta * (x - mean[k])
+
+
+@jit
+def advance(mode, rule, state, k_in, x_in, source):
+    """The one implementation of a policy step, shared by the online and simulated paths.
+
+    ``rule`` is a :class:`PlainRule`, ``state`` a :class:`PlainState` with
+    ``state.steps = [t, targets_set, warm_done]``. ``MODE_CHOOSE`` returns the
+    group to sample at step ``t`` (nothing changes, except that two-stage
+    targets and the warm-start flag are fixed when reached);
+    ``MODE_OBSERVE`` adds the observation ``x_in`` of group ``k_in``;
+    ``MODE_RUN`` runs the remaining steps up to the budget
+    (``len(rule.tab) - 1``), drawing observation ``n[k]`` of group ``k``
+    from the :class:`Source` ``source``. Selection rules (ties to the lowest
+    index):
+
+    * uniform, oracle: the largest deficit ``target_k - n_k``;
+    * GAFS-MAX: the least-sampled group if ``n_min < sqrt(t + 1) + 1``
+      (round ``t + 1``), else the largest score;
+    * the others: the least-sampled group while ``n_min < n0``; then the
+      two-stage rule fixes its targets once and follows the largest deficit,
+      the index rules take the largest score.
+    """
+    # The draw, the largest score and the Welford update are written out here
+    # rather than called (_source_draw, _argmax, _welford): in this, the
+    # hottest loop, the calls cost about 7% of a simulated step.
+    code, pp, tab = rule
+    state_i, n, mean, m2, score, target = state
+    K = n.shape[0]
+    q = pp[PP_Q]
+    n0 = int(pp[PP_N0])
+    bonus = pp[PP_BONUS]
+    log_term = pp[PP_LOG]
+    budget = tab.shape[0] - 1
+    n_steps = 1
+    if mode == MODE_RUN:
+        n_steps = budget - state_i[0]
+    k = k_in
+    for _ in range(n_steps):
+        if mode != MODE_OBSERVE:
+            # ---- choose ----
+            t = state_i[0]
+            k = -1
+            if code == UNIFORM or code == ORACLE:
+                k = _largest_deficit(target, n)
+            else:
+                if code == GAFS_MAX or state_i[2] == 0:
+                    kmin = _least_sampled(n)
+                    if code == GAFS_MAX:
+                        if n[kmin] < np.sqrt(t + 1.0) + 1.0:
+                            k = kmin
+                    elif n[kmin] < n0:
+                        k = kmin
+                    else:
+                        state_i[2] = 1
+                if k < 0 and code == TWO_STAGE:
+                    if state_i[1] == 0:
+                        weights = np.empty(K)
+                        for j in range(K):
+                            weights[j] = (m2[j] / (n[j] - 1.0)) ** (0.5 * q)
+                        plugin_targets(weights, budget, n0, target)
+                        state_i[1] = 1
+                    k = _largest_deficit(target, n)
+                elif k < 0:
+                    k = 0
+                    for j in range(1, K):
+                        if score[j] > score[k]:
+                            k = j
+            if mode == MODE_CHOOSE:
+                return k
+            dist, shape, mean_true, sigma_true, keys, presampled, r = source
+            if dist == PRESAMPLED:
+                x = presampled[r, k, n[k]]
+            else:
+                x = mean_true[k] + sigma_true[k] * _standard_draw(dist, shape, keys[k], n[k])
+        else:
+            x = x_in
+        n[k] += 1
+        delta = x - mean[k]
+        mean[k] += delta / n[k]
+        m2[k] += delta * (x - mean[k])
+        score[k] = arm_score(code, bonus, log_term, tab[n[k]], n[k], m2[k])
+        state_i[0] += 1
+    return k
+
+
+@jit
+def step(mode, rule, state, k_in, x_in):
+    """:func:`advance` without a :class:`Source`: the online interface's entry.
+
+    ``MODE_CHOOSE`` and ``MODE_OBSERVE`` never draw, so the source is a
+    placeholder built here (a source tuple from Python would cost a third of
+    a step in the dispatcher's typing).
+    """
+    mean = state[2]
+    none = Source(0, 0.0, mean, mean, np.empty(0, dtype=np.uint64), np.empty((0, 0, 0)), 0)
+    return advance(mode, rule, state, k_in, x_in, none)
+
+
+@jit
+def rp_value(sigma2, n, p):
+    """``R_p(n) = (sum_k (sigma2_k / n_k)^p)^(1/p)``, or ``max_k`` for ``p = inf``."""
+    K = sigma2.shape[0]
+    top = 0.0
+    for k in range(K):
+        v = sigma2[k] / n[k]
+        if v > top:
+            top = v
+    if np.isinf(p) or top == 0.0:
+        return top
+    total = 0.0
+    for k in range(K):
+        total += (sigma2[k] / n[k] / top) ** p
+    return top * total ** (1.0 / p)
+
+
+class Streams(NamedTuple):
+    """What the replications of a simulate kernel draw from (read-only)."""
+
+    dist: int  # distribution code (PRESAMPLED: read ``presampled``)
+    shape_param: float  # its shape parameter
+    mean: np.ndarray  # (K,): true means
+    sigma: np.ndarray  # (K,): true standard deviations
+    seed: int  # the run's seed
+    rep_offset: int  # the number of the first replication
+    group_keys: np.ndarray  # (K,): the groups' stream numbers
+    presampled: np.ndarray  # (R, K, budget): observations when dist == PRESAMPLED
+
+
+class Outputs(NamedTuple):
+    """The per-replication outputs of a simulate kernel (written in place)."""
+
+    counts: np.ndarray  # int64 (R, K): samples per group
+    means: np.ndarray  # (R, K): the final estimates
+    rp: np.ndarray  # (R,): R_p at the final counts
+
+
+@jit
+def _replication_source(streams, r):
+    """The :class:`Source` of replication ``r``: its stream keys under the run's seed."""
+    dist, shape, mean, sigma, seed, rep_offset, group_keys, presampled = streams
+    K = mean.shape[0]
+    keys = np.empty(K, dtype=np.uint64)
+    for k in range(K):
+        keys[k] = stream_key(seed, rep_offset + r, group_keys[k])
+    return Source(dist, shape, mean, sigma, keys, presampled, r)
+
+
+@jit
+def _store_replication(out, r, n, mean, sigma2, p):
+    """Row ``r`` of the :class:`Outputs`: counts, estimates and ``R_p``."""
+    for k in range(n.shape[0]):
+        out[0][r, k] = n[k]
+        out[1][r, k] = mean[k]
+    out[2][r] = rp_value(sigma2, n, p)
+
+
+@jit(parallel=True)
+def simulate_kernel(rule, target0, streams, p, out):
+    """Run ``out.counts.shape[0]`` replications of one plain policy (``prange``).
+
+    ``rule`` is a :class:`PlainRule` (the budget is ``len(rule.tab) - 1``),
+    ``streams`` the :class:`Streams`, ``out`` the :class:`Outputs`.
+    ``target0`` holds the fixed targets of uniform/oracle (any vector summing
+    to the budget for the others). With ``streams.dist == PRESAMPLED`` the
+    observations are ``streams.presampled[r, k, j]``.
+    """
+    R = out[0].shape[0]
+    sigma = streams[3]
+    K = sigma.shape[0]
+    sigma2 = sigma * sigma
+    for r in prange(R):
+        state = PlainState(
+            np.zeros(3, dtype=np.int64),
+            np.zeros(K, dtype=np.int64),
+            np.zeros(K),
+            np.zeros(K),
+            np.zeros(K),
+            target0.copy(),
+        )
+        advance(MODE_RUN, rule, state, 0, 0.0, _replication_source(streams, r))
+        _store_replication(out, r, state.n, state.mean, sigma2, p)
 
 
 class SideConfig(NamedTuple):
@@ -855,10 +910,7 @@ def side_advance(mode, cfg, state, k_in, x_in, source, work):
         if mode != MODE_OBSERVE:
             k = -1
             if state_i[1] == 0:
-                kmin = 0
-                for j in range(1, K):
-                    if n[j] < n[kmin]:
-                        kmin = j
+                kmin = _least_sampled(n)
                 if n[kmin] < n0:
                     k = kmin
                 else:
@@ -878,46 +930,28 @@ def side_advance(mode, cfg, state, k_in, x_in, source, work):
             x = _source_draw(source, k, n[k])
         else:
             x = x_in
-        n[k] += 1
-        delta = x - mean[k]
-        mean[k] += delta / n[k]
-        m2[k] += delta * (x - mean[k])
+        _welford(n, mean, m2, k, x)
         state_i[0] += 1
     return k
 
 
-@jit
-def _source_draw(source, k, j):
-    """Observation ``j`` of group ``k`` from ``source``."""
-    dist, shape, mean, sigma, keys, presampled, r = source
-    if dist == PRESAMPLED:
-        return presampled[r, k, j]
-    return mean[k] + sigma[k] * _standard_draw(dist, shape, keys[k], j)
-
-
 @jit(parallel=True)
-def side_simulate_kernel(cfg, sigma, mean, dist, shape, seed, rep_offset, group_keys, presampled,
-                         p, out_counts, out_means, out_rp):  # fmt: skip
-    """``out_counts.shape[0]`` replications of the side-information rule (``prange``).
+def side_simulate_kernel(cfg, streams, p, out):
+    """``out.counts.shape[0]`` replications of the side-information rule (``prange``).
 
     As :func:`simulate_kernel`, with the rule's :class:`SideConfig` ``cfg``.
     """
-    R = out_counts.shape[0]
+    R = out[0].shape[0]
     K, m = cfg[2].shape
+    sigma = streams[3]
     sigma2 = sigma * sigma
     for r in prange(R):
         state = Welford(
             np.zeros(2, dtype=np.int64), np.zeros(K, dtype=np.int64), np.zeros(K), np.zeros(K)
         )
-        keys = np.empty(K, dtype=np.uint64)
-        for k in range(K):
-            keys[k] = stream_key(seed, rep_offset + r, group_keys[k])
-        source = Source(dist, shape, mean, sigma, keys, presampled, r)
+        source = _replication_source(streams, r)
         side_advance(MODE_RUN, cfg, state, 0, 0.0, source, side_work(K, m))
-        for k in range(K):
-            out_counts[r, k] = state.n[k]
-            out_means[r, k] = state.mean[k]
-        out_rp[r] = rp_value(sigma2, state.n, p)
+        _store_replication(out, r, state.n, state.mean, sigma2, p)
 
 
 # ---------------------------------------------------------------------------

@@ -146,38 +146,16 @@ class _AllocationPolicy:
             # [samples so far, two-stage targets set, warm start over]
             "steps": np.zeros(3, dtype=np.int64),
         }
-        self._dummy_ = (
-            np.zeros(1),
-            np.zeros(1),
-            np.zeros(1, dtype=np.uint64),
-            np.zeros((1, 1, 1)),
-        )
+        # The kernel's named tuples as plain tuples, built once (Numba types
+        # plain tuples on its fast path; set_state writes into these arrays).
+        s = self._state_
+        state = (s["steps"], s["counts"], s["means"], s["m2"], s["scores"], s["targets"])
+        self._args_ = ((code, pp, tab), state)
         return self
 
     def _advance(self, mode, group, x):
-        s = self._state_
-        m, sg, keys, pre = self._dummy_
-        return K_.advance(
-            mode,
-            self._code_,
-            self._pp_,
-            self._tab_,
-            s["steps"],
-            s["counts"],
-            s["means"],
-            s["m2"],
-            s["scores"],
-            s["targets"],
-            group,
-            x,
-            0,
-            0.0,
-            m,
-            sg,
-            keys,
-            pre,
-            0,
-        )
+        rule, state = self._args_
+        return K_.step(mode, rule, state, group, x)
 
     def _require_started(self):
         if not hasattr(self, "_state_"):
@@ -230,7 +208,7 @@ class _AllocationPolicy:
                 raise ValueError(
                     f"state[{k!r}] has shape {value.shape}, expected {self._state_[k].shape}"
                 )
-            self._state_[k] = value.copy()
+            self._state_[k][...] = value  # in place: the kernel's arguments hold these
         return self
 
     @property

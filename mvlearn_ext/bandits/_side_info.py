@@ -287,10 +287,9 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         cfg = self._side_compile(n_groups, budget)
 
         def run(rep_offset, presampled, out_counts, out_means, out_rp):
-            K_.side_simulate_kernel(
-                cfg, sigma, mean, dist, shape, seed, rep_offset, keys, presampled, p,
-                out_counts, out_means, out_rp,
-            )  # fmt: skip
+            streams = K_.Streams(dist, shape, mean, sigma, seed, rep_offset, keys, presampled)
+            out = K_.Outputs(out_counts, out_means, out_rp)
+            K_.side_simulate_kernel(cfg, streams, p, out)
 
         return run
 

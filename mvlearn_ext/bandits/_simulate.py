@@ -352,25 +352,14 @@ def simulate(
     else:
         code, pp, target, tab = policy._compile(n_groups, budget, sigma)
 
+        rule = K_.PlainRule(code, pp, tab)
+
         def run(rep_offset, presampled, out_counts, out_means, out_rp):
-            K_.simulate_kernel(
-                code,
-                pp,
-                tab,
-                sigma,
-                mean,
-                target,
-                dist,
-                shape_value,
-                seed,
-                rep_offset,
-                keys,
-                presampled,
-                p,
-                out_counts,
-                out_means,
-                out_rp,
+            streams = K_.Streams(
+                dist, shape_value, mean, sigma, seed, rep_offset, keys, presampled
             )
+            out = K_.Outputs(out_counts, out_means, out_rp)
+            K_.simulate_kernel(rule, target, streams, p, out)
 
     counts = np.zeros((n_replications, n_groups), dtype=np.int64)
     estimates = np.zeros((n_replications, n_groups))

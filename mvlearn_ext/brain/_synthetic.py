@@ -41,6 +41,28 @@ def _check_generator_args(ints, floats, noise, label_noise, path_range):
     return lo, hi
 
 
+def _noisy_connectomes(block, rois_per_module, noise, rng):
+    """Block strengths ``(n, M, M)`` to connectomes: symmetric noise, unit diagonal, clipped."""
+    n, Mn = block.shape[:2]
+    N = Mn * rois_per_module
+    module = np.repeat(np.arange(Mn), rois_per_module)
+    B = block[:, module][:, :, module]
+    E = rng.normal(size=(n, N, N))
+    E = (E + np.swapaxes(E, 1, 2)) / np.sqrt(2.0)
+    A = np.clip(B + noise * E, -1.0, 1.0)
+    diag = np.arange(N)
+    A[:, diag, diag] = 1.0
+    return A
+
+
+def _median_labels(score, label_noise, rng):
+    """``1[score > median]``, then a share ``label_noise`` of the labels flipped."""
+    y = (score > np.median(score)).astype(int)
+    flip = rng.uniform(size=score.shape[0]) < label_noise
+    y[flip] = 1 - y[flip]
+    return y
+
+
 def make_phenotype_connectomes(
     n_subjects=400,
     *,
@@ -126,9 +148,7 @@ def make_phenotype_connectomes(
         path_range,
     )
     rng = check_random_state(random_state)
-    n, R, Mn = int(n_subjects), int(rois_per_module), int(n_modules)
-    N = Mn * R
-    module = np.repeat(np.arange(Mn), R)
+    n, Mn = int(n_subjects), int(n_modules)
     g = rng.randint(0, 2, size=n)
     age = rng.uniform(-1.0, 1.0, size=n)  # standardised to [-1, 1]
     paths = rng.uniform(lo, hi, size=(n, 4))  # a: M1-M2, b: M2-M3, c: M1-M4, d: M4-M3
@@ -137,16 +157,9 @@ def make_phenotype_connectomes(
     block[:, idx, idx] = (within * (1.0 - age_effect * age))[:, None]
     for k, (u, v) in enumerate(((0, 1), (1, 2), (0, 3), (3, 2))):
         block[:, u, v] = block[:, v, u] = paths[:, k]
-    B = block[:, module][:, :, module]
-    E = rng.normal(size=(n, N, N))
-    E = (E + np.swapaxes(E, 1, 2)) / np.sqrt(2.0)
-    A = np.clip(B + noise * E, -1.0, 1.0)
-    diag = np.arange(N)
-    A[:, diag, diag] = 1.0
+    A = _noisy_connectomes(block, int(rois_per_module), noise, rng)
     score = np.where(g == 0, paths[:, 0] * paths[:, 1], paths[:, 2] * paths[:, 3])
-    y = (score > np.median(score)).astype(int)
-    flip = rng.uniform(size=n) < label_noise
-    y[flip] = 1 - y[flip]
+    y = _median_labels(score, label_noise, rng)
     phenotypes = np.column_stack([g.astype(np.float64), age / np.sqrt(1.0 / 3.0)])
     if return_paths:
         return A, phenotypes, y, paths, score
@@ -225,10 +238,8 @@ def make_routed_connectomes(
         path_range,
     )
     rng = check_random_state(random_state)
-    n, K, R = int(n_subjects), int(n_routes), int(rois_per_module)
+    n, K = int(n_subjects), int(n_routes)
     Mn = K + 2
-    N = Mn * R
-    module = np.repeat(np.arange(Mn), R)
     g = rng.randint(0, K, size=n)
     a = rng.uniform(lo, hi, size=(n, K))
     b = rng.uniform(lo, hi, size=(n, K))
@@ -238,17 +249,10 @@ def make_routed_connectomes(
     relay = np.arange(K) + 2
     block[:, 0, relay] = block[:, relay, 0] = a
     block[:, 1, relay] = block[:, relay, 1] = b
-    B = block[:, module][:, :, module]
-    E = rng.normal(size=(n, N, N))
-    E = (E + np.swapaxes(E, 1, 2)) / np.sqrt(2.0)
-    A = np.clip(B + noise * E, -1.0, 1.0)
-    diag = np.arange(N)
-    A[:, diag, diag] = 1.0
+    A = _noisy_connectomes(block, int(rois_per_module), noise, rng)
     rows = np.arange(n)
     score = a[rows, g] * b[rows, g]
-    y = (score > np.median(score)).astype(int)
-    flip = rng.uniform(size=n) < label_noise
-    y[flip] = 1 - y[flip]
+    y = _median_labels(score, label_noise, rng)
     phenotypes = np.eye(K)[g]
     if return_paths:
         return A, phenotypes, y, a, b, score

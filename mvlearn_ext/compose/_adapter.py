@@ -136,14 +136,19 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         return self._split(X, reset=False)
 
-    def _start_fit(self, X):
+    def _fit_and_call(self, method, X, y, fit_params):
+        """Split ``X``, call a clone's ``method`` (a fit) on the views, keep its ``labels_``."""
         Xs = self._split(X, reset=True)
         self.estimator_ = clone(self.estimator)
-        return Xs
-
-    def _finish_fit(self):
+        out = getattr(self.estimator_, method)(Xs, y, **fit_params)
         if hasattr(self.estimator_, "labels_"):
             self.labels_ = self.estimator_.labels_
+        return out
+
+    def _call_fitted(self, method, X):
+        """The fitted clone's ``method`` on the views of ``X``."""
+        Xs = self._fitted_split(X)
+        return getattr(self.estimator_, method)(Xs)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **fit_params):
@@ -164,9 +169,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         self : MultiViewAdapter
             The fitted adapter.
         """
-        Xs = self._start_fit(X)
-        self.estimator_.fit(Xs, y, **fit_params)
-        self._finish_fit()
+        self._fit_and_call("fit", X, y, fit_params)
         return self
 
     @available_if(_wrapped_has("fit_predict"))
@@ -188,10 +191,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             For a clusterer, the cluster of each sample.
         """
-        Xs = self._start_fit(X)
-        labels = self.estimator_.fit_predict(Xs, y, **fit_params)
-        self._finish_fit()
-        return labels
+        return self._fit_and_call("fit_predict", X, y, fit_params)
 
     @available_if(_wrapped_has("fit_transform"))
     @_fit_context(prefer_skip_nested_validation=False)
@@ -212,10 +212,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         Xt : ndarray or list of ndarray
             The transformed data.
         """
-        Xs = self._start_fit(X)
-        Xt = self.estimator_.fit_transform(Xs, y, **fit_params)
-        self._finish_fit()
-        return Xt
+        return self._fit_and_call("fit_transform", X, y, fit_params)
 
     @available_if(_wrapped_has("predict"))
     def predict(self, X):
@@ -231,8 +228,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             The predictions (cluster labels for a clusterer).
         """
-        Xs = self._fitted_split(X)
-        return self.estimator_.predict(Xs)
+        return self._call_fitted("predict", X)
 
     @available_if(_wrapped_has("transform"))
     def transform(self, X):
@@ -248,8 +244,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         Xt : ndarray or list of ndarray
             The transformed data.
         """
-        Xs = self._fitted_split(X)
-        return self.estimator_.transform(Xs)
+        return self._call_fitted("transform", X)
 
     @available_if(_wrapped_has("predict_proba"))
     def predict_proba(self, X):
@@ -265,8 +260,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Class probabilities.
         """
-        Xs = self._fitted_split(X)
-        return self.estimator_.predict_proba(Xs)
+        return self._call_fitted("predict_proba", X)
 
     @available_if(_wrapped_has("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -282,8 +276,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Logarithms of the class probabilities.
         """
-        Xs = self._fitted_split(X)
-        return self.estimator_.predict_log_proba(Xs)
+        return self._call_fitted("predict_log_proba", X)
 
     @available_if(_wrapped_has("decision_function"))
     def decision_function(self, X):
@@ -299,8 +292,7 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             Decision scores.
         """
-        Xs = self._fitted_split(X)
-        return self.estimator_.decision_function(Xs)
+        return self._call_fitted("decision_function", X)
 
     @available_if(_wrapped_has("score"))
     def score(self, X, y=None):

@@ -39,7 +39,7 @@ from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
 
@@ -113,24 +113,6 @@ class _PhenoBrainNet(nn.Module):
         log_attn = attn.clamp_min(1e-12).log()
         reg = (attn * (log_attn - prior.log())).sum(2).mean()
         return self.head(z), reg, K, alpha, attn
-
-
-def _real_array(value, name):
-    """``value`` as a float64 array; complex values and non-numbers are refused."""
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError) as exc:  # ragged nested lists
-        raise TypeError(
-            f"{name} must be a numeric array (ragged lists are not), got {type(value).__name__}"
-        ) from exc
-    if raw.dtype.kind == "c":
-        raise ValueError(f"{name} holds complex values; only real numbers are supported")
-    try:
-        return raw.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
-        ) from exc
 
 
 class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
@@ -301,7 +283,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     # -- input ---------------------------------------------------------------
     def _check_inputs(self, connectomes, phenotypes, *, reset):
-        A = _real_array(connectomes, "connectomes")
+        A = as_real_array(connectomes, "connectomes")
         if A.ndim != 3 or A.shape[1] != A.shape[2]:
             raise ValueError(
                 f"connectomes must have shape (n_subjects, N, N), got shape {A.shape}"
@@ -318,7 +300,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             )
         if phenotypes is None:
             raise TypeError("phenotypes is required: pass phenotypes=array (n_subjects, q)")
-        P = _real_array(phenotypes, "phenotypes")
+        P = as_real_array(phenotypes, "phenotypes")
         if P.ndim == 1:
             P = P[:, None]
         if P.ndim != 2 or P.shape[1] < 1:

@@ -77,14 +77,19 @@ _SALIENCY = ("auto", "closed_form", "autograd")
 _KEY = re.compile(r"^(?:base_model\.model\.)?(?P<path>.*)\.lora_(?P<ab>[AB])(?:\.[^.]+)?\.weight$")
 
 
-def _base_state(base_model):
-    if isinstance(base_model, peft.PeftModel):
+def _check_plain_model(model, name):
+    """Refuse a ``PeftModel`` or a non-module as the base model ``name``."""
+    if isinstance(model, peft.PeftModel):
         raise TypeError(
-            "base_model must be the plain base model (not a PeftModel): its weights are the "
+            f"{name} must be the plain base model (not a PeftModel): its weights are the "
             "ones the adapters were trained on"
         )
-    if not isinstance(base_model, torch.nn.Module):
-        raise TypeError(f"base_model must be an nn.Module, got {type(base_model).__name__}")
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"{name} must be an nn.Module, got {type(model).__name__}")
+
+
+def _base_state(base_model):
+    _check_plain_model(base_model, "base_model")
     return base_model.state_dict()
 
 
@@ -184,13 +189,7 @@ def _replace_norms(m):
 
 def _synflow_copy(model):
     """The float64 absolute-weight copy of ``model`` and its all-ones forward ``R``."""
-    if isinstance(model, peft.PeftModel):
-        raise TypeError(
-            "model must be the plain base model (not a PeftModel): its weights are the ones "
-            "the adapters were trained on"
-        )
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    _check_plain_model(model, "model")
     m = _synflow_module(model)  # float64, eval, |W|, biases 0
     if _is_transformers_model(m):
         transformers = require_llm("transformers", feature="synflow_grad_model")

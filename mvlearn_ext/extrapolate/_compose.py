@@ -27,7 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from mvlearn_ext.extrapolate._continuous import _check_tasks, _fit_mlp
+from mvlearn_ext.extrapolate._continuous import _SHARED_CONSTRAINTS, _check_tasks, _fit_mlp
 from mvlearn_ext.extrapolate._families import _as_float_array
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_layer_sizes
@@ -147,15 +147,8 @@ def make_composition_tasks(
     return X, Y + noise * rng.normal(size=Y.shape)
 
 
-_CONSTRAINTS = {
-    "hidden_layer_sizes": [tuple, list],
-    "alpha": [Interval(Real, 0, None, closed="left")],
-    "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "random_state": ["random_state"],
-    "verbose": ["verbose"],
-}
+#: The MLP settings shared with the continuous-regime estimators (no ``family`` here).
+_CONSTRAINTS = {k: v for k, v in _SHARED_CONSTRAINTS.items() if k != "family"}
 
 
 def _check_library(est, codes, tasks_x, tasks_y):

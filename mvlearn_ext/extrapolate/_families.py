@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 __all__ = [
     "ExponentialFamily",
@@ -31,20 +31,7 @@ __all__ = [
 
 
 def _as_float_array(value, name, ndim=None):
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError) as exc:  # ragged nested lists
-        raise TypeError(
-            f"{name} must be a numeric array (ragged lists are not), got {type(value).__name__}"
-        ) from exc
-    if raw.dtype.kind == "c":
-        raise ValueError(f"{name} holds complex values; only real numbers are supported")
-    try:
-        arr = raw.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
-        ) from exc
+    arr = as_real_array(value, name)
     if ndim is not None and arr.ndim not in ndim:
         raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}, got {arr.ndim}-D")
     if not np.isfinite(arr).all():

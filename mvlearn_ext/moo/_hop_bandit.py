@@ -48,6 +48,7 @@ from mvlearn_ext.moo._paretopo import (
     HVCGradientWeights,
     HVMetaReward,
     _real,
+    _sweep_args,
     grpo_advantages,
 )
 
@@ -371,15 +372,7 @@ def sweep_hop_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     """
     from mvlearn_ext.moo._pareto import hypervolume
 
-    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
-    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
-        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    for k in ("weights", "seed"):
-        if k in kwargs:
-            raise TypeError(f"{k} is set by sweep_hop_bandit; do not pass it")
+    w, seeds = _sweep_args(accuracy_weights, seeds, kwargs, "sweep_hop_bandit")
     out = {k: np.zeros((len(seeds), w.size)) for k in ("accuracy", "efficiency", "mu")}
     for i, sd in enumerate(seeds):
         for j, wa in enumerate(w):

@@ -723,6 +723,20 @@ def simulate_tool_bandit(
     }
 
 
+def _sweep_args(accuracy_weights, seeds, kwargs, who):
+    """Check the arguments of a weight sweep; return the weights and the seeds as arrays/lists."""
+    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
+    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
+        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    for k in ("weights", "seed"):
+        if k in kwargs:
+            raise TypeError(f"{k} is set by {who}; do not pass it")
+    return w, seeds
+
+
 def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     """Trade-off front traced by one method over its weights, seed by seed.
 
@@ -756,15 +770,7 @@ def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     """
     from mvlearn_ext.moo._pareto import hypervolume
 
-    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
-    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
-        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    for k in ("weights", "seed"):
-        if k in kwargs:
-            raise TypeError(f"{k} is set by sweep_tool_bandit; do not pass it")
+    w, seeds = _sweep_args(accuracy_weights, seeds, kwargs, "sweep_tool_bandit")
     keys = ("accuracy", "efficiency", "front_gap")
     out = {k: np.zeros((len(seeds), w.size)) for k in keys}
     out["final_weights"] = np.zeros((len(seeds), w.size, 2))

@@ -15,19 +15,23 @@ when scikit-learn's metadata routing is enabled), or lists of per-task
 arrays via ``fit_tasks(Xs, ys)``.
 """
 
+from mvlearn_ext.multitask._armul import (
+    ARMULRegressor,
+    ClusteredARMULRegressor,
+    LowRankARMULRegressor,
+)
 from mvlearn_ext.multitask._base import WithinTaskKFold, stack_tasks
 from mvlearn_ext.multitask._baselines import (
-    ARMULRegressor,
-    ARMULRegressorCV,
-    ClusteredARMULRegressor,
-    ClusteredARMULRegressorCV,
     IndependentTaskRegressor,
-    IndependentTaskRegressorCV,
-    LowRankARMULRegressor,
-    LowRankARMULRegressorCV,
     MeanRegularizedRegressor,
-    MeanRegularizedRegressorCV,
     PooledRegressor,
+)
+from mvlearn_ext.multitask._grid_cv import (
+    ARMULRegressorCV,
+    ClusteredARMULRegressorCV,
+    IndependentTaskRegressorCV,
+    LowRankARMULRegressorCV,
+    MeanRegularizedRegressorCV,
 )
 from mvlearn_ext.multitask._robust import (
     DEFAULT_REG_LAMBDAS,

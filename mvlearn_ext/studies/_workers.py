@@ -14,32 +14,14 @@ import sys
 import time
 import traceback
 
+from mvlearn_ext.utils._threads import _controller
+
 from ._seeding import jsonable, replication_rng
 
 __all__ = ["RESERVED", "run_replication"]
 
 #: Column names the runner adds to every record.
 RESERVED = ("setting_id", "replication")
-
-_controller_cache: dict = {}
-
-
-def _threadpool_controller():
-    """A cached ``threadpoolctl.ThreadpoolController``, rebuilt when new modules load.
-
-    Building a controller lists the loaded native libraries (about 1 ms);
-    reusing one makes a limit cost microseconds. A replicate function that
-    imports a new BLAS-linked module changes ``len(sys.modules)`` and so gets a
-    fresh controller that sees it.
-    """
-    from threadpoolctl import ThreadpoolController
-
-    n = len(sys.modules)
-    controller = _controller_cache.get(n)
-    if controller is None:
-        _controller_cache.clear()
-        controller = _controller_cache[n] = ThreadpoolController()
-    return controller
 
 
 @contextlib.contextmanager
@@ -54,7 +36,7 @@ def thread_limits(inner_threads, *, blas: bool):
         return
     with contextlib.ExitStack() as stack:
         if blas:
-            stack.enter_context(_threadpool_controller().limit(limits=inner_threads))
+            stack.enter_context(_controller().limit(limits=inner_threads))
         numba = sys.modules.get("numba")
         if numba is not None and hasattr(numba, "set_num_threads"):
             old = numba.get_num_threads()

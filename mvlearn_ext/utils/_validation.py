@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 __all__ = [
+    "as_real_array",
     "check_Xs",
     "check_layer_sizes",
     "check_magnitude",
@@ -113,6 +114,28 @@ def _sum_of_squares(values):
     flat = values.ravel(order="K")
     with np.errstate(over="ignore", invalid="ignore"):
         return flat.dtype.type(np.dot(flat, flat))
+
+
+def as_real_array(value, name):
+    """``value`` as a float64 array; ragged lists, complex values and non-numbers are refused.
+
+    The errors name ``name``: a ``TypeError`` for what is not a numeric array,
+    a ``ValueError`` for complex values. Finiteness is not checked here.
+    """
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise TypeError(
+            f"{name} must be a numeric array (ragged lists are not), got {type(value).__name__}"
+        ) from exc
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex values; only real numbers are supported")
+    try:
+        return raw.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
+        ) from exc
 
 
 def check_magnitude(X, name, *, allow_nan=False, compute_dtype=None):

@@ -329,8 +329,8 @@ def test_gaussian_dsm_bad_input_is_named():
     c, X = np.linspace(-1, 1, 10), np.zeros((10, 2))
     with pytest.raises(ValueError, match="degree"):
         GaussianDSMDiffusion(degree=-1).fit(c, X)
-    with pytest.raises(ValueError, match="'lr' parameter"):
-        GaussianDSMDiffusion(lr=0.0).fit(c, X)
+    with pytest.raises(ValueError, match="'learning_rate' parameter"):
+        GaussianDSMDiffusion(learning_rate=0.0).fit(c, X)
     with pytest.raises(ValueError, match="lr_schedule"):
         GaussianDSMDiffusion(lr_schedule="step").fit(c, X)
     with pytest.raises(ValueError, match="domain"):

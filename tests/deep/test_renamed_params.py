@@ -12,6 +12,11 @@ import torch
 from mvlearn_ext.brain import make_phenotype_connectomes
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.deep.brain import PhenoBrainClassifier
+from mvlearn_ext.deep.diffusion import (
+    ConditionalDiffusion,
+    GaussianDSMDiffusion,
+    TwoStageDiffusion,
+)
 from mvlearn_ext.deep.gaussian_process import GSLVMOGPRegressor, TLVMOGPRegressor
 from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.deep.longtail import AESClassifier
@@ -48,6 +53,24 @@ def _mv_data():
     return (Xs,), {}
 
 
+def _diffusion_data():
+    rng = np.random.default_rng(0)
+    C = rng.uniform(-1, 1, (40, 1))
+    return (C, np.hstack([C, 2 * C]) + 0.05 * rng.normal(size=(40, 2))), {}
+
+
+def _two_stage_data():
+    rng = np.random.default_rng(0)
+    C = [rng.uniform(-1, 1, (20, 1)) for _ in range(2)]
+    pairs = [(c, np.hstack([c, (k + 1) * c]) + 0.05 * rng.normal(size=(20, 2)))
+             for k, c in enumerate(C)]  # fmt: skip
+    return (pairs, [rng.uniform(-1, 1, (10, 1)) for _ in range(2)]), {}
+
+
+def _weights(net):
+    return torch.cat([p.detach().flatten() for p in net.parameters()]).numpy()
+
+
 def _gp_out(m, args, kw):
     return m.predict(args[0])
 
@@ -64,6 +87,10 @@ def _mv_out(m, args, kw):
     return m.embedding_
 
 
+_COND = dict(hidden=(8,), n_iter=20, random_state=0)
+_DSM = dict(degree=2, n_iter=20, random_state=0)
+_TWO = dict(specialist_hidden=(8,), generalist_hidden=(8,), specialist_iter=10,
+            generalist_iter=10, random_state=0)  # fmt: skip
 _TGP = dict(n_inducing=6, n_epochs=2, batch_size=10, output_batch_size=4, random_state=0)
 _GSGP = dict(n_terms=1, n_inducing=4, n_epochs=2, batch_size=10, output_batch_size=4)
 _AES = dict(stage1_epochs=2, stage2_epochs=1, random_state=0)
@@ -84,6 +111,13 @@ CASES = [
     (PhenoBrainClassifier, _BRAIN, "epochs", "n_epochs", 3, _brain_data, _brain_out),
     (CIMLN, {**_CIMLN, "n_epochs": 2}, "lr", "learning_rate", 1e-3, _mv_data, _mv_out),
     (CIMLN, _CIMLN, "epochs", "n_epochs", 2, _mv_data, _mv_out),
+    (ConditionalDiffusion, _COND, "lr", "learning_rate", 5e-3, _diffusion_data,
+     lambda m, args, kw: _weights(m.network_)),
+    (GaussianDSMDiffusion, _DSM, "lr", "learning_rate", 5e-2, _diffusion_data,
+     lambda m, args, kw: np.append(m.coef_, m.var_)),
+    (TwoStageDiffusion, _TWO, "lr", "learning_rate", 5e-3, _two_stage_data,
+     lambda m, args, kw: np.concatenate([_weights(s.network_) for s in m.specialists_]
+                                        + [_weights(m.generalist_.network_)])),
 ]  # fmt: skip
 
 
@@ -122,7 +156,8 @@ def test_old_name_warns_and_fits_like_the_new_name(
 
 
 @pytest.mark.parametrize("cls", [TLVMOGPRegressor, GSLVMOGPRegressor, AESClassifier,
-                                 PhenoBrainClassifier, CIMLN])  # fmt: skip
+                                 PhenoBrainClassifier, CIMLN, ConditionalDiffusion,
+                                 GaussianDSMDiffusion, TwoStageDiffusion])  # fmt: skip
 def test_new_names_do_not_warn(cls, recwarn):
     params = cls().get_params()
     for old in ("n_threads", "lr", "epochs"):

@@ -23,6 +23,7 @@ from mvlearn_ext.deep.diffusion._training import (
     _unequal,
 )
 from mvlearn_ext.diffusion._schedule import make_schedule
+from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 
 
@@ -47,11 +48,12 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     n_iter : int, default=2000
         Adam steps.
     batch_size : int, default=128
-    lr : float, default=2e-3
+    learning_rate : float, default=2e-3
+        Adam's step size.
     lr_schedule : {"constant", "cosine"}, default="constant"
-        ``"cosine"`` decays the step size from ``lr`` to 0 over the
+        ``"cosine"`` decays the step size from ``learning_rate`` to 0 over the
         ``n_iter`` steps (half a cosine period), so that the last iterate
-        settles instead of jittering at the scale of ``lr``. On the toy
+        settles instead of jittering at the scale of ``learning_rate``. On the toy
         tasks it made the 3 x 128 networks' conditional means 2-3 times more
         accurate at 3000 steps, but it under-trains small networks given
         few steps (a 2 x 32 network at 3000 steps), so it is not the
@@ -64,6 +66,8 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     device : str or None, default=None
         ``None`` picks CUDA when available.
     verbose : int, default=0
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -102,26 +106,28 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         n_steps=50,
         n_iter=2000,
         batch_size=128,
-        lr=2e-3,
+        learning_rate=2e-3,
         lr_schedule="constant",
         weight_decay=0.0,
         sampler="ddpm",
         random_state=None,
         device=None,
         verbose=0,
+        lr="deprecated",
     ):
         self.hidden = hidden
         self.n_tasks = n_tasks
         self.n_steps = n_steps
         self.n_iter = n_iter
         self.batch_size = batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.weight_decay = weight_decay
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.lr = lr
 
     # -- input ---------------------------------------------------------------
     def _conditions(self, C, n=None, name="C"):
@@ -218,7 +224,10 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
             Kt = torch.as_tensor(t_ids, device=device)
             Wt = torch.as_tensor(w, dtype=torch.float32, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, dtype=torch.float32, device=device)
-            opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+            learning_rate = renamed_param(self, "learning_rate", "lr")
+            opt = torch.optim.Adam(
+                net.parameters(), lr=learning_rate, weight_decay=self.weight_decay
+            )
             bs = min(self.batch_size, n)
             weighted = _unequal(w)
 
@@ -236,7 +245,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
                 opt,
                 batch_loss,
                 n_iter=self.n_iter,
-                lr=self.lr,
+                lr=learning_rate,
                 lr_schedule=self.lr_schedule,
                 est=self,
             )

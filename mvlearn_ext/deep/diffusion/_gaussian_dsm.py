@@ -22,6 +22,7 @@ from mvlearn_ext.deep.diffusion._training import (
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
+from mvlearn_ext.utils._deprecation import renamed_param
 
 
 def _check_domain(domain):
@@ -70,13 +71,16 @@ class GaussianDSMDiffusion(BaseEstimator):
         Adam steps.
     batch_size : int, default=128
         Rows per step, drawn with replacement (so more than ``n`` is fine).
-    lr : float, default=2e-2
+    learning_rate : float, default=2e-2
+        Adam's step size.
     lr_schedule : {"constant", "cosine"}, default="cosine"
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batches, the noise and the steps (the global torch
         RNG is restored after ``fit``).
     device : str or None, default=None
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -116,22 +120,24 @@ class GaussianDSMDiffusion(BaseEstimator):
         n_steps=50,
         n_iter=1500,
         batch_size=128,
-        lr=2e-2,
+        learning_rate=2e-2,
         lr_schedule="cosine",
         sampler="ddpm",
         random_state=None,
         device=None,
+        lr="deprecated",
     ):
         self.degree = degree
         self.domain = domain
         self.n_steps = n_steps
         self.n_iter = n_iter
         self.batch_size = batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
+        self.lr = lr
 
     def _basis(self, C):
         """Legendre basis of the conditions (validated by the shell model)."""
@@ -190,7 +196,8 @@ class GaussianDSMDiffusion(BaseEstimator):
             Zt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, device=device)
             Pt = torch.as_tensor(Phi, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, device=device)
-            opt = torch.optim.Adam([A, log_v], lr=self.lr)
+            learning_rate = renamed_param(self, "learning_rate", "lr")
+            opt = torch.optim.Adam([A, log_v], lr=learning_rate)
             bs = self.batch_size  # rows drawn with replacement, whatever n
 
             def batch_loss(it):
@@ -203,7 +210,7 @@ class GaussianDSMDiffusion(BaseEstimator):
                 return ((pred - eps) ** 2).mean()
 
             self.loss_history_ = _train(
-                opt, batch_loss, n_iter=self.n_iter, lr=self.lr, lr_schedule=self.lr_schedule
+                opt, batch_loss, n_iter=self.n_iter, lr=learning_rate, lr_schedule=self.lr_schedule
             )
         self.coef_std_ = A.detach().cpu().numpy()
         self.var_std_ = np.exp(log_v.detach().cpu().numpy())

@@ -11,16 +11,18 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
+from mvlearn_ext.utils._deprecation import deprecated_constraint
 from mvlearn_ext.utils._validation import check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {
     "n_steps": [Interval(Integral, 1, None, closed="left")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "lr": [Interval(Real, 0, None, closed="neither")],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "lr_schedule": [StrOptions({"constant", "cosine"})],
     "random_state": ["random_state"],
     "device": [str, None],
+    "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
 }
 SAMPLER_CONSTRAINT = [StrOptions({"ddpm", "ddim"})]
 

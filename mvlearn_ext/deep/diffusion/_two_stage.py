@@ -18,6 +18,7 @@ from mvlearn_ext.diffusion._two_stage import (
     make_pseudo_pairs,
     task_sample_weights,
 )
+from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 
 
@@ -76,7 +77,8 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     specialist_iter : int, default=1500
     generalist_iter : int, default=3000
     batch_size : int, default=128
-    lr : float, default=2e-3
+    learning_rate : float, default=2e-3
+        Adam's step size of the networks trained here.
     lr_schedule : {"constant", "cosine"}, default="constant"
         Step-size schedule of the networks trained here (see
         :class:`ConditionalDiffusion`; the ``"gaussian_dsm"`` specialists
@@ -91,6 +93,8 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
     device : str or None, default=None
     verbose : int, default=0
+    lr : float, default="deprecated"
+        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -124,7 +128,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         specialist_iter=1500,
         generalist_iter=3000,
         batch_size=128,
-        lr=2e-3,
+        learning_rate=2e-3,
         lr_schedule="constant",
         weights=None,
         mix_weight=0.0,
@@ -132,6 +136,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         random_state=None,
         device=None,
         verbose=0,
+        lr="deprecated",
     ):
         self.specialist = specialist
         self.specialist_hidden = specialist_hidden
@@ -141,7 +146,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         self.specialist_iter = specialist_iter
         self.generalist_iter = generalist_iter
         self.batch_size = batch_size
-        self.lr = lr
+        self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.weights = weights
         self.mix_weight = mix_weight
@@ -149,6 +154,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.lr = lr
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, pairs, unpaired, *, specialists=None):
@@ -184,7 +190,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         common = dict(
             n_steps=self.n_steps,
             batch_size=self.batch_size,
-            lr=self.lr,
+            learning_rate=renamed_param(self, "learning_rate", "lr"),
             lr_schedule=self.lr_schedule,
             device=self.device,
             verbose=max(0, int(self.verbose) - 1),

@@ -18,7 +18,8 @@ from mvlearn_ext.multitask import RobustMultiTaskRegressorCV
 data = make_contaminated_tasks(
     n_tasks=25, n_samples=40, n_features=10, epsilon=0.2, alpha=0.0, random_state=0
 )
-model = RobustMultiTaskRegressorCV(fit_intercept=False, cv=3, random_state=0)
+# ridges=(0,): the paper's estimator (the default also chooses a ridge term by CV)
+model = RobustMultiTaskRegressorCV(fit_intercept=False, cv=3, random_state=0, ridges=(0.0,))
 model.fit(data.X, data.y, tasks=data.tasks)
 print(f"reg_lambda_ = {model.reg_lambda_:.3g}; {int(model.fused_.sum())} of 25 tasks fused")
 

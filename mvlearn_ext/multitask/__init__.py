@@ -2,7 +2,9 @@
 
 * :class:`RobustMultiTaskRegressor` / :class:`RobustMultiTaskRegressorCV`:
   tasks shrunk towards a shared centre in each task's own covariance
-  geometry (Kim, ICML 2026), solved exactly.
+  geometry (Kim, ICML 2026), solved exactly. The CV variant's default adds a
+  Euclidean ridge term chosen by CV (not from the paper; ``ridges=(0,)`` is
+  the paper's estimator).
 * :class:`ARMULRegressor`, :class:`ClusteredARMULRegressor`, :class:`LowRankARMULRegressor`,
   :class:`IndependentTaskRegressor`, :class:`PooledRegressor`,
   :class:`MeanRegularizedRegressor` (and their ``...CV`` variants):
@@ -35,6 +37,7 @@ from mvlearn_ext.multitask._grid_cv import (
 )
 from mvlearn_ext.multitask._robust import (
     DEFAULT_REG_LAMBDAS,
+    DEFAULT_RIDGES,
     RobustMultiTaskRegressor,
     RobustMultiTaskRegressorCV,
     robust_multitask_regression,
@@ -46,6 +49,7 @@ __all__ = [
     "ClusteredARMULRegressor",
     "ClusteredARMULRegressorCV",
     "DEFAULT_REG_LAMBDAS",
+    "DEFAULT_RIDGES",
     "IndependentTaskRegressor",
     "IndependentTaskRegressorCV",
     "LowRankARMULRegressor",

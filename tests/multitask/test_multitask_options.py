@@ -137,8 +137,13 @@ def test_cv_predictions_invariant_to_features_in_very_different_units(lambda_sca
     Xt, _, tt = _problem([10] * 6, seed=9)
     rng = np.random.default_rng(10)
     A = np.diag(10.0 ** np.linspace(-2, 2, 6)) @ (np.eye(6) + 0.3 * rng.normal(size=(6, 6)))
+    # ridges=(0,): the paper's estimator (the default's Euclidean ridge is not invariant)
     params = dict(
-        fit_intercept=True, random_state=0, lambda_scale=lambda_scale, task_weight=task_weight
+        fit_intercept=True,
+        random_state=0,
+        lambda_scale=lambda_scale,
+        task_weight=task_weight,
+        ridges=(0.0,),
     )
     base = RobustMultiTaskRegressorCV(**params).fit(X, y, tasks=tasks)
     with warnings.catch_warnings():

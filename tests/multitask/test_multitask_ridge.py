@@ -3,7 +3,11 @@
 import numpy as np
 import pytest
 
-from mvlearn_ext.multitask import RobustMultiTaskRegressor, RobustMultiTaskRegressorCV
+from mvlearn_ext.multitask import (
+    DEFAULT_RIDGES,
+    RobustMultiTaskRegressor,
+    RobustMultiTaskRegressorCV,
+)
 
 
 def _problem(sizes, d=6, seed=0, outliers=(0,)):
@@ -91,14 +95,16 @@ def test_invariant_metric_keeps_every_prediction_invariant_even_with_small_tasks
     A = np.diag(10.0 ** np.linspace(-2, 2, 6)) @ (np.eye(6) + 0.3 * rng.normal(size=(6, 6)))
     # (ridge 0 is left out of the grid: there a task with n_j < d predicts out of
     # sample through the Euclidean projector, invariant under rotations only)
-    params = dict(fit_intercept=True, random_state=0, ridges=(0.01, 0.1, 1.0))
+    params = dict(
+        fit_intercept=True, random_state=0, ridges=(0.01, 0.1, 1.0), ridge_metric="second_moment"
+    )
     base = RobustMultiTaskRegressorCV(**params).fit(X, y, tasks=tasks)
     mapped = RobustMultiTaskRegressorCV(**params).fit(X @ A, y, tasks=tasks)
     np.testing.assert_allclose(
         mapped.cv_results_["mean_test_mse"], base.cv_results_["mean_test_mse"], rtol=1e-7
     )
     assert (mapped.ridge_, mapped.reg_lambda_) == (base.ridge_, base.reg_lambda_)
-    fixed = dict(reg_lambda=1.0, ridge=0.1, fit_intercept=True)
+    fixed = dict(reg_lambda=1.0, ridge=0.1, ridge_metric="second_moment", fit_intercept=True)
     fit0 = RobustMultiTaskRegressor(**fixed).fit(X, y, tasks=tasks)
     fit1 = RobustMultiTaskRegressor(**fixed).fit(X @ A, y, tasks=tasks)
     assert 0 < fit0.fused_.sum() < 6
@@ -122,16 +128,102 @@ def test_identity_metric_is_invariant_to_rotations_only():
     assert np.max(np.abs(preds[2] - preds[0])) > 1e-3
 
 
-def test_cv_with_the_zero_ridge_only_is_the_paper_estimator():
+def test_default_cv_is_the_identity_ridge_grid_and_its_zero_block_the_paper_estimator():
     X, y, tasks = _problem([15, 20, 12, 30, 25], seed=14)
-    plain = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0).fit(X, y, tasks=tasks)
-    zero = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0, ridges=[0.0])
-    zero.fit(X, y, tasks=tasks)
-    assert plain.ridge_ == 0.0 and zero.ridge_ == 0.0
-    np.testing.assert_array_equal(
-        zero.cv_results_["mean_test_mse"], plain.cv_results_["mean_test_mse"]
+    default = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0).fit(
+        X, y, tasks=tasks
     )
-    np.testing.assert_array_equal(zero.coef_, plain.coef_)
+    explicit = RobustMultiTaskRegressorCV(
+        fit_intercept=False, random_state=0, ridges=DEFAULT_RIDGES, ridge_metric="identity"
+    ).fit(X, y, tasks=tasks)
+    assert DEFAULT_RIDGES[0] == 0.0 and len(DEFAULT_RIDGES) == 6
+    np.testing.assert_array_equal(default.cv_results_["ridge"], explicit.cv_results_["ridge"])
+    np.testing.assert_array_equal(
+        default.cv_results_["mean_test_mse"], explicit.cv_results_["mean_test_mse"]
+    )
+    np.testing.assert_array_equal(default.coef_, explicit.coef_)
+    # ridges=(0,) is the paper's estimator: its CV scores are the rho = 0 block of
+    # the default's (same folds), its refit the plain estimator at the chosen q
+    paper = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0, ridges=[0.0])
+    paper.fit(X, y, tasks=tasks)
+    zero = default.cv_results_["ridge"] == 0.0
+    np.testing.assert_array_equal(
+        paper.cv_results_["mean_test_mse"], default.cv_results_["mean_test_mse"][zero]
+    )
+    plain = _fit(X, y, tasks, reg_lambda=paper.reg_lambda_, tol=1e-10)
+    np.testing.assert_allclose(paper.coef_, plain.coef_, rtol=1e-8, atol=1e-10)
+    assert paper.ridge_ == 0.0
+
+
+@pytest.mark.parametrize("q", [0.3, 1.0])
+def test_ridge_zero_limit_is_the_paper_estimator(q):
+    # rho -> 0 is continuous (full-rank tasks): a vanishing identity ridge gives the
+    # paper's estimator to 1e-8, and at rho = 0 the metric plays no role at all
+    X, y, tasks = _problem([15, 20, 12, 30, 25], seed=16, outliers=(0, 2))
+    paper = _fit(X, y, tasks, reg_lambda=q)
+    assert 0 < paper.fused_.sum() < 5
+    tiny = _fit(X, y, tasks, reg_lambda=q, ridge=1e-11, ridge_metric="identity")
+    np.testing.assert_allclose(tiny.coef_, paper.coef_, rtol=1e-8, atol=1e-10)
+    for metric in ("identity", "second_moment"):
+        zero = _fit(X, y, tasks, reg_lambda=q, ridge=0.0, ridge_metric=metric)
+        np.testing.assert_array_equal(zero.coef_, paper.coef_)
+
+
+@pytest.mark.parametrize("q", [0.0, np.inf])
+def test_default_cv_at_q_zero_and_inf_is_ridge_per_task_and_pooled_ridge(q):
+    # with a one-value q grid the default CV chooses rho only, and refits the closed
+    # form at it: per-task ridge (q = 0, tasks with n_j < d included) or pooled ridge
+    sizes = [4, 9, 20, 5, 15]
+    X, y, tasks = _problem(sizes, seed=2)
+    cv = RobustMultiTaskRegressorCV(reg_lambdas=[q], fit_intercept=False, random_state=0, cv=2)
+    cv.fit(X, y, tasks=tasks)
+    rho, M = cv.ridge_, _metric(X, tasks, "identity")
+    Sig = [X[tasks == j].T @ X[tasks == j] / n for j, n in enumerate(sizes)]
+    b = [X[tasks == j].T @ y[tasks == j] / n for j, n in enumerate(sizes)]
+    if q == 0.0:
+        expected = np.array(
+            [np.linalg.pinv(S + rho * M) @ bj for S, bj in zip(Sig, b, strict=True)]
+        )
+        if rho == 0.0:  # the paper's q = 0: least squares, gaps filled from the centre
+            expected = _fit(X, y, tasks, reg_lambda=0.0).coef_
+    else:
+        pooled = np.linalg.solve(sum(Sig) + len(sizes) * rho * M, sum(b))
+        expected = np.tile(pooled, (len(sizes), 1))
+    np.testing.assert_allclose(cv.coef_, expected, rtol=1e-8, atol=1e-10)
+
+
+def test_default_cv_is_invariant_under_scaled_rotations_not_under_units():
+    # M = tr(S)/d I maps with X -> X c Q (Q orthogonal): CV scores, the chosen pair
+    # and out-of-sample predictions are unchanged. Features in units 1e-1 .. 1e1
+    # apart change the default's fit; the paper's estimator (ridges=(0,)) is unmoved.
+    # weak, unrelated signals under unit noise: a ridge pays (CV picks rho > 0)
+    rng = np.random.default_rng(17)
+    sizes = [14, 16, 18, 15, 17, 16]  # full rank in every fold: the paper is invariant
+    X = rng.normal(size=(sum(sizes), 6))
+    tasks = np.repeat(np.arange(6), sizes)
+    y = np.einsum("ik,ik->i", X, 0.2 * rng.normal(size=(6, 6))[tasks]) + rng.normal(size=len(X))
+    Xt, tt = rng.normal(size=(60, 6)), np.repeat(np.arange(6), 10)
+    Q = 7.0 * np.linalg.qr(rng.normal(size=(6, 6)))[0]
+    U = np.diag(10.0 ** np.linspace(-1, 1, 6))
+    params = dict(fit_intercept=True, random_state=0)
+    base = RobustMultiTaskRegressorCV(**params).fit(X, y, tasks=tasks)
+    rot = RobustMultiTaskRegressorCV(**params).fit(X @ Q, y, tasks=tasks)
+    assert base.ridge_ > 0.0  # the ridge term is in use here
+    np.testing.assert_allclose(
+        rot.cv_results_["mean_test_mse"], base.cv_results_["mean_test_mse"], rtol=1e-7
+    )
+    assert (rot.ridge_, rot.reg_lambda_) == (base.ridge_, base.reg_lambda_)
+    pred = base.predict(Xt, tasks=tt)
+    np.testing.assert_allclose(rot.predict(Xt @ Q, tasks=tt), pred, rtol=1e-7, atol=1e-7)
+    units = RobustMultiTaskRegressorCV(**params).fit(X @ U, y, tasks=tasks)
+    assert np.max(np.abs(units.predict(Xt @ U, tasks=tt) - pred)) > 1e-3
+    paper = [
+        RobustMultiTaskRegressorCV(ridges=(0.0,), **params).fit(X @ T, y, tasks=tasks)
+        for T in (np.eye(6), U)
+    ]
+    np.testing.assert_allclose(
+        paper[1].predict(Xt @ U, tasks=tt), paper[0].predict(Xt, tasks=tt), rtol=1e-7, atol=1e-7
+    )
 
 
 def test_cv_chooses_the_best_pair_and_refits_it():

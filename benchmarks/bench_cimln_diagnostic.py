@@ -12,7 +12,8 @@ runs on the report seeds 0-9 directly. Two parts, both on
     rebuilding the views bit for bit). The Bayes accuracy ``mean_i max_k
     p(y_i = k | x_i)`` bounds the expected ACC of *any* clustering of the
     same data (a clustering read through its best label matching is a
-    classifier), whatever loss trained it. Reported overall and separately
+    classifier; up to the small optimism of choosing the matching on the
+    same samples), whatever loss trained it. Reported overall and separately
     for the samples that observe the label-rich view 2 and those that lack it.
 
 ``probe``

@@ -22,7 +22,9 @@ Handwritten. Each part rewrites its JSON after every seed. Usage:
 ``causal_weight=0``), ``handwritten_hagmvc`` (mean imputation + HAGMVC,
 the anchor baseline the development seeds chose) or ``dev_decision`` (applies :data:`DEFAULT_RULE`, the
 rule that chose CIMLN's default, on the development seeds 100-103 only);
-writes benchmarks/results/cimln_PART.json.
+writes benchmarks/results/cimln_PART.json. What the causal loss does on the
+unbalanced test bed (the Bayes ceiling, linear read-outs of the embedding) is
+``bench_cimln_diagnostic.py``.
 """
 
 import json

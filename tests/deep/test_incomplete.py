@@ -185,3 +185,60 @@ def test_demo_section_rows_are_the_estimators_own(monkeypatch):
     for row, kw in zip(rows[:2], (default_kw, ablation_kw), strict=True):
         labels = CIMLN(10, random_state=3, **tiny, **kw).fit_predict(mask_views(Xs, m))
         assert row.scores["ACC"] == [clustering_accuracy(y, labels)]
+
+
+def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_by_no_clusters():
+    """Two independent views, both observed: view 0 holds only a nuisance grouping, view 1 only
+    the label. At the meta-generator's optimum a missing view is filled with its mean (0). The
+    causal loss of a partition by the nuisance, by the label and of one constant assignment,
+    averaged over the counterfactual patterns (a sample whose two views are both drawn for
+    masking keeps one of them at random): the paper's masking (view 0 observed 95%, view 1 30%)
+    charges the nuisance partition more than the label partition, the code's uniform masking
+    charges them alike, and the constant assignment, which holds neither, costs nothing."""
+    from mvlearn_ext.deep.incomplete import _causal_divergence, _Net
+    from mvlearn_ext.incomplete import counterfactual_view_probs
+
+    torch.manual_seed(0)
+    net = _Net((1, 1), [], 1, 2).double()
+    with torch.no_grad():
+        net.meta.mu.weight.zero_()
+        net.meta.mu.bias.zero_()
+    signs = torch.tensor([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]], dtype=torch.float64)
+    H = torch.stack([2.0 * signs[:, 1:], 2.0 * signs[:, :1]])  # view 0: nuisance, view 1: label
+    full = torch.ones(4, 2, dtype=torch.bool)
+    context = net.context(H, full)
+
+    def completed(m):
+        return net.complete(H, m, context, True).permute(1, 0, 2).reshape(4, -1)
+
+    dropped = []
+    for v in range(2):
+        m = full.clone()
+        m[:, v] = False
+        dropped.append(completed(m))
+    np.testing.assert_array_equal(dropped[0][:, 0].detach(), 0.0)  # the fill carries nothing
+    rates = np.zeros((20, 2), dtype=bool)
+    rates[:19, 0] = True
+    rates[[0, 1, 2, 3, 4, 19], 1] = True  # observation rates 0.95 and 0.3
+    centers = {
+        "nuisance": [[2.0, 0.0], [-2.0, 0.0]],
+        "label": [[0.0, 2.0], [0.0, -2.0]],
+        "constant": [[0.0, 0.0], [0.0, 0.0]],
+    }
+    expected = {}
+    for mode in ("observation", "uniform"):
+        b = counterfactual_view_probs(rates, 0.3, mode=mode)
+        p_drop = [b[0] * (1 - b[1]) + b[0] * b[1] / 2, b[1] * (1 - b[0]) + b[0] * b[1] / 2]
+        for name, c in centers.items():
+            with torch.no_grad():
+                net.centers.copy_(torch.tensor(c, dtype=torch.float64))
+                qf = net.assign(completed(full), 1.0)
+                losses = [
+                    float(_causal_divergence(qf, net.assign(z, 1.0), "factual")) for z in dropped
+                ]
+            expected[mode, name] = sum(p * loss for p, loss in zip(p_drop, losses, strict=True))
+    assert expected["observation", "constant"] == 0.0 == expected["uniform", "constant"]
+    assert expected["observation", "nuisance"] > expected["observation", "label"] > 0
+    assert expected["uniform", "nuisance"] == pytest.approx(
+        expected["uniform", "label"], rel=1e-12
+    )

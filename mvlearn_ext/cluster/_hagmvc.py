@@ -60,6 +60,10 @@ _SEED_GRAM_ROWS = 4096
 #: two dev sets (iris, blobs-mixed) and did not raise the held-out mean, so it is not
 #: the default (see the HAG-MVC page).
 _SEED_LOCAL_TRIALS = 1
+#: Degree regularisation of the composite graph's spectral embedding: ``tau`` added to
+#: every live anchor degree is this fraction of the mean anchor degree ``n / m_live``
+#: (0: the unregularised embedding of Liu, He & Chang; see :func:`_composite_embedding`).
+_DEGREE_REG = 0.0
 
 
 # --------------------------------------------------------------------------- preprocessing
@@ -582,6 +586,34 @@ def _composite(graphs):
     return sp.csr_matrix(G)
 
 
+def _composite_embedding(composite_rows, n_components, reg):
+    """``(F, P)``: spectral embedding of the composite graph and its projection (``F = G P``).
+
+    ``composite_rows`` (n, m_L) has rows on the simplex. With ``reg = 0`` this is
+    :func:`anchor_spectral_embedding` of ``G = composite_rows^T`` (top eigenvectors
+    of ``G^T Delta^-1 G``, ``Delta`` the anchor degrees). With ``reg > 0`` it is the
+    degree-regularised embedding of DRMC (:func:`mvlearn_ext.cluster._drmc._consensus_embedding`):
+    the top eigenvectors of ``G^T (Delta + tau I)^-1 G`` with ``tau = reg * n / m_live``
+    on the live anchors (nonzero degree; dead ones get weight 0). It damps anchors of
+    tiny degree, which otherwise give the few samples that use them an almost
+    isolated component (``S_ii`` near 1) whose eigenvector displaces a cluster's
+    (regularised spectral clustering: Amini, Chen, Bickel & Levina, 2013; Qin & Rohe,
+    2013). ``P`` (m_L, n_components) maps a new composite row ``g`` to ``g P``.
+    """
+    G = sp.csr_matrix(composite_rows.T)
+    if reg <= 0.0:
+        F, _, P = anchor_spectral_embedding(G, n_components, return_projection=True)
+        return F, P
+    degree = np.asarray(G.sum(axis=1)).ravel()
+    live = degree > 0.0
+    tau = reg * G.shape[1] / max(int(live.sum()), 1)
+    scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
+    F, _, P = anchor_spectral_embedding(
+        sp.diags(scale) @ G, n_components, normalize=False, return_projection=True
+    )
+    return F, P * scale[:, None]
+
+
 def _normalise_rows(F):
     norms = np.linalg.norm(F, axis=1, keepdims=True)
     return F / np.where(norms > 0.0, norms, 1.0)
@@ -948,9 +980,7 @@ class HAGMVC(MultiViewClusterMixin, BaseEstimator):
         # An m_L x m_L eigenproblem and Lloyd on an (n, k) embedding: too small to
         # gain from threads.
         with single_threaded_pools():
-            F, _, projection = anchor_spectral_embedding(
-                composite_rows.T, n_components, return_projection=True
-            )
+            F, projection = _composite_embedding(composite_rows, n_components, _DEGREE_REG)
             kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
                 _normalise_rows(F)
             )

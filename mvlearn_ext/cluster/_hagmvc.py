@@ -38,6 +38,10 @@ __all__ = ["HAGMVC"]
 
 #: The default pyramid: ``m_1 = min(n // 4, _ANCHORS_PER_CLUSTER * n_clusters)``.
 _ANCHORS_PER_CLUSTER = 50
+#: ``"per_cluster"`` (the default, above) or ``"sqrt"``: DRMC's rule
+#: ``m_1 = min(n // 4, 20 k, ceil(sqrt(2 n k)))``, studied on the dev split
+#: (``benchmarks/bench_hagmvc_anchor_count.py``).
+_ANCHOR_RULE = "per_cluster"
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
 #: Smallest fixed view weight (relative to 1): keeps a zero-weight view's anchors moving.
@@ -84,6 +88,9 @@ def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
             # At most a quarter of the samples: with as many anchors as samples,
             # every anchor is a sample that codes itself and the graph degenerates.
             first = max(n_clusters, min(_ANCHORS_PER_CLUSTER * n_clusters, n_samples // 4))
+            if _ANCHOR_RULE == "sqrt":
+                root = int(np.ceil(np.sqrt(2.0 * n_samples * n_clusters)))
+                first = max(n_clusters, min(20 * n_clusters, n_samples // 4, root))
         else:
             first = int(n_anchors)
         first = min(first, n_samples)

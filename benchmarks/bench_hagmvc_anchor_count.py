@@ -15,6 +15,13 @@ is at least ``A0``'s + 0.001, no set's mean drops by more than 0.01, every set's
 over seeds 0-9 is within 0.03 of its best concatenation baseline, Handwritten seeds 0-9
 have mean >= 0.975 and std < 0.01, and the Handwritten fit is not slower.
 
+Result (run of 2026-12-04, seeds 0-19, ``benchmarks/results/hagmvc_anchor_count_dev.json``):
+``A0`` 0.9163 (spread 0.0063, Handwritten 0-9 0.978 ± 0.002), ``A1`` 0.9106 (0.0067,
+0.969 ± 0.002). ``A1`` gains 0.002-0.007 on the blobs sets and iris and loses on the
+Handwritten sets (``handwritten-noise-mor`` 0.966 -> 0.943, ``handwritten-weak3`` 0.856
+-> 0.844, Handwritten 0.978 -> 0.969, below the 0.975 floor) and on wine (0.965 -> 0.959).
+Not adopted.
+
 Run: ``python benchmarks/bench_hagmvc_anchor_count.py [--seeds 20] [--sets NAME ...]
 [--json PATH]``.
 """

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster import _hagmvc as hag
 from mvlearn_ext.cluster._base import labels_like_input, open_blocks
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
@@ -171,14 +172,17 @@ def _update_level0(stats, anchors, graphs, weights, scales, view_slices):
     return new
 
 
-def _spectral_from_gram(gram, degree, n_components):
-    """``anchor_spectral_embedding`` of a graph known through ``G^T G`` and ``G^T 1``.
+def _spectral_from_gram(gram, degree, n_components, n_samples, reg=0.0):
+    """``_composite_embedding`` of a graph known through ``G^T G`` and ``G^T 1``.
 
+    ``reg`` adds ``tau = reg * n_samples / m_live`` to every live anchor degree, as
+    the in-memory fit does (:data:`mvlearn_ext.cluster._hagmvc._DEGREE_REG`).
     Returns ``P`` (``m x n_components``) with ``F = G P``.
     """
     m = degree.shape[0]
     keep = degree > 0
-    inv_sqrt = 1.0 / np.sqrt(degree[keep])
+    tau = reg * n_samples / max(int(keep.sum()), 1) if reg > 0.0 else 0.0
+    inv_sqrt = 1.0 / np.sqrt(degree[keep] + tau)
     M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
     _, V, scale = gram_eigenpairs(M, n_components)
     P = np.zeros((m, n_components))
@@ -332,7 +336,7 @@ def fit_hagmvc_blocks(est, Xs):
         U = U.toarray()
         degree, gram, sample_graph = degree @ U, U.T @ gram @ U, sample_graph @ U
     n_components = min(k, int(np.count_nonzero(degree > 0)))
-    projection = _spectral_from_gram(gram, degree, n_components)
+    projection = _spectral_from_gram(gram, degree, n_components, n, hag._DEGREE_REG)
     with single_threaded_pools():
         F = np.asarray(sample_graph @ projection)
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(

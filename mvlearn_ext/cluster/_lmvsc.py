@@ -13,7 +13,11 @@ from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import wants_blocks
-from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
+from mvlearn_ext.cluster._common import (
+    anchor_spectral_embedding,
+    kmeans_anchors,
+    simplex_qp_active_set,
+)
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
 
@@ -23,18 +27,20 @@ __all__ = ["LMVSC"]
 _ANCHOR_MAX_ITER = 100
 
 
-def _view_graph(X, anchors, alpha, *, Z0=None, max_iter, tol, n_threads):
+def _view_graph(X, anchors, alpha, *, max_iter, tol, n_threads):
     """The LMVSC graph of one view and its objective.
 
     Column ``i`` of ``Z`` (n_anchors x n_samples) solves
     ``min_z ||x_i - A^T z||^2 + alpha ||z||^2`` over the simplex, that is
     ``1/2 z^T H z - b_i^T z`` with ``H = A A^T + alpha I`` and
-    ``b_i = A x_i`` (``A`` holds the anchors as rows).
+    ``b_i = A x_i`` (``A`` holds the anchors as rows), exactly by the
+    active-set method of :func:`simplex_qp_active_set` (``max_iter`` and
+    ``tol`` bound its FISTA fallback).
     """
     H = anchors @ anchors.T
     H[np.diag_indices_from(H)] += alpha
     B = anchors @ X.T
-    Z, n_iter = simplex_qp(H, B, Z0=Z0, max_iter=max_iter, tol=tol, n_threads=n_threads)
+    Z, n_iter, _ = simplex_qp_active_set(H, B, max_iter=max_iter, tol=tol, n_threads=n_threads)
     # ||X - Z^T A||^2 + alpha ||Z||^2 = ||X||^2 - 2 <B, Z> + <H Z, Z>.
     objective = float(np.sum(X * X) - 2.0 * np.sum(B * Z) + np.sum((H @ Z) * Z))
     return Z, n_iter, objective
@@ -61,10 +67,14 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
     purpose:
 
     * the per-sample QPs (Hessian ``2 (A_v^T A_v + alpha I)``, not a
-      multiple of the identity) are solved together by accelerated
-      projected gradient with simplex projections (FISTA with restart,
-      :func:`mvlearn_ext.cluster._common.simplex_qp`) to the tolerance
-      ``tol``, instead of one interior-point ``quadprog`` call per sample;
+      multiple of the identity) are solved exactly (to rounding, by their
+      KKT conditions) by a primal active-set method that starts at the best
+      anchor and adds or drops one anchor per step
+      (:func:`mvlearn_ext.cluster._common.simplex_qp_active_set`), instead
+      of one interior-point ``quadprog`` call per sample; the rare sample
+      whose working set is numerically singular (``alpha`` near 0 with
+      fewer features than anchors) is finished by accelerated projected
+      gradient (FISTA with restart) to the tolerance ``tol``;
     * features are standardised per view by default (``standardize``), as
       in the evaluation protocol of the spec; the reference code feeds the
       data as given;
@@ -91,10 +101,12 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         Restarts of both k-means: the anchors of every view, and the final
         clustering of the embedding (the reference code uses 10 for both).
     max_iter : int, default=500
-        Maximum accelerated-gradient iterations of the graph QPs.
+        Maximum accelerated-gradient iterations of a graph QP handed to the
+        FISTA fallback (see above; the active-set method has no iteration
+        tolerance).
     tol : float, default=1e-6
-        Stopping tolerance of the QPs: the largest entry of the projected
-        gradient step.
+        Stopping tolerance of the FISTA fallback: the largest entry of the
+        projected gradient step.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means runs; converted once per ``fit``.
     n_jobs : int or None, default=None
@@ -139,7 +151,8 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
         The final value of each view's graph objective (LMVSC has no outer
         iterations, so there is no history across iterations).
     n_iter_ : int
-        The largest number of QP iterations over the views.
+        The largest number of QP steps of a sample over the views (active-set
+        steps, or FISTA iterations of a sample handed to the fallback).
     n_anchors_ : int
         The number of anchors per view actually used.
     kmeans_ : sklearn.cluster.KMeans

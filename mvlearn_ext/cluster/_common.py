@@ -727,7 +727,7 @@ def spectral_rotation(
 
 
 @with_single_threaded_pools
-def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
+def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100, minibatch=None):
     """Anchors as k-means centres of the rows of ``X``.
 
     scikit-learn's :class:`~sklearn.cluster.KMeans` (Lloyd, k-means++
@@ -743,6 +743,10 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
     random_state : int or RandomState instance
     n_init : int, default=1
     max_iter : int, default=100
+    minibatch : bool or None, default=None
+        Force MiniBatchKMeans (True) or KMeans (False); None chooses by the
+        number of samples, as above (a block path whose rows are a sample of
+        a larger data set passes the choice of the full data set).
 
     Returns
     -------
@@ -751,7 +755,9 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
     X = np.asarray(X)
     if not isinstance(n_anchors, numbers.Integral) or not 1 <= n_anchors <= X.shape[0]:
         raise ValueError(f"n_anchors={n_anchors!r} must be an int in [1, {X.shape[0]}]")
-    if X.shape[0] > MINIBATCH_THRESHOLD:
+    if minibatch is None:
+        minibatch = X.shape[0] > MINIBATCH_THRESHOLD
+    if minibatch:
         model = MiniBatchKMeans(
             n_clusters=n_anchors,
             n_init=n_init,

@@ -516,6 +516,10 @@ def test_kmeans_anchors_are_the_kmeans_centres(monkeypatch):
     monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 100)
     mini = kmeans_anchors(X, 7, random_state=0)
     assert mini.shape == (7, 3) and not np.allclose(mini, anchors)
+    # The choice can be forced either way (a block path passes its full data's size).
+    np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=False), anchors)
+    monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 50_000)
+    np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=True), mini)
     with pytest.raises(ValueError, match="n_anchors"):
         kmeans_anchors(X, 201, random_state=0)
 

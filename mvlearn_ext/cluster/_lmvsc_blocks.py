@@ -148,12 +148,9 @@ def _fit(est, Xs):
         where = np.searchsorted(wanted, subset)
         return _scaled([P[where] for P in picked], est.view_means_, est.view_scales_)
 
+    settings = dict(n_init=est.n_init, max_iter=_ANCHOR_MAX_ITER, minibatch=n > ANCHOR_SAMPLE)
     anchors = [
-        kmeans_anchors(
-            X, m, random_state=anchor_seed, n_init=est.n_init, max_iter=_ANCHOR_MAX_ITER,
-            minibatch=n > ANCHOR_SAMPLE,
-        )  # fmt: skip
-        for X in rows_of(anchor_rows)
+        kmeans_anchors(X, m, random_state=anchor_seed, **settings) for X in rows_of(anchor_rows)
     ]
     est._log(f"{m} anchors per view ({time.perf_counter() - start:.2f} s)")
 

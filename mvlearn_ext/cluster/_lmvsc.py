@@ -59,9 +59,10 @@ class LMVSC(MultiViewClusterMixin, BaseEstimator):
     stacked, ``Z_bar = [Z_1; ...; Z_V] / sqrt(V)``; the embedding is the
     top ``n_clusters`` left singular vectors of ``Z_bar^T`` (no degree or
     row normalisation, as in the authors' code), clustered by k-means
-    (Kang et al., 2020). Cost O(n V m (m + d_v)) per pass of the QP solver
-    plus O(n V^2 m^2) for the embedding, and memory O(n V m): no n x n
-    matrix is formed.
+    (Kang et al., 2020). Cost O(n V m d_v) for the QPs' linear terms plus
+    O(m s) per active-set step of a sample that uses s anchors, plus
+    O(n V^2 m^2) for the embedding, and memory O(n V m): no n x n matrix is
+    formed.
 
     Differences from the reference MATLAB code (sckangz/LMVSC), each on
     purpose:

@@ -149,11 +149,19 @@ def fista_momentum(Y, Z, Z_new, t, tol, converged):
     kernel(Y, Z, Z_new, t, tol, converged)
 
 
+#: Rows per workspace of :func:`simplex_active_set` (the unit of its threads).
+_ACTIVE_SET_CHUNK = 64
+
+
 @jit
-def _cholesky_of_subset(H, S, s, L):
-    """Lower Cholesky factor of ``H[S[:s], S[:s]]`` into ``L[:s, :s]``; False if not PD."""
-    for a in range(s):
-        for c in range(a + 1):
+def _cholesky_of_subset(H, S, s, L, first):
+    """Lower Cholesky factor of ``H[S[:s], S[:s]]`` into ``L[:s, :s]``; False if not PD.
+
+    Rows before ``first`` and the columns before ``first`` of every row are taken as
+    already computed (they do not depend on the indices from ``first`` on).
+    """
+    for a in range(first, s):
+        for c in range(first, a + 1):
             acc = H[S[a], S[c]]
             for e in range(c):
                 acc -= L[a, e] * L[c, e]
@@ -282,16 +290,23 @@ def _active_set_row(H, b, z, kkt_tol, pivot_tol, max_steps, S, in_S, L, rhs, u, 
                 z[j] += t * (p[a] - z[j])
             z[S[blocking]] = 0.0
             kept = 0
+            first = -1
             for a in range(s):
                 j = S[a]
                 if z[j] > 0.0:
+                    if first >= 0:
+                        # Columns before ``first`` of the row stay valid; move them up.
+                        for e in range(first):
+                            L[kept, e] = L[a, e]
                     S[kept] = j
                     kept += 1
                 else:
                     z[j] = 0.0
                     in_S[j] = False
+                    if first < 0:
+                        first = kept
             s = kept
-            if not _cholesky_of_subset(H, S, s, L):
+            if not _cholesky_of_subset(H, S, s, L, first):
                 return steps, False
     return steps, False
 
@@ -299,21 +314,26 @@ def _active_set_row(H, b, z, kkt_tol, pivot_tol, max_steps, S, in_S, L, rhs, u, 
 def _simplex_active_set(H, Bt, Z, steps, converged, kkt_tol, pivot_tol, max_steps):
     """Row-wise :func:`_active_set_row` over ``Bt`` (n x m), results into ``Z`` (n x m)."""
     n, m = Bt.shape
-    for i in prange(n):
+    h_max = 0.0
+    for j in range(m):
+        for k in range(m):
+            h_max = max(h_max, abs(H[j, k]))
+    # Workspaces per chunk of rows (not per row: L is m x m).
+    n_chunks = (n + _ACTIVE_SET_CHUNK - 1) // _ACTIVE_SET_CHUNK
+    for c in prange(n_chunks):
         S = np.empty(m, dtype=np.int64)
         in_S = np.empty(m, dtype=np.bool_)
         L = np.empty((m, m))
         work = np.empty((5, m))
-        # A tolerance relative to the scale of the gradient on the simplex.
-        scale = 0.0
-        for j in range(m):
-            scale = max(scale, abs(Bt[i, j]))
-            for k in range(m):
-                scale = max(scale, abs(H[j, k]))
-        steps[i], converged[i] = _active_set_row(
-            H, Bt[i], Z[i], kkt_tol * scale, pivot_tol, max_steps,
-            S, in_S, L, work[0], work[1], work[2], work[3], work[4],
-        )  # fmt: skip
+        for i in range(c * _ACTIVE_SET_CHUNK, min(n, (c + 1) * _ACTIVE_SET_CHUNK)):
+            # A tolerance relative to the scale of the gradient on the simplex.
+            scale = h_max
+            for j in range(m):
+                scale = max(scale, abs(Bt[i, j]))
+            steps[i], converged[i] = _active_set_row(
+                H, Bt[i], Z[i], kkt_tol * scale, pivot_tol, max_steps,
+                S, in_S, L, work[0], work[1], work[2], work[3], work[4],
+            )  # fmt: skip
 
 
 _simplex_active_set_serial = jit(_simplex_active_set)

@@ -129,13 +129,13 @@ def test_clusterer_gives_the_same_bits_on_one_and_two_threads(cls, k):
 
 def test_lmvsc_n_jobs_bounds_the_numba_kernel_and_restores_the_settings(monkeypatch):
     seen = []
-    kernel = _kernels.fista_momentum
+    kernel = _kernels.simplex_active_set
 
     def spy(*args):
         seen.append(numba.get_num_threads())
         return kernel(*args)
 
-    monkeypatch.setattr(_common, "fista_momentum", spy)
+    monkeypatch.setattr(_common, "simplex_active_set", spy)
     before = numba.get_num_threads()
     views = make_multiview_blobs(60, n_views=2, n_features=[5, 4], random_state=0)[0]
     LMVSC(n_clusters=3, n_anchors=10, n_init=1, n_jobs=1, random_state=0).fit(views)
@@ -155,6 +155,20 @@ def test_fista_momentum_builds_agree():
         args = [Y.copy(), Z.copy(), Zn.copy(), np.ones(300), 0.05, np.zeros(300, bool)]
         kernel(*args)
         outs.append(args)
+    for a, b in zip(*outs, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_simplex_active_set_builds_agree():
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(9, 12))
+    H = A @ A.T + 0.3 * np.eye(9)
+    Bt = rng.normal(scale=4.0, size=(400, 9))
+    outs = []
+    for kernel in (_kernels._simplex_active_set_serial, _kernels._simplex_active_set_parallel):
+        args = [H, Bt, np.zeros((400, 9)), np.zeros(400, np.int64), np.zeros(400, bool)]
+        kernel(*args, 1e-11, 1e-10, 56)
+        outs.append(args[2:])
     for a, b in zip(*outs, strict=True):
         np.testing.assert_array_equal(a, b)
 

@@ -28,6 +28,8 @@ simplex_qp
     Column-wise QPs over the simplex with a shared Hessian (FISTA).
 simplex_qp_update
     The same QPs, warm-started, in place, by blocks, never uphill.
+simplex_qp_active_set
+    The same QPs solved exactly by a primal active-set method (FISTA fallback).
 anchor_spectral_embedding
     Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
 gram_eigenpairs
@@ -49,7 +51,7 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps
+from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps, simplex_active_set
 from mvlearn_ext.utils import effective_n_threads
 from mvlearn_ext.utils._numba import numba_threads
 from mvlearn_ext.utils._threads import with_single_threaded_pools
@@ -63,6 +65,7 @@ __all__ = [
     "procrustes",
     "sample_anchors",
     "simplex_qp",
+    "simplex_qp_active_set",
     "simplex_qp_update",
     "spectral_rotation",
     "squared_view_weights",
@@ -351,6 +354,94 @@ def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
         Z[block], block_iter = _fista_rows(Hs, Bt[block], Z[block], step, max_iter, tol, threads)
         n_iter = max(n_iter, block_iter)
     return np.ascontiguousarray(Z.T), n_iter
+
+
+#: Multiplier tolerance of the active-set method, relative to ``max(|b|_inf, |H|_max)``.
+_ACTIVE_SET_KKT_TOL = 1e-11
+#: Smallest pivot of a working set's Cholesky factor, relative to the entering diagonal.
+_ACTIVE_SET_PIVOT_TOL = 1e-10
+
+
+@with_single_threaded_pools
+def simplex_qp_active_set(H, B, *, max_iter=200, tol=1e-8, n_threads=None):
+    """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex exactly, column by column.
+
+    The QPs of :func:`simplex_qp`, solved by a primal active-set method
+    (Nocedal & Wright, 2006, Algorithm 16.3, specialised to the simplex): a
+    column starts at its best vertex; each step minimises the QP on the face
+    of the current working set ``S`` (the equality-constrained problem
+    ``H_SS z_S + mu 1 = b_S``, ``1^T z_S = 1``, through a Cholesky factor of
+    ``H_SS`` that grows by one row when an index enters), then either moves
+    there, or stops at the first entry that reaches zero and drops it. It
+    ends when the multipliers ``(H z - b)_j + mu`` of the indices outside
+    ``S`` are nonnegative (to ``1e-11`` times the column's scale
+    ``max(|b_i|_inf, |H|_max)``), which are the KKT conditions: the result
+    is the optimum up to rounding, not to an iteration tolerance. A step
+    costs ``O(m |S|)`` plus ``O(|S|^2)`` (``O(|S|^3)`` after a drop), so
+    sparse solutions (a few anchors per sample) cost a few ``m x |S|``
+    products instead of one ``m x m`` product per FISTA iteration.
+
+    A column whose working-set Hessian is not numerically positive definite
+    (``H`` singular or nearly so, e.g. ``alpha = 0`` with fewer features
+    than anchors), or that needs more than ``4 m + 20`` steps, is finished
+    by :func:`simplex_qp`'s FISTA from the active-set iterate, with
+    ``max_iter`` and ``tol``. Every column is solved on its own, so the
+    result does not depend on the other columns, on blocks of columns or on
+    ``n_threads``.
+
+    Parameters
+    ----------
+    H : ndarray of shape (m, m)
+        Symmetric positive semidefinite.
+    B : ndarray of shape (m, n)
+        One linear term per column.
+    max_iter : int, default=200
+        Maximum FISTA iterations of a column handed to the fallback.
+    tol : float, default=1e-8
+        FISTA tolerance of the fallback (see :func:`simplex_qp`).
+    n_threads : int, optional
+        Threads of the active-set kernel and of the fallback (``None`` or
+        ``-1``: every CPU; ``-n``: all but ``n - 1``).
+
+    Returns
+    -------
+    Z : ndarray of shape (m, n)
+        Columns on the probability simplex.
+    n_iter : int
+        The most active-set steps of a column (or, where a column was handed
+        to FISTA, its FISTA iterations, if more).
+    n_fallback : int
+        Columns finished by FISTA.
+
+    References
+    ----------
+    J. Nocedal and S. J. Wright, "Numerical Optimization", 2nd ed.,
+    Springer, 2006, Section 16.5 (active-set methods for convex QP).
+    """
+    H = np.asarray(H, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    m, n = B.shape
+    threads = _as_threads(n_threads)
+    if n == 0:
+        return np.empty((m, 0)), 0, 0
+    Hs = np.ascontiguousarray((H + H.T) / 2)
+    Bt = np.ascontiguousarray(B.T)
+    Zt = np.zeros((n, m))
+    steps = np.zeros(n, dtype=np.int64)
+    converged = np.zeros(n, dtype=bool)
+    with numba_threads(threads):
+        simplex_active_set(
+            Hs, Bt, Zt, steps, converged, _ACTIVE_SET_KKT_TOL, _ACTIVE_SET_PIVOT_TOL, 4 * m + 20
+        )
+    n_iter = int(steps.max())
+    rest = np.flatnonzero(~converged)
+    if rest.size:
+        Z_rest, fista_iter = simplex_qp(
+            Hs, Bt[rest].T, Z0=Zt[rest].T, max_iter=max_iter, tol=tol, n_threads=threads
+        )
+        Zt[rest] = Z_rest.T
+        n_iter = max(n_iter, fista_iter)
+    return np.ascontiguousarray(Zt.T), n_iter, int(rest.size)
 
 
 def _row_qp_values(Zt, Hs, Bt):
@@ -653,7 +744,7 @@ def spectral_rotation(
 
 
 @with_single_threaded_pools
-def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
+def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100, minibatch=None):
     """Anchors as k-means centres of the rows of ``X``.
 
     scikit-learn's :class:`~sklearn.cluster.KMeans` (Lloyd, k-means++
@@ -669,6 +760,10 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
     random_state : int or RandomState instance
     n_init : int, default=1
     max_iter : int, default=100
+    minibatch : bool or None, default=None
+        Force MiniBatchKMeans (True) or KMeans (False); None chooses by the
+        number of samples, as above (a block path whose rows are a sample of
+        a larger data set passes the choice of the full data set).
 
     Returns
     -------
@@ -677,7 +772,9 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100):
     X = np.asarray(X)
     if not isinstance(n_anchors, numbers.Integral) or not 1 <= n_anchors <= X.shape[0]:
         raise ValueError(f"n_anchors={n_anchors!r} must be an int in [1, {X.shape[0]}]")
-    if X.shape[0] > MINIBATCH_THRESHOLD:
+    if minibatch is None:
+        minibatch = X.shape[0] > MINIBATCH_THRESHOLD
+    if minibatch:
         model = MiniBatchKMeans(
             n_clusters=n_anchors,
             n_init=n_init,

@@ -10,7 +10,11 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
-from mvlearn_ext.cluster._common import anchor_spectral_embedding, kmeans_anchors, simplex_qp
+from mvlearn_ext.cluster._common import (
+    anchor_spectral_embedding,
+    kmeans_anchors,
+    simplex_qp_active_set,
+)
 from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
 
 __all__ = ["LMVSC"]
@@ -19,18 +23,20 @@ __all__ = ["LMVSC"]
 _ANCHOR_MAX_ITER = 100
 
 
-def _view_graph(X, anchors, alpha, *, Z0=None, max_iter, tol, n_threads):
+def _view_graph(X, anchors, alpha, *, max_iter, tol, n_threads):
     """The LMVSC graph of one view and its objective.
 
     Column ``i`` of ``Z`` (n_anchors x n_samples) solves
     ``min_z ||x_i - A^T z||^2 + alpha ||z||^2`` over the simplex, that is
     ``1/2 z^T H z - b_i^T z`` with ``H = A A^T + alpha I`` and
-    ``b_i = A x_i`` (``A`` holds the anchors as rows).
+    ``b_i = A x_i`` (``A`` holds the anchors as rows), exactly by the
+    active-set method of :func:`simplex_qp_active_set` (``max_iter`` and
+    ``tol`` bound its FISTA fallback).
     """
     H = anchors @ anchors.T
     H[np.diag_indices_from(H)] += alpha
     B = anchors @ X.T
-    Z, n_iter = simplex_qp(H, B, Z0=Z0, max_iter=max_iter, tol=tol, n_threads=n_threads)
+    Z, n_iter, _ = simplex_qp_active_set(H, B, max_iter=max_iter, tol=tol, n_threads=n_threads)
     # ||X - Z^T A||^2 + alpha ||Z||^2 = ||X||^2 - 2 <B, Z> + <H Z, Z>.
     objective = float(np.sum(X * X) - 2.0 * np.sum(B * Z) + np.sum((H @ Z) * Z))
     return Z, n_iter, objective
@@ -49,18 +55,23 @@ class LMVSC(EmbeddingClusterer):
     stacked, ``Z_bar = [Z_1; ...; Z_V] / sqrt(V)``; the embedding is the
     top ``n_clusters`` left singular vectors of ``Z_bar^T`` (no degree or
     row normalisation, as in the authors' code), clustered by k-means
-    (Kang et al., 2020). Cost O(n V m (m + d_v)) per pass of the QP solver
-    plus O(n V^2 m^2) for the embedding, and memory O(n V m): no n x n
-    matrix is formed.
+    (Kang et al., 2020). Cost O(n V m d_v) for the QPs' linear terms plus
+    O(m s) per active-set step of a sample that uses s anchors, plus
+    O(n V^2 m^2) for the embedding, and memory O(n V m): no n x n matrix is
+    formed.
 
     Differences from the reference MATLAB code (sckangz/LMVSC), each on
     purpose:
 
     * the per-sample QPs (Hessian ``2 (A_v^T A_v + alpha I)``, not a
-      multiple of the identity) are solved together by accelerated
-      projected gradient with simplex projections (FISTA with restart,
-      :func:`mvlearn_ext.cluster._common.simplex_qp`) to the tolerance
-      ``tol``, instead of one interior-point ``quadprog`` call per sample;
+      multiple of the identity) are solved exactly (to rounding, by their
+      KKT conditions) by a primal active-set method that starts at the best
+      anchor and adds or drops one anchor per step
+      (:func:`mvlearn_ext.cluster._common.simplex_qp_active_set`), instead
+      of one interior-point ``quadprog`` call per sample; the rare sample
+      whose working set is numerically singular (``alpha`` near 0 with
+      fewer features than anchors) is finished by accelerated projected
+      gradient (FISTA with restart) to the tolerance ``tol``;
     * features are standardised per view by default (``standardize``), as
       in the evaluation protocol of the spec; the reference code feeds the
       data as given;
@@ -87,10 +98,12 @@ class LMVSC(EmbeddingClusterer):
         Restarts of both k-means: the anchors of every view, and the final
         clustering of the embedding (the reference code uses 10 for both).
     max_iter : int, default=500
-        Maximum accelerated-gradient iterations of the graph QPs.
+        Maximum accelerated-gradient iterations of a graph QP handed to the
+        FISTA fallback (see above; the active-set method has no iteration
+        tolerance).
     tol : float, default=1e-6
-        Stopping tolerance of the QPs: the largest entry of the projected
-        gradient step.
+        Stopping tolerance of the FISTA fallback: the largest entry of the
+        projected gradient step.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means runs; converted once per ``fit``.
     n_jobs : int or None, default=None
@@ -135,7 +148,8 @@ class LMVSC(EmbeddingClusterer):
         The final value of each view's graph objective (LMVSC has no outer
         iterations, so there is no history across iterations).
     n_iter_ : int
-        The largest number of QP iterations over the views.
+        The largest number of QP steps of a sample over the views (active-set
+        steps, or FISTA iterations of a sample handed to the fallback).
     n_anchors_ : int
         The number of anchors per view actually used.
     kmeans_ : sklearn.cluster.KMeans

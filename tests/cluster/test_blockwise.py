@@ -265,3 +265,23 @@ def test_lmvsc_one_block_reproduces_the_in_memory_algorithm(views):
     other = _lmvsc(block_size=1024).fit(Xs)
     np.testing.assert_allclose(other.objective_, blocked.objective_, rtol=1e-9)
     assert clustering_accuracy(other.labels_, blocked.labels_) == 1.0
+
+
+def test_lmvsc_blocks_fit_minibatch_anchors_on_the_drawn_rows(views, monkeypatch):
+    """Above the anchor sample size, MiniBatchKMeans (the in-memory choice) on the sample."""
+    from mvlearn_ext.cluster import _lmvsc_blocks
+    from mvlearn_ext.cluster._common import kmeans_anchors
+
+    Xs, y = views
+    monkeypatch.setattr(_lmvsc_blocks, "ANCHOR_SAMPLE", 1000)
+    model = _lmvsc(block_size=CHUNK).fit(Xs)
+    assert clustering_accuracy(y, model.labels_) > 0.95
+    seed = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=2)[0]
+    rows = np.sort(np.random.RandomState(seed).choice(N, size=1000, replace=False))
+    for X, mean, scale, A in zip(
+        Xs, model.view_means_, model.view_scales_, model.anchors_, strict=True
+    ):
+        expected = kmeans_anchors(
+            (X[rows] - mean) / scale, 20, random_state=seed, n_init=3, minibatch=True
+        )
+        np.testing.assert_allclose(A, expected, rtol=1e-7, atol=1e-9)

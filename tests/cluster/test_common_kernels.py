@@ -18,6 +18,7 @@ from mvlearn_ext.cluster._common import (
     procrustes,
     sample_anchors,
     simplex_qp,
+    simplex_qp_active_set,
     simplex_qp_update,
     spectral_rotation,
     squared_view_weights,
@@ -224,6 +225,103 @@ def test_simplex_qp_columns_are_independent_and_warm_start_agrees():
     np.testing.assert_allclose(Z_warm, Z, atol=1e-8)
 
 
+# The exact (active-set) solver: KKT to rounding, a generic solver, limit cases.
+
+
+def _kkt_residual(H, B, Z):
+    """Largest violation of the simplex QP's KKT conditions, per column, relative.
+
+    With ``g = H z - b`` and ``mu = -min_j g_j``: ``g_j + mu >= 0`` holds by
+    construction, so the residual is the spread of ``g`` over the support
+    (it must be 0), plus any infeasibility.
+    """
+    G = H @ Z - B
+    spread = np.array(
+        [np.ptp(G[Z[:, i] > 0, i]) if (Z[:, i] > 0).any() else np.inf for i in range(Z.shape[1])]
+    )
+    scale = np.maximum(np.abs(B).max(axis=0), np.abs(H).max())
+    infeasible = np.abs(Z.sum(axis=0) - 1) + np.maximum(-Z.min(axis=0), 0)
+    return spread / scale + infeasible
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("alpha", [0.01, 1.0, 100.0])
+def test_simplex_qp_active_set_is_exact_and_matches_slsqp_and_fista(seed, alpha):
+    rng = np.random.default_rng(seed)
+    m, d, n = 12, 16, 200
+    A = rng.normal(size=(m, d))  # anchors as rows
+    X = A[rng.integers(m, size=n)] + rng.normal(scale=0.7, size=(n, d))
+    H = A @ A.T + alpha * np.eye(m)
+    B = A @ X.T
+    Z, n_iter, n_fallback = simplex_qp_active_set(H, B)
+    assert _on_simplex(Z) and n_fallback == 0 and n_iter >= 1
+    # KKT to rounding, with no iteration tolerance.
+    assert _kkt_residual(H, B, Z).max() < 1e-12
+    values = _qp_values(H, B, Z)
+    # Never above FISTA run to a tight tolerance, and within its accuracy.
+    Z_fista, _ = simplex_qp(H, B, max_iter=20000, tol=1e-12)
+    fista_values = _qp_values(H, B, Z_fista)
+    assert np.all(values <= fista_values + 1e-12 * np.abs(fista_values).max())
+    np.testing.assert_allclose(Z, Z_fista, atol=1e-8)
+    # An independent reference on every column: SLSQP.
+    for i in range(0, n, 5):
+        z_ref = _slsqp(H, B[:, i])
+        assert values[i] <= 0.5 * z_ref @ H @ z_ref - B[:, i] @ z_ref + 1e-10
+        np.testing.assert_allclose(Z[:, i], z_ref, atol=1e-5)
+
+
+def test_simplex_qp_active_set_limit_cases():
+    rng = np.random.default_rng(7)
+    m, d = 6, 10
+    A = rng.normal(size=(m, d))
+    # A sample equal to an anchor, alpha = 0: all its weight on that anchor.
+    Z, _, n_fallback = simplex_qp_active_set(A @ A.T, A @ A.T)
+    np.testing.assert_allclose(Z, np.eye(m), atol=1e-12)
+    assert n_fallback == 0
+    # alpha -> inf: the uniform point of the simplex (error O(1 / alpha)).
+    X = rng.normal(scale=3.0, size=(25, d))
+    Z, _, _ = simplex_qp_active_set(A @ A.T + 1e9 * np.eye(m), A @ X.T)
+    np.testing.assert_allclose(Z, 1.0 / m, atol=1e-7)
+    # H = c I: the Euclidean projection of b / c (closed form).
+    B = rng.normal(scale=5.0, size=(m, 30))
+    Z, _, _ = simplex_qp_active_set(2.5 * np.eye(m), B)
+    Z_proj, _ = simplex_qp(2.5 * np.eye(m), B, tol=1e-12)
+    np.testing.assert_allclose(Z, Z_proj, atol=1e-12)
+    # One anchor; no columns.
+    np.testing.assert_array_equal(simplex_qp_active_set([[2.0]], [[1.0, -3.0]])[0], [[1.0, 1.0]])
+    assert simplex_qp_active_set(np.eye(3), np.empty((3, 0)))[0].shape == (3, 0)
+
+
+def test_simplex_qp_active_set_falls_back_to_fista_on_a_singular_hessian():
+    rng = np.random.default_rng(8)
+    m, d, n = 10, 3, 60  # alpha = 0 and fewer features than anchors: H has rank 3
+    A = rng.normal(size=(m, d))
+    B = A @ rng.normal(scale=2.0, size=(d, n))
+    H = A @ A.T
+    Z, _, n_fallback = simplex_qp_active_set(H, B, max_iter=20000, tol=1e-12)
+    assert n_fallback > 0 and _on_simplex(Z)
+    for i in range(0, n, 6):
+        z_ref = _slsqp(H, B[:, i])
+        assert _qp_values(H, B[:, [i]], Z[:, [i]])[0] <= (
+            0.5 * z_ref @ H @ z_ref - B[:, i] @ z_ref + 1e-9
+        )
+    # H = 0: every column is handed over and goes to its largest coefficient.
+    Z, _, n_fallback = simplex_qp_active_set(np.zeros((m, m)), B)
+    np.testing.assert_array_equal(Z.argmax(axis=0), B.argmax(axis=0))
+    assert n_fallback == n
+
+
+def test_simplex_qp_active_set_columns_are_independent_bits():
+    rng = np.random.default_rng(9)
+    A = rng.normal(size=(15, 20))
+    H = A @ A.T + np.eye(15)
+    B = A @ rng.normal(size=(20, 3000))
+    Z, _, _ = simplex_qp_active_set(H, B, n_threads=1)
+    part, _, _ = simplex_qp_active_set(H, B[:, 100:107], n_threads=1)
+    np.testing.assert_array_equal(part, Z[:, 100:107])
+    np.testing.assert_array_equal(simplex_qp_active_set(H, B, n_threads=2)[0], Z)
+
+
 def _qp_values(H, B, Z):
     return 0.5 * np.einsum("in,in->n", H @ Z, Z) - np.einsum("in,in->n", B, Z)
 
@@ -418,6 +516,10 @@ def test_kmeans_anchors_are_the_kmeans_centres(monkeypatch):
     monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 100)
     mini = kmeans_anchors(X, 7, random_state=0)
     assert mini.shape == (7, 3) and not np.allclose(mini, anchors)
+    # The choice can be forced either way (a block path passes its full data's size).
+    np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=False), anchors)
+    monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 50_000)
+    np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=True), mini)
     with pytest.raises(ValueError, match="n_anchors"):
         kmeans_anchors(X, 201, random_state=0)
 

@@ -36,9 +36,11 @@ anchor, :func:`column_thresholds`, exact from the blocks' largest values), then 
 anchors share a sample (:func:`number_components`). The graph is never stored: the
 sample half of the spectral state (``U`` and ``D_1^{-1/2}``, ``n x (k + 1)``) is kept in
 the calling process, one array per block, and each pass recomputes a block's rows of
-``B`` and of the graph from it. A pass of the search reads the views twice; an outer
-iteration adds one read for the first thresholds and one for the components, the view
-losses and ``X_v Z^T``.
+the graph from it and from the block's rows of ``B``. On dask ``B`` is computed once
+per outer iteration and persisted (on the workers of a cluster); on the NumPy block
+path it is recomputed from the views in every pass. A pass of the search goes twice
+over the blocks; an outer iteration adds one pass for the first thresholds and one
+over the views for the components, the view losses and ``X_v Z^T``.
 
 What differs from the in-memory fit, because that one holds every row at once:
 
@@ -455,10 +457,55 @@ _HALF = np.sqrt(2.0) / 2.0
 
 
 def _eomsc_linear(p, views):
-    """Standardised views and ``B = sum_v alpha_v^2 X_v W_v A`` (n_b x m) of one block."""
+    """Standardised views and ``B = sum_v alpha_v^2 X_v W_v A`` (n_b x m) of one block.
+
+    When ``p["cached"]``, the block's only view is ``B`` itself (see
+    :func:`_linear_blocks`) and no views are returned.
+    """
+    if p.get("cached"):
+        return None, views[0]
     X = _scaled(views, p["means"], p["scales"])
     B = sum(w * (Xv @ (Wv @ p["A"])) for w, Xv, Wv in zip(p["a2"], X, p["W"], strict=True))
     return X, B
+
+
+def _eomsc_linear_task(p, _, *views):
+    with single_threaded_pools():
+        return _eomsc_linear(p, views)[1]
+
+
+def _linear_blocks(blocks, core):
+    """The blocks of ``B`` for the passes of the ``lambda`` search.
+
+    On dask (zarr, dask arrays, memmaps with dask installed) ``B`` (``n x m``
+    float64) is computed once per outer iteration and persisted: on the workers of
+    a ``dask.distributed`` client, else in this process; the passes then read it
+    instead of the views. Otherwise every pass recomputes a block's ``B`` from its
+    views, so that nothing of size ``n x m`` is held. Each block's ``B`` is the same
+    function of the same rows either way, so the fit is the same bits.
+    """
+    if not blocks.uses_dask:
+        return blocks, core
+    import dask
+    import dask.array as da
+
+    from mvlearn_ext.cluster._blockwise import _active_client
+
+    m = core["A"].shape[1]
+    parts = [X.to_delayed().ravel() for X in blocks.views]
+    shared = dask.delayed(core, pure=True)
+    task = dask.delayed(_eomsc_linear_task, pure=True)
+    B = da.concatenate(
+        [
+            da.from_delayed(
+                task(shared, None, *(p[b] for p in parts)), shape=(size, m), dtype=np.float64
+            )
+            for b, size in enumerate(blocks.row_chunks)
+        ]
+    )
+    client = _active_client()
+    B = client.persist(B) if client is not None else B.persist()
+    return RowBlocks([B]), dict(core, cached=True)
 
 
 def _eomsc_target(p, B, U, inv1):
@@ -641,10 +688,11 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
     """:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph` by row blocks.
 
     ``core`` holds the standardisation, ``W``, ``A``, ``alpha^2`` and ``scale``, from
-    which every block computes its rows of ``B``. The sample half of the state (``U``
+    which every block computes its rows of ``B`` (:func:`_linear_blocks`). The sample
+    half of the state (``U``
     and ``D_1^{-1/2}``, ``n x (c + 1)``) is kept here, one array per block, and the
     graph is never stored: a pass recomputes a block's rows of ``S`` from the state
-    of the previous pass. Each pass of the ``lambda`` search reads the views twice:
+    of the previous pass. Each pass of the ``lambda`` search goes twice over the blocks:
     once for the anchors' degrees and ``S_1^T S_1`` (sums over blocks, folded in block
     order), once for the new state and the candidates of the next column thresholds
     (:func:`column_thresholds`). A last pass returns the embedding, the connected
@@ -654,15 +702,16 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
     Returns ``(labels, U, graph_term, n_iter, lam, losses, XZt)``.
     """
     states = _initial_states(blocks, m, c)
-    params = dict(core, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
-    tau, has_support = _thresholds(blocks, params, states, verbose, f"{desc}, start")
+    linear, cached = _linear_blocks(blocks, core)
+    params = dict(cached, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
+    tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, start")
     lam = float(reg_init)
     n_iter = 0
     while True:
         n_iter += 1
         current = dict(params, tau=tau, has_support=has_support)
         colsum, gram = None, None
-        for part_colsum, part_gram in blocks.map(
+        for part_colsum, part_gram in linear.map(
             _eomsc_sums_task, current, states, progress=verbose, desc=f"{desc}, pass {n_iter}"
         ):
             colsum = _fold_sum(colsum, part_colsum)
@@ -676,12 +725,13 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
             lam /= 2.0
         else:
             settled = True
-        step = dict(core, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current, V_raw=V_raw, top=top)
+        step = dict(cached, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current, V_raw=V_raw)
+        step["top"] = top
         if settled or n_iter >= max_iter:
             break
         new_states = []
         parts = []
-        for state, candidates in blocks.map(
+        for state, candidates in linear.map(
             _eomsc_advance_task, dict(step, size=COLUMN_CANDIDATES), states,
             progress=verbose, desc=f"{desc}, pass {n_iter} state",
         ):  # fmt: skip
@@ -691,7 +741,9 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
         params = {key: value for key, value in step.items() if key != "prev"}
         tau, has_support, unsettled = column_thresholds(parts, COLUMN_CANDIDATES)
         if unsettled.any():
-            tau, has_support = _thresholds(blocks, params, states, verbose, f"{desc}, more")
+            tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, more")
+    del linear  # releases a persisted B
+    step = dict(step, cached=False, prev=dict(step["prev"], cached=False))
     Us, firsts, together, uu, usv, losses, XZt = [], [], None, 0.0, 0.0, None, None
     for part in blocks.map(
         _eomsc_finish_task, step, states, progress=verbose, desc=f"{desc}, components"

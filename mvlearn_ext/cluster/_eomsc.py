@@ -322,8 +322,11 @@ class EOMSCCA(MultiViewClusterMixin, BaseEstimator):
         anchor's column projection gets its threshold from the blocks' largest
         values (exactly the in-memory threshold), and the components come from
         which anchors share a sample, so the graph is never held; the calling
-        process keeps ``n x (n_clusters + 1)`` floats of the spectral state, and
-        every pass of the ``lambda`` search reads the views twice. With the same
+        process keeps ``n x (n_clusters + 1)`` floats of the spectral state. On
+        dask the linear term ``B`` (``n x n_anchors``) is kept by the scheduler
+        (on the workers of a cluster) for an outer iteration; on NumPy views with
+        ``block_size``, every pass of the ``lambda`` search recomputes it from the
+        views. With the same
         blocks the labels are the same in memory, on disk and on a
         ``dask.distributed`` cluster; ``anchor_graph_`` is then None, and for dask
         views ``labels_`` is a dask array.

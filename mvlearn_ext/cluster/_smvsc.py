@@ -120,13 +120,19 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass, *, stacklevel=3):
             f"SMVSC(n_clusters={k}, n_anchors={2 * k}, reg_lambda=0) (this objective "
             "with more anchors)"
         )
+    cause, other = "", ""
+    if est.init == "first":
+        other = ", init='kmeans' (in memory), or shuffle the samples"
+        if n_empty:
+            cause = (
+                f"With init='first' (the authors' start on the first {m} samples, which "
+                "depends on the order of the samples) an anchor that loses its samples gets "
+                "no pull back from the data. "
+            )
     warnings.warn(
         f"{name}: the learned anchor graph separates only {n_distinct} groups of samples "
         f"({n_empty} of its {m} anchors ended with no sample), fewer than "
-        f"n_clusters={k}, so labels_ merge clusters. With init='first' (the authors' "
-        f"start on the first {m} samples, which depends on the order of the samples) an "
-        "anchor that loses its samples gets no pull back from the data. Use "
-        f"{advice}, init='kmeans' (in memory), or shuffle the samples",
+        f"n_clusters={k}, so labels_ merge clusters. {cause}Use {advice}{other}",
         ConvergenceWarning,
         stacklevel=stacklevel,
     )
@@ -569,7 +575,7 @@ class SMVSC(MultiViewClusterMixin, BaseEstimator):
     ``m`` samples; if they miss some clusters, an anchor can lose all its
     samples in a Z step, and then gets no pull back from the data (its column
     of ``X_v Z^T`` is zero). When the fitted graph separates fewer than
-    ``n_clusters`` groups, ``fit`` raises a ``ConvergenceWarning`` that names
+    ``n_clusters`` groups, ``fit`` emits a ``ConvergenceWarning`` that names
     the empty anchors and the advice (more anchors, ``init="kmeans"``, or
     shuffled samples), and ``labels_`` then merge clusters, as the authors'
     code would. On 10^5 samples of 10 blobs whose first 10 samples hold 7 of

@@ -27,21 +27,28 @@ previous graph, so the graph (``m x n`` float64) is kept, one array per block, i
 calling process, and sent with its block on every pass. A fit reads the data
 ``n_iter_ + 2`` times.
 
-**EOMSC-CA** (:func:`fit_eomscca_blocks`). The views are read by blocks (two passes
-per iteration: the linear term ``B = sum_v alpha_v^2 X_v^T W_v A`` of the graph step,
-then the view losses and ``X_v Z^T`` of the new graph), but the graph step itself,
-:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph`, runs in the calling
-process on the ``n x m`` matrix ``B``: it projects every anchor's *column* onto the
-simplex over all ``n`` samples and takes the connected components of the whole
-bipartite graph, at every pass of its ``lambda`` search. It is the in-memory code, so
-the labels are its labels; the memory it needs is ``O(n m)`` (a few ``n x m`` float64
-arrays) instead of ``O(n (m + sum_v d_v))``.
+**EOMSC-CA** (:func:`fit_eomscca_blocks`). The graph step
+(:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph`) runs by blocks too
+(:func:`block_bipartite_graph`): each pass of its ``lambda`` search projects every
+sample's row (local) and every anchor's column over all ``n`` samples (one threshold per
+anchor, :func:`column_thresholds`, exact from the blocks' largest values), then an
+``m x m`` eigenproblem of sums over blocks; the connected components come from which
+anchors share a sample (:func:`number_components`). The graph is never stored: the
+sample half of the spectral state (``U`` and ``D_1^{-1/2}``, ``n x (k + 1)``) is kept in
+the calling process, one array per block, and each pass recomputes a block's rows of
+the graph from it and from the block's rows of ``B``. On dask ``B`` is computed once
+per outer iteration and persisted (on the workers of a cluster); on the NumPy block
+path it is recomputed from the views in every pass. A pass of the search goes twice
+over the blocks; an outer iteration adds one pass for the first thresholds and one
+over the views for the components, the view losses and ``X_v Z^T``.
 
 What differs from the in-memory fit, because that one holds every row at once:
 
 * the ``mapstd`` statistics (mean, ``ddof=1`` standard deviation) are merged block by
   block (Chan, Golub & LeVeque), and every sum over rows is a sum of block sums: the
   results equal the in-memory ones to rounding;
+* EOMSC-CA: the degrees and ``S_1^T S_1`` are sums of block sums (the column
+  thresholds are the in-memory bits); ``anchor_graph_`` is None, ``embedding_`` is kept;
 * SMVSC/FPMVS-CAG: the embedding's projection comes from the eigenvectors of ``Z Z^T``
   instead of an SVD of ``Z^T`` (the same subspace, to rounding), and the final k-means is
   fitted on the embedding of at most 100000 random rows (all rows below that), then
@@ -52,6 +59,7 @@ What differs from the in-memory fit, because that one holds every row at once:
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -70,6 +78,13 @@ from mvlearn_ext.cluster._blockwise import (
     statistics_pass,
 )
 from mvlearn_ext.cluster._common import procrustes
+from mvlearn_ext.cluster._eomsc import (
+    _GRAPH_TERM_WEIGHT,
+    _UNIT_EIGENVALUE_TOL,
+    _inverse_sqrt_degrees,
+    project_simplex_masked,
+    top_eigenpairs_of_gram,
+)
 from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
@@ -80,6 +95,7 @@ from mvlearn_ext.cluster._smvsc import (
     code_z_step,
     residual_losses,
     solve_z,
+    warn_degenerate_graph,
     z_problem,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -245,19 +261,18 @@ def fit_smvsc_blocks(est, Xs):
     params = dict(base, W=W, A=A, alpha=z_alpha, scale=float(np.sum(z_alpha**2)) + lam)
     params["projection"] = projection
     F = _normalize_rows(sample @ projection)
+    n_distinct = k
     if np.unique(F, axis=0).shape[0] < k:
         if est.variant == "code":
             n_distinct = _count_distinct(blocks, params, k)
         else:
             n_distinct = np.unique(_normalize_rows(np.hstack(graphs).T @ projection), axis=0)
             n_distinct = n_distinct.shape[0]
+    with warnings.catch_warnings():
         if n_distinct < k:
-            raise ValueError(
-                f"n_clusters={k} is more than the {n_distinct} distinct rows "
-                "of the learned embedding: the anchor graph cannot separate that many "
-                "clusters. Lower n_clusters or use more anchors (n_anchors)"
-            )
-    kmeans = KMeans(n_clusters=k, n_init=est.n_init, random_state=kmeans_seed).fit(F)
+            warn_degenerate_graph(est, n_distinct, np.diag(gram), stacklevel=6)
+            warnings.filterwarnings("ignore", "Number of distinct clusters")
+        kmeans = KMeans(n_clusters=k, n_init=est.n_init, random_state=kmeans_seed).fit(F)
     params["kmeans"] = kmeans
     if est.variant == "code":
         labels = np.concatenate(
@@ -418,20 +433,315 @@ def predict_smvsc_blocks(est, Xs):
 
 # --------------------------------------------------------------------------- EOMSC-CA
 
+#: Largest values of every anchor column that each block sends for the column thresholds
+#: (more are asked for, in a new pass, for a column whose threshold they do not settle).
+COLUMN_CANDIDATES = 128
+_HALF = np.sqrt(2.0) / 2.0
+
+
+def _eomsc_linear(p, views):
+    """Standardised views and ``B = sum_v alpha_v^2 X_v W_v A`` (n_b x m) of one block.
+
+    When ``p["cached"]``, the block's only view is ``B`` itself (see
+    :func:`_linear_blocks`) and no views are returned.
+    """
+    if p.get("cached"):
+        return None, views[0]
+    X = apply_view_scaling(views, p["means"], p["scales"])
+    B = sum(w * (Xv @ (Wv @ p["A"])) for w, Xv, Wv in zip(p["a2"], X, p["W"], strict=True))
+    return X, B
+
 
 def _eomsc_linear_task(p, _, *views):
-    """``B`` rows of one block: ``sum_v alpha_v^2 X_v W_v A`` (n_b x m)."""
     with single_threaded_pools():
-        X = apply_view_scaling(views, p["means"], p["scales"])
-        return sum(w * (Xv @ (Wv @ p["A"])) for w, Xv, Wv in zip(p["a2"], X, p["W"], strict=True))
+        return _eomsc_linear(p, views)[1]
 
 
-def _eomsc_loss_task(p, S, *views):
-    """View losses and ``X_v Z^T`` of one block's rows ``S`` (n_b x m) of the graph."""
+def _linear_blocks(blocks, core):
+    """The blocks of ``B`` for the passes of the ``lambda`` search.
+
+    On dask (zarr, dask arrays, memmaps with dask installed) ``B`` (``n x m``
+    float64) is computed once per outer iteration and persisted: on the workers of
+    a ``dask.distributed`` client, else in this process; the passes then read it
+    instead of the views. Otherwise every pass recomputes a block's ``B`` from its
+    views, so that nothing of size ``n x m`` is held. Each block's ``B`` is the same
+    function of the same rows either way, so the fit is the same bits.
+    """
+    if not blocks.uses_dask:
+        return blocks, core
+    import dask
+    import dask.array as da
+
+    from mvlearn_ext.cluster._blockwise import _active_client
+
+    m = core["A"].shape[1]
+    parts = [X.to_delayed().ravel() for X in blocks.views]
+    shared = dask.delayed(core, pure=True)
+    task = dask.delayed(_eomsc_linear_task, pure=True)
+    B = da.concatenate(
+        [
+            da.from_delayed(
+                task(shared, None, *(p[b] for p in parts)), shape=(size, m), dtype=np.float64
+            )
+            for b, size in enumerate(blocks.row_chunks)
+        ]
+    )
+    client = _active_client()
+    B = client.persist(B) if client is not None else B.persist()
+    return RowBlocks([B]), dict(core, cached=True)
+
+
+def _eomsc_target(p, B, U, inv1):
+    """``(B - lambda/2 d) / scale`` of one block's rows from their state ``(U, inv1)``.
+
+    The expression of :func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph`,
+    row by row: ``p`` holds the anchors' half ``V``, ``D_2^{-1/2}`` and ``lambda``.
+    """
+    inv2 = p["inv2"]
+    U1, V1 = inv1[:, None] * U, inv2[:, None] * p["V"]
+    dist = np.sum(U1 * U1, axis=1)[:, None] + np.sum(V1 * V1, axis=1)[None, :] - 2.0 * U1 @ V1.T
+    dist = np.maximum(dist, 0.0)
+    dist[~(inv1 > 0)] = 0.0
+    dist[:, ~(inv2 > 0)] = 0.0
+    return (B - 0.5 * p["lam"] * dist) / p["scale"]
+
+
+def _column_candidates(target, support, size):
+    """The ``size`` largest supported values of every column (unsorted) and their counts."""
+    with np.errstate(invalid="ignore"):
+        masked = np.where(support, target, -np.inf)
+    n_b = masked.shape[0]
+    if n_b > size:
+        masked = np.partition(masked, n_b - size, axis=0)[n_b - size :]
+    return masked, support.sum(axis=0)
+
+
+def column_thresholds(parts, size):
+    """The thresholds of the column projections from the blocks' candidates.
+
+    ``parts`` holds ``(candidates, counts)`` of every block (:func:`_column_candidates`
+    with ``size``). Every value among a column's global ``size`` largest is among its
+    block's ``size`` largest, so the candidates sorted in decreasing order start with the
+    column's global ``size`` largest values, in the order of the in-memory sort: the
+    cumulative sums and the thresholds ``t_k = (sum_{l <= k} u_l - 1) / k`` of the
+    sort-based rule (:func:`~mvlearn_ext.cluster._eomsc.project_simplex_masked`) are
+    the in-memory ones, bit for bit, as far as they go. The threshold is ``t_K`` with
+    ``K`` the last ``k`` where ``u_k > t_k``; it is settled unless every one of the
+    ``size`` values is active while the column holds more.
+
+    Returns ``(tau, has_support, unsettled)``, per column.
+    """
+    candidates = np.vstack([c for c, _ in parts])
+    counts = sum(n for _, n in parts)
+    u = -np.sort(-candidates, axis=0)[:size]
+    length, m = u.shape
+    with np.errstate(invalid="ignore"):
+        t = (np.cumsum(u, axis=0) - 1.0) / np.arange(1, length + 1)[:, None]
+        active = (u - t) > 0.0
+    has_support = active[0]
+    last = length - 1 - np.argmax(active[::-1], axis=0)
+    tau = t[last, np.arange(m)]
+    tau[~has_support] = 0.0
+    unsettled = has_support & (last == length - 1) & (counts > length)
+    return tau, has_support, unsettled
+
+
+def _eomsc_graph(p, target, support):
+    """One block's rows of ``S``: the mean of the row and column projections.
+
+    The rows are projected here; the columns with the global thresholds ``p["tau"]``
+    (:func:`column_thresholds`), which gives the in-memory values.
+    """
+    S_rows = project_simplex_masked(target, support)
+    with np.errstate(invalid="ignore"):
+        S_cols = np.maximum(np.where(support, target, -np.inf) - p["tau"][None, :], 0.0)
+    S_cols[:, ~p["has_support"]] = 0.0
+    return 0.5 * (S_rows + S_cols)
+
+
+def _eomsc_step(p, state, B):
+    """``S`` of one block from its state and the new ``U`` and ``D_1^{-1/2}`` of its rows."""
+    prev = p["prev"]
+    support = B > 0
+    S = _eomsc_graph(prev, _eomsc_target(prev, B, *state), support)
+    inv1, _ = _inverse_sqrt_degrees(S.sum(axis=1))
+    S1 = inv1[:, None] * S * p["inv2"][None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        U = (S1 @ p["V_raw"]) / np.sqrt(p["top"])[None, :]
+    return S, S1, _HALF * U, inv1, support
+
+
+def _eomsc_candidates_task(p, state, *views):
+    """Column candidates of one block for the next projection (its rows' state given)."""
     with single_threaded_pools():
-        X = apply_view_scaling(views, p["means"], p["scales"])
+        _, B = _eomsc_linear(p, views)
+        return _column_candidates(_eomsc_target(p, B, *state), B > 0, p["size"])
+
+
+def _eomsc_sums_task(p, state, *views):
+    """Degrees of the anchors and ``S^T D_1^{-1} S`` over one block's rows of ``S``."""
+    with single_threaded_pools():
+        _, B = _eomsc_linear(p, views)
+        S = _eomsc_graph(p, _eomsc_target(p, B, *state), B > 0)
+        inv1, _ = _inverse_sqrt_degrees(S.sum(axis=1))
+        S1 = inv1[:, None] * S
+        return S.sum(axis=0), S1.T @ S1
+
+
+def _eomsc_advance_task(p, state, *views):
+    """The new state of one block's rows and their candidates for the next projection."""
+    with single_threaded_pools():
+        _, B = _eomsc_linear(p, views)
+        _, _, U, inv1, support = _eomsc_step(p, state, B)
+        return (U, inv1), _column_candidates(_eomsc_target(p, B, U, inv1), support, p["size"])
+
+
+def _eomsc_finish_task(p, state, *views):
+    """The last graph's rows: embedding, edges, graph term, view losses and ``X_v Z^T``."""
+    with single_threaded_pools():
+        X, B = _eomsc_linear(p, views)
+        S, S1, U, _, _ = _eomsc_step(p, state, B)
+        edges = S > 0
+        linked = edges.any(axis=1)
+        first = np.where(linked, np.argmax(edges, axis=1), -1)
+        E = edges.astype(np.float64)
         Z = np.ascontiguousarray(S.T)
-        return residual_losses(X, p["W"], p["A"], Z), [(Z @ Xv).T for Xv in X]
+        return dict(
+            U=U,
+            first=first,
+            together=(E.T @ E) > 0,
+            uu=float(np.sum(U * U)),
+            usv=float(np.sum(U * (S1 @ p["V"]))),
+            losses=residual_losses(X, p["W"], p["A"], Z),
+            XZt=[(Z @ Xv).T for Xv in X],
+        )
+
+
+def _initial_states(blocks, m, c):
+    """Every block's rows of the one-hot start: ``U`` and ``D_1^{-1/2}`` of ``G_0``."""
+    states = []
+    eye = np.eye(m, c)
+    for b in range(blocks.n_blocks):
+        lo, hi = int(blocks.bounds[b]), int(blocks.bounds[b + 1])
+        U, inv1 = np.zeros((hi - lo, c)), np.zeros(hi - lo)
+        top = min(hi, m)
+        if top > lo:
+            U[: top - lo] = _HALF * eye[lo:top]
+            inv1[: top - lo] = 1.0
+        states.append((U, inv1))
+    return states
+
+
+def _thresholds(blocks, params, states, verbose, desc):
+    """Column thresholds of the next projection, asking for more candidates when needed."""
+    size = COLUMN_CANDIDATES
+    while True:
+        parts = list(
+            blocks.map(
+                _eomsc_candidates_task, dict(params, size=size), states, progress=verbose,
+                desc=desc,
+            )
+        )  # fmt: skip
+        tau, has_support, unsettled = column_thresholds(parts, size)
+        if not unsettled.any():
+            return tau, has_support
+        size *= 8
+
+
+def number_components(first, together):
+    """Labels of the samples by connected component, numbered in order of first sample.
+
+    ``first`` holds, for every sample, one anchor it is linked to (-1 if none: the
+    sample is a component of its own); ``together`` (m x m, boolean) tells which anchors
+    share a sample. Two samples are in one component when their anchors are connected.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    _, anchor_component = connected_components(sp.csr_matrix(together), directed=False)
+    m = together.shape[0]
+    keys = np.where(first >= 0, anchor_component[np.maximum(first, 0)], m + np.arange(len(first)))
+    _, first_index, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(len(first_index), dtype=np.intp)
+    rank[np.argsort(first_index, kind="stable")] = np.arange(len(first_index))
+    return rank[inverse]
+
+
+def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, desc):
+    """:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph` by row blocks.
+
+    ``core`` holds the standardisation, ``W``, ``A``, ``alpha^2`` and ``scale``, from
+    which every block computes its rows of ``B`` (:func:`_linear_blocks`). The sample
+    half of the state (``U``
+    and ``D_1^{-1/2}``, ``n x (c + 1)``) is kept here, one array per block, and the
+    graph is never stored: a pass recomputes a block's rows of ``S`` from the state
+    of the previous pass. Each pass of the ``lambda`` search goes twice over the blocks:
+    once for the anchors' degrees and ``S_1^T S_1`` (sums over blocks, folded in block
+    order), once for the new state and the candidates of the next column thresholds
+    (:func:`column_thresholds`). A last pass returns the embedding, the connected
+    components (which anchors share a sample, reduced by a logical or), the graph
+    term and the view losses and ``X_v Z^T`` of the final graph.
+
+    Returns ``(labels, U, graph_term, n_iter, lam, losses, XZt)``.
+    """
+    states = _initial_states(blocks, m, c)
+    linear, cached = _linear_blocks(blocks, core)
+    params = dict(cached, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
+    tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, start")
+    lam = float(reg_init)
+    n_iter = 0
+    while True:
+        n_iter += 1
+        current = dict(params, tau=tau, has_support=has_support)
+        colsum, gram = None, None
+        for part_colsum, part_gram in linear.map(
+            _eomsc_sums_task, current, states, progress=verbose, desc=f"{desc}, pass {n_iter}"
+        ):
+            colsum = _fold_sum(colsum, part_colsum)
+            gram = _fold_sum(gram, part_gram)
+        inv2, _ = _inverse_sqrt_degrees(colsum)
+        V_raw, top, eigenvalues = top_eigenpairs_of_gram(inv2[:, None] * gram * inv2[None, :], c)
+        settled = False
+        if np.sum(eigenvalues[:c]) < c - _UNIT_EIGENVALUE_TOL:
+            lam *= 2.0
+        elif m > c and np.sum(eigenvalues[: c + 1]) > c + 1 - _UNIT_EIGENVALUE_TOL:
+            lam /= 2.0
+        else:
+            settled = True
+        step = dict(cached, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current, V_raw=V_raw)
+        step["top"] = top
+        if settled or n_iter >= max_iter:
+            break
+        new_states = []
+        parts = []
+        for state, candidates in linear.map(
+            _eomsc_advance_task, dict(step, size=COLUMN_CANDIDATES), states,
+            progress=verbose, desc=f"{desc}, pass {n_iter} state",
+        ):  # fmt: skip
+            new_states.append(state)
+            parts.append(candidates)
+        states = new_states
+        params = {key: value for key, value in step.items() if key != "prev"}
+        tau, has_support, unsettled = column_thresholds(parts, COLUMN_CANDIDATES)
+        if unsettled.any():
+            tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, more")
+    del linear  # releases a persisted B
+    step = dict(step, cached=False, prev=dict(step["prev"], cached=False))
+    Us, firsts, together, uu, usv, losses, XZt = [], [], None, 0.0, 0.0, None, None
+    for part in blocks.map(
+        _eomsc_finish_task, step, states, progress=verbose, desc=f"{desc}, components"
+    ):
+        Us.append(part["U"])
+        firsts.append(part["first"])
+        together = part["together"] if together is None else together | part["together"]
+        uu += part["uu"]
+        usv += part["usv"]
+        losses = _fold_sum(losses, part["losses"])
+        XZt = _fold_list(XZt, part["XZt"])
+    V = step["V"]
+    graph_term = _GRAPH_TERM_WEIGHT * float(uu + np.sum(V * V) - usv)
+    labels = number_components(np.concatenate(firsts), together)
+    return labels, np.vstack(Us), graph_term, n_iter, lam, losses, XZt
 
 
 def fit_eomscca_blocks(est, Xs):
@@ -446,8 +756,6 @@ def fit_eomscca_blocks(est, Xs):
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from mvlearn_ext.cluster._eomsc import connected_bipartite_graph
-
     _refuse(est, "EOMSCCA")
     k = est.n_clusters
     blocks = open_blocks(est, Xs, min_views=2, name="EOMSCCA")
@@ -460,8 +768,6 @@ def fit_eomscca_blocks(est, Xs):
     start = time.perf_counter()
     first = _statistics(est, blocks, "EOMSCCA", m)
     base = dict(means=est.view_means_, scales=est.view_scales_)
-    G0 = np.zeros((n, m))
-    G0[np.arange(m), np.arange(m)] = 1.0
     XZt = [np.ascontiguousarray(X_v.T) for X_v in first]
     n_views = len(blocks.widths)
     W = [np.eye(width, d) for width in blocks.widths]
@@ -472,26 +778,11 @@ def fit_eomscca_blocks(est, Xs):
     for n_iter in range(1, est.max_iter + 1):
         W, A = _anchor_step(XZt, W, A, alpha)
         a2 = alpha**2
-        B = np.vstack(
-            list(
-                blocks.map(
-                    _eomsc_linear_task, dict(base, W=W, A=A, a2=a2), progress=verbose,
-                    desc=f"EOMSCCA iteration {n_iter}, graph",
-                )
-            )
+        core = dict(base, W=W, A=A, a2=a2, scale=float(np.sum(a2)))
+        labels, U, graph_term, n_inner, lam, losses, XZt = block_bipartite_graph(
+            blocks, core, m, k, reg_init=est.reg_init, max_iter=est.inner_max_iter,
+            verbose=verbose, desc=f"EOMSCCA iteration {n_iter}",
         )  # fmt: skip
-        labels, S, U, graph_term, n_inner, lam = connected_bipartite_graph(
-            B, G0, k, float(np.sum(a2)), reg_init=est.reg_init, max_iter=est.inner_max_iter
-        )
-        del B
-        rows = [S[blocks.bounds[b] : blocks.bounds[b + 1]] for b in range(blocks.n_blocks)]
-        losses, XZt = None, None
-        for part_losses, part_XZt in blocks.map(
-            _eomsc_loss_task, dict(base, W=W, A=A), rows, progress=verbose,
-            desc=f"EOMSCCA iteration {n_iter}, losses",
-        ):  # fmt: skip
-            losses = _fold_sum(losses, part_losses)
-            XZt = _fold_list(XZt, part_XZt)
         alpha = code_view_weights(losses, 1)
         history.append(float(np.sum(alpha**2 * losses)) + graph_term)
         inner.append(n_inner)
@@ -523,7 +814,7 @@ def fit_eomscca_blocks(est, Xs):
     est.projections_ = W
     est.consensus_anchors_ = A
     est.anchors_ = [(Wv @ A).T for Wv in W]
-    est.anchor_graph_ = np.ascontiguousarray(S.T)
+    est.anchor_graph_ = None
     est.embedding_ = U
     est.view_weights_ = alpha
     est.objective_ = np.asarray(history)

@@ -67,7 +67,11 @@ def _inverse_sqrt_degrees(degrees):
 
 def _top_eigenpairs(S1, c):
     """Top ``c`` eigenpairs of ``S1^T S1`` (m x m), decreasing, and all eigenvalues."""
-    S2 = S1.T @ S1
+    return top_eigenpairs_of_gram(S1.T @ S1, c)
+
+
+def top_eigenpairs_of_gram(S2, c):
+    """Top ``c`` eigenpairs of the Gram matrix ``S2 = S1^T S1``, and all eigenvalues."""
     S2 = np.maximum(S2, S2.T)  # symmetrised as in the authors' ``eig1``
     eigenvalues, vectors = np.linalg.eigh(S2)
     order = np.argsort(-eigenvalues, kind="stable")
@@ -310,19 +314,25 @@ class EOMSCCA(BaseClusterer):
         on its own for views given as dask arrays (their row chunks are the
         blocks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
         65536 if None), and for NumPy views when ``block_size`` is an int.
-        Only ``init="first"``. The graph step still runs in this process on
-        the ``n x m`` graph (its column projections and connected components
-        span all samples), so the memory is ``O(n m)`` instead of
-        ``O(n (m + sum_v d_v))``. With the same blocks the labels are the same
-        in memory, on disk and on a ``dask.distributed`` cluster; for dask
+        Only ``init="first"``. The graph step runs by blocks as well: each
+        anchor's column projection gets its threshold from the blocks' largest
+        values (exactly the in-memory threshold), and the components come from
+        which anchors share a sample, so the graph is never held; the calling
+        process keeps ``n x (n_clusters + 1)`` floats of the spectral state. On
+        dask the linear term ``B`` (``n x n_anchors``) is kept by the scheduler
+        (on the workers of a cluster) for an outer iteration; on NumPy views with
+        ``block_size``, every pass of the ``lambda`` search recomputes it from the
+        views. With the same
+        blocks the labels are the same in memory, on disk and on a
+        ``dask.distributed`` cluster; ``anchor_graph_`` is then None, and for dask
         views ``labels_`` is a dask array.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
         The connected component of each training sample.
-    anchor_graph_ : ndarray of shape (n_anchors_, n_samples)
-        ``Z``, nonnegative.
+    anchor_graph_ : ndarray of shape (n_anchors_, n_samples) or None
+        ``Z``, nonnegative (None on the block path).
     embedding_ : ndarray of shape (n_samples, n_clusters)
         The sample half ``U`` of the final spectral embedding.
     consensus_anchors_ : ndarray of shape (n_components_, n_anchors_)

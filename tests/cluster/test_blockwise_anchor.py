@@ -12,9 +12,14 @@ import sys
 import numpy as np
 import pytest
 
-from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, SMVSC
-from mvlearn_ext.cluster._anchor_blocks import mapstd_from_moments
+from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, SMVSC, _anchor_blocks
+from mvlearn_ext.cluster._anchor_blocks import (
+    column_thresholds,
+    mapstd_from_moments,
+    number_components,
+)
 from mvlearn_ext.cluster._blockwise import merge_moments, moments_of_block
+from mvlearn_ext.cluster._eomsc import project_simplex_masked
 from mvlearn_ext.cluster._smvsc import mapstd_statistics
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy
@@ -137,12 +142,21 @@ def test_one_block_runs_the_in_memory_algorithm(name, views):
     np.testing.assert_allclose(
         blocked.consensus_anchors_, classic.consensus_anchors_, rtol=1e-6, atol=1e-9
     )
-    for P_b, P_c in zip(blocked.projections_, classic.projections_, strict=True):
+    for P_b, P_c in zip(blocked.anchors_, classic.anchors_, strict=True):
         np.testing.assert_allclose(P_b, P_c, rtol=1e-6, atol=1e-9)
+    if name != "EOMSCCA":  # there d = 8 exceeds every d_v: W_v (orthonormal rows) is not unique
+        for P_b, P_c in zip(blocked.projections_, classic.projections_, strict=True):
+            np.testing.assert_allclose(P_b, P_c, rtol=1e-6, atol=1e-9)
     assert clustering_accuracy(classic.labels_, blocked.labels_) == 1.0
     if name == "EOMSCCA":  # the components, numbered by first sample, are the same
         np.testing.assert_array_equal(blocked.labels_, classic.labels_)
-        np.testing.assert_allclose(blocked.anchor_graph_, classic.anchor_graph_, atol=1e-9)
+        np.testing.assert_array_equal(blocked.n_inner_iter_, classic.n_inner_iter_)
+        assert blocked.graph_reg_ == classic.graph_reg_
+        assert blocked.anchor_graph_ is None  # never stored on the block path
+        # The top eigenvalue 1 is repeated (one per component): U is a basis chosen by
+        # rounding, U U^T is not.
+        U_b, U_c = blocked.embedding_[:300], classic.embedding_[:300]
+        np.testing.assert_allclose(U_b @ U_b.T, U_c @ U_c.T, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", ["SMVSC", "EOMSCCA"])
@@ -263,3 +277,103 @@ def test_the_numpy_block_path_never_imports_dask():
         "assert 'dask' not in sys.modules and 'distributed' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _column_projection(target, support, tau, has_support):
+    with np.errstate(invalid="ignore"):
+        out = np.maximum(np.where(support, target, -np.inf) - tau[None, :], 0.0)
+    out[:, ~has_support] = 0.0
+    return out
+
+
+def test_column_thresholds_give_the_in_memory_projection_bit_for_bit():
+    """A column's threshold from per-block candidates is the sort-based rule's, exactly."""
+    rng = np.random.RandomState(0)
+    n, m = 1000, 7
+    target = rng.normal(size=(n, m)) * np.array([0.01, 0.1, 1, 3, 0.001, 1, 1])
+    support = rng.uniform(size=(n, m)) < 0.8
+    support[:, 5] = False  # no support: a zero column
+    support[:, 6] = False
+    support[[3, 500, 999], 6] = True  # fewer supported values than candidates
+    reference = project_simplex_masked(target.T, support.T).T
+    bounds = [0, 130, 131, 400, 777, 1000]  # uneven blocks, one of a single row
+    sizes_seen = set()
+    for size in (1, 2, 8, 64, 4096):
+        parts = [
+            _anchor_blocks._column_candidates(target[lo:hi], support[lo:hi], size)
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+        tau, has_support, unsettled = column_thresholds(parts, size)
+        assert not has_support[5] and has_support[6]
+        settled = ~unsettled
+        got = _column_projection(target, support, tau, has_support)
+        np.testing.assert_array_equal(got[:, settled], reference[:, settled])
+        sizes_seen.add(bool(unsettled.any()))
+    assert sizes_seen == {True, False}  # the small sizes leave columns to ask again
+    np.testing.assert_allclose(reference[:, :5].sum(axis=0), 1.0)
+
+
+def test_components_by_anchors_match_the_bipartite_graph():
+    """Samples joined through shared anchors: scipy's components of the whole graph."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.RandomState(1)
+    n, m = 300, 12
+    S = (rng.uniform(size=(n, m)) < 0.04) * rng.uniform(size=(n, m))
+    S[:, 3] = 0.0  # an anchor without samples
+    S[[0, 7, 150]] = 0.0  # samples without anchors: components of their own
+    adjacency = sp.bmat([[None, sp.csr_matrix(S)], [sp.csr_matrix(S.T), None]], format="csr")
+    _, components = connected_components(adjacency, directed=False)
+    _, expected = np.unique(components[:n], return_inverse=True)
+    together = None
+    firsts = []
+    for lo in range(0, n, 70):  # by blocks, as the block path does
+        edges = S[lo : lo + 70] > 0
+        firsts.append(np.where(edges.any(axis=1), np.argmax(edges, axis=1), -1))
+        E = edges.astype(float)
+        together = (E.T @ E > 0) if together is None else together | (E.T @ E > 0)
+    labels = number_components(np.concatenate(firsts), together)
+    np.testing.assert_array_equal(labels, expected)
+    assert labels[0] == 0 and len(np.unique(labels)) > 10
+
+
+def test_eomscca_graph_step_does_not_depend_on_the_candidates(views, references, monkeypatch):
+    """Two candidates per block force more passes; the thresholds and fit are the same bits."""
+    Xs, _ = views
+    monkeypatch.setattr(_anchor_blocks, "COLUMN_CANDIDATES", 2)
+    model = MODELS["EOMSCCA"](block_size=CHUNK).fit(Xs)
+    _same_fit(model, references["EOMSCCA"], "two candidates")
+    np.testing.assert_array_equal(model.embedding_, references["EOMSCCA"].embedding_)
+
+
+def _benchmark_head(n=1000):
+    """The first rows of ``benchmarks/bench_clustering_dask.py``'s data (10 blobs, std 4)."""
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(-10.0, 10.0, size=(3, 10, 64))
+    block_rng = np.random.default_rng([0, 0])
+    y = block_rng.integers(10, size=n)
+    Xs = [
+        centres[v][y].astype(np.float32)
+        + 4.0 * block_rng.standard_normal((n, 64), dtype=np.float32)
+        for v in range(3)
+    ]
+    return Xs, y
+
+
+@pytest.mark.parametrize("make", [FPMVSCAG, SMVSC])
+def test_an_anchor_left_empty_warns_with_advice(make):
+    """The authors' start on the first 10 samples (7 of the 10 blobs) leaves an anchor
+    empty: a fixed point of their algorithm. The fit warns, in memory and on blocks."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    Xs, y = _benchmark_head()
+    assert len(np.unique(y[:10])) == 7
+    advice = "n_anchors=20" if make is FPMVSCAG else "n_anchors=20 or 30"
+    for block_size in (None, 300):
+        with pytest.warns(ConvergenceWarning, match=r"separates only 9 groups") as record:
+            model = make(n_clusters=10, n_init=2, random_state=0, block_size=block_size).fit(Xs)
+        assert advice in str(record[0].message)
+        assert "1 of its 10 anchors ended with no sample" in str(record[0].message)
+        assert len(np.unique(model.labels_)) == 9
+        assert 0.85 < clustering_accuracy(y, model.labels_) < 0.95

@@ -11,7 +11,7 @@ moves when the lines above the statement it points at move.
 
 Run: ``PYTHONPATH=<checkout> python benchmarks/check_cluster_paths.py --json OUT``;
 ``python benchmarks/check_cluster_paths.py --compare A.json B.json`` lists the entries
-that differ (exit status 1 if any).
+that differ (exit status 1 if any), as ``check_cluster_parity.py --compare`` does.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import check_cluster_parity  # noqa: E402
 from check_cluster_parity import ATTRIBUTES, fingerprint  # noqa: E402
 
 from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, HAGMVC, LMVSC, SMVSC  # noqa: E402
@@ -109,22 +110,16 @@ def main(argv=None):
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"))
     args = parser.parse_args(argv)
     if args.compare:
-        a, b = (json.load(open(path)) for path in args.compare)
-        differ = []
-        for key in sorted(a.keys() | b.keys()):
-            for part in sorted(a.get(key, {}).keys() | b.get(key, {}).keys()):
-                if a.get(key, {}).get(part) != b.get(key, {}).get(part):
-                    differ.append(f"{key} {part}")
-        print(f"{len(a)} and {len(b)} cases, {len(differ)} entries differ")
-        for entry in differ:
-            print("  ", entry)
-        return 1 if differ else 0
+        return check_cluster_parity.main(["--compare", *args.compare])
     out = run()
     counts = {key: len(value["warnings"]) for key, value in out.items()}
     print(f"warnings per case: {counts}", file=sys.stderr)
     if args.json:
+        flat = {
+            f"{key}/{part}": value for key, parts in out.items() for part, value in parts.items()
+        }
         with open(args.json, "w") as f:
-            json.dump(out, f, indent=1, sort_keys=True)
+            json.dump(flat, f, indent=1, sort_keys=True)
     return 0
 
 

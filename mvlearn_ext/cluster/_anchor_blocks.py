@@ -96,6 +96,7 @@ from mvlearn_ext.cluster._smvsc import (
     iteration_done,
     residual_losses,
     solve_z,
+    start_model,
     store_anchor_model,
     store_smvsc_model,
     z_problem,
@@ -289,10 +290,7 @@ def fit_smvsc_blocks(est, Xs):
 
 def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
     """:func:`~mvlearn_ext.cluster._smvsc.authors_fit`, one pass over the blocks per iteration."""
-    W = [np.eye(width, d) for width in blocks.widths]
-    A = None
-    n_views = len(blocks.widths)
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model(blocks.widths, d)
     z_alpha = alpha
     history = []
     n_iter = 0
@@ -326,12 +324,10 @@ def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
     and ``||X_v||^2``; the Z step warm-starts each block's QP from its previous graph,
     so the graph (``m x n``) is kept, one array per block, in this process.
     """
-    n_views = len(blocks.widths)
     state = _State.__new__(_State)  # the sums stand for the views
     state.views = None
-    state.W = [np.eye(width, d) for width in blocks.widths]
+    state.W, _, state.alpha = start_model(blocks.widths, d)
     state.A = np.eye(d, m)
-    state.alpha = np.full(n_views, 1.0 / n_views)
     state.lam = lam
     state.ZZt = np.eye(m)  # Z_0 Z_0^T
     state.XZt = XZt
@@ -710,10 +706,7 @@ def fit_eomscca_blocks(est, Xs):
     first = _statistics(est, blocks, "EOMSCCA", m)
     base = dict(means=est.view_means_, scales=est.view_scales_)
     XZt = [np.ascontiguousarray(X_v.T) for X_v in first]
-    n_views = len(blocks.widths)
-    W = [np.eye(width, d) for width in blocks.widths]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model(blocks.widths, d)
     history, inner = [], []
     n_iter = 0
     for n_iter in range(1, est.max_iter + 1):

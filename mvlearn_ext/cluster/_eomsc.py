@@ -22,6 +22,7 @@ from mvlearn_ext.cluster._smvsc import (
     iteration_done,
     mapstd_statistics,
     residual_losses,
+    start_model,
     store_anchor_model,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -195,12 +196,9 @@ def eomsc_fit(
     iteration on when the relative change is below ``tol``.
     """
     d = n_components
-    n_views = len(views)
     G0 = np.ascontiguousarray(Z0.T)
     Z = Z0
-    W = [np.eye(X.shape[1], d) for X in views]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model([X.shape[1] for X in views], d)
     history, inner = [], []
     start = time.perf_counter()
     n_iter = 0

@@ -134,6 +134,16 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass, *, stacklevel=3):
     )
 
 
+def start_model(widths, d):
+    """``(W, A, alpha)`` at the start of the anchor solvers (both paths).
+
+    ``W_v = I_{d_v x d}`` for every view width ``d_v`` in ``widths``, ``A`` not
+    yet set (None) and uniform view weights.
+    """
+    n_views = len(widths)
+    return [np.eye(width, d) for width in widths], None, np.full(n_views, 1.0 / n_views)
+
+
 def anchor_step(XZt, W, A, alpha):
     """The ``W_v`` and ``A`` steps of the authors' codes from ``X_v Z^T`` (``d_v x m``).
 
@@ -276,12 +286,8 @@ def authors_fit(
     Returns ``(W, A, Z, alpha, z_alpha, history, n_iter)``, where
     ``z_alpha`` are the weights the last Z step used.
     """
-    d = n_components
-    n_views = len(views)
     Z = Z0
-    W = [np.eye(X.shape[1], d) for X in views]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model([X.shape[1] for X in views], n_components)
     history = []
     start = time.perf_counter()
     n_iter = 0
@@ -413,9 +419,8 @@ def smvsc_fit(views, *, Z0, n_components, lam, max_iter, tol, n_threads, log, ca
     to check that each block decreases the objective).
     """
     d, m = n_components, Z0.shape[0]
-    n_views = len(views)
-    W0 = [np.eye(X.shape[1], d) for X in views]
-    state = _State(views, W0, np.eye(d, m), Z0, np.full(n_views, 1.0 / n_views), lam)
+    W0, _, alpha0 = start_model([X.shape[1] for X in views], d)
+    state = _State(views, W0, np.eye(d, m), Z0, alpha0, lam)
     history = []
     start = time.perf_counter()
     n_iter = 0
@@ -756,30 +761,19 @@ class SMVSC(EmbeddingClusterer):
         m = min(m, n_samples)
         with single_threaded_pools():
             Z0 = initial_graph(views, m, self.init, init_seed)
+            settings = dict(
+                Z0=Z0, n_components=d, lam=lam, max_iter=self.max_iter, tol=self.tol,
+                n_threads=self.n_jobs, log=self._log,
+            )  # fmt: skip
             if self.variant == "code":
                 W, A, Z, alpha, z_alpha, history, n_iter = authors_fit(
                     views,
-                    Z0=Z0,
-                    n_components=d,
-                    lam=lam,
-                    max_iter=self.max_iter,
-                    tol=self.tol,
                     min_iter=self._code_min_iter,
                     weight_power=self._code_weight_power,
-                    n_threads=self.n_jobs,
-                    log=self._log,
+                    **settings,
                 )
             else:
-                state, history, n_iter = smvsc_fit(
-                    views,
-                    Z0=Z0,
-                    n_components=d,
-                    lam=lam,
-                    max_iter=self.max_iter,
-                    tol=self.tol,
-                    n_threads=self.n_jobs,
-                    log=self._log,
-                )
+                state, history, n_iter = smvsc_fit(views, **settings)
                 W, A, Z, alpha = state.W, state.A, state.Z, state.alpha
                 z_alpha = alpha
             F, sigma, P = anchor_spectral_embedding(

@@ -59,43 +59,46 @@ What differs from the in-memory fit, because that one holds every row at once:
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from mvlearn_ext.cluster._base import (
-    check_anchors_cover_clusters,
     draw_seeds,
+    labels_by_blocks,
     labels_like_input,
     open_blocks,
+    open_fitted_blocks,
     scaling_of_moments,
 )
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
-    is_dask_array,
-    map_labels,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import procrustes
 from mvlearn_ext.cluster._eomsc import (
     _GRAPH_TERM_WEIGHT,
-    _UNIT_EIGENVALUE_TOL,
     _inverse_sqrt_degrees,
+    _progress,
+    component_labels,
+    lambda_step,
     project_simplex_masked,
+    store_eomsc_model,
     top_eigenpairs_of_gram,
 )
 from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc import (
-    _OBJECTIVE_FLOOR,
     _normalize_rows,
     _State,
+    anchor_step,
     code_view_weights,
     code_z_step,
+    final_kmeans,
+    iteration_done,
     residual_losses,
     solve_z,
-    warn_degenerate_graph,
+    start_model,
+    store_anchor_model,
+    store_smvsc_model,
     z_problem,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -143,15 +146,6 @@ def _statistics(est, blocks, name, m):
     )
     scaling_of_moments(est, moments, blocks.views, mapstd_from_moments)
     return apply_view_scaling(picked, est.view_means_, est.view_scales_)
-
-
-def _anchor_step(XZt, W, A, alpha):
-    """The ``W_v`` and ``A`` steps of the authors' codes from ``X_v Z^T`` (``d_v x m``)."""
-    if A is not None:
-        W = [procrustes(P @ A.T) for P in XZt]
-    a2 = alpha**2
-    A = procrustes(sum(w * (Wv.T @ P) for w, Wv, P in zip(a2, W, XZt, strict=True)))
-    return W, A
 
 
 def _fold_sum(total, part):
@@ -268,11 +262,7 @@ def fit_smvsc_blocks(est, Xs):
         else:
             n_distinct = np.unique(_normalize_rows(np.hstack(graphs).T @ projection), axis=0)
             n_distinct = n_distinct.shape[0]
-    with warnings.catch_warnings():
-        if n_distinct < k:
-            warn_degenerate_graph(est, n_distinct, np.diag(gram), stacklevel=6)
-            warnings.filterwarnings("ignore", "Number of distinct clusters")
-        kmeans = KMeans(n_clusters=k, n_init=est.n_init, random_state=kmeans_seed).fit(F)
+    kmeans = final_kmeans(est, F, n_distinct, lambda: np.diag(gram), kmeans_seed, stacklevel=6)
     params["kmeans"] = kmeans
     if est.variant == "code":
         labels = np.concatenate(
@@ -288,18 +278,11 @@ def fit_smvsc_blocks(est, Xs):
         )
     est._log(f"embedding, k-means and labels done ({time.perf_counter() - start:.2f} s)")
 
-    est.n_anchors_, est.n_components_ = m, d
-    est.projections_ = W
-    est.consensus_anchors_ = A
-    est.anchors_ = [(Wv @ A).T for Wv in W]
-    est.anchor_graph_ = None
-    est.embedding_ = None
-    est.singular_values_ = sigma
-    est._projection = projection
-    est._z_step_weights = z_alpha
-    est.view_weights_ = alpha
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_iter)
+    store_anchor_model(est, m, d, W, A)
+    store_smvsc_model(
+        est, graph=None, embedding=None, sigma=sigma, projection=projection, z_alpha=z_alpha,
+        alpha=alpha, history=history, n_iter=n_iter,
+    )  # fmt: skip
     est.kmeans_ = kmeans
     est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
@@ -307,16 +290,13 @@ def fit_smvsc_blocks(est, Xs):
 
 def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
     """:func:`~mvlearn_ext.cluster._smvsc.authors_fit`, one pass over the blocks per iteration."""
-    W = [np.eye(width, d) for width in blocks.widths]
-    A = None
-    n_views = len(blocks.widths)
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model(blocks.widths, d)
     z_alpha = alpha
     history = []
     n_iter = 0
     local = blocks.local_rows(sample_rows)
     for n_iter in range(1, est.max_iter + 1):
-        W, A = _anchor_step(XZt, W, A, alpha)
+        W, A = anchor_step(XZt, W, A, alpha)
         z_alpha = alpha
         params = dict(base, W=W, A=A, scale=float(np.sum(alpha**2)) + lam)
         losses, XZt, sumsq, gram, sample = None, None, 0.0, None, []
@@ -331,16 +311,8 @@ def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
             sample.append(part["sample"])
         alpha = code_view_weights(losses, est._code_weight_power)
         history.append(float(np.sum(alpha**2 * losses) + lam * sumsq))
-        est._log(
-            f"iteration {n_iter}: objective {history[-1]:.8g} "
-            f"({time.perf_counter() - start:.2f} s)"
-        )
-        if history[-1] < _OBJECTIVE_FLOOR:
+        if iteration_done(est._log, n_iter, history, start, est.tol, min_iter=est._code_min_iter):
             break
-        if n_iter >= max(est._code_min_iter, 2):
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < est.tol:
-                break
     return W, A, alpha, z_alpha, history, n_iter, gram, np.vstack(sample)
 
 
@@ -352,12 +324,10 @@ def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
     and ``||X_v||^2``; the Z step warm-starts each block's QP from its previous graph,
     so the graph (``m x n``) is kept, one array per block, in this process.
     """
-    n_views = len(blocks.widths)
     state = _State.__new__(_State)  # the sums stand for the views
     state.views = None
-    state.W = [np.eye(width, d) for width in blocks.widths]
+    state.W, _, state.alpha = start_model(blocks.widths, d)
     state.A = np.eye(d, m)
-    state.alpha = np.full(n_views, 1.0 / n_views)
     state.lam = lam
     state.ZZt = np.eye(m)  # Z_0 Z_0^T
     state.XZt = XZt
@@ -390,14 +360,8 @@ def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
         z_step(f"{name} iteration {n_iter}")
         state.update_alpha()
         history.append(state.objective())
-        est._log(
-            f"iteration {n_iter}: objective {history[-1]:.8g} "
-            f"({time.perf_counter() - start:.2f} s)"
-        )
-        if len(history) > 1:
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < est.tol:
-                break
+        if iteration_done(est._log, n_iter, history, start, est.tol, floor=None):
+            break
     z_step(f"{name} last Z step")
     history.append(state.objective())
     return state.W, state.A, state.alpha, state.alpha, history, n_iter, state.ZZt, graphs
@@ -405,13 +369,7 @@ def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
 
 def predict_smvsc_blocks(est, Xs):
     """Labels of new views by row blocks: lazy (a dask array) for dask views."""
-    from sklearn.utils.validation import check_is_fitted
-
-    from mvlearn_ext.utils._validation import check_views_consistent
-
-    check_is_fitted(est)
-    blocks = RowBlocks(Xs, est.block_size)
-    check_views_consistent(est, blocks.views, reset=False)
+    blocks = open_fitted_blocks(est, Xs)
     lam = est._model_settings()[2]
     alpha = est._z_step_weights
     params = dict(
@@ -420,15 +378,7 @@ def predict_smvsc_blocks(est, Xs):
         scale=float(np.sum(alpha**2)) + lam, n_threads=1 if blocks.uses_dask else est.n_jobs,
         projection=est._projection, kmeans=est.kmeans_,
     )  # fmt: skip
-    with single_threaded_pools():
-        return map_labels(
-            blocks,
-            _smvsc_label_task,
-            params,
-            lazy=any(is_dask_array(X) for X in Xs),
-            progress=bool(est.verbose),
-            desc=f"{type(est).__name__} predict",
-        )
+    return labels_by_blocks(est, Xs, blocks, _smvsc_label_task, params, type(est).__name__)
 
 
 # --------------------------------------------------------------------------- EOMSC-CA
@@ -701,13 +651,7 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
             gram = _fold_sum(gram, part_gram)
         inv2, _ = _inverse_sqrt_degrees(colsum)
         V_raw, top, eigenvalues = top_eigenpairs_of_gram(inv2[:, None] * gram * inv2[None, :], c)
-        settled = False
-        if np.sum(eigenvalues[:c]) < c - _UNIT_EIGENVALUE_TOL:
-            lam *= 2.0
-        elif m > c and np.sum(eigenvalues[: c + 1]) > c + 1 - _UNIT_EIGENVALUE_TOL:
-            lam /= 2.0
-        else:
-            settled = True
+        lam, settled = lambda_step(eigenvalues, c, m, lam)
         step = dict(cached, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current, V_raw=V_raw)
         step["top"] = top
         if settled or n_iter >= max_iter:
@@ -752,31 +696,21 @@ def fit_eomscca_blocks(est, Xs):
 
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
     _refuse(est, "EOMSCCA")
     k = est.n_clusters
     blocks = open_blocks(est, Xs, min_views=2, name="EOMSCCA")
-    n = blocks.n_samples
     verbose = bool(est.verbose)
-    m = min(k if est.n_anchors is None else est.n_anchors, n)
-    check_anchors_cover_clusters(m, k, est.n_anchors)
-    d = k if est.n_components is None else est.n_components
+    m, d = est._model_size(blocks.n_samples)
     _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
     first = _statistics(est, blocks, "EOMSCCA", m)
     base = dict(means=est.view_means_, scales=est.view_scales_)
     XZt = [np.ascontiguousarray(X_v.T) for X_v in first]
-    n_views = len(blocks.widths)
-    W = [np.eye(width, d) for width in blocks.widths]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model(blocks.widths, d)
     history, inner = [], []
     n_iter = 0
     for n_iter in range(1, est.max_iter + 1):
-        W, A = _anchor_step(XZt, W, A, alpha)
+        W, A = anchor_step(XZt, W, A, alpha)
         a2 = alpha**2
         core = dict(base, W=W, A=A, a2=a2, scale=float(np.sum(a2)))
         labels, U, graph_term, n_inner, lam, losses, XZt = block_bipartite_graph(
@@ -786,42 +720,14 @@ def fit_eomscca_blocks(est, Xs):
         alpha = code_view_weights(losses, 1)
         history.append(float(np.sum(alpha**2 * losses)) + graph_term)
         inner.append(n_inner)
-        est._log(
-            f"iteration {n_iter}: objective {history[-1]:.8g}, {labels.max() + 1} components, "
-            f"lambda {lam:.4g} after {n_inner} passes ({time.perf_counter() - start:.2f} s)"
-        )
-        if history[-1] < _OBJECTIVE_FLOOR:
+        detail = _progress(labels, lam, n_inner)
+        if iteration_done(est._log, n_iter, history, start, est.tol, detail=detail):
             break
-        if n_iter > 1:
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < est.tol:
-                break
-    n_found = int(labels.max()) + 1
-    if n_found != k:
-        warnings.warn(
-            f"EOMSCCA: the graph has {n_found} connected components instead of "
-            f"n_clusters={k} after inner_max_iter={est.inner_max_iter} passes of "
-            "the lambda search; labels_ come from k-means on the embedding",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-        F = np.nan_to_num(U)
-        norms = np.linalg.norm(F, axis=1, keepdims=True)
-        F = F / np.where(norms > 0, norms, 1.0)
-        labels = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit_predict(F)
+    labels, n_found = component_labels(est, labels, U, kmeans_seed, stacklevel=3)
 
-    est.n_anchors_, est.n_components_ = m, d
-    est.projections_ = W
-    est.consensus_anchors_ = A
-    est.anchors_ = [(Wv @ A).T for Wv in W]
-    est.anchor_graph_ = None
-    est.embedding_ = U
-    est.view_weights_ = alpha
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_iter)
-    est.n_inner_iter_ = np.asarray(inner, dtype=np.intp)
-    est.graph_reg_ = float(lam)
-    est.n_graph_components_ = n_found
-    labels = np.asarray(labels, dtype=np.intp)
+    store_eomsc_model(
+        est, m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,
+        inner=inner, lam=lam, n_found=n_found,
+    )  # fmt: skip
     est.labels_ = labels_like_input(labels, Xs, blocks)
     return est

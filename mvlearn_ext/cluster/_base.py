@@ -13,7 +13,8 @@ Estimators (the in-memory and the block path):
   fit preambles.
 
 Checks: :func:`check_anchors_cover_clusters`. Block paths (``_*_blocks.py``):
-:func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input`.
+:func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input` for
+the fits, :func:`open_fitted_blocks` and :func:`labels_by_blocks` for ``predict``.
 
 Nothing here computes a result: each piece is the code the estimators repeated,
 in the order they ran it, so that moving them here changed no output
@@ -27,16 +28,19 @@ import contextlib
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
     is_dask_array,
+    map_labels,
     scaling_from_moments,
     wants_blocks,
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._validation import check_views_consistent
 
 __all__ = [
     "BaseClusterer",
@@ -44,8 +48,10 @@ __all__ = [
     "InductiveClusterer",
     "check_anchors_cover_clusters",
     "draw_seeds",
+    "labels_by_blocks",
     "labels_like_input",
     "open_blocks",
+    "open_fitted_blocks",
     "scaling_of_moments",
 ]
 
@@ -236,3 +242,32 @@ def labels_like_input(labels, Xs, blocks):
 
         return da.from_array(labels, chunks=(blocks.row_chunks,))
     return labels
+
+
+def open_fitted_blocks(est, Xs):
+    """The :class:`RowBlocks` of new views for ``est``'s block ``predict``, checked.
+
+    Raises unless ``est`` is fitted and the views have the training views' number
+    and widths.
+    """
+    check_is_fitted(est)
+    blocks = RowBlocks(Xs, est.block_size)
+    check_views_consistent(est, blocks.views, reset=False)
+    return blocks
+
+
+def labels_by_blocks(est, Xs, blocks, task, params, name):
+    """Labels of every block by ``task(params, None, *views)``, with one BLAS/OpenMP thread.
+
+    Lazy (a dask array chunked like the rows) when any view of ``Xs`` is a dask
+    array; ``name`` labels the progress bar (shown when ``est.verbose``).
+    """
+    with single_threaded_pools():
+        return map_labels(
+            blocks,
+            task,
+            params,
+            lazy=any(is_dask_array(X) for X in Xs),
+            progress=bool(est.verbose),
+            desc=f"{name} predict",
+        )

@@ -228,6 +228,11 @@ def _as_threads(n_threads):
     return effective_n_threads(n_threads)
 
 
+def _qp_problem(H, B, n_threads):
+    """``(H, B, threads)`` of the batched simplex QPs: float64 arrays, resolved threads."""
+    return np.asarray(H, dtype=np.float64), np.asarray(B, dtype=np.float64), _as_threads(n_threads)
+
+
 #: Columns per block of the batched simplex QP.
 _QP_BLOCK = 16_384
 
@@ -323,10 +328,8 @@ def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
     L. Condat, "Fast projection onto the simplex and the l1 ball",
     Mathematical Programming 158, 2016.
     """
-    H = np.asarray(H, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    H, B, threads = _qp_problem(H, B, n_threads)
     m, n = B.shape
-    threads = _as_threads(n_threads)
     if n == 0:
         return np.empty((m, 0)), 0
     L = float(np.linalg.eigvalsh((H + H.T) / 2)[-1]) if m > 1 else float(H[0, 0])
@@ -418,10 +421,8 @@ def simplex_qp_active_set(H, B, *, max_iter=200, tol=1e-8, n_threads=None):
     J. Nocedal and S. J. Wright, "Numerical Optimization", 2nd ed.,
     Springer, 2006, Section 16.5 (active-set methods for convex QP).
     """
-    H = np.asarray(H, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    H, B, threads = _qp_problem(H, B, n_threads)
     m, n = B.shape
-    threads = _as_threads(n_threads)
     if n == 0:
         return np.empty((m, 0)), 0, 0
     Hs = np.ascontiguousarray((H + H.T) / 2)

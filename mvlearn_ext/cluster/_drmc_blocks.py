@@ -44,12 +44,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.cluster._base import labels_like_input, open_blocks, scaling_of_moments
+from mvlearn_ext.cluster._base import (
+    labels_by_blocks,
+    labels_like_input,
+    open_blocks,
+    open_fitted_blocks,
+    scaling_of_moments,
+)
 from mvlearn_ext.cluster._blockwise import (
-    RowBlocks,
     _progress_bar,
-    is_dask_array,
-    map_labels,
     moments_of_block,
     statistics_pass,
 )
@@ -365,23 +368,9 @@ def predict_drmc_blocks(est, Xs):
 
     Lazy (a dask array chunked like the rows) for dask views.
     """
-    from sklearn.utils.validation import check_is_fitted
-
-    from mvlearn_ext.utils._validation import check_views_consistent
-
-    check_is_fitted(est)
-    blocks = RowBlocks(Xs, est.block_size)
-    check_views_consistent(est, blocks.views, reset=False)
+    blocks = open_fitted_blocks(est, Xs)
     params = dict(
         means=est.view_means_, scales=est.view_scales_, factors=est._factors,
         anchors=est._anchors_scaled, ratios=est._ratios, memberships=est.anchor_memberships_,
     )  # fmt: skip
-    with single_threaded_pools():
-        return map_labels(
-            blocks,
-            _predict_task,
-            params,
-            lazy=any(is_dask_array(X) for X in Xs),
-            progress=bool(est.verbose),
-            desc="DRMC predict",
-        )
+    return labels_by_blocks(est, Xs, blocks, _predict_task, params, "DRMC")

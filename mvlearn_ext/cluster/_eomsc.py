@@ -14,13 +14,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import BaseClusterer, check_anchors_cover_clusters, draw_seeds
-from mvlearn_ext.cluster._common import procrustes
 from mvlearn_ext.cluster._smvsc import (
-    _OBJECTIVE_FLOOR,
+    _normalize_rows,
+    anchor_step,
     code_view_weights,
     initial_graph,
+    iteration_done,
     mapstd_statistics,
     residual_losses,
+    start_model,
+    store_anchor_model,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
 
@@ -63,6 +66,20 @@ def _inverse_sqrt_degrees(degrees):
     inverse = np.zeros_like(degrees)
     inverse[positive] = 1.0 / np.sqrt(degrees[positive])
     return inverse, positive
+
+
+def lambda_step(eigenvalues, c, m, lam):
+    """``(lambda, settled)``: one step of the ``lambda`` search (in memory and by blocks).
+
+    ``lambda`` doubles while the top ``c`` eigenvalues sum below ``c`` (fewer
+    than ``c`` components) and halves while the top ``c + 1`` sum to ``c + 1``
+    (more, possible only when ``m > c``); otherwise the search has settled.
+    """
+    if np.sum(eigenvalues[:c]) < c - _UNIT_EIGENVALUE_TOL:
+        return lam * 2.0, False
+    if m > c and np.sum(eigenvalues[: c + 1]) > c + 1 - _UNIT_EIGENVALUE_TOL:
+        return lam / 2.0, False
+    return lam, True
 
 
 def _top_eigenpairs(S1, c):
@@ -144,11 +161,8 @@ def connected_bipartite_graph(B, G0, n_clusters, scale, *, reg_init, max_iter):
         U, V = half * U, half * V
         # The code saves U and V for a revert here, after overwriting them,
         # so its "revert" keeps the new ones: nothing to restore.
-        if np.sum(eigenvalues[:c]) < c - _UNIT_EIGENVALUE_TOL:
-            lam *= 2.0
-        elif m > c and np.sum(eigenvalues[: c + 1]) > c + 1 - _UNIT_EIGENVALUE_TOL:
-            lam /= 2.0
-        else:
+        lam, settled = lambda_step(eigenvalues, c, m, lam)
+        if settled:
             break
     graph_term = _GRAPH_TERM_WEIGHT * float(np.sum(U * U) + np.sum(V * V) - np.trace(U.T @ S1 @ V))
     adjacency = sp.bmat([[None, sp.csr_matrix(S)], [sp.csr_matrix(S.T), None]], format="csr")
@@ -182,21 +196,16 @@ def eomsc_fit(
     iteration on when the relative change is below ``tol``.
     """
     d = n_components
-    n_views = len(views)
     G0 = np.ascontiguousarray(Z0.T)
     Z = Z0
-    W = [np.eye(X.shape[1], d) for X in views]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model([X.shape[1] for X in views], d)
     history, inner = [], []
     start = time.perf_counter()
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         XZt = [(Z @ X).T for X in views]  # d_v x m
-        if A is not None:
-            W = [procrustes(P @ A.T) for P in XZt]
+        W, A = anchor_step(XZt, W, A, alpha)
         a2 = alpha**2
-        A = procrustes(sum(w * (Wv.T @ P) for w, Wv, P in zip(a2, W, XZt, strict=True)))
         B = sum(w * (X @ (Wv @ A)) for w, X, Wv in zip(a2, views, W, strict=True))
         labels, S, U, graph_term, n_inner, lam = connected_bipartite_graph(
             B, G0, n_clusters, float(np.sum(a2)), reg_init=reg_init, max_iter=inner_max_iter
@@ -208,16 +217,9 @@ def eomsc_fit(
         inner.append(n_inner)
         if callback is not None:
             callback(n_iter, W, A, Z, alpha)
-        log(
-            f"iteration {n_iter}: objective {history[-1]:.8g}, {labels.max() + 1} components, "
-            f"lambda {lam:.4g} after {n_inner} passes ({time.perf_counter() - start:.2f} s)"
-        )
-        if history[-1] < _OBJECTIVE_FLOOR:
+        detail = _progress(labels, lam, n_inner)
+        if iteration_done(log, n_iter, history, start, tol, detail=detail):
             break
-        if n_iter > 1:
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < tol:
-                break
     return {
         "W": W,
         "A": A,
@@ -230,6 +232,45 @@ def eomsc_fit(
         "inner": inner,
         "n_iter": n_iter,
     }
+
+
+def _progress(labels, lam, n_inner):
+    """The graph step's part of an iteration's log line."""
+    return f", {labels.max() + 1} components, lambda {lam:.4g} after {n_inner} passes"
+
+
+def component_labels(est, labels, U, kmeans_seed, *, stacklevel):
+    """``(labels, n_found)``: the graph's components, or k-means when they are not ``k``.
+
+    When the graph has ``n_found != n_clusters`` connected components, warn and
+    label by k-means on the row-normalised embedding ``U`` (both paths).
+    """
+    k = est.n_clusters
+    n_found = int(labels.max()) + 1
+    if n_found != k:
+        warnings.warn(
+            f"EOMSCCA: the graph has {n_found} connected components instead of "
+            f"n_clusters={k} after inner_max_iter={est.inner_max_iter} passes of "
+            "the lambda search; labels_ come from k-means on the embedding",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+        F = _normalize_rows(np.nan_to_num(U))
+        labels = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit_predict(F)
+    return np.asarray(labels, dtype=np.intp), n_found
+
+
+def store_eomsc_model(est, m, d, W, A, *, graph, U, alpha, history, n_iter, inner, lam, n_found):
+    """Set EOMSC-CA's fitted attributes on ``est`` (both paths; not the labels)."""
+    store_anchor_model(est, m, d, W, A)
+    est.anchor_graph_ = graph
+    est.embedding_ = U
+    est.view_weights_ = alpha
+    est.objective_ = np.asarray(history)
+    est.n_iter_ = int(n_iter)
+    est.n_inner_iter_ = np.asarray(inner, dtype=np.intp)
+    est.graph_reg_ = float(lam)
+    est.n_graph_components_ = n_found
 
 
 class EOMSCCA(BaseClusterer):
@@ -448,12 +489,16 @@ class EOMSCCA(BaseClusterer):
 
         return fit_eomscca_blocks(self, Xs)
 
-    def _fit_views(self, Xs):
+    def _model_size(self, n_samples):
+        """``(n_anchors, n_components)`` for ``n_samples``; raises if anchors < clusters."""
         k = self.n_clusters
-        n_samples = Xs[0].shape[0]
         m = min(k if self.n_anchors is None else self.n_anchors, n_samples)
         check_anchors_cover_clusters(m, k, self.n_anchors)
-        d = k if self.n_components is None else self.n_components
+        return m, k if self.n_components is None else self.n_components
+
+    def _fit_views(self, Xs):
+        k = self.n_clusters
+        m, d = self._model_size(Xs[0].shape[0])
         _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
         self._fit_view_scaling(Xs, mapstd_statistics)
         views = self._scale_views(Xs)
@@ -470,33 +515,14 @@ class EOMSCCA(BaseClusterer):
                 tol=self.tol,
                 log=self._log,
             )
-            labels = result["labels"]
-            n_found = int(labels.max()) + 1
-            if n_found != k:
-                warnings.warn(
-                    f"EOMSCCA: the graph has {n_found} connected components instead of "
-                    f"n_clusters={k} after inner_max_iter={self.inner_max_iter} passes of "
-                    "the lambda search; labels_ come from k-means on the embedding",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
-                F = np.nan_to_num(result["U"])
-                norms = np.linalg.norm(F, axis=1, keepdims=True)
-                F = F / np.where(norms > 0, norms, 1.0)
-                labels = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit_predict(F)
+            labels, n_found = component_labels(
+                self, result["labels"], result["U"], kmeans_seed, stacklevel=2
+            )
 
-        W, A = result["W"], result["A"]
-        self.n_anchors_, self.n_components_ = m, d
-        self.projections_ = W
-        self.consensus_anchors_ = A
-        self.anchors_ = [(Wv @ A).T for Wv in W]
-        self.anchor_graph_ = result["Z"]
-        self.embedding_ = result["U"]
-        self.view_weights_ = result["alpha"]
-        self.objective_ = np.asarray(result["history"])
-        self.n_iter_ = int(result["n_iter"])
-        self.n_inner_iter_ = np.asarray(result["inner"], dtype=np.intp)
-        self.graph_reg_ = float(result["lambda"])
-        self.n_graph_components_ = n_found
-        self.labels_ = np.asarray(labels, dtype=np.intp)
+        store_eomsc_model(
+            self, m, d, result["W"], result["A"], graph=result["Z"], U=result["U"],
+            alpha=result["alpha"], history=result["history"], n_iter=result["n_iter"],
+            inner=result["inner"], lam=result["lambda"], n_found=n_found,
+        )  # fmt: skip
+        self.labels_ = labels
         return self

@@ -567,14 +567,7 @@ def _fit_pyramid(
                     record.append((sweep, level, "weights", objective()))
         n_sweeps = sweep + 1
         history.append(objective())
-        change = abs(history[-2] - history[-1])
-        log_message(
-            "HAGMVC",
-            f"sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
-            f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
-            verbose,
-        )
-        if change <= tol * max(abs(history[-1]), _TINY):
+        if sweep_done(history, n_sweeps, tol, start, verbose):
             break
     return dict(
         anchors=anchors,
@@ -585,6 +578,22 @@ def _fit_pyramid(
         history=np.asarray(history),
         n_sweeps=n_sweeps,
     )
+
+
+def sweep_done(history, n_sweeps, tol, start, verbose):
+    """Log sweep ``n_sweeps`` and tell whether the sweeps stop (both paths).
+
+    They stop when the change of ``J`` over the last sweep is at most ``tol``
+    times ``|J|`` (floored at ``_TINY``).
+    """
+    change = abs(history[-2] - history[-1])
+    log_message(
+        "HAGMVC",
+        f"sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
+        f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
+        verbose,
+    )
+    return change <= tol * max(abs(history[-1]), _TINY)
 
 
 def _composite(graphs):

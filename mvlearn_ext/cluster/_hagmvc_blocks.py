@@ -38,11 +38,13 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster import _hagmvc as hag
-from mvlearn_ext.cluster._base import labels_like_input, open_blocks
+from mvlearn_ext.cluster._base import (
+    labels_by_blocks,
+    labels_like_input,
+    open_blocks,
+    open_fitted_blocks,
+)
 from mvlearn_ext.cluster._blockwise import (
-    RowBlocks,
-    is_dask_array,
-    map_labels,
     scaling_from_moments,
     statistics_pass,
 )
@@ -51,7 +53,6 @@ from mvlearn_ext.cluster._hagmvc import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
     _SEED_SAMPLE_PER_SEED,
-    _TINY,
     _WEIGHT_FLOOR,
     _feature_weights,
     _graph_step,
@@ -61,9 +62,9 @@ from mvlearn_ext.cluster._hagmvc import (
     _normalise_rows,
     _pyramid_sizes,
     _update_anchors,
+    sweep_done,
 )
 from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES, fit_view_weights
-from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_hagmvc_blocks", "predict_hagmvc_blocks"]
@@ -314,14 +315,7 @@ def fit_hagmvc_blocks(est, Xs):
                 )  # fmt: skip
         n_sweeps += 1
         history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
-        change = abs(history[-2] - history[-1])
-        log_message(
-            "HAGMVC",
-            f"sweep {n_sweeps:3d}  objective {history[-1]:.6e}  "
-            f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
-            verbose,
-        )
-        if change <= est.tol * max(abs(history[-1]), _TINY) or n_sweeps == est.max_sweeps:
+        if sweep_done(history, n_sweeps, est.tol, start, verbose) or n_sweeps == est.max_sweeps:
             break
         sweep += 1
 
@@ -384,13 +378,7 @@ def fit_hagmvc_blocks(est, Xs):
 
 def predict_hagmvc_blocks(est, Xs):
     """Labels of new views by row blocks: lazy (a dask array) for dask views."""
-    from sklearn.utils.validation import check_is_fitted
-
-    from mvlearn_ext.utils._validation import check_views_consistent
-
-    check_is_fitted(est)
-    blocks = RowBlocks(Xs, getattr(est, "block_size", None))
-    check_views_consistent(est, blocks.views, reset=False)
+    blocks = open_fitted_blocks(est, Xs)
     n_features = int(sum(blocks.widths))
     params = dict(
         means=est.view_means_, scales=est.view_scales_, anchors=est._anchors_std[0],
@@ -400,11 +388,4 @@ def predict_hagmvc_blocks(est, Xs):
         projection=est.spectral_projection_, kmeans=est.kmeans_,
         **{"lambda": est._lambda_scale},
     )  # fmt: skip
-    return map_labels(
-        blocks,
-        _label_task,
-        params,
-        lazy=any(is_dask_array(X) for X in Xs),
-        progress=bool(est.verbose),
-        desc="HAGMVC predict",
-    )
+    return labels_by_blocks(est, Xs, blocks, _label_task, params, "HAGMVC")

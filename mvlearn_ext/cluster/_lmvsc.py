@@ -42,6 +42,22 @@ def _view_graph(X, anchors, alpha, *, max_iter, tol, n_threads):
     return Z, n_iter, objective
 
 
+def store_lmvsc_model(est, *, anchors, graphs, embedding, sigma, projection, objective, n_iter):
+    """Set LMVSC's fitted model on ``est`` (both paths; not ``kmeans_`` and the labels).
+
+    The view weights are uniform, ``1 / V``.
+    """
+    n_views = len(anchors)
+    est.anchors_ = anchors
+    est.anchor_graph_ = graphs
+    est.embedding_ = embedding
+    est.singular_values_ = sigma
+    est._projection = projection
+    est.view_weights_ = np.full(n_views, 1.0 / n_views)
+    est.objective_ = np.asarray(objective)
+    est.n_iter_ = int(n_iter)
+
+
 class LMVSC(EmbeddingClusterer):
     """Large-scale multi-view subspace clustering (LMVSC), linear in the samples.
 
@@ -285,14 +301,10 @@ class LMVSC(EmbeddingClusterer):
         ).fit(F)
         self._log(f"embedding and k-means done ({time.perf_counter() - start:.2f} s)")
 
-        self.anchors_ = anchors
-        self.anchor_graph_ = graphs
-        self.embedding_ = F
-        self.singular_values_ = sigma
-        self._projection = P
-        self.view_weights_ = np.full(n_views, 1.0 / n_views)
-        self.objective_ = np.asarray(objectives)
-        self.n_iter_ = int(max(iterations))
+        store_lmvsc_model(
+            self, anchors=anchors, graphs=graphs, embedding=F, sigma=sigma, projection=P,
+            objective=objectives, n_iter=max(iterations),
+        )  # fmt: skip
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
         return self
 

@@ -31,18 +31,17 @@ from sklearn.cluster import KMeans
 
 from mvlearn_ext.cluster._base import (
     draw_seeds,
+    labels_by_blocks,
     labels_like_input,
     open_blocks,
+    open_fitted_blocks,
     scaling_of_moments,
 )
 from mvlearn_ext.cluster._blockwise import (
-    RowBlocks,
-    is_dask_array,
-    map_labels,
     statistics_pass,
 )
 from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, gram_eigenpairs, kmeans_anchors
-from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph
+from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph, store_lmvsc_model
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
 
@@ -100,7 +99,7 @@ def fit_lmvsc_blocks(est, Xs):
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
     blocks = open_blocks(est, Xs, min_views=2, name="LMVSC")
-    n, k, n_views = blocks.n_samples, est.n_clusters, len(blocks.widths)
+    n, k = blocks.n_samples, est.n_clusters
     n_threads = 1 if blocks.uses_dask else est.n_jobs
     verbose = bool(est.verbose)
     _, (anchor_seed, kmeans_seed) = draw_seeds(est.random_state, 2)
@@ -149,14 +148,10 @@ def fit_lmvsc_blocks(est, Xs):
         )
     )  # fmt: skip
 
-    est.anchors_ = anchors
-    est.anchor_graph_ = None
-    est.embedding_ = None
-    est.singular_values_ = sigma
-    est._projection = projection
-    est.view_weights_ = np.full(n_views, 1.0 / n_views)
-    est.objective_ = objective
-    est.n_iter_ = int(n_iter)
+    store_lmvsc_model(
+        est, anchors=anchors, graphs=None, embedding=None, sigma=sigma, projection=projection,
+        objective=objective, n_iter=n_iter,
+    )  # fmt: skip
     est.kmeans_ = kmeans
     est.labels_ = labels_like_input(labels, Xs, blocks)
     return est
@@ -164,25 +159,10 @@ def fit_lmvsc_blocks(est, Xs):
 
 def predict_lmvsc_blocks(est, Xs):
     """Labels of new views by row blocks: lazy (a dask array) for dask views."""
-    from sklearn.utils.validation import check_is_fitted
-
-    from mvlearn_ext.utils._validation import check_views_consistent
-
-    check_is_fitted(est)
-    blocks = RowBlocks(Xs, est.block_size)
-    check_views_consistent(est, blocks.views, reset=False)
+    blocks = open_fitted_blocks(est, Xs)
     params = dict(
         means=est.view_means_, scales=est.view_scales_, anchors=est.anchors_, alpha=est.alpha,
         max_iter=est.max_iter, tol=est.tol, n_threads=1 if blocks.uses_dask else est.n_jobs,
         kmeans=est.kmeans_, projection=est._projection,
     )  # fmt: skip
-    lazy = any(is_dask_array(X) for X in Xs)
-    with single_threaded_pools():
-        return map_labels(
-            blocks,
-            _label_task,
-            params,
-            lazy=lazy,
-            progress=bool(est.verbose),
-            desc="LMVSC predict",
-        )
+    return labels_by_blocks(est, Xs, blocks, _label_task, params, "LMVSC")

@@ -134,6 +134,92 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass, *, stacklevel=3):
     )
 
 
+def start_model(widths, d):
+    """``(W, A, alpha)`` at the start of the anchor solvers (both paths).
+
+    ``W_v = I_{d_v x d}`` for every view width ``d_v`` in ``widths``, ``A`` not
+    yet set (None) and uniform view weights.
+    """
+    n_views = len(widths)
+    return [np.eye(width, d) for width in widths], None, np.full(n_views, 1.0 / n_views)
+
+
+def anchor_step(XZt, W, A, alpha):
+    """The ``W_v`` and ``A`` steps of the authors' codes from ``X_v Z^T`` (``d_v x m``).
+
+    ``W_v`` is the polar factor of ``X_v Z^T A^T`` (kept as given while ``A`` is
+    None, the first iteration), then ``A`` the polar factor of
+    ``sum_v alpha_v^2 W_v^T X_v Z^T``. Returns ``(W, A)``.
+    """
+    if A is not None:
+        W = [procrustes(P @ A.T) for P in XZt]
+    a2 = alpha**2
+    A = procrustes(sum(w * (Wv.T @ P) for w, Wv, P in zip(a2, W, XZt, strict=True)))
+    return W, A
+
+
+def iteration_done(
+    log, n_iter, history, start, tol, *, min_iter=2, floor=_OBJECTIVE_FLOOR, detail=""
+):
+    """Log outer iteration ``n_iter`` and tell whether the anchor solvers stop after it.
+
+    The rule of the authors' codes (SMVSC, FPMVS-CAG, EOMSC-CA), in memory and by
+    blocks: stop when the last objective is below ``floor`` (None: no floor, the
+    paper variant), or, once ``history`` holds ``max(min_iter, 2)`` values, when
+    its relative change is below ``tol``. ``detail`` is added to the log line.
+    """
+    log(
+        f"iteration {n_iter}: objective {history[-1]:.8g}{detail} "
+        f"({time.perf_counter() - start:.2f} s)"
+    )
+    if floor is not None and history[-1] < floor:
+        return True
+    if len(history) < max(min_iter, 2):
+        return False
+    change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
+    return change < tol
+
+
+def store_anchor_model(est, m, d, W, A):
+    """Set the fitted anchor model shared by SMVSC, FPMVS-CAG and EOMSC-CA on ``est``.
+
+    ``n_anchors_``, ``n_components_``, ``projections_`` (``W``),
+    ``consensus_anchors_`` (``A``) and ``anchors_`` (``(W_v A)^T`` per view).
+    """
+    est.n_anchors_, est.n_components_ = m, d
+    est.projections_ = W
+    est.consensus_anchors_ = A
+    est.anchors_ = [(Wv @ A).T for Wv in W]
+
+
+def store_smvsc_model(
+    est, *, graph, embedding, sigma, projection, z_alpha, alpha, history, n_iter
+):
+    """Set SMVSC's fitted graph, embedding, weights and history (both paths; not the labels)."""
+    est.anchor_graph_ = graph
+    est.embedding_ = embedding
+    est.singular_values_ = sigma
+    est._projection = projection
+    est._z_step_weights = z_alpha
+    est.view_weights_ = alpha
+    est.objective_ = np.asarray(history)
+    est.n_iter_ = int(n_iter)
+
+
+def final_kmeans(est, F, n_distinct, anchor_mass, seed, *, stacklevel):
+    """The k-means of SMVSC's embedding ``F``, with a warning when the graph is degenerate.
+
+    When ``n_distinct`` (the distinct rows of the embedding) is below ``n_clusters``,
+    :func:`warn_degenerate_graph` warns with ``anchor_mass()`` (called only then) and
+    scikit-learn's own warning about distinct clusters is silenced.
+    """
+    with warnings.catch_warnings():
+        if n_distinct < est.n_clusters:
+            warn_degenerate_graph(est, n_distinct, anchor_mass(), stacklevel=stacklevel + 1)
+            warnings.filterwarnings("ignore", "Number of distinct clusters")
+        return KMeans(n_clusters=est.n_clusters, n_init=est.n_init, random_state=seed).fit(F)
+
+
 def residual_losses(views, W, A, Z):
     """``||X_v^T - W_v A Z||_F^2`` of every view, from the residual itself.
 
@@ -200,39 +286,24 @@ def authors_fit(
     Returns ``(W, A, Z, alpha, z_alpha, history, n_iter)``, where
     ``z_alpha`` are the weights the last Z step used.
     """
-    d = n_components
-    n_views = len(views)
     Z = Z0
-    W = [np.eye(X.shape[1], d) for X in views]
-    A = None
-    alpha = np.full(n_views, 1.0 / n_views)
+    W, A, alpha = start_model([X.shape[1] for X in views], n_components)
     history = []
     start = time.perf_counter()
     n_iter = 0
     z_alpha = alpha
     for n_iter in range(1, max_iter + 1):
         XZt = [(Z @ X).T for X in views]  # d_v x m
-        if A is not None:
-            W = [procrustes(P @ A.T) for P in XZt]
-        a2 = alpha**2
-        A = procrustes(sum(w * (Wv.T @ P) for w, Wv, P in zip(a2, W, XZt, strict=True)))
+        W, A = anchor_step(XZt, W, A, alpha)
         z_alpha = alpha
-        Z = code_z_step(views, W, A, float(np.sum(a2)) + lam, n_threads=n_threads)
+        Z = code_z_step(views, W, A, float(np.sum(alpha**2)) + lam, n_threads=n_threads)
         losses = residual_losses(views, W, A, Z)
         alpha = code_view_weights(losses, weight_power)
         history.append(float(np.sum(alpha**2 * losses) + lam * np.sum(Z * Z)))
         if callback is not None:
             callback(n_iter, W, A, Z, alpha)
-        log(
-            f"iteration {n_iter}: objective {history[-1]:.8g} "
-            f"({time.perf_counter() - start:.2f} s)"
-        )
-        if history[-1] < _OBJECTIVE_FLOOR:
+        if iteration_done(log, n_iter, history, start, tol, min_iter=min_iter):
             break
-        if n_iter >= max(min_iter, 2):
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < tol:
-                break
     return W, A, Z, alpha, z_alpha, history, n_iter
 
 
@@ -348,9 +419,8 @@ def smvsc_fit(views, *, Z0, n_components, lam, max_iter, tol, n_threads, log, ca
     to check that each block decreases the objective).
     """
     d, m = n_components, Z0.shape[0]
-    n_views = len(views)
-    W0 = [np.eye(X.shape[1], d) for X in views]
-    state = _State(views, W0, np.eye(d, m), Z0, np.full(n_views, 1.0 / n_views), lam)
+    W0, _, alpha0 = start_model([X.shape[1] for X in views], d)
+    state = _State(views, W0, np.eye(d, m), Z0, alpha0, lam)
     history = []
     start = time.perf_counter()
     n_iter = 0
@@ -365,14 +435,8 @@ def smvsc_fit(views, *, Z0, n_components, lam, max_iter, tol, n_threads, log, ca
             if callback is not None:
                 callback(n_iter, block, state.objective())
         history.append(state.objective())
-        log(
-            f"iteration {n_iter}: objective {history[-1]:.8g} "
-            f"({time.perf_counter() - start:.2f} s)"
-        )
-        if len(history) > 1:
-            change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
-            if change < tol:
-                break
+        if iteration_done(log, n_iter, history, start, tol, floor=None):
+            break
     # A last Z step with the final view weights: the graph is then the one
     # that ``predict`` computes for the training samples.
     state.update_Z(n_threads)
@@ -697,30 +761,19 @@ class SMVSC(EmbeddingClusterer):
         m = min(m, n_samples)
         with single_threaded_pools():
             Z0 = initial_graph(views, m, self.init, init_seed)
+            settings = dict(
+                Z0=Z0, n_components=d, lam=lam, max_iter=self.max_iter, tol=self.tol,
+                n_threads=self.n_jobs, log=self._log,
+            )  # fmt: skip
             if self.variant == "code":
                 W, A, Z, alpha, z_alpha, history, n_iter = authors_fit(
                     views,
-                    Z0=Z0,
-                    n_components=d,
-                    lam=lam,
-                    max_iter=self.max_iter,
-                    tol=self.tol,
                     min_iter=self._code_min_iter,
                     weight_power=self._code_weight_power,
-                    n_threads=self.n_jobs,
-                    log=self._log,
+                    **settings,
                 )
             else:
-                state, history, n_iter = smvsc_fit(
-                    views,
-                    Z0=Z0,
-                    n_components=d,
-                    lam=lam,
-                    max_iter=self.max_iter,
-                    tol=self.tol,
-                    n_threads=self.n_jobs,
-                    log=self._log,
-                )
+                state, history, n_iter = smvsc_fit(views, **settings)
                 W, A, Z, alpha = state.W, state.A, state.Z, state.alpha
                 z_alpha = alpha
             F, sigma, P = anchor_spectral_embedding(
@@ -728,26 +781,15 @@ class SMVSC(EmbeddingClusterer):
             )
             F = _normalize_rows(F)
             n_distinct = np.unique(F, axis=0).shape[0]
-            with warnings.catch_warnings():
-                if n_distinct < self.n_clusters:
-                    warn_degenerate_graph(self, n_distinct, np.sum(Z * Z, axis=1), stacklevel=4)
-                    warnings.filterwarnings("ignore", "Number of distinct clusters")
-                self.kmeans_ = KMeans(
-                    n_clusters=self.n_clusters, n_init=self.n_init, random_state=kmeans_seed
-                ).fit(F)
+            self.kmeans_ = final_kmeans(
+                self, F, n_distinct, lambda: np.sum(Z * Z, axis=1), kmeans_seed, stacklevel=4
+            )
 
-        self.n_anchors_, self.n_components_ = m, d
-        self.projections_ = W
-        self.consensus_anchors_ = A
-        self.anchors_ = [(Wv @ A).T for Wv in W]
-        self.anchor_graph_ = Z
-        self.embedding_ = F
-        self.singular_values_ = sigma
-        self._projection = P
-        self._z_step_weights = z_alpha
-        self.view_weights_ = alpha
-        self.objective_ = np.asarray(history)
-        self.n_iter_ = int(n_iter)
+        store_anchor_model(self, m, d, W, A)
+        store_smvsc_model(
+            self, graph=Z, embedding=F, sigma=sigma, projection=P, z_alpha=z_alpha,
+            alpha=alpha, history=history, n_iter=n_iter,
+        )  # fmt: skip
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
         return self
 

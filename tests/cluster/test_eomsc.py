@@ -10,7 +10,11 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import EOMSCCA
-from mvlearn_ext.cluster._eomsc import connected_bipartite_graph, project_simplex_masked
+from mvlearn_ext.cluster._eomsc import (
+    connected_bipartite_graph,
+    lambda_step,
+    project_simplex_masked,
+)
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
 from mvlearn_ext.utils.estimator_checks import check_multiview_estimator
@@ -157,3 +161,14 @@ def test_results_do_not_depend_on_the_thread_counts(handwritten):
     one, many = fits
     for name in ("anchor_graph_", "embedding_", "view_weights_", "objective_", "labels_"):
         np.testing.assert_array_equal(getattr(one, name), getattr(many, name), err_msg=name)
+
+
+def test_lambda_step_doubles_halves_or_settles():
+    """Fewer than ``c`` unit eigenvalues: double; ``c + 1`` of them (only when ``m > c``):
+    halve; exactly ``c``: settled, ``lambda`` unchanged."""
+    assert lambda_step(np.array([1.0, 1.0, 0.5, 0.1]), 3, 4, 0.3) == (0.6, False)
+    assert lambda_step(np.array([1.0, 1.0, 1.0, 1.0]), 3, 4, 0.3) == (0.15, False)
+    assert lambda_step(np.array([1.0, 1.0, 1.0]), 3, 3, 0.3) == (0.3, True)
+    assert lambda_step(np.array([1.0, 1.0, 1.0, 0.9]), 3, 4, 0.3) == (0.3, True)
+    # within the component test's tolerance 1e-7 of 1 counts as 1
+    assert lambda_step(np.array([1.0, 1.0, 1.0 - 1e-8, 0.2]), 3, 4, 0.3) == (0.3, True)

@@ -16,6 +16,7 @@ from mvlearn_ext.cluster._smvsc import (
     SMVSC,
     code_z_step,
     initial_graph,
+    iteration_done,
     mapstd_statistics,
     smvsc_fit,
     solve_z,
@@ -448,3 +449,24 @@ def test_results_do_not_depend_on_the_thread_counts(handwritten):
         for name in ("anchor_graph_", "embedding_", "view_weights_", "objective_", "labels_"):
             np.testing.assert_array_equal(getattr(one, name), getattr(many, name), err_msg=name)
         np.testing.assert_array_equal(one.kmeans_.cluster_centers_, many.kmeans_.cluster_centers_)
+
+
+def test_iteration_done_is_the_authors_stopping_rule():
+    """Stop below the 1e-10 floor at once, else on a relative change below ``tol`` once
+    ``max(min_iter, 2)`` objectives are recorded; one log line per call."""
+    lines = []
+
+    def done(history, tol, **kw):
+        return iteration_done(lines.append, len(history), history, 0.0, tol, **kw)
+
+    assert not done([1.0], 1e-3)
+    assert lines[-1].startswith("iteration 1: objective 1 (")
+    assert done([1e-11], 1e-3)  # the floor, even at the first iteration
+    assert not done([1e-11], 1e-3, floor=None)  # the paper variant has no floor
+    assert done([1.0, 0.9999], 1e-3) and not done([1.0, 0.9999], 1e-5)
+    assert not done([2.0, 1.0], 0.5)  # relative to the previous value: exactly 0.5
+    assert not done([1.0] * 9, 1e-3, min_iter=10) and done([1.0] * 10, 1e-3, min_iter=10)
+    assert not done([1.0, float("nan")], 1e-3)
+    done([5.0, 4.0], 1e-3, detail=", 3 components")
+    assert lines[-1].startswith("iteration 2: objective 4, 3 components (")
+    assert len(lines) == 10

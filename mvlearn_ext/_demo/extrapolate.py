@@ -201,54 +201,55 @@ def discrete_benchmark(
     return out
 
 
-def run_parameter(ctx):
-    """Rows of the ``rte_parameter`` section (quadratic family), over ``ctx.seeds``."""
+def _rows_over_seeds(ctx, benchmark, columns, keys, progress, note):
+    """One row per method of ``benchmark(seed)`` (``{method: {key: value, "s": seconds}}``)
+    over ``ctx.seeds``: column ``columns[i]`` collects ``keys[i]``; ``progress(seed, result)``
+    is the line reported after each seed; ``note`` goes on the first row."""
     from mvlearn_ext._demo.registry import DemoRow
 
+    rows = {}
+    for seed in ctx.seeds:
+        res = benchmark(seed)
+        for name, r in res.items():
+            row = rows.setdefault(
+                name, DemoRow(method=name, scores={c: [] for c in columns}, fit_times=[])
+            )
+            for col, key in zip(columns, keys, strict=True):
+                row.scores[col].append(r[key])
+            row.fit_times.append(r["s"])
+        ctx.progress(progress(seed, res))
+    out = list(rows.values())
+    out[0].note = note
+    return out
+
+
+def run_parameter(ctx):
+    """Rows of the ``rte_parameter`` section (quadratic family), over ``ctx.seeds``."""
     if ctx.quick:
         kw = dict(n_library=100, n_pairs=800, max_iter=60)
     else:
         kw = dict(n_library=100, n_pairs=1000, max_iter=80)
-    rows = {}
-    for seed in ctx.seeds:
-        res = parameter_benchmark("quadratic", seed, **kw)
-        for name, r in res.items():
-            row = rows.setdefault(
-                name, DemoRow(method=name, scores={c: [] for c in PARAM_COLUMNS}, fit_times=[])
-            )
-            row.scores["MSE out-of-support"].append(r["out"])
-            row.scores["MSE in-support"].append(r["in"])
-            row.fit_times.append(r["s"])
-        ctx.progress(f"rte_parameter seed {seed}: RTE {res['RTE']['out']:.3f}")
-    out = list(rows.values())
-    out[0].note = (
+    return _rows_over_seeds(
+        ctx,
+        lambda seed: parameter_benchmark("quadratic", seed, **kw),
+        PARAM_COLUMNS,
+        ("out", "in"),
+        lambda seed, res: f"rte_parameter seed {seed}: RTE {res['RTE']['out']:.3f}",
         "f = t1 x^2 + t2 x; library t in [0.5, 1.5]^2, targets t in [1.9, 2.3]^2 from 5 "
         "noisy points; 'family refit' knows the formula (a reference, not a peer); smaller "
-        "budget than the benchmark"
+        "budget than the benchmark",
     )
-    return out
 
 
 def run_discrete(ctx):
     """Rows of the ``rte_discrete`` section (length and compositional), over ``ctx.seeds``."""
-    from mvlearn_ext._demo.registry import DemoRow
-
     kw = dict(n_test=10, hidden_layer_sizes=(32, 32), max_iter=40 if ctx.quick else 80)
-    keys = dict(zip(DISCRETE_COLUMNS, ("len4", "len5", "comp"), strict=True))
-    rows = {}
-    for seed in ctx.seeds:
-        res = discrete_benchmark(seed, **kw)
-        for name, r in res.items():
-            row = rows.setdefault(
-                name, DemoRow(method=name, scores={c: [] for c in DISCRETE_COLUMNS}, fit_times=[])
-            )
-            for col, key in keys.items():
-                row.scores[col].append(r[key])
-            row.fit_times.append(r["s"])
-        ctx.progress(f"rte_discrete seed {seed}: RTE length-5 {res['RTE']['len5']:.3f}")
-    out = list(rows.values())
-    out[0].note = (
+    return _rows_over_seeds(
+        ctx,
+        lambda seed: discrete_benchmark(seed, **kw),
+        DISCRETE_COLUMNS,
+        ("len4", "len5", "comp"),
+        lambda seed, res: f"rte_discrete seed {seed}: RTE length-5 {res['RTE']['len5']:.3f}",
         "compositions of 4 primitives; library lengths 1-3; 10 noisy context points; the "
-        "direct MLP is given the target's true code"
+        "direct MLP is given the target's true code",
     )
-    return out

@@ -24,7 +24,7 @@ import numpy as np
 
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
-from mvlearn_ext.bandits._policies import _check_n_groups, resolve_warm_start
+from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
 
 __all__ = [
@@ -124,7 +124,7 @@ class ContextualArmSampler:
         return x, float(y)
 
 
-class ContextualGreedyPlugIn:
+class ContextualGreedyPlugIn(_OnlineRun):
     """Greedy plug-in allocation for groups with linear models (contextual extension).
 
     Reconstruction (Wei, Zhong & Li, arXiv 2510.10374, from the abstract;
@@ -143,6 +143,8 @@ class ContextualGreedyPlugIn:
     A : array-like of shape (n_features, n_features) or None, default=None
         The loss metric (identity).
     """
+
+    _reset_args = "n_groups, budget, n_features"
 
     def __init__(self, *, p=2.0, warm_start="sqrt", linear_fraction=0.25, A=None):
         self.p = p
@@ -197,12 +199,6 @@ class ContextualGreedyPlugIn:
         self._work_ = tuple(K_.ctx_work(d))
         return self
 
-    def _require_started(self):
-        if not hasattr(self, "_state_"):
-            raise RuntimeError(
-                "call ContextualGreedyPlugIn.reset(n_groups, budget, n_features) first"
-            )
-
     def next_group(self):
         """The group to sample next."""
         self._require_started()
@@ -214,10 +210,7 @@ class ContextualGreedyPlugIn:
     def update(self, group, x, y):
         """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
         self._require_started()
-        if isinstance(group, bool) or not isinstance(group, numbers.Integral):
-            raise TypeError(f"group must be an int, got {type(group).__name__}")
-        if not 0 <= group < self.n_groups_:
-            raise ValueError(f"group={group} is out of range [0, {self.n_groups_})")
+        self._check_group(group)
         x = np.ascontiguousarray(x, dtype=float).reshape(-1)
         if x.shape[0] != self.n_features_:
             raise ValueError(f"x has {x.shape[0]} features, expected {self.n_features_}")
@@ -233,9 +226,7 @@ class ContextualGreedyPlugIn:
     def get_state(self):
         """A deep copy of the run's state."""
         self._require_started()
-        state = {
-            k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._state_.items()
-        }
+        state = self._copy_state()
         state.update(n_groups=self.n_groups_, budget=self.budget_, n_features=self.n_features_)
         return state
 
@@ -246,12 +237,6 @@ class ContextualGreedyPlugIn:
             v = state[k]
             self._state_[k] = v.copy() if isinstance(v, np.ndarray) else int(v)
         return self
-
-    @property
-    def counts_(self):
-        """Samples per group so far."""
-        self._require_started()
-        return self._state_["counts"].copy()
 
     @property
     def coef_(self):

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
+from mvlearn_ext.utils._kernels import cholesky_solve
 from mvlearn_ext.utils._numba import jit
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "Streams",
     "Welford",
     "advance",
-    "chol_solve",
     "cholesky_inplace",
     "count_table",
     "ctx_choose",
@@ -752,22 +752,6 @@ def cholesky_inplace(G, L):
     return True
 
 
-@jit
-def chol_solve(L, b, out):
-    """``out = (L L^T)^-1 b`` by two triangular solves."""
-    d = L.shape[0]
-    for i in range(d):
-        s = b[i]
-        for m in range(i):
-            s -= L[i, m] * out[m]
-        out[i] = s / L[i, i]
-    for i in range(d - 1, -1, -1):
-        s = out[i]
-        for m in range(i + 1, d):
-            s -= L[m, i] * out[m]
-        out[i] = s / L[i, i]
-
-
 # ---------------------------------------------------------------------------
 # Side information per group (mvlearn_ext.bandits._side_info)
 
@@ -838,7 +822,7 @@ def side_fit(n, m2, cfg, work):
             if not cholesky_inplace(G, L):
                 ok = False
                 break
-            chol_solve(L, col, coef)
+            cholesky_solve(L, L.shape[0], col, coef)
         if stage == 0:
             Q = 0.0
             sa = 0.0
@@ -982,7 +966,7 @@ def _ctx_score(q, A, n_k, G, b, yy, work):
     d = G.shape[0]
     if n_k <= d or not cholesky_inplace(G, L):
         return 0.0
-    chol_solve(L, b, sol)
+    cholesky_solve(L, L.shape[0], b, sol)
     rss = yy
     for i in range(d):
         rss -= b[i] * sol[i]
@@ -992,7 +976,7 @@ def _ctx_score(q, A, n_k, G, b, yy, work):
         for i in range(d):
             e[i] = 0.0
         e[j] = 1.0
-        chol_solve(L, e, col)
+        cholesky_solve(L, L.shape[0], e, col)
         for i in range(d):
             tr += A[j, i] * col[i]
     c = s2 * n_k * tr
@@ -1076,7 +1060,7 @@ def ctx_simulate_kernel(rule, budget, truth, seed, rep_offset, c_true, p, out_co
         for k in range(K):
             out_counts[r, k] = n[k]
             if cholesky_inplace(G[k], L):
-                chol_solve(L, b[k], sol)
+                cholesky_solve(L, L.shape[0], b[k], sol)
                 for i in range(d):
                     out_beta[r, k, i] = sol[i]
             else:

@@ -82,7 +82,34 @@ def resolve_warm_start(warm_start, n_groups, budget, linear_fraction=0.25):
     return n0
 
 
-class _AllocationPolicy:
+class _OnlineRun:
+    """The online interface's checks and accessors that every policy shares."""
+
+    #: The arguments of ``reset``, named when a method is called before it.
+    _reset_args = "n_groups, budget"
+
+    def _require_started(self):
+        if not hasattr(self, "_state_"):
+            raise RuntimeError(f"call {type(self).__name__}.reset({self._reset_args}) first")
+
+    def _check_group(self, group):
+        if isinstance(group, bool) or not isinstance(group, numbers.Integral):
+            raise TypeError(f"group must be an int, got {type(group).__name__}")
+        if not 0 <= group < self.n_groups_:
+            raise ValueError(f"group={group} is out of range [0, {self.n_groups_})")
+
+    def _copy_state(self):
+        """A deep copy of the online state (arrays copied)."""
+        return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._state_.items()}
+
+    @property
+    def counts_(self):
+        """Samples taken per group so far."""
+        self._require_started()
+        return self._state_["counts"].copy()
+
+
+class _AllocationPolicy(_OnlineRun):
     """Shared machinery: configuration -> kernel parameters, online state."""
 
     _code: int = -1
@@ -157,10 +184,6 @@ class _AllocationPolicy:
         rule, state = self._args_
         return K_.step(mode, rule, state, group, x)
 
-    def _require_started(self):
-        if not hasattr(self, "_state_"):
-            raise RuntimeError(f"call {type(self).__name__}.reset(n_groups, budget) first")
-
     def next_group(self):
         """The group to sample next (an int in ``[0, n_groups)``)."""
         self._require_started()
@@ -175,10 +198,7 @@ class _AllocationPolicy:
         proposed), e.g. when an experiment could not reach the proposed group.
         """
         self._require_started()
-        if isinstance(group, bool) or not isinstance(group, numbers.Integral):
-            raise TypeError(f"group must be an int, got {type(group).__name__}")
-        if not 0 <= group < self.n_groups_:
-            raise ValueError(f"group={group} is out of range [0, {self.n_groups_})")
+        self._check_group(group)
         x = float(observation)
         if not math.isfinite(x):
             raise ValueError(f"observation of group {group} is {x}: observations must be finite")
@@ -190,9 +210,7 @@ class _AllocationPolicy:
     def get_state(self):
         """A deep copy of the run's state (a dict of arrays), for :meth:`set_state`."""
         self._require_started()
-        state = {
-            k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._state_.items()
-        }
+        state = self._copy_state()
         state["n_groups"], state["budget"] = self.n_groups_, self.budget_
         return state
 
@@ -210,12 +228,6 @@ class _AllocationPolicy:
                 )
             self._state_[k][...] = value  # in place: the kernel's arguments hold these
         return self
-
-    @property
-    def counts_(self):
-        """Samples taken per group so far."""
-        self._require_started()
-        return self._state_["counts"].copy()
 
     @property
     def means_(self):

@@ -18,6 +18,7 @@ import numpy as np
 from mvlearn_ext.merging._validation import (
     check_choice,
     check_fraction,
+    check_key_names,
     check_rng,
     check_scaling,
     check_state_dicts,
@@ -160,14 +161,7 @@ def _dare_drop(tv, density, rescale, rng, keys):
 def _check_prune_keys(prune_keys, float_keys):
     if prune_keys is None:
         return list(float_keys)
-    if isinstance(prune_keys, str):
-        raise TypeError("prune_keys must be a list of parameter names, not a string")
-    prune_keys = list(prune_keys)
-    unknown = [k for k in prune_keys if k not in float_keys]
-    if unknown:
-        raise ValueError(
-            f"prune_keys names keys that are not floating parameters of base: {unknown}"
-        )
+    prune_keys = check_key_names(prune_keys, float_keys, "prune_keys")
     return [k for k in float_keys if k in set(prune_keys)]
 
 

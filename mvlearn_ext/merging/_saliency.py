@@ -18,6 +18,7 @@ from mvlearn_ext.merging._baselines import _finish, _float_keys, _task_vectors, 
 from mvlearn_ext.merging._validation import (
     check_choice,
     check_fraction,
+    check_key_names,
     check_scaling,
     check_state_dicts,
 )
@@ -205,14 +206,7 @@ def _infer_layers(base, layers, need_chain):
         if not layers:
             raise ValueError("base has no floating parameter with 2 or more dimensions to prune")
     else:
-        if isinstance(layers, str):
-            raise TypeError("layers must be a list of parameter names, not a string")
-        layers = list(layers)
-        unknown = [k for k in layers if k not in floats]
-        if unknown:
-            raise ValueError(
-                f"layers names keys that are not floating parameters of base: {unknown}"
-            )
+        layers = check_key_names(layers, floats, "layers")
         if len(set(layers)) != len(layers):
             raise ValueError("layers has repeated names")
     if need_chain:

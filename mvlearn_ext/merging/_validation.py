@@ -132,6 +132,17 @@ def check_scaling(value, name="scaling"):
     return float(value)
 
 
+def check_key_names(names, float_keys, name):
+    """A list of parameter names, each one of ``float_keys`` (the base's floating keys)."""
+    if isinstance(names, str):
+        raise TypeError(f"{name} must be a list of parameter names, not a string")
+    names = list(names)
+    unknown = [k for k in names if k not in float_keys]
+    if unknown:
+        raise ValueError(f"{name} names keys that are not floating parameters of base: {unknown}")
+    return names
+
+
 def check_choice(value, name, choices):
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")

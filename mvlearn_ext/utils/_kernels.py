@@ -1,9 +1,10 @@
-"""Numba versions of the simplex and anchor-graph kernels.
+"""Numba versions of the simplex and anchor-graph kernels, and small shared Numba blocks.
 
 The compiled C++ core is the production path; these are the Numba peers the
 benchmarks time against it, and :func:`project_simplex_row` is the building
 block for Numba kernels that need a simplex projection inside their own loops
-(per-sample QP solvers of the anchor-graph baselines).
+(per-sample QP solvers of the anchor-graph baselines). :func:`cholesky_solve`
+is the triangular solve pair of the families' small dense systems.
 """
 
 from __future__ import annotations
@@ -35,6 +36,24 @@ def project_simplex_row(y, s, out):
     for j in range(m):
         z = (y[j] - ymax) - tau
         out[j] = z if z > 0.0 else 0.0
+
+
+@jit
+def cholesky_solve(L, s, rhs, out):
+    """``out[:s] = (L L^T)^{-1} rhs[:s]`` for the lower factor ``L[:s, :s]``.
+
+    Forward then back substitution; ``out`` may be ``rhs``.
+    """
+    for a in range(s):
+        acc = rhs[a]
+        for e in range(a):
+            acc -= L[a, e] * out[e]
+        out[a] = acc / L[a, a]
+    for a in range(s - 1, -1, -1):
+        acc = out[a]
+        for e in range(a + 1, s):
+            acc -= L[e, a] * out[e]
+        out[a] = acc / L[a, a]
 
 
 @jit(parallel=True)

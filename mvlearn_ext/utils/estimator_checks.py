@@ -163,6 +163,16 @@ def _assert_raises(exc_type, pattern, func, *args, what):
     raise AssertionError(f"{what}: no {exc_type.__name__} was raised")
 
 
+def _assert_fitted_methods_raise(fitted, pattern, Xs, y, *, case):
+    """Every method of the fitted estimator refuses ``Xs`` with a ValueError matching ``pattern``.
+
+    A failure is reported as ``<Class>.<method>, <case>``.
+    """
+    for method in _fitted_methods(fitted):
+        what = f"{_name(fitted)}.{method}, {case}"
+        _assert_raises(ValueError, pattern, _call, fitted, method, Xs, y, what=what)
+
+
 def _params_hash(estimator):
     return joblib.hash(estimator.get_params(deep=False))
 
@@ -559,17 +569,7 @@ def check_error_nan_inf(estimator):
         _assert_raises(
             ValueError, pattern, _fit, _prepared(estimator), bad, y, what=f"{name}.fit, {value}"
         )
-        for method in _fitted_methods(fitted):
-            _assert_raises(
-                ValueError,
-                pattern,
-                _call,
-                fitted,
-                method,
-                bad,
-                y,
-                what=f"{name}.{method}, {value}",
-            )
+        _assert_fitted_methods_raise(fitted, pattern, bad, y, case=value)
 
 
 def check_error_views_differ_from_fit(estimator):
@@ -579,7 +579,6 @@ def check_error_views_differ_from_fit(estimator):
     view fewer, and a view with one feature more than at ``fit``, with a
     message that gives both numbers (and the view).
     """
-    name = _name(estimator)
     Xs, y = _multiview_blobs()
     fitted = _fit(_prepared(estimator), Xs, y)
     n_views = len(Xs)
@@ -595,17 +594,7 @@ def check_error_views_differ_from_fit(estimator):
         ),
     )
     for views, pattern, label in cases:
-        for method in _fitted_methods(fitted):
-            _assert_raises(
-                ValueError,
-                pattern,
-                _call,
-                fitted,
-                method,
-                views,
-                y,
-                what=f"{name}.{method}, {label}",
-            )
+        _assert_fitted_methods_raise(fitted, pattern, views, y, case=label)
 
 
 def check_error_too_few_samples(estimator):

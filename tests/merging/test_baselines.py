@@ -356,3 +356,13 @@ def test_bad_arguments():
         dare(base, [base], random_state="seed")
     with pytest.raises(TypeError, match="must be numeric"):
         task_arithmetic({"a": np.array(["x"])}, [{"a": np.array(["x"])}])
+
+
+@pytest.mark.parametrize("name", ["ties", "dare", "dare_ties", "magnitude", "random"])
+def test_prune_keys_must_name_floating_parameters(name):
+    base = {"w": np.zeros((2, 2)), "step": np.array(3)}
+    merge = ALL_METHODS[name]
+    with pytest.raises(TypeError, match="prune_keys must be a list of parameter names"):
+        merge(base, [base], prune_keys="w")
+    with pytest.raises(ValueError, match=r"prune_keys names .* floating parameters.*\['step'\]"):
+        merge(base, [base], prune_keys=["w", "step"])

@@ -246,6 +246,8 @@ def test_sa_merge_argument_errors():
         sa_merge(base, [base], saliency_sign="abs")
     with pytest.raises(ValueError, match="layers names"):
         sa_merge(base, [base], layers=["v"])
+    with pytest.raises(TypeError, match="layers must be a list of parameter names"):
+        sa_merge(base, [base], layers="w")
     with pytest.raises(TypeError, match="grad_fn"):
         sa_merge(base, [base], grad_fn=3)
 

@@ -7,10 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.diffusion._network import EpsMLP
 from mvlearn_ext.deep.diffusion._training import (
     COMMON_CONSTRAINTS,
@@ -19,10 +17,10 @@ from mvlearn_ext.deep.diffusion._training import (
     _check_hidden,
     _check_samples,
     _reverse_diffuse,
+    _start_fit,
     _train,
     _unequal,
 )
-from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 
@@ -204,13 +202,8 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
                     f"sample_weight must be {n} non-negative finite values with a positive sum"
                 )
         w = w * (n / w.sum())
-        self.x_mean_, self.x_scale_ = X.mean(0), X.std(0) + 1e-8
+        seed, device = _start_fit(self, X)
         self.c_mean_, self.c_scale_ = C.mean(0), C.std(0) + 1e-8
-        self.schedule_ = make_schedule(self.n_steps)
-        self.n_features_ = d
-        rng = check_random_state(self.random_state)
-        seed = int(rng.randint(2**31 - 1))
-        device = resolve_device(self.device)
         self.device_ = device
         T = self.n_steps
         with torch.random.fork_rng(devices=[]):

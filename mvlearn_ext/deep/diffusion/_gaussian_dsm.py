@@ -7,20 +7,18 @@ from numbers import Integral
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.diffusion._training import (
     COMMON_CONSTRAINTS,
     SAMPLER_CONSTRAINT,
     _check_samples,
     _gaussian_form_eps,
     _reverse_diffuse,
+    _start_fit,
     _train,
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
-from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
 from mvlearn_ext.utils._deprecation import renamed_param
 
@@ -181,12 +179,7 @@ class GaussianDSMDiffusion(BaseEstimator):
             cov=np.zeros((1, d, d)),
         )
         Phi = self._basis(c)
-        self.x_mean_, self.x_scale_ = X.mean(0), X.std(0) + 1e-8
-        self.schedule_ = make_schedule(self.n_steps)
-        self.n_features_ = d
-        rng = check_random_state(self.random_state)
-        seed = int(rng.randint(2**31 - 1))
-        device = resolve_device(self.device)
+        seed, device = _start_fit(self, X)
         T = self.n_steps
         with torch.random.fork_rng(devices=[]):
             gen = torch.Generator(device=device)

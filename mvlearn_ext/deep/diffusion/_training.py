@@ -7,10 +7,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
+from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.utils._deprecation import deprecated_constraint
 from mvlearn_ext.utils._validation import check_magnitude
 
@@ -116,6 +118,21 @@ def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, est=None):
                     level=2,
                 )
     return history
+
+
+def _start_fit(est, X):
+    """What every diffusion fit sets first; returns ``(seed, device)``.
+
+    Sets the standardisation of the samples ``X`` (``x_mean_``, ``x_scale_``;
+    :func:`_reverse_diffuse` undoes it), ``schedule_`` and ``n_features_``;
+    ``seed`` is the fit's torch seed drawn from ``est.random_state`` and
+    ``device`` the resolved ``est.device``.
+    """
+    est.x_mean_, est.x_scale_ = X.mean(0), X.std(0) + 1e-8
+    est.schedule_ = make_schedule(est.n_steps)
+    est.n_features_ = X.shape[1]
+    seed = int(check_random_state(est.random_state).randint(2**31 - 1))
+    return seed, resolve_device(est.device)
 
 
 def _reverse_diffuse(est, eps_fn, n, random_state):

@@ -113,6 +113,18 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         """The fitted kernel's attributes (``lengthscales_``, ...) from ``module``."""
         raise NotImplementedError
 
+    def _module_options(self):
+        """The driver module's options that both models share (posterior, likelihood, jitter)."""
+        return {
+            "latent": self.latent_posterior,
+            "likelihood": self.likelihood,
+            "k_m": self.k_m,
+            "count_scale": self.count_scale,
+            "n_quadrature": self.n_quadrature,
+            "tighter_bound": self.tighter_bound,
+            "jitter": self.jitter,
+        }
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y):
         """Fit the model to ``Y`` (NaN = missing) observed at the inputs ``X``.

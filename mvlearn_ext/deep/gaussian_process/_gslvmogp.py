@@ -200,13 +200,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
             n_terms=Q,
             n_inducing=Z_x.shape[0],
             n_inducing_latent=m_h,
-            latent=self.latent_posterior,
-            likelihood=self.likelihood,
-            k_m=self.k_m,
-            count_scale=self.count_scale,
-            n_quadrature=self.n_quadrature,
-            tighter_bound=self.tighter_bound,
-            jitter=self.jitter,
+            **self._module_options(),
         ).to(dtype=dtype)
         D = d_x + d_h
         with torch.no_grad():

@@ -272,14 +272,8 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
                 network=self.network,
                 num_blocks=self.num_blocks,
                 sn_ub=self.sn_ub,
-                latent=self.latent_posterior,
-                likelihood=self.likelihood,
                 kernel=self.kernel,
-                k_m=self.k_m,
-                count_scale=self.count_scale,
-                n_quadrature=self.n_quadrature,
-                tighter_bound=self.tighter_bound,
-                jitter=self.jitter,
+                **self._module_options(),
             ).to(dtype=dtype)
         module.clamp_()  # again in the working precision
         with torch.no_grad():

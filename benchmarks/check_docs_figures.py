@@ -269,7 +269,7 @@ INVENTORY = {
         results="clustering.json (handwritten)",
         script="bench_clustering.py --seeds 10 --mvlearn-seeds 1",
         deterministic="yes (fixed seeds; the mvlearn rows take minutes per fit: not rerun)",
-        cost="3 seeds ~1 min; 10 seeds ~3 min",
+        cost="measured 2026-12-04 under load: 3 seeds 26 s, 10 seeds (--full) 108 s",
         rerun=rerun_clustering_handwritten,
     ),
     "mvc-suite": dict(
@@ -277,7 +277,7 @@ INVENTORY = {
         results="mvc_suite.json",
         script="bench_mvc_suite.py --seeds 10 --datasets all (every method)",
         deterministic="yes (ACC/NMI/ARI; fit times no)",
-        cost="slice 7 sets x 2 seeds ~3 min; full 11 x 10 ~45 min",
+        cost="measured: slice 7 sets x 2 seeds 24 s, --full 11 x 10 seeds 520 s",
         rerun=rerun_mvc_suite,
     ),
     "multitask-study-default": dict(
@@ -285,7 +285,7 @@ INVENTORY = {
         results="multitask_study_default.json(l)",
         script="study_multitask.py --report-default (root seed 2026, 30/10 draws)",
         deterministic="yes (fixed root seed; fit_seconds no)",
-        cost="slice 5 settings x 2 draws ~1 min; full 24 settings ~21 min",
+        cost="measured: slice 5 settings x 2 draws 11 s, --full 19 settings x 30 draws 458 s",
         rerun=rerun_multitask_study,
     ),
     "bandits-side": dict(
@@ -293,7 +293,7 @@ INVENTORY = {
         results="bandits_side.json",
         script="bench_bandits_side.py --instances 4 --reps 200",
         deterministic="yes (regret means; steps/s no)",
-        cost="horizons 256, 1024 ~1 min; all four ~10 min",
+        cost="measured: horizons 256, 1024 30 s; --full (all four) about 10 min (recorded 624 s)",
         rerun=rerun_bandits_side,
     ),
     # ---- not rerun: timings, too costly here, or not deterministic
@@ -381,7 +381,7 @@ INVENTORY = {
         results="federated.json",
         script="bench_federated.py (10 seeds, DREAM 5 seeds)",
         deterministic="yes (fixed seeds, NumPy)",
-        cost="the whole recorded run, about a minute",
+        cost="measured: the whole recorded run, 95 s",
         rerun=rerun_federated,
     ),
     "merging": dict(

@@ -9,6 +9,8 @@ both), else the new one's.
 
 from sklearn.utils._param_validation import Hidden, StrOptions
 
+from mvlearn_ext.utils._warnings import warn as _warn
+
 __all__ = ["DEPRECATED", "deprecated_constraint", "renamed_param"]
 
 DEPRECATED = "deprecated"
@@ -33,7 +35,7 @@ def renamed_param(estimator, new, old, *, warn=True):
     if _is_unset(old_value):
         return getattr(estimator, new)
     if warn:
-        warn(
+        _warn(
             f"{type(estimator).__name__}: the parameter `{old}` was renamed `{new}` "
             f"in 0.1 and will be removed in 0.2; pass `{new}` instead.",
             FutureWarning,

@@ -262,7 +262,7 @@ def fit_smvsc_blocks(est, Xs):
         else:
             n_distinct = np.unique(_normalize_rows(np.hstack(graphs).T @ projection), axis=0)
             n_distinct = n_distinct.shape[0]
-    kmeans = final_kmeans(est, F, n_distinct, lambda: np.diag(gram), kmeans_seed, stacklevel=6)
+    kmeans = final_kmeans(est, F, n_distinct, lambda: np.diag(gram), kmeans_seed)
     params["kmeans"] = kmeans
     if est.variant == "code":
         labels = np.concatenate(
@@ -723,7 +723,7 @@ def fit_eomscca_blocks(est, Xs):
         detail = _progress(labels, lam, n_inner)
         if iteration_done(est._log, n_iter, history, start, est.tol, detail=detail):
             break
-    labels, n_found = component_labels(est, labels, U, kmeans_seed, stacklevel=3)
+    labels, n_found = component_labels(est, labels, U, kmeans_seed)
 
     store_eomsc_model(
         est, m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
+    _active_client,
     is_dask_array,
     map_labels,
     scaling_from_moments,
@@ -236,12 +237,30 @@ def scaling_of_moments(est, moments, views, statistics=None):
 
 
 def labels_like_input(labels, Xs, blocks):
-    """Labels as a dask array (chunked like the rows) when any view was a dask array."""
-    if any(is_dask_array(X) for X in Xs):
-        import dask.array as da
+    """Labels as a dask array (chunked like the rows) when any view was a dask array.
 
+    With a ``dask.distributed`` client, the row chunks are scattered to its workers and
+    the array refers to them (one small task per chunk), as ``client.persist`` would
+    leave it: ``da.from_array`` would put all ``n`` labels in the graph that every
+    ``compute`` sends to the scheduler (76 MiB at ``n = 10^7``). Such labels live as long
+    as the client. Without a client they stay in this process (``da.from_array``).
+    """
+    if not any(is_dask_array(X) for X in Xs):
+        return labels
+    import dask.array as da
+
+    client = _active_client()
+    if client is None:
         return da.from_array(labels, chunks=(blocks.row_chunks,))
-    return labels
+    bounds = blocks.bounds
+    chunks = [labels[bounds[b] : bounds[b + 1]] for b in range(blocks.n_blocks)]
+    futures = client.scatter(chunks)
+    return da.concatenate(
+        [
+            da.from_delayed(future, shape=chunk.shape, dtype=labels.dtype)
+            for future, chunk in zip(futures, chunks, strict=True)
+        ]
+    )
 
 
 def open_fitted_blocks(est, Xs):

@@ -161,7 +161,7 @@ class RowBlocks:
             wrapped = []
             for X in views:
                 if not is_dask_array(X):
-                    X = da.from_array(X, chunks=(row_chunks, -1), asarray=True)
+                    X = da.from_array(_file_of(X), chunks=(row_chunks, -1), asarray=True)
                 elif len(X.chunks[1]) > 1:
                     X = X.rechunk({1: -1})
                 wrapped.append(X)
@@ -241,6 +241,55 @@ class RowBlocks:
                     (result,) = pending.pop(next_block).result()
                     next_block += 1
                     yield result
+
+
+class _MemmapFile:
+    """A memmap's file, opened again where a block is read.
+
+    ``da.from_array`` of a memmap puts the memmap in the graph, and a memmap pickles
+    with all its data: on a ``dask.distributed`` client every pass sent the views
+    whole. This reader pickles as its path, offset, shape and dtype; the workers
+    read their rows from the file (as they read a zarr store), so they must see it.
+    """
+
+    def __init__(self, X):
+        self.filename = os.fspath(X.filename)
+        self.offset = int(X.offset)
+        self.shape = tuple(X.shape)
+        self.dtype = X.dtype
+        self.ndim = X.ndim
+        self.order = "C" if X.flags.c_contiguous else "F"
+        self.mtime = os.path.getmtime(self.filename)
+
+    def __dask_tokenize__(self):
+        return (type(self).__name__, self.filename, self.mtime, self.offset, self.shape,
+                self.dtype.str, self.order)  # fmt: skip
+
+    def __getitem__(self, key):
+        mapped = np.memmap(
+            self.filename, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape,
+            order=self.order,
+        )  # fmt: skip
+        return np.array(mapped[key])
+
+
+def _file_of(X):
+    """A :class:`_MemmapFile` for a memmap over its whole mapping, else ``X`` itself.
+
+    Only an array whose base is the ``mmap`` object starts at ``X.offset`` (a slice of
+    a memmap keeps its parent's offset), and only a contiguous one is read back as it
+    was laid out.
+    """
+    import mmap
+
+    if (
+        isinstance(X, np.memmap)
+        and isinstance(X.base, mmap.mmap)
+        and X.filename is not None
+        and (X.flags.c_contiguous or X.flags.f_contiguous)
+    ):
+        return _MemmapFile(X)
+    return X
 
 
 def _dask_installed():

@@ -10,7 +10,6 @@ same whatever its number of features).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,6 +18,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
 
@@ -53,12 +53,11 @@ def _resolve_scaling(estimator):
             f"{type(estimator).__name__}: give scaling only (standardize is deprecated), "
             f"got standardize={estimator.standardize!r} and scaling={estimator.scaling!r}"
         )
-    warnings.warn(
+    warn(
         f"{type(estimator).__name__}(standardize=...) is deprecated since 0.1 and will be "
         "removed in 0.2: use scaling='zscore' for standardize=True, scaling=None for "
         "standardize=False",
         FutureWarning,
-        stacklevel=5,  # _resolve_scaling, _before_fit, fit, its _fit_context, the caller
     )
     return "zscore" if estimator.standardize else None
 

@@ -13,7 +13,6 @@ k-means anchors come from :mod:`mvlearn_ext.cluster._common`.
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,6 +29,7 @@ from mvlearn_ext.cluster._drmc_solver import (
     _scaled_indicator,
     _view_redundancy,
 )
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["DRMC"]
 
@@ -379,11 +379,10 @@ class DRMC(InductiveClusterer):
     def _before_fit(self):
         for name in _DEPRECATED:
             if getattr(self, name) != "deprecated":
-                warnings.warn(
+                warn(
                     f"DRMC's {name!r} belonged to the previous reconstruction and is ignored; "
                     "it will be removed in the next release",
                     FutureWarning,
-                    stacklevel=4,  # _before_fit, fit, its _fit_context, the caller
                 )
 
     def _fit_blocks(self, Xs):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +25,7 @@ from mvlearn_ext.cluster._smvsc import (
     store_anchor_model,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["EOMSCCA"]
 
@@ -239,7 +239,7 @@ def _progress(labels, lam, n_inner):
     return f", {labels.max() + 1} components, lambda {lam:.4g} after {n_inner} passes"
 
 
-def component_labels(est, labels, U, kmeans_seed, *, stacklevel):
+def component_labels(est, labels, U, kmeans_seed):
     """``(labels, n_found)``: the graph's components, or k-means when they are not ``k``.
 
     When the graph has ``n_found != n_clusters`` connected components, warn and
@@ -248,12 +248,11 @@ def component_labels(est, labels, U, kmeans_seed, *, stacklevel):
     k = est.n_clusters
     n_found = int(labels.max()) + 1
     if n_found != k:
-        warnings.warn(
+        warn(
             f"EOMSCCA: the graph has {n_found} connected components instead of "
             f"n_clusters={k} after inner_max_iter={est.inner_max_iter} passes of "
             "the lambda search; labels_ come from k-means on the embedding",
             ConvergenceWarning,
-            stacklevel=stacklevel + 1,
         )
         F = _normalize_rows(np.nan_to_num(U))
         labels = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit_predict(F)
@@ -515,9 +514,7 @@ class EOMSCCA(BaseClusterer):
                 tol=self.tol,
                 log=self._log,
             )
-            labels, n_found = component_labels(
-                self, result["labels"], result["U"], kmeans_seed, stacklevel=2
-            )
+            labels, n_found = component_labels(self, result["labels"], result["U"], kmeans_seed)
 
         store_eomsc_model(
             self, m, d, result["W"], result["A"], graph=result["Z"], U=result["U"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from mvlearn_ext.utils._kernels import cholesky_solve
 from mvlearn_ext.utils._numba import jit
 
 __all__ = [
@@ -175,21 +176,6 @@ def _cholesky_of_subset(H, S, s, L, first):
 
 
 @jit
-def _cholesky_solve(L, s, rhs, out):
-    """``out[:s] = (L L^T)^{-1} rhs[:s]`` by forward and back substitution."""
-    for a in range(s):
-        acc = rhs[a]
-        for e in range(a):
-            acc -= L[a, e] * out[e]
-        out[a] = acc / L[a, a]
-    for a in range(s - 1, -1, -1):
-        acc = out[a]
-        for e in range(a + 1, s):
-            acc -= L[e, a] * out[e]
-        out[a] = acc / L[a, a]
-
-
-@jit
 def _active_set_row(H, b, z, kkt_tol, pivot_tol, max_steps, S, in_S, L, rhs, u, w, p, lam):
     """Primal active-set solve of ``min 1/2 z^T H z - b^T z`` over the simplex, one row.
 
@@ -224,10 +210,10 @@ def _active_set_row(H, b, z, kkt_tol, pivot_tol, max_steps, S, in_S, L, rhs, u, 
         # z_S = u - mu w with u = H_SS^{-1} b_S, w = H_SS^{-1} 1, 1^T z_S = 1.
         for a in range(s):
             rhs[a] = b[S[a]]
-        _cholesky_solve(L, s, rhs, u)
+        cholesky_solve(L, s, rhs, u)
         for a in range(s):
             rhs[a] = 1.0
-        _cholesky_solve(L, s, rhs, w)
+        cholesky_solve(L, s, rhs, w)
         sum_u = 0.0
         sum_w = 0.0
         for a in range(s):

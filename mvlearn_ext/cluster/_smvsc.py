@@ -35,6 +35,7 @@ from mvlearn_ext.cluster._common import (
     squared_view_weights,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["FPMVSCAG", "SMVSC"]
 
@@ -88,7 +89,7 @@ def initial_graph(views, m, init, seed):
     return Z
 
 
-def warn_degenerate_graph(est, n_distinct, anchor_mass, *, stacklevel=3):
+def warn_degenerate_graph(est, n_distinct, anchor_mass):
     """Warn that the learned graph separates fewer groups than ``n_clusters``.
 
     ``anchor_mass`` holds ``sum_i z_ji^2`` of every anchor ``j`` (the diagonal of
@@ -125,12 +126,11 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass, *, stacklevel=3):
                 "depends on the order of the samples) an anchor that loses its samples gets "
                 "no pull back from the data. "
             )
-    warnings.warn(
+    warn(
         f"{name}: the learned anchor graph separates only {n_distinct} groups of samples "
         f"({n_empty} of its {m} anchors ended with no sample), fewer than "
         f"n_clusters={k}, so labels_ merge clusters. {cause}Use {advice}{other}",
         ConvergenceWarning,
-        stacklevel=stacklevel,
     )
 
 
@@ -206,7 +206,7 @@ def store_smvsc_model(
     est.n_iter_ = int(n_iter)
 
 
-def final_kmeans(est, F, n_distinct, anchor_mass, seed, *, stacklevel):
+def final_kmeans(est, F, n_distinct, anchor_mass, seed):
     """The k-means of SMVSC's embedding ``F``, with a warning when the graph is degenerate.
 
     When ``n_distinct`` (the distinct rows of the embedding) is below ``n_clusters``,
@@ -215,7 +215,7 @@ def final_kmeans(est, F, n_distinct, anchor_mass, seed, *, stacklevel):
     """
     with warnings.catch_warnings():
         if n_distinct < est.n_clusters:
-            warn_degenerate_graph(est, n_distinct, anchor_mass(), stacklevel=stacklevel + 1)
+            warn_degenerate_graph(est, n_distinct, anchor_mass())
             warnings.filterwarnings("ignore", "Number of distinct clusters")
         return KMeans(n_clusters=est.n_clusters, n_init=est.n_init, random_state=seed).fit(F)
 
@@ -782,7 +782,7 @@ class SMVSC(EmbeddingClusterer):
             F = _normalize_rows(F)
             n_distinct = np.unique(F, axis=0).shape[0]
             self.kmeans_ = final_kmeans(
-                self, F, n_distinct, lambda: np.sum(Z * Z, axis=1), kmeans_seed, stacklevel=4
+                self, F, n_distinct, lambda: np.sum(Z * Z, axis=1), kmeans_seed
             )
 
         store_anchor_model(self, m, d, W, A)

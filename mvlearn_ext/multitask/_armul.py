@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -32,6 +31,7 @@ from mvlearn_ext.multitask._baselines import (
     _pooled,
 )
 from mvlearn_ext.multitask._kernels import armul_prox, armul_prox_tasks
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["ARMULRegressor", "ClusteredARMULRegressor", "LowRankARMULRegressor"]
 
@@ -47,10 +47,9 @@ def _lbfgs(fun, x0, max_iter, tol, who):
         options=dict(maxiter=max_iter, gtol=tol * max(g0, 1e-300), ftol=0.0),
     )
     if res.nit >= max_iter:
-        warnings.warn(
+        warn(
             f"{who} L-BFGS did not converge in max_iter={max_iter}",
             ConvergenceWarning,
-            stacklevel=5,
         )
     return res
 

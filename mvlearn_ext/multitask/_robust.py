@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +21,7 @@ from mvlearn_ext.multitask._base import (
 )
 from mvlearn_ext.multitask._cv import cross_validate_path, select_global
 from mvlearn_ext.multitask._kernels import irls_center, recover_coef
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
     "DEFAULT_REG_LAMBDAS",
@@ -435,11 +435,10 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.objective_ = result["objective"]
         self.n_iter_ = result["n_iter"]
         if not result["converged"]:
-            warnings.warn(
+            warn(
                 f"the reweighting iteration did not converge in max_iter={self.max_iter} "
                 f"iterations at reg_lambda={q}; increase max_iter",
                 ConvergenceWarning,
-                stacklevel=3,
             )
         self._log(
             f"q={q:g}: {int(self.fused_.sum())}/{moments.m} tasks fused, "

@@ -7,9 +7,9 @@ the value to use: the old one's if it was set (with a ``FutureWarning`` naming
 both), else the new one's.
 """
 
-import warnings
-
 from sklearn.utils._param_validation import Hidden, StrOptions
+
+from mvlearn_ext.utils._warnings import warn as _warn
 
 __all__ = ["DEPRECATED", "deprecated_constraint", "renamed_param"]
 
@@ -35,10 +35,9 @@ def renamed_param(estimator, new, old, *, warn=True):
     if _is_unset(old_value):
         return getattr(estimator, new)
     if warn:
-        warnings.warn(
+        _warn(
             f"{type(estimator).__name__}: the parameter `{old}` was renamed `{new}` "
             f"in 0.1 and will be removed in 0.2; pass `{new}` instead.",
             FutureWarning,
-            stacklevel=3,
         )
     return old_value

@@ -95,6 +95,8 @@ def test_same_labels_in_memory_on_disk_and_on_a_cluster(in_memory, views, on_dis
         predicted = fitted["LocalCluster"].predict(lazy)
         assert isinstance(predicted, da.Array)
         np.testing.assert_array_equal(predicted.compute(), in_memory.predict(Xs))
+        # Scattered to the cluster's workers: they live as long as the client.
+        fitted["LocalCluster"].labels_ = labels.compute()
     for name, model in fitted.items():
         labels = np.asarray(model.labels_)
         np.testing.assert_array_equal(labels, reference, err_msg=name)
@@ -245,6 +247,8 @@ def test_lmvsc_same_labels_in_memory_on_disk_and_on_a_cluster(views, on_disk):
         assert isinstance(fitted["LocalCluster"].labels_, da.Array)
         predicted = fitted["LocalCluster"].predict(lazy)
         np.testing.assert_array_equal(predicted.compute(), reference.predict(Xs))
+        # Scattered to the cluster's workers: they live as long as the client.
+        fitted["LocalCluster"].labels_ = fitted["LocalCluster"].labels_.compute()
     for name, model in fitted.items():
         np.testing.assert_array_equal(np.asarray(model.labels_), reference.labels_, err_msg=name)
         np.testing.assert_array_equal(model.objective_, reference.objective_, err_msg=name)

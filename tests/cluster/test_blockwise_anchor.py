@@ -115,6 +115,8 @@ def test_same_labels_in_memory_on_disk_on_threads_and_on_a_cluster(
             np.testing.assert_array_equal(predicted.compute(), reference.predict(Xs))
             # The training labels are the nearest centres of the training rows.
             np.testing.assert_array_equal(predicted.compute(), reference.labels_)
+        # Scattered to the cluster's workers: they live as long as the client.
+        fitted["LocalCluster"].labels_ = labels.compute()
     for key, model in fitted.items():
         _same_fit(model, reference, f"{name}, {key}")
 

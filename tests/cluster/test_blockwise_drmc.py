@@ -113,6 +113,8 @@ def test_same_labels_in_memory_on_disk_and_on_a_cluster(in_memory, views, on_dis
         predicted = fitted["LocalCluster"].predict(lazy)
         assert isinstance(predicted, da.Array)
         np.testing.assert_array_equal(predicted.compute(), in_memory.predict(Xs))
+        # Scattered to the cluster's workers: they live as long as the client.
+        fitted["LocalCluster"].labels_ = labels.compute()
     for name, model in fitted.items():
         _same_fit(model, in_memory, name)
 

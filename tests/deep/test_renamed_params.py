@@ -142,8 +142,10 @@ def test_old_name_warns_and_fits_like_the_new_name(
     new_fit = cls(**base, **{new: value}).fit(*args, **kw)
     threads_new = list(seen)
     seen.clear()
-    with pytest.warns(FutureWarning, match=rf"`{old}` was renamed `{new}`.*removed in 0\.2"):
+    with pytest.warns(FutureWarning, match=rf"`{old}` was renamed `{new}`.*removed in 0\.2") as w:
         old_fit = cls(**base, **{old: value}).fit(*args, **kw)
+    renamed = [r for r in w if "was renamed" in str(r.message)]
+    assert {r.filename for r in renamed} == {__file__}  # the user's line, not the package's
     threads_old = list(seen)
     np.testing.assert_array_equal(output(old_fit, args, kw), output(new_fit, args, kw))
     if new == "n_jobs":  # the thread count reached torch under both names

@@ -1,0 +1,118 @@
+"""Every warning of the clusterers names the user's line, on both paths and every entry point.
+
+``fit`` lives in :class:`~mvlearn_ext.cluster._base.BaseClusterer` behind scikit-learn's
+``_fit_context``, and the block paths call the shared steps from deeper frames: a fixed
+``stacklevel`` pointed at the package or at ``sklearn/base.py``. The warnings now compute
+their level (:func:`mvlearn_ext.utils._warnings.find_stack_level`); here each one is
+recorded and its ``filename`` must be this file.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from mvlearn_ext.cluster import DRMC, EOMSCCA, FPMVSCAG, SMVSC, ConcatKMeans
+from mvlearn_ext.datasets import make_multiview_blobs
+
+
+def _small():
+    Xs, _ = make_multiview_blobs(60, n_views=2, n_features=4, random_state=0)
+    return Xs
+
+
+def _empty_anchor_views(n=1000):
+    """10 blobs whose first 10 rows hold 7 of them: init='first' leaves an anchor empty."""
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(-10.0, 10.0, size=(3, 10, 64))
+    block_rng = np.random.default_rng([0, 0])
+    y = block_rng.integers(10, size=n)
+    return [
+        centres[v][y].astype(np.float32)
+        + 4.0 * block_rng.standard_normal((n, 64), dtype=np.float32)
+        for v in range(3)
+    ]
+
+
+@contextlib.contextmanager
+def _recording():
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        yield record
+
+
+def _assert_here(record, category, match):
+    ours = [w for w in record if issubclass(w.category, category) and match in str(w.message)]
+    assert ours, f"no {category.__name__} matching {match!r}: {[str(w.message) for w in record]}"
+    assert {w.filename for w in ours} == {__file__}, [(w.filename, w.lineno) for w in ours]
+
+
+# (estimator, the data, the block sizes of its paths, the warning's category and text)
+CASES = {
+    "DRMC-deprecated": (
+        lambda bs: DRMC(3, tol=0.1, beta=1.0, random_state=0, block_size=bs),
+        _small,
+        (None, 20),
+        FutureWarning,
+        "belonged to the previous reconstruction",
+    ),
+    "ConcatKMeans-standardize": (
+        lambda bs: ConcatKMeans(3, standardize=True, random_state=0),
+        _small,
+        (None,),
+        FutureWarning,
+        "standardize=...) is deprecated",
+    ),
+    "EOMSCCA-components": (
+        lambda bs: EOMSCCA(2, inner_max_iter=1, random_state=0, block_size=bs),
+        _small,
+        (None, 20),
+        ConvergenceWarning,
+        "connected components instead of n_clusters=2",
+    ),
+    "SMVSC-empty-anchor": (
+        lambda bs: SMVSC(n_clusters=10, n_init=2, random_state=0, block_size=bs),
+        _empty_anchor_views,
+        (None, 300),
+        ConvergenceWarning,
+        "separates only 9 groups",
+    ),
+    "FPMVSCAG-empty-anchor": (
+        lambda bs: FPMVSCAG(n_clusters=10, n_init=2, random_state=0, block_size=bs),
+        _empty_anchor_views,
+        (None, 300),
+        ConvergenceWarning,
+        "separates only 9 groups",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_warnings_point_at_the_callers_line(case):
+    make, data, block_sizes, category, match = CASES[case]
+    Xs = data()
+    for block_size in block_sizes:
+        with _recording() as record:
+            model = make(block_size).fit(Xs)
+        _assert_here(record, category, match)
+        with _recording() as record:
+            make(block_size).fit_predict(Xs)
+        _assert_here(record, category, match)
+        if hasattr(model, "predict"):  # raises none of these; any other must point here too
+            with _recording() as record:
+                model.predict(Xs)
+            assert {w.filename for w in record} <= {__file__}
+
+
+def test_warnings_point_at_the_callers_line_on_dask():
+    da = pytest.importorskip("dask.array")
+    Xs = [da.from_array(X, chunks=20) for X in _small()]
+    for make, category, match in (
+        (lambda: DRMC(3, gamma=1.0, random_state=0), FutureWarning, "belonged"),
+        (lambda: EOMSCCA(2, inner_max_iter=1, random_state=0), ConvergenceWarning, "components"),
+    ):
+        with _recording() as record:
+            make().fit(Xs)
+        _assert_here(record, category, match)

@@ -34,11 +34,15 @@ sample's row (local) and every anchor's column over all ``n`` samples (one thres
 anchor, :func:`column_thresholds`, exact from the blocks' largest values), then an
 ``m x m`` eigenproblem of sums over blocks; the connected components come from which
 anchors share a sample (:func:`number_components`). The graph is never stored: the
-sample half of the spectral state (``U`` and ``D_1^{-1/2}``, ``n x (k + 1)``) is kept in
-the calling process, one array per block, and each pass recomputes a block's rows of
-the graph from it and from the block's rows of ``B``. On dask ``B`` is computed once
-per outer iteration and persisted (on the workers of a cluster); on the NumPy block
-path it is recomputed from the views in every pass. A pass of the search goes twice
+sample half of the spectral state (``U`` and ``D_1^{-1/2}``, ``n x (k + 1)``) is kept by
+blocks. On a ``dask.distributed`` cluster it stays on the workers, with the block's
+rows of ``B`` (computed once per outer iteration) and the last target or rows of the
+graph, so that a pass sends only the ``m x m`` parameters and receives only sums and
+column candidates. Elsewhere it is kept in the calling process and each pass
+recomputes a block's rows of the graph from it and from the block's rows of ``B``
+(persisted in this process on the local dask scheduler, recomputed from the views
+on the NumPy block path). Every block computes the same functions of the same
+inputs on all paths, so the fit is the same bits. A pass of the search goes twice
 over the blocks; an outer iteration adds one pass for the first thresholds and one
 over the views for the components, the view losses and ``X_v Z^T``.
 
@@ -72,6 +76,8 @@ from mvlearn_ext.cluster._base import (
 )
 from mvlearn_ext.cluster._blockwise import (
     RowBlocks,
+    _active_client,
+    _progress_bar,
     statistics_pass,
 )
 from mvlearn_ext.cluster._eomsc import (
@@ -408,21 +414,20 @@ def _eomsc_linear_task(p, _, *views):
 
 
 def _linear_blocks(blocks, core):
-    """The blocks of ``B`` for the passes of the ``lambda`` search.
+    """The blocks of ``B`` for the passes of the ``lambda`` search, without a cluster.
 
-    On dask (zarr, dask arrays, memmaps with dask installed) ``B`` (``n x m``
-    float64) is computed once per outer iteration and persisted: on the workers of
-    a ``dask.distributed`` client, else in this process; the passes then read it
-    instead of the views. Otherwise every pass recomputes a block's ``B`` from its
-    views, so that nothing of size ``n x m`` is held. Each block's ``B`` is the same
-    function of the same rows either way, so the fit is the same bits.
+    On the local dask scheduler (zarr, dask arrays, memmaps with dask installed) ``B``
+    (``n x m`` float64) is computed once per outer iteration and persisted in this
+    process; the passes then read it instead of the views. On the NumPy block path
+    every pass recomputes a block's ``B`` from its views, so that nothing of size
+    ``n x m`` is held. (On a ``dask.distributed`` cluster, :class:`_WorkerCarries`
+    keeps ``B`` on the workers instead.) Each block's ``B`` is the same function of
+    the same rows either way, so the fit is the same bits.
     """
     if not blocks.uses_dask:
         return blocks, core
     import dask
     import dask.array as da
-
-    from mvlearn_ext.cluster._blockwise import _active_client
 
     m = core["A"].shape[1]
     parts = [X.to_delayed().ravel() for X in blocks.views]
@@ -436,9 +441,7 @@ def _linear_blocks(blocks, core):
             for b, size in enumerate(blocks.row_chunks)
         ]
     )
-    client = _active_client()
-    B = client.persist(B) if client is not None else B.persist()
-    return RowBlocks([B]), dict(core, cached=True)
+    return RowBlocks([B.persist()]), dict(core, cached=True)
 
 
 def _eomsc_target(p, B, U, inv1):
@@ -509,54 +512,98 @@ def _eomsc_graph(p, target, support):
     return 0.5 * (S_rows + S_cols)
 
 
-def _eomsc_step(p, state, B):
-    """``S`` of one block from its state and the new ``U`` and ``D_1^{-1/2}`` of its rows."""
-    prev = p["prev"]
-    support = B > 0
-    S = _eomsc_graph(prev, _eomsc_target(prev, B, *state), support)
+# A block's carry: the dict of its rows' state that a pass of the lambda search takes and
+# returns. It always holds ``U`` and ``inv1`` (``D_1^{-1/2}``). On a dask.distributed
+# cluster (:class:`_WorkerCarries`) it stays on a worker and also holds ``B`` and the
+# last array computed from them, which the next pass needs: the ``target`` (after a
+# state or thresholds pass) or the rows of ``S`` (after a sums pass). Elsewhere
+# (:class:`_LocalCarries`) it holds only ``U`` and ``inv1`` and each pass recomputes
+# ``B``, the target and ``S`` from the block, as the same functions of the same
+# inputs: the same bits either way.
+
+
+def _carry_linear(p, carry, views):
+    B = carry.get("B")
+    return _eomsc_linear(p, views)[1] if B is None else B
+
+
+def _carry_target(p, carry, B):
+    target = carry.get("target")
+    return _eomsc_target(p, B, carry["U"], carry["inv1"]) if target is None else target
+
+
+def _carry_graph(p, carry, B):
+    """The rows of ``S`` of the last sums pass (its parameters are ``p["prev"]``)."""
+    S = carry.get("S")
+    if S is None:
+        prev = p["prev"]
+        S = _eomsc_graph(prev, _eomsc_target(prev, B, carry["U"], carry["inv1"]), B > 0)
+    return S
+
+
+def _kept(carry, **arrays):
+    """The carry that a kept (worker) carry becomes: ``B``, the state and ``arrays``."""
+    return dict(B=carry["B"], U=carry["U"], inv1=carry["inv1"], **arrays)
+
+
+def _eomsc_candidates_task(p, carry, *views):
+    """Column candidates of one block for the next projection (its rows' state given)."""
+    with single_threaded_pools():
+        B = _carry_linear(p, carry, views)
+        target = _carry_target(p, carry, B)
+        if "B" in carry:
+            carry = _kept(carry, target=target)
+        return carry, _column_candidates(target, B > 0, p["size"])
+
+
+def _eomsc_sums_task(p, carry, *views):
+    """Degrees of the anchors and ``S^T D_1^{-1} S`` over one block's rows of ``S``."""
+    with single_threaded_pools():
+        B = _carry_linear(p, carry, views)
+        S = _eomsc_graph(p, _carry_target(p, carry, B), B > 0)
+        inv1, _ = _inverse_sqrt_degrees(S.sum(axis=1))
+        S1 = inv1[:, None] * S
+        if "B" in carry:
+            carry = _kept(carry, S=S)
+        return carry, (S.sum(axis=0), S1.T @ S1)
+
+
+def _eomsc_state(p, S):
+    """``S_1`` and the new ``U`` and ``D_1^{-1/2}`` of one block's rows of ``S``."""
     inv1, _ = _inverse_sqrt_degrees(S.sum(axis=1))
     S1 = inv1[:, None] * S * p["inv2"][None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         U = (S1 @ p["V_raw"]) / np.sqrt(p["top"])[None, :]
-    return S, S1, _HALF * U, inv1, support
+    return S1, _HALF * U, inv1
 
 
-def _eomsc_candidates_task(p, state, *views):
-    """Column candidates of one block for the next projection (its rows' state given)."""
-    with single_threaded_pools():
-        _, B = _eomsc_linear(p, views)
-        return _column_candidates(_eomsc_target(p, B, *state), B > 0, p["size"])
-
-
-def _eomsc_sums_task(p, state, *views):
-    """Degrees of the anchors and ``S^T D_1^{-1} S`` over one block's rows of ``S``."""
-    with single_threaded_pools():
-        _, B = _eomsc_linear(p, views)
-        S = _eomsc_graph(p, _eomsc_target(p, B, *state), B > 0)
-        inv1, _ = _inverse_sqrt_degrees(S.sum(axis=1))
-        S1 = inv1[:, None] * S
-        return S.sum(axis=0), S1.T @ S1
-
-
-def _eomsc_advance_task(p, state, *views):
+def _eomsc_advance_task(p, carry, *views):
     """The new state of one block's rows and their candidates for the next projection."""
     with single_threaded_pools():
-        _, B = _eomsc_linear(p, views)
-        _, _, U, inv1, support = _eomsc_step(p, state, B)
-        return (U, inv1), _column_candidates(_eomsc_target(p, B, U, inv1), support, p["size"])
+        B = _carry_linear(p, carry, views)
+        _, U, inv1 = _eomsc_state(p, _carry_graph(p, carry, B))
+        target = _eomsc_target(p, B, U, inv1)
+        new = dict(U=U, inv1=inv1)
+        if "B" in carry:
+            new.update(B=B, target=target)
+        return new, _column_candidates(target, B > 0, p["size"])
 
 
-def _eomsc_finish_task(p, state, *views):
+def _eomsc_finish_task(p, carry, *views):
     """The last graph's rows: embedding, edges, graph term, view losses and ``X_v Z^T``."""
     with single_threaded_pools():
-        X, B = _eomsc_linear(p, views)
-        S, S1, U, _, _ = _eomsc_step(p, state, B)
+        if "S" in carry:
+            X, S = apply_view_scaling(views, p["means"], p["scales"]), carry["S"]
+        else:
+            X, B = _eomsc_linear(p, views)
+            S = _carry_graph(p, carry, B)
+        S1, U, _ = _eomsc_state(p, S)
         edges = S > 0
         linked = edges.any(axis=1)
         first = np.where(linked, np.argmax(edges, axis=1), -1)
         E = edges.astype(np.float64)
         Z = np.ascontiguousarray(S.T)
-        return dict(
+        return None, dict(
             U=U,
             first=first,
             together=(E.T @ E) > 0,
@@ -567,31 +614,127 @@ def _eomsc_finish_task(p, state, *views):
         )
 
 
-def _initial_states(blocks, m, c):
-    """Every block's rows of the one-hot start: ``U`` and ``D_1^{-1/2}`` of ``G_0``."""
-    states = []
-    eye = np.eye(m, c)
-    for b in range(blocks.n_blocks):
-        lo, hi = int(blocks.bounds[b]), int(blocks.bounds[b + 1])
-        U, inv1 = np.zeros((hi - lo, c)), np.zeros(hi - lo)
-        top = min(hi, m)
-        if top > lo:
-            U[: top - lo] = _HALF * eye[lo:top]
-            inv1[: top - lo] = 1.0
-        states.append((U, inv1))
-    return states
+def _initial_state(lo, hi, m, c):
+    """A block's rows ``lo:hi`` of the one-hot start: ``U`` and ``D_1^{-1/2}`` of ``G_0``."""
+    U, inv1 = np.zeros((hi - lo, c)), np.zeros(hi - lo)
+    top = min(hi, m)
+    if top > lo:
+        U[: top - lo] = _HALF * np.eye(m, c)[lo:top]
+        inv1[: top - lo] = 1.0
+    return dict(U=U, inv1=inv1)
 
 
-def _thresholds(blocks, params, states, verbose, desc):
+def _initial_carry_task(p, _, *views):
+    """A kept carry's start: the block's ``B`` and its rows of the one-hot start."""
+    with single_threaded_pools():
+        B = _eomsc_linear(p, views)[1]
+        return dict(_initial_state(p["lo"], p["hi"], p["m"], p["c"]), B=B)
+
+
+class _LocalCarries:
+    """The carries in this process; every pass sends each block's carry with its block.
+
+    ``linear`` holds the blocks the passes read (``B`` persisted on the local dask
+    scheduler, else the views: see :func:`_linear_blocks`).
+    """
+
+    def __init__(self, blocks, core, m, c):
+        self.linear, self.params = _linear_blocks(blocks, core)
+        bounds = blocks.bounds
+        self.carries = [
+            _initial_state(int(bounds[b]), int(bounds[b + 1]), m, c)
+            for b in range(blocks.n_blocks)
+        ]
+
+    def run(self, task, params, verbose, desc, views=None):
+        """``task`` on every block; keeps the new carries, returns the rest in block order."""
+        source = self.linear if views is None else views
+        carries, out = [], []
+        for carry, part in source.map(task, params, self.carries, progress=verbose, desc=desc):
+            carries.append(carry)
+            out.append(part)
+        self.carries = carries
+        return out
+
+    def close(self):
+        self.linear = None  # releases a persisted B
+
+
+class _WorkerCarries:
+    """The carries on the workers of a ``dask.distributed`` client, as futures.
+
+    Every block's ``B`` is computed once from its views (per outer iteration), and a
+    pass runs each block's task where its carry is: only the parameters (``m x m``)
+    go out and only the small parts (sums, candidates) come back, folded here in block
+    order. Nothing of size ``n`` passes through the graph or this process, and the
+    target and ``S`` are not recomputed from the state in the next pass.
+    """
+
+    def __init__(self, client, blocks, core, m, c):
+        import dask
+
+        self.client = client
+        self.params = core
+        self.chunks = [X.to_delayed().ravel() for X in blocks.views]
+        task = dask.delayed(_initial_carry_task, pure=False)
+        bounds = blocks.bounds
+        self.carries = client.compute(
+            [
+                task(
+                    dict(core, lo=int(bounds[b]), hi=int(bounds[b + 1]), m=m, c=c),
+                    None,
+                    *(chunk[b] for chunk in self.chunks),
+                )
+                for b in range(blocks.n_blocks)
+            ]
+        )
+
+    def run(self, task, params, verbose, desc, views=None):
+        """``task`` on every block; keeps the new carries, returns the rest in block order."""
+        import operator
+
+        client = self.client
+        if views is None:
+            results = [client.submit(task, params, carry, pure=False) for carry in self.carries]
+        else:
+            import dask
+
+            delayed_task = dask.delayed(task, pure=False)
+            results = client.compute(
+                [
+                    delayed_task(params, carry, *(chunk[b] for chunk in self.chunks))
+                    for b, carry in enumerate(self.carries)
+                ]
+            )
+        parts = [client.submit(operator.itemgetter(1), r, pure=False) for r in results]
+        self.carries = [client.submit(operator.itemgetter(0), r, pure=False) for r in results]
+        del results
+        if verbose:
+            from distributed import as_completed
+
+            bar = _progress_bar(len(parts), desc)
+            for _ in as_completed(parts):
+                bar.update(1)
+            bar.close()
+        return client.gather(parts)
+
+    def close(self):
+        self.carries = []  # the workers drop B and the state
+
+
+def _carries(blocks, core, m, c):
+    """The carries of the graph step: on the workers of a cluster, else in this process."""
+    client = _active_client() if blocks.uses_dask else None
+    if client is not None:
+        return _WorkerCarries(client, blocks, core, m, c)
+    return _LocalCarries(blocks, core, m, c)
+
+
+def _thresholds(carries, params, verbose, desc):
     """Column thresholds of the next projection, asking for more candidates when needed."""
     size = COLUMN_CANDIDATES
     while True:
-        parts = list(
-            blocks.map(
-                _eomsc_candidates_task, dict(params, size=size), states, progress=verbose,
-                desc=desc,
-            )
-        )  # fmt: skip
+        parts = carries.run(_eomsc_candidates_task, dict(params, size=size), verbose, desc)
         tau, has_support, unsettled = column_thresholds(parts, size)
         if not unsettled.any():
             return tau, has_support
@@ -621,60 +764,52 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
     """:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph` by row blocks.
 
     ``core`` holds the standardisation, ``W``, ``A``, ``alpha^2`` and ``scale``, from
-    which every block computes its rows of ``B`` (:func:`_linear_blocks`). The sample
-    half of the state (``U``
-    and ``D_1^{-1/2}``, ``n x (c + 1)``) is kept here, one array per block, and the
-    graph is never stored: a pass recomputes a block's rows of ``S`` from the state
-    of the previous pass. Each pass of the ``lambda`` search goes twice over the blocks:
-    once for the anchors' degrees and ``S_1^T S_1`` (sums over blocks, folded in block
-    order), once for the new state and the candidates of the next column thresholds
+    which every block computes its rows of ``B``. The sample half of the state (``U``
+    and ``D_1^{-1/2}``, ``n x (c + 1)``) is kept by blocks, in this process or on the
+    workers of a cluster (see the carries above), and the graph is never assembled.
+    Each pass of the ``lambda`` search goes twice over the blocks: once for the
+    anchors' degrees and ``S_1^T S_1`` (sums over blocks, folded in block order), once
+    for the new state and the candidates of the next column thresholds
     (:func:`column_thresholds`). A last pass returns the embedding, the connected
     components (which anchors share a sample, reduced by a logical or), the graph
     term and the view losses and ``X_v Z^T`` of the final graph.
 
     Returns ``(labels, U, graph_term, n_iter, lam, losses, XZt)``.
     """
-    states = _initial_states(blocks, m, c)
-    linear, cached = _linear_blocks(blocks, core)
-    params = dict(cached, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
-    tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, start")
+    carries = _carries(blocks, core, m, c)
+    params = dict(carries.params, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
+    tau, has_support = _thresholds(carries, params, verbose, f"{desc}, start")
     lam = float(reg_init)
     n_iter = 0
     while True:
         n_iter += 1
         current = dict(params, tau=tau, has_support=has_support)
         colsum, gram = None, None
-        for part_colsum, part_gram in linear.map(
-            _eomsc_sums_task, current, states, progress=verbose, desc=f"{desc}, pass {n_iter}"
+        for part_colsum, part_gram in carries.run(
+            _eomsc_sums_task, current, verbose, f"{desc}, pass {n_iter}"
         ):
             colsum = _fold_sum(colsum, part_colsum)
             gram = _fold_sum(gram, part_gram)
         inv2, _ = _inverse_sqrt_degrees(colsum)
         V_raw, top, eigenvalues = top_eigenpairs_of_gram(inv2[:, None] * gram * inv2[None, :], c)
         lam, settled = lambda_step(eigenvalues, c, m, lam)
-        step = dict(cached, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current, V_raw=V_raw)
-        step["top"] = top
+        step = dict(carries.params, V=_HALF * V_raw, inv2=inv2, lam=lam, prev=current)
+        step.update(V_raw=V_raw, top=top)
         if settled or n_iter >= max_iter:
             break
-        new_states = []
-        parts = []
-        for state, candidates in linear.map(
-            _eomsc_advance_task, dict(step, size=COLUMN_CANDIDATES), states,
-            progress=verbose, desc=f"{desc}, pass {n_iter} state",
-        ):  # fmt: skip
-            new_states.append(state)
-            parts.append(candidates)
-        states = new_states
+        parts = carries.run(
+            _eomsc_advance_task, dict(step, size=COLUMN_CANDIDATES), verbose,
+            f"{desc}, pass {n_iter} state",
+        )  # fmt: skip
         params = {key: value for key, value in step.items() if key != "prev"}
         tau, has_support, unsettled = column_thresholds(parts, COLUMN_CANDIDATES)
         if unsettled.any():
-            tau, has_support = _thresholds(linear, params, states, verbose, f"{desc}, more")
-    del linear  # releases a persisted B
+            tau, has_support = _thresholds(carries, params, verbose, f"{desc}, more")
     step = dict(step, cached=False, prev=dict(step["prev"], cached=False))
     Us, firsts, together, uu, usv, losses, XZt = [], [], None, 0.0, 0.0, None, None
-    for part in blocks.map(
-        _eomsc_finish_task, step, states, progress=verbose, desc=f"{desc}, components"
-    ):
+    finished = carries.run(_eomsc_finish_task, step, verbose, f"{desc}, components", blocks)
+    carries.close()
+    for part in finished:
         Us.append(part["U"])
         firsts.append(part["first"])
         together = part["together"] if together is None else together | part["together"]

@@ -359,8 +359,10 @@ class EOMSCCA(BaseClusterer):
         values (exactly the in-memory threshold), and the components come from
         which anchors share a sample, so the graph is never held; the calling
         process keeps ``n x (n_clusters + 1)`` floats of the spectral state. On
-        dask the linear term ``B`` (``n x n_anchors``) is kept by the scheduler
-        (on the workers of a cluster) for an outer iteration; on NumPy views with
+        a ``dask.distributed`` cluster that state, the linear term ``B`` (``n x
+        n_anchors``) and the last graph rows stay on the workers instead; with
+        the local dask scheduler ``B`` is kept in this process for an outer
+        iteration; on NumPy views with
         ``block_size``, every pass of the ``lambda`` search recomputes it from the
         views. With the same
         blocks the labels are the same in memory, on disk and on a

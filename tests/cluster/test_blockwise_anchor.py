@@ -349,6 +349,44 @@ def test_eomscca_graph_step_does_not_depend_on_the_candidates(views, references,
     np.testing.assert_array_equal(model.embedding_, references["EOMSCCA"].embedding_)
 
 
+def test_eomscca_on_a_cluster_keeps_the_graph_step_on_the_workers(
+    views, references, on_disk, monkeypatch
+):
+    """On a cluster the rows' state stays on the workers; the fit is the same bits.
+
+    Two candidates per block force the extra thresholds passes on the kept targets too.
+    """
+    Xs, _ = views
+    _, zarrs = on_disk
+    monkeypatch.setattr(_anchor_blocks, "COLUMN_CANDIDATES", 2)
+    kinds = []
+    carries = _anchor_blocks._carries
+
+    def recording(*args):
+        made = carries(*args)
+        kinds.append(type(made).__name__)
+        return made
+
+    monkeypatch.setattr(_anchor_blocks, "_carries", recording)
+    if zarrs is not None:
+        lazy = [da.from_zarr(z) for z in zarrs]
+    else:
+        lazy = [da.from_array(X, chunks=(CHUNK, -1)) for X in Xs]
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        model = MODELS["EOMSCCA"]().fit(lazy)
+    reference = references["EOMSCCA"]
+    assert set(kinds) == {"_WorkerCarries"} and len(kinds) == model.n_iter_
+    _same_fit(model, reference, "cluster, two candidates")
+    np.testing.assert_array_equal(model.embedding_, reference.embedding_)
+    np.testing.assert_array_equal(model.n_inner_iter_, reference.n_inner_iter_)
+    assert model.graph_reg_ == reference.graph_reg_
+
+
 def _benchmark_head(n=1000):
     """The first rows of ``benchmarks/bench_clustering_dask.py``'s data (10 blobs, std 4)."""
     rng = np.random.default_rng(0)

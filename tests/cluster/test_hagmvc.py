@@ -215,6 +215,29 @@ def test_pyramid_sizes():
         _pyramid_sizes(500, 5, [50, 4], 0.5, 3)
 
 
+@pytest.mark.parametrize(
+    ("n", "k", "expected"),
+    [
+        (2000, 10, 750),  # min(n // 2, 75 k, 1.5e6 // n) = 750 > the default's 500
+        (150, 3, 75),  # half the samples
+        (1000, 2, 150),  # 75 anchors per cluster
+        (2999, 10, 500),  # the pair budget (500) ties the default
+        (30000, 10, 500),  # beyond the budget: the default rule
+        (10**6, 10, 500),
+    ],
+)
+def test_budget_anchor_rule_sizes(monkeypatch, n, k, expected):
+    """The round-4 candidate (not the default): more anchors only while n * m_1 <= 1.5e6."""
+    import mvlearn_ext.cluster._hagmvc as hag
+
+    default = _pyramid_sizes(n, k, None, 0.5, 1)[0]
+    monkeypatch.setattr(hag, "_ANCHOR_RULE", "budget")
+    first = _pyramid_sizes(n, k, None, 0.5, 1)[0]
+    assert first == expected
+    assert first >= default
+    assert first == default or n * first <= hag._BUDGET_PAIRS
+
+
 def test_predict_codes_new_samples():
     Xs, y = _blobs(n=300, k=3, seed=6)
     train, test = slice(0, 200), slice(200, 300)

@@ -246,7 +246,11 @@ def fit_hagmvc_blocks(est, Xs):
     # 2. Fixed view weights.
     if auto:
         scores = fit_view_weights(
-            rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
+            rows_of(score_rows),
+            k,
+            n_neighbors=est.n_neighbors,
+            random_state=rng,
+            n_jobs=est.n_jobs,
         )
         fixed, est.view_weight_scores_ = scores.weights_, scores
     else:

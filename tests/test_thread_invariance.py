@@ -279,15 +279,3 @@ def test_lvmogp_gives_the_same_bits_on_one_and_two_threads():
 def test_lvmogp_n_threads_is_validated():
     with pytest.raises(ValueError, match="'n_jobs' parameter of LVMOGPRegressor must be"):
         LVMOGPRegressor(n_jobs=2**40).fit(np.zeros((3, 1)), np.zeros((3, 2)))
-
-
-def test_map_threads_keeps_the_order_and_checks_n_jobs():
-    from mvlearn_ext.utils._threads import map_threads
-
-    items = list(range(20))
-    expected = [x * x for x in items]
-    for n_jobs in (1, 2, 4, None, -1):
-        assert map_threads(lambda x: x * x, items, n_jobs=n_jobs) == expected
-    assert map_threads(lambda x: x, [], n_jobs=2) == []
-    with pytest.raises(ValueError, match="n_jobs"):
-        map_threads(lambda x: x, items, n_jobs=0)

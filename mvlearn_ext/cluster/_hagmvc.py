@@ -1040,11 +1040,7 @@ class HAGMVC(InductiveClusterer):
             if option == "uniform":
                 return np.full(n_views, 1.0 / n_views), None
             scores = fit_view_weights(
-                Xs,
-                self.n_clusters,
-                n_neighbors=self.n_neighbors,
-                random_state=rng,
-                n_jobs=self.n_jobs,
+                Xs, self.n_clusters, n_neighbors=self.n_neighbors, random_state=rng
             )
             return scores.weights_, scores
         weights = np.asarray(option, dtype=np.float64)

@@ -246,11 +246,7 @@ def fit_hagmvc_blocks(est, Xs):
     # 2. Fixed view weights.
     if auto:
         scores = fit_view_weights(
-            rows_of(score_rows),
-            k,
-            n_neighbors=est.n_neighbors,
-            random_state=rng,
-            n_jobs=est.n_jobs,
+            rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
         )
         fixed, est.view_weight_scores_ = scores.weights_, scores
     else:

@@ -63,7 +63,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._threads import map_threads, single_threaded_pools
+from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["ViewWeights", "fit_view_weights", "scale_views"]
 
@@ -204,22 +204,6 @@ def _neighbour_overlap(a, b, n_samples):
     return max(0.0, (overlap - chance) / (1.0 - chance))
 
 
-def _score_view(X, k, nn, seed):
-    """``(structure, labels, neighbours)`` of one z-scored view (see the module notes)."""
-    s = X.shape[0]
-    if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
-        return 0.0, np.zeros(s, dtype=np.intp), np.tile(np.arange(1, nn + 1), (s, 1)) % s
-    twin = _gaussian_twin(X, seed)
-    lab, within = _kmeans(X, k, seed)
-    _, within_ref = _kmeans(twin, k, seed)
-    total = float(np.einsum("ij,ij->", X, X))
-    total_ref = float(np.einsum("ij,ij->", twin, twin))
-    structure = 0.0
-    if within_ref > 0.0 and total > 0.0:
-        structure = max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
-    return structure, lab, _neighbours(X, nn)
-
-
 def fit_view_weights(
     Xs,
     n_clusters,
@@ -228,7 +212,6 @@ def fit_view_weights(
     max_samples=DEFAULT_MAX_SAMPLES,
     agreement_floor=DEFAULT_AGREEMENT_FLOOR,
     random_state=None,
-    n_jobs=None,
 ):
     """Label-free simplex weights of the views (see the module docstring).
 
@@ -251,9 +234,6 @@ def fit_view_weights(
         structure" between two views.
     random_state : int, RandomState instance or None, default=None
         Seeds the subsample and the per-view k-means (one seed shared by all views).
-    n_jobs : int or None, default=None
-        Threads scoring the views side by side (``None``: every CPU available);
-        the weights do not depend on it.
 
     Returns
     -------
@@ -300,13 +280,24 @@ def fit_view_weights(
             uniform, np.zeros(n_views), np.eye(n_views), np.ones(n_views), np.ones(n_views), rows
         )
 
-    # Small, thin problems: threads inside BLAS and k-means only cost here; the views
-    # are scored side by side instead (each view's result depends on it alone).
+    structure = np.zeros(n_views)
+    labels, neighbours = [], []
+    # Small, thin problems: threads (BLAS and k-means' OpenMP) only cost here.
     with single_threaded_pools():
-        scored = map_threads(lambda X: _score_view(X, k, nn, seed), views, n_jobs=n_jobs)
-    structure = np.array([c for c, _, _ in scored])
-    labels = [lab for _, lab, _ in scored]
-    neighbours = [nb for _, _, nb in scored]
+        for v, X in enumerate(views):
+            if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
+                labels.append(np.zeros(s, dtype=np.intp))
+                neighbours.append(np.tile(np.arange(1, nn + 1), (s, 1)) % s)
+                continue
+            twin = _gaussian_twin(X, seed)
+            lab, within = _kmeans(X, k, seed)
+            _, within_ref = _kmeans(twin, k, seed)
+            total = float(np.einsum("ij,ij->", X, X))
+            total_ref = float(np.einsum("ij,ij->", twin, twin))
+            if within_ref > 0.0 and total > 0.0:
+                structure[v] = max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
+            labels.append(lab)
+            neighbours.append(_neighbours(X, nn))
 
     constant = [X.shape[1] == 0 for X in views]
     directed = np.zeros((n_views, n_views))

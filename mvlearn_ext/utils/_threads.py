@@ -38,7 +38,6 @@ from mvlearn_ext.utils._numba import numba_threads
 __all__ = [
     "THREADS_CONSTRAINT",
     "fit_threads",
-    "map_threads",
     "numba_threads",
     "single_threaded_pools",
     "with_single_threaded_pools",
@@ -113,28 +112,3 @@ def fit_threads(n_threads, *, name="n_jobs"):
     n = effective_n_threads(n_threads, name=name)
     with single_threaded_pools(), numba_threads(n):
         yield n
-
-
-def map_threads(func, items, *, n_jobs=None, name="n_jobs"):
-    """``[func(item) for item in items]``, computed on up to ``n_jobs`` Python threads.
-
-    For independent pieces of NumPy work (each result must depend on its item
-    alone, so the results do not depend on the thread count). NumPy releases the
-    GIL inside its array operations, so pieces of a few milliseconds each run
-    side by side. The BLAS pools keep whatever limit the caller set (wrap the call
-    in :func:`single_threaded_pools` for one thread each).
-
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._threads import map_threads
-    >>> map_threads(lambda x: x * x, [1, 2, 3], n_jobs=2)
-    [1, 4, 9]
-    """
-    items = list(items)
-    n = min(effective_n_threads(n_jobs, name=name), len(items))
-    if n <= 1:
-        return [func(item) for item in items]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=n) as pool:
-        return list(pool.map(func, items))

@@ -102,19 +102,6 @@ def test_same_seed_same_weights_and_subsampling():
     assert a.sample_indices_.shape == (500,)
 
 
-def test_scoring_the_views_on_threads_changes_no_bit():
-    # The views are scored side by side on n_jobs threads; each view's scores
-    # depend on it alone, so the thread count cannot change the result.
-    Xs, _ = _two_informative()
-    noise = np.random.default_rng(3).normal(size=(Xs[0].shape[0], 3))
-    views = [*Xs, noise, Xs[0][:, :4]]
-    one = fit_view_weights(views, 4, random_state=5, n_jobs=1)
-    for n_jobs in (2, 3, None):
-        other = fit_view_weights(views, 4, random_state=5, n_jobs=n_jobs)
-        for name in ("weights_", "structure_", "agreement_", "reliability_", "redundancy_"):
-            np.testing.assert_array_equal(getattr(other, name), getattr(one, name))
-
-
 def test_degenerate_cases():
     X = np.random.default_rng(0).normal(size=(50, 3))
     np.testing.assert_array_equal(fit_view_weights([X], 1).weights_, [1.0])

@@ -438,7 +438,12 @@ def check_layer_sizes(value, name):
     return tuple(int(v) for v in value)
 
 
-def _check_count(value, name, minimum):
+def check_count(value, name, minimum):
+    """``value`` as an ``int`` if it is an integer (not a bool) ``>= minimum``.
+
+    Raises TypeError for a non-integer, ValueError below ``minimum``; the
+    messages name the argument ``name``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
@@ -549,12 +554,12 @@ def validate_views(
     ...
     ValueError: view 1 of Xs has 3 samples but view 0 has 4; ...
     """
-    min_views = _check_count(min_views, "min_views", 1)
-    min_samples = _check_count(min_samples, "min_samples", 0)
+    min_views = check_count(min_views, "min_views", 1)
+    min_samples = check_count(min_samples, "min_samples", 0)
     if n_views is not None:
-        n_views = _check_count(n_views, "n_views", 1)
+        n_views = check_count(n_views, "n_views", 1)
     if n_clusters is not None:
-        n_clusters = _check_count(n_clusters, "n_clusters", 1)
+        n_clusters = check_count(n_clusters, "n_clusters", 1)
     if ensure_all_finite not in (True, False, "allow-nan"):
         raise ValueError(
             f"ensure_all_finite must be True, False or 'allow-nan', got {ensure_all_finite!r}"

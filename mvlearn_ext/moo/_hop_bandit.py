@@ -45,11 +45,10 @@ import numpy as np
 from mvlearn_ext.moo._paretopo import (
     HVCGradientWeights,
     HVMetaReward,
-    _real,
     _sweep_args,
     grpo_advantages,
 )
-from mvlearn_ext.utils._validation import check_count
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = [
     "hop_bandit_front",
@@ -77,8 +76,8 @@ def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
     if not np.issubdtype(n.dtype, np.integer) or (n < 0).any():
         raise ValueError("n_calls must be non-negative integers")
     hops = check_count(hops, "hops", 1)
-    retrieve = _real(retrieve, "retrieve", 0.0, 1.0)
-    guess = _real(guess, "guess", 0.0, 1.0)
+    retrieve = check_real(retrieve, "retrieve", low=0.0, high=1.0)
+    guess = check_real(guess, "guess", low=0.0, high=1.0)
     return guess + (1.0 - guess) * binom.sf(hops - 1, n, retrieve)
 
 
@@ -122,7 +121,7 @@ def _rank_advantages_batch(R, S, beta, eps=1e-4):
 
 def _check_bed(max_calls, hops, retrieve, guess, width):
     max_calls = check_count(max_calls, "max_calls", 1)
-    width = _real(width, "width", low=0.0)
+    width = check_real(width, "width", low=0.0)
     if width <= 0:
         raise ValueError("width must be > 0")
     p = hop_success(np.arange(max_calls + 1), hops=hops, retrieve=retrieve, guess=guess)
@@ -286,12 +285,12 @@ def simulate_hop_bandit(
     n_prompts = check_count(n_prompts, "n_prompts", 1)
     group_size = check_count(group_size, "group_size", 2)
     stage1_steps = check_count(stage1_steps, "stage1_steps", 0)
-    mu = _real(mu0, "mu0")
-    cost_scale = _real(cost_scale, "cost_scale", low=0.0)
-    drift = _real(drift, "drift", low=0.0)
+    mu = check_real(mu0, "mu0")
+    cost_scale = check_real(cost_scale, "cost_scale", low=0.0)
+    drift = check_real(drift, "drift", low=0.0)
     if drift <= 0:
         raise ValueError("drift must be > 0")
-    lr = _real(learning_rate, "learning_rate", low=0.0)
+    lr = check_real(learning_rate, "learning_rate", low=0.0)
     w = np.asarray(weights, dtype=np.float64).reshape(-1)
     if w.shape != (2,) or not np.isfinite(w).all() or w.min() < 0 or w.sum() <= 0:
         raise ValueError(f"weights must be 2 non-negative numbers with a positive sum, got {w}")

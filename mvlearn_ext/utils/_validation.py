@@ -451,6 +451,24 @@ def check_count(value, name, minimum):
     return int(value)
 
 
+def check_real(value, name, *, low=None, low_open=False, high=None):
+    """``value`` as a finite ``float`` in ``[low, high]`` (``(low, high]`` if ``low_open``).
+
+    Raises TypeError for a non-real (or a bool), ValueError for a non-finite
+    value or one out of bounds (``None``: unbounded); the messages name ``name``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+    return value
+
+
 def validate_views(
     Xs,
     *,

@@ -131,6 +131,10 @@ def methods(n_clusters):
 
 
 def bench_handwritten(seeds, mvlearn_seeds, only=None):
+    """One row per method fitted over its seeds; a method given 0 seeds is left out."""
+    for arg, value in (("seeds", seeds), ("mvlearn_seeds", mvlearn_seeds)):
+        if value < 0:
+            raise ValueError(f"{arg} must be >= 0, got {value}")
     Xs, y = load_handwritten()
     n_clusters = int(np.unique(y).size)
     rows = []
@@ -138,6 +142,9 @@ def bench_handwritten(seeds, mvlearn_seeds, only=None):
         if only and not any(o.lower() in name.lower() for o in only):
             continue
         use = seeds if key == "seeds" else mvlearn_seeds
+        if use == 0:
+            print(f"  {name}: skipped (0 {key.replace('_', '-')})", file=sys.stderr, flush=True)
+            continue
         scores, times = [], []
         for seed in range(use):
             fit = factory(seed)

@@ -28,20 +28,14 @@ Run: ``python benchmarks/bench_hagmvc_anchor_count.py [--seeds 20] [--sets NAME 
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
 import warnings
 
+import _hagmvc_rounds as rounds
 import numpy as np
 
 import mvlearn_ext.cluster._hagmvc as hag
-from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
 from mvlearn_ext.metrics import clustering_accuracy
-
-sys.path.insert(0, "benchmarks")
-from bench_hagmvc_degree import best_baselines  # noqa: E402
 
 RULES = {"A0": "per_cluster", "A1": "sqrt"}
 
@@ -59,42 +53,30 @@ def fit_acc(Xs, y, k, seed, rule):
     return float(clustering_accuracy(y, model.labels_)), elapsed, model.n_anchors_[0]
 
 
+def fit_rules(Xs, y, k, seed):
+    row = {}
+    # Alternate the order so that load drifts hit both rules alike.
+    order = list(RULES.items()) if seed % 2 == 0 else list(RULES.items())[::-1]
+    for key, rule in order:
+        row[key], row[f"{key}_time"], row[f"{key}_m1"] = fit_acc(Xs, y, k, seed, rule)
+    return row
+
+
 def decide(rows, sets, baselines):
-    table = {}
-    for name in RULES:
-        per_set = {}
-        for s in sets:
-            accs = np.array([r[name] for r in rows if r["set"] == s])
-            first = np.array([r[name] for r in rows if r["set"] == s and r["seed"] < 10])
-            times = [r[f"{name}_time"] for r in rows if r["set"] == s]
-            per_set[s] = dict(
-                mean=float(accs.mean()),
-                std=float(accs.std()),
-                mean_0_9=float(first.mean()),
-                median_fit_s=float(np.median(times)),
-                m1=next(r[f"{name}_m1"] for r in rows if r["set"] == s),
-            )
-        hw = [r[name] for r in rows if r["set"] == "handwritten" and r["seed"] < 10]
-        table[name] = dict(
-            dev_mean=float(np.mean([p["mean"] for p in per_set.values()])),
-            spread=float(np.mean([p["std"] for p in per_set.values()])),
-            handwritten_0_9=(float(np.mean(hw)), float(np.std(hw))) if hw else None,
-            per_set=per_set,
+    table = {
+        name: rounds.summarise(
+            rows,
+            name,
+            sets,
+            extra=lambda s, set_rows, name=name: dict(
+                median_fit_s=float(np.median([r[f"{name}_time"] for r in set_rows])),
+                m1=set_rows[0][f"{name}_m1"],
+            ),
         )
+        for name in RULES
+    }
     base, cand = table["A0"], table["A1"]
-    why = []
-    if cand["dev_mean"] < base["dev_mean"] + 0.001:
-        why.append("dev mean does not rise by 0.001")
-    for s in sets:
-        drop = base["per_set"][s]["mean"] - cand["per_set"][s]["mean"]
-        if drop > 0.01:
-            why.append(f"{s} drops by {drop:.3f}")
-        gap = baselines.get(s, 0.0) - cand["per_set"][s]["mean_0_9"]
-        if gap > 0.03:
-            why.append(f"{s} {gap:.3f} below the best baseline")
-    hw = cand["handwritten_0_9"]
-    if hw is not None and (hw[0] < 0.975 or hw[1] >= 0.01):
-        why.append(f"handwritten {hw[0]:.3f} ± {hw[1]:.3f}")
+    why = rounds.rule_failures(cand, sets, baselines, base)
     if "handwritten" in sets:
         t0 = base["per_set"]["handwritten"]["median_fit_s"]
         t1 = cand["per_set"]["handwritten"]["median_fit_s"]
@@ -105,36 +87,19 @@ def decide(rows, sets, baselines):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=20)
-    p.add_argument("--sets", nargs="*")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
-    sets = [s for s in mvc_suite_names("dev") if not args.sets or s in args.sets]
-    rows = []
-    for name in sets:
-        Xs, y = load_mvc_dataset(name, return_Xs_y=True)
-        k = int(np.unique(y).size)
-        for seed in range(args.seeds):
-            row = dict(set=name, seed=seed)
-            # Alternate the order so that load drifts hit both rules alike.
-            order = list(RULES.items()) if seed % 2 == 0 else list(RULES.items())[::-1]
-            for key, rule in order:
-                row[key], row[f"{key}_time"], row[f"{key}_m1"] = fit_acc(Xs, y, k, seed, rule)
-            rows.append(row)
-        last = [r for r in rows if r["set"] == name]
-        print(
-            f"{name:22s} "
-            + " ".join(
-                f"{key} (m1={last[0][f'{key}_m1']}) {np.mean([r[key] for r in last]):.3f}"
-                f"±{np.std([r[key] for r in last]):.3f} "
-                f"fit {np.median([r[f'{key}_time'] for r in last]):.2f} s"
-                for key in RULES
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
-    baselines = best_baselines()
+    args = rounds.parse_args(__doc__, argv)
+    sets = args.sets
+    rows = rounds.run_rounds(
+        sets,
+        args.seeds,
+        fit_rules,
+        lambda last: " ".join(
+            f"{key} (m1={last[0][f'{key}_m1']}) {rounds.mean_std(last, key)} "
+            f"fit {np.median([r[f'{key}_time'] for r in last]):.2f} s"
+            for key in RULES
+        ),
+    )
+    baselines = rounds.best_baselines()
     table, adopted = decide(rows, sets, baselines)
     for key, entry in table.items():
         hw = entry["handwritten_0_9"]
@@ -144,20 +109,15 @@ def main(argv=None):
             + (f"  fails: {'; '.join(entry['fails'])}" if entry.get("fails") else "")
         )
     print("adopted:", adopted)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                dict(
-                    seeds=args.seeds,
-                    rules=RULES,
-                    best_baselines=baselines,
-                    summary=table,
-                    adopted=adopted,
-                    rows=rows,
-                ),
-                f,
-                indent=1,
-            )
+    rounds.write_json(
+        args.json,
+        seeds=args.seeds,
+        rules=RULES,
+        best_baselines=baselines,
+        summary=table,
+        adopted=adopted,
+        rows=rows,
+    )
 
 
 if __name__ == "__main__":

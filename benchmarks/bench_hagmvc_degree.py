@@ -49,37 +49,18 @@ Run: ``python benchmarks/bench_hagmvc_degree.py [--seeds 20] [--sets NAME ...]
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
-import sys
 import time
 import warnings
 
+import _hagmvc_rounds as rounds
 import numpy as np
-from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 import mvlearn_ext.cluster._hagmvc as hag
-from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
 from mvlearn_ext.metrics import clustering_accuracy
 
 REGS = (0.0, 0.1, 1.0)
-BASELINES = ("concat-kmeans-z", "concat-kmeans-bal", "concat-spectral-z", "concat-spectral-bal")
-_KMEANS = KMeans
-
-
-class _CapturingKMeans:
-    """Stands in for KMeans inside ``_hagmvc``: keeps a copy of the random state."""
-
-    captured = None
-
-    def __init__(self, n_clusters, n_init, random_state):
-        _CapturingKMeans.captured = copy.deepcopy(random_state)
-        self._model = _KMEANS(n_clusters=n_clusters, n_init=n_init, random_state=random_state)
-
-    def fit(self, X):
-        return self._model.fit(X)
 
 
 def _fit(Xs, k, seed, reg=0.0):
@@ -96,14 +77,16 @@ def one_fit(Xs, y, k, seed, check):
     t0 = time.perf_counter()
     model = _fit(Xs, k, seed)
     fit_time = time.perf_counter() - t0
-    state = _CapturingKMeans.captured
+    state = rounds.CapturingKMeans.captured
     rows = model.composite_graph_.T.tocsr()
     n_components = model.embedding_.shape[1]
     out = dict(fit_time=fit_time)
     for reg in REGS:
         F, _ = hag._composite_embedding(rows, n_components, reg)
         with threadpool_limits(limits=1):
-            km = _KMEANS(n_clusters=k, n_init=hag._FINAL_N_INIT, random_state=copy.deepcopy(state))
+            km = rounds._KMEANS(
+                n_clusters=k, n_init=hag._FINAL_N_INIT, random_state=copy.deepcopy(state)
+            )
             labels = km.fit(hag._normalise_rows(F)).labels_
         if reg == 0.0:
             assert np.array_equal(labels, model.labels_), "capture does not reproduce the fit"
@@ -114,53 +97,15 @@ def one_fit(Xs, y, k, seed, check):
     return out
 
 
-def best_baselines(path="benchmarks/results/mvc_suite.json"):
-    with open(path) as f:
-        records = json.load(f)["records"]
-    best = {}
-    for r in records:
-        if r["method"] in BASELINES and r["split"] == "dev":
-            best.setdefault(r["dataset"], {}).setdefault(r["method"], []).append(r["ACC"])
-    return {s: max(float(np.mean(v)) for v in per.values()) for s, per in best.items()}
-
-
 def decide(rows, sets, baselines):
-    table = {}
-    for reg in REGS:
-        key = f"reg{reg:g}"
-        per_set = {}
-        for s in sets:
-            accs = np.array([r[key] for r in rows if r["set"] == s])
-            first = np.array([r[key] for r in rows if r["set"] == s and r["seed"] < 10])
-            per_set[s] = dict(
-                mean=float(accs.mean()), std=float(accs.std()), mean_0_9=float(first.mean())
-            )
-        hw = [r[key] for r in rows if r["set"] == "handwritten" and r["seed"] < 10]
-        table[key] = dict(
-            reg=reg,
-            dev_mean=float(np.mean([p["mean"] for p in per_set.values()])),
-            spread=float(np.mean([p["std"] for p in per_set.values()])),
-            handwritten_0_9=(float(np.mean(hw)), float(np.std(hw))) if hw else None,
-            per_set=per_set,
-        )
+    table = {
+        f"reg{reg:g}": dict(reg=reg, **rounds.summarise(rows, f"reg{reg:g}", sets)) for reg in REGS
+    }
     base = table["reg0"]
     for key, entry in table.items():
-        why = []
-        if key != "reg0":
-            if entry["dev_mean"] < base["dev_mean"] + 0.001:
-                why.append("dev mean does not rise by 0.001")
-            for s in sets:
-                drop = base["per_set"][s]["mean"] - entry["per_set"][s]["mean"]
-                if drop > 0.01:
-                    why.append(f"{s} drops by {drop:.3f}")
-        for s in sets:
-            gap = baselines.get(s, 0.0) - entry["per_set"][s]["mean_0_9"]
-            if gap > 0.03:
-                why.append(f"{s} {gap:.3f} below the best baseline")
-        hw = entry["handwritten_0_9"]
-        if hw is not None and (hw[0] < 0.975 or hw[1] >= 0.01):
-            why.append(f"handwritten {hw[0]:.3f} ± {hw[1]:.3f}")
-        entry["fails"] = why
+        entry["fails"] = rounds.rule_failures(
+            entry, sets, baselines, None if key == "reg0" else base
+        )
     eligible = [k for k, e in table.items() if k != "reg0" and not e["fails"]]
     adopted = "reg0"
     if eligible:
@@ -173,32 +118,19 @@ def decide(rows, sets, baselines):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=20)
-    p.add_argument("--sets", nargs="*")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
-    hag.KMeans = _CapturingKMeans
-    sets = [s for s in mvc_suite_names("dev") if not args.sets or s in args.sets]
-    rows = []
-    for name in sets:
-        Xs, y = load_mvc_dataset(name, return_Xs_y=True)
-        k = int(np.unique(y).size)
-        for seed in range(args.seeds):
-            rows.append(dict(set=name, seed=seed, **one_fit(Xs, y, k, seed, check=seed < 2)))
-        last = [r for r in rows if r["set"] == name]
-        print(
-            f"{name:22s} "
-            + " ".join(
-                f"reg{g:g} {np.mean([r[f'reg{g:g}'] for r in last]):.3f}"
-                f"±{np.std([r[f'reg{g:g}'] for r in last]):.3f}"
-                for g in REGS
-            )
-            + f"  fit {np.median([r['fit_time'] for r in last]):.2f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-    baselines = best_baselines()
+    args = rounds.parse_args(__doc__, argv)
+    hag.KMeans = rounds.CapturingKMeans
+    sets = args.sets
+    rows = rounds.run_rounds(
+        sets,
+        args.seeds,
+        lambda Xs, y, k, seed: one_fit(Xs, y, k, seed, check=seed < 2),
+        lambda last: (
+            " ".join(f"reg{g:g} {rounds.mean_std(last, f'reg{g:g}')}" for g in REGS)
+            + f"  fit {np.median([r['fit_time'] for r in last]):.2f} s"
+        ),
+    )
+    baselines = rounds.best_baselines()
     table, adopted = decide(rows, sets, baselines)
     for key, entry in table.items():
         hw = entry["handwritten_0_9"]
@@ -209,20 +141,15 @@ def main(argv=None):
             + ("  (reference)" if key == "reg0" else "  eligible" if not entry["fails"] else "")
         )
     print("adopted:", adopted)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                dict(
-                    seeds=args.seeds,
-                    regs=REGS,
-                    best_baselines=baselines,
-                    summary=table,
-                    adopted=adopted,
-                    rows=rows,
-                ),
-                f,
-                indent=1,
-            )
+    rounds.write_json(
+        args.json,
+        seeds=args.seeds,
+        regs=REGS,
+        best_baselines=baselines,
+        summary=table,
+        adopted=adopted,
+        rows=rows,
+    )
 
 
 if __name__ == "__main__":

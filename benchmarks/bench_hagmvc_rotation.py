@@ -23,21 +23,15 @@ Run: ``python benchmarks/bench_hagmvc_rotation.py [--seeds 20] [--sets NAME ...]
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
-import sys
 import warnings
 
+import _hagmvc_rounds as rounds
 import numpy as np
 
 import mvlearn_ext.cluster._hagmvc as hag
 from mvlearn_ext.cluster._common import spectral_rotation
-from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
 from mvlearn_ext.metrics import clustering_accuracy
-
-sys.path.insert(0, "benchmarks")
-from bench_hagmvc_degree import _CapturingKMeans, best_baselines  # noqa: E402
 
 KEYS = ("kmeans", "rotation")
 
@@ -46,7 +40,7 @@ def one_fit(Xs, y, k, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = hag.HAGMVC(n_clusters=k, random_state=seed).fit(Xs)
-    state = copy.deepcopy(_CapturingKMeans.captured)
+    state = copy.deepcopy(rounds.CapturingKMeans.captured)
     rotation_seed = int(state.randint(np.iinfo(np.int32).max))
     labels, _ = spectral_rotation(
         np.ascontiguousarray(model.embedding_), scaled=True, random_state=rotation_seed
@@ -58,67 +52,26 @@ def one_fit(Xs, y, k, seed):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=20)
-    p.add_argument("--sets", nargs="*")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
-    hag.KMeans = _CapturingKMeans
-    sets = [s for s in mvc_suite_names("dev") if not args.sets or s in args.sets]
-    rows = []
-    for name in sets:
-        Xs, y = load_mvc_dataset(name, return_Xs_y=True)
-        k = int(np.unique(y).size)
-        for seed in range(args.seeds):
-            rows.append(dict(set=name, seed=seed, **one_fit(Xs, y, k, seed)))
-        last = [r for r in rows if r["set"] == name]
-        print(
-            f"{name:22s} "
-            + " ".join(
-                f"{key} {np.mean([r[key] for r in last]):.3f}±{np.std([r[key] for r in last]):.3f}"
-                for key in KEYS
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
-    baselines = best_baselines()
-    summary = {}
-    for key in KEYS:
-        per_set = {}
-        for s in sets:
-            accs = np.array([r[key] for r in rows if r["set"] == s])
-            first = np.array([r[key] for r in rows if r["set"] == s and r["seed"] < 10])
-            per_set[s] = dict(mean=float(accs.mean()), std=float(accs.std()),
-                              mean_0_9=float(first.mean()))  # fmt: skip
-        hw = [r[key] for r in rows if r["set"] == "handwritten" and r["seed"] < 10]
-        summary[key] = dict(
-            dev_mean=float(np.mean([q["mean"] for q in per_set.values()])),
-            spread=float(np.mean([q["std"] for q in per_set.values()])),
-            handwritten_0_9=(float(np.mean(hw)), float(np.std(hw))) if hw else None,
-            per_set=per_set,
-        )
+    args = rounds.parse_args(__doc__, argv)
+    hag.KMeans = rounds.CapturingKMeans
+    sets = args.sets
+    rows = rounds.run_rounds(
+        sets,
+        args.seeds,
+        one_fit,
+        lambda last: " ".join(f"{key} {rounds.mean_std(last, key)}" for key in KEYS),
+    )
+    baselines = rounds.best_baselines()
+    summary = {key: rounds.summarise(rows, key, sets) for key in KEYS}
     base, cand = summary["kmeans"], summary["rotation"]
-    fails = []
-    if cand["dev_mean"] < base["dev_mean"] + 0.001:
-        fails.append("dev mean does not rise by 0.001")
-    for s in sets:
-        drop = base["per_set"][s]["mean"] - cand["per_set"][s]["mean"]
-        if drop > 0.01:
-            fails.append(f"{s} drops by {drop:.3f}")
-        gap = baselines.get(s, 0.0) - cand["per_set"][s]["mean_0_9"]
-        if gap > 0.03:
-            fails.append(f"{s} {gap:.3f} below the best baseline")
-    hw = cand["handwritten_0_9"]
-    if hw is not None and (hw[0] < 0.975 or hw[1] >= 0.01):
-        fails.append(f"handwritten {hw[0]:.3f} ± {hw[1]:.3f}")
+    fails = rounds.rule_failures(cand, sets, baselines, base)
     cand["fails"] = fails
     for key, entry in summary.items():
         print(f"{key:9s} dev mean {entry['dev_mean']:.4f} spread {entry['spread']:.4f}")
     print("rotation passes the rule" if not fails else f"rotation fails: {'; '.join(fails)}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(seeds=args.seeds, best_baselines=baselines, summary=summary,
-                           rows=rows), f, indent=1)  # fmt: skip
+    rounds.write_json(
+        args.json, seeds=args.seeds, best_baselines=baselines, summary=summary, rows=rows
+    )
 
 
 if __name__ == "__main__":

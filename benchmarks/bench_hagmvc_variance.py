@@ -64,13 +64,13 @@ Run: ``python benchmarks/bench_hagmvc_variance.py [--seeds 20] [--sets NAME ...]
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import sys
 import time
 import warnings
 
+import _hagmvc_rounds as rounds
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import spearmanr
@@ -84,19 +84,6 @@ from mvlearn_ext.metrics import clustering_accuracy
 N_RESTARTS = 30
 ANCHOR_RULES = {"kpp": 1, "greedy": 0}
 FINALS = ("inertia10", "inertia30", "ncut30")
-
-
-class _CapturingKMeans:
-    """Stands in for KMeans inside ``_hagmvc``: keeps a copy of the random state."""
-
-    captured = None
-
-    def __init__(self, n_clusters, n_init, random_state):
-        _CapturingKMeans.captured = copy.deepcopy(random_state)
-        self._model = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=random_state)
-
-    def fit(self, X):
-        return self._model.fit(X)
 
 
 def normalised_cut(R, labels, n_clusters):
@@ -126,7 +113,7 @@ def one_fit(Xs, y, k, seed, trials):
         warnings.simplefilter("ignore")
         model = hag.HAGMVC(n_clusters=k, random_state=seed).fit(Xs)
     fit_time = time.perf_counter() - t0
-    state = _CapturingKMeans.captured
+    state = rounds.CapturingKMeans.captured
     Xn = hag._normalise_rows(model.embedding_)
     R = model.composite_graph_.T.tocsr()
     with threadpool_limits(limits=1):
@@ -185,12 +172,8 @@ def summarise(rows, seeds):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=20)
-    p.add_argument("--sets", nargs="*")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
-    hag.KMeans = _CapturingKMeans
+    args = rounds.parse_args(__doc__, argv)
+    hag.KMeans = rounds.CapturingKMeans
     rows = []
     for name in mvc_suite_names("dev"):
         if args.sets and name not in args.sets:
@@ -204,10 +187,7 @@ def main(argv=None):
             last = [r for r in rows if r["set"] == name and r["anchors"] == rule]
             print(
                 f"{name:22s} {rule:7s} "
-                + " ".join(
-                    f"{f} {np.mean([r[f] for r in last]):.3f}±{np.std([r[f] for r in last]):.3f}"
-                    for f in FINALS
-                )
+                + " ".join(f"{f} {rounds.mean_std(last, f)}" for f in FINALS)
                 + f"  fit {np.median([r['fit_time'] for r in last]):.2f} s",
                 file=sys.stderr,
                 flush=True,

@@ -19,6 +19,33 @@ def _row(method, per_seed, times, note=""):
     )
 
 
+def _over_seeds(ctx, run, score):
+    """``score(run(seed))`` for every seed of ``ctx``, and the times of ``run``."""
+    res, times = [], []
+    for seed in ctx.seeds:
+        t = time.perf_counter()
+        r = run(seed)
+        times.append(time.perf_counter() - t)
+        res.append(score(r))
+    return res, times
+
+
+def _rows_of_runs(ctx, runs, simulate, score, summary):
+    """One row per ``(name, method, extra, note)`` of ``runs``, over the seeds of ``ctx``.
+
+    ``simulate(method, seed, extra)`` is timed and ``score``-d per seed;
+    ``summary(scores)`` is the progress line after the method's name.
+    """
+    rows = []
+    for name, method, extra, note in runs:
+        res, times = _over_seeds(
+            ctx, lambda seed, method=method, extra=extra: simulate(method, seed, extra), score
+        )
+        rows.append(_row(name, res, times, note=f"{name}: {note}"))
+        ctx.progress(f"{name}: {summary(res)}")
+    return rows
+
+
 def run_tool_bandit(ctx):
     """ParetoPO (reconstruction) vs static scalarisation on the tool-use bandit.
 
@@ -47,24 +74,20 @@ def run_tool_bandit(ctx):
             "ParetoPO with stage1='hvc_gradient' (weights from the HVC gradient; reconstruction)",
         ),
     )
-    rows = []
-    for name, method, extra, note in runs:
-        res, times = [], []
-        for seed in ctx.seeds:
-            t = time.perf_counter()
-            r = simulate_tool_bandit(method, n_steps=150, stage1_steps=50, seed=seed, **extra)
-            times.append(time.perf_counter() - t)
-            res.append(
-                {
-                    "accuracy": r["accuracy"],
-                    "mean_calls": r["mean_calls"],
-                    "HV": r["hv"],
-                    "front_gap": r["front_gap"],
-                }
-            )
-        rows.append(_row(name, res, times, note=f"{name}: {note}"))
-        ctx.progress(f"{name}: accuracy {np.mean([r['accuracy'] for r in res]):.3f}")
-    return rows
+    return _rows_of_runs(
+        ctx,
+        runs,
+        lambda method, seed, extra: simulate_tool_bandit(
+            method, n_steps=150, stage1_steps=50, seed=seed, **extra
+        ),
+        lambda r: {
+            "accuracy": r["accuracy"],
+            "mean_calls": r["mean_calls"],
+            "HV": r["hv"],
+            "front_gap": r["front_gap"],
+        },
+        lambda res: f"accuracy {np.mean([r['accuracy'] for r in res]):.3f}",
+    )
 
 
 def run_hop_bandit(ctx):
@@ -95,24 +118,24 @@ def run_hop_bandit(ctx):
             "ParetoPO, both stages; collapses to 0 calls like stage 2 (see the moo guide)",
         ),
     )
-    rows = []
-    for name, method, extra, note in runs:
-        res, times = [], []
-        for seed in ctx.seeds:
-            t = time.perf_counter()
-            r = sweep_hop_bandit(
-                method, (0.1, 0.5, 0.9), seeds=(seed,), n_steps=150, stage1_steps=50, **extra
-            )
-            times.append(time.perf_counter() - t)
-            res.append(
-                {
-                    "front_HV": float(r["hv_ratio"][0]),
-                    "calls_w0.9": float((1 - r["efficiency"][0, 2]) * 12),
-                }
-            )
-        rows.append(_row(name, res, times, note=f"{name}: {note}"))
-        ctx.progress(f"{name}: front HV {np.mean([r['front_HV'] for r in res]):.3f} of exact")
-    return rows
+    return _rows_of_runs(
+        ctx,
+        runs,
+        lambda method, seed, extra: sweep_hop_bandit(
+            method, (0.1, 0.5, 0.9), seeds=(seed,), n_steps=150, stage1_steps=50, **extra
+        ),
+        lambda r: {
+            "front_HV": float(r["hv_ratio"][0]),
+            "calls_w0.9": float((1 - r["efficiency"][0, 2]) * 12),
+        },
+        lambda res: f"front HV {np.mean([r['front_HV'] for r in res]):.3f} of exact",
+    )
+
+
+def _controlg_scores(r):
+    ch = r["choices"]
+    share = np.bincount(ch[ch >= 0], minlength=3).min() / len(ch) if (ch >= 0).any() else 1 / 3
+    return {"log_HV": r["log_hv"], "min_share": float(share)}
 
 
 def run_controlg(ctx):
@@ -124,18 +147,13 @@ def run_controlg(ctx):
     A[0, 1] = A[1, 0] = 0.015
     rows = []
     for policy in ("controlg", "round_robin", "uniform_mix"):
-        res, times = [], []
-        for seed in ctx.seeds:
-            t = time.perf_counter()
-            r = simulate_block_training(
+        res, times = _over_seeds(
+            ctx,
+            lambda seed, policy=policy: simulate_block_training(
                 policy, n_blocks=60, rates=rates, antagonism=A, seed=seed, noise=0.1
-            )
-            times.append(time.perf_counter() - t)
-            ch = r["choices"]
-            share = (
-                np.bincount(ch[ch >= 0], minlength=3).min() / len(ch) if (ch >= 0).any() else 1 / 3
-            )
-            res.append({"log_HV": r["log_hv"], "min_share": float(share)})
+            ),
+            _controlg_scores,
+        )
         rows.append(
             _row(
                 policy,

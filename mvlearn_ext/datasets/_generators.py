@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from mvlearn_ext.datasets._base import check_seed_sequence
+from mvlearn_ext.utils._validation import check_count
 
 __all__ = ["make_multiview_blobs"]
 
@@ -15,15 +16,6 @@ __all__ = ["make_multiview_blobs"]
 # do not depend on it: NumPy's generators produce the same stream whether a
 # block of normals is drawn at once or in pieces.
 _CHUNK_VALUES = 1 << 20
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(value, name, low, high):
@@ -227,10 +219,10 @@ def make_multiview_blobs(
            [0., 0., 0.],
            [0., 0., 0.]])
     """
-    n_samples = _check_int(n_samples, "n_samples", 1)
-    n_views = _check_int(n_views, "n_views", 1)
-    n_clusters = _check_int(n_clusters, "n_clusters", 1)
-    features = _per_view(n_features, "n_features", n_views, lambda v, n: _check_int(v, n, 1))
+    n_samples = check_count(n_samples, "n_samples", 1)
+    n_views = check_count(n_views, "n_views", 1)
+    n_clusters = check_count(n_clusters, "n_clusters", 1)
+    features = _per_view(n_features, "n_features", n_views, lambda v, n: check_count(v, n, 1))
     stds = _per_view(
         cluster_std, "cluster_std", n_views, lambda v, n: _check_real(v, n, 0.0, np.inf)
     )

@@ -10,6 +10,7 @@ embedding (a design choice of this package).
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
 
@@ -61,7 +62,16 @@ class FunctionFamily(ABC):
         return self.evaluate(x, theta)
 
     def __repr__(self):
-        return f"{type(self).__name__}()"
+        """``Name(param=value, ...)`` over the constructor's named parameters."""
+        init = type(self).__init__
+        names = [] if init is object.__init__ else list(inspect.signature(init).parameters)[1:]
+        args = ", ".join(f"{name}={getattr(self, name)}" for name in names)
+        return f"{type(self).__name__}({args})"
+
+    def _check_evaluate(self, x, theta):
+        """``(x, theta)`` as float arrays, ``theta`` checked by :meth:`_check_theta`."""
+        t = self._check_theta(theta)
+        return np.asarray(x, dtype=np.float64), t
 
     def _check_theta(self, theta):
         t = np.asarray(theta, dtype=np.float64)
@@ -92,8 +102,7 @@ class QuadraticFamily(FunctionFamily):
     n_params = 2
 
     def evaluate(self, x, theta):
-        t = self._check_theta(theta)
-        x = np.asarray(x, dtype=np.float64)
+        x, t = self._check_evaluate(x, theta)
         return t[..., 0:1] * x**2 + t[..., 1:2] * x
 
     def estimate(self, x, y):
@@ -117,12 +126,8 @@ class SinTrendFamily(FunctionFamily):
         self.frequency_range = frequency_range
         self.n_grid = n_grid
 
-    def __repr__(self):
-        return f"SinTrendFamily(frequency_range={self.frequency_range}, n_grid={self.n_grid})"
-
     def evaluate(self, x, theta):
-        t = self._check_theta(theta)
-        x = np.asarray(x, dtype=np.float64)
+        x, t = self._check_evaluate(x, theta)
         return np.sin(t[..., 0:1] * x) + t[..., 1:2] * x
 
     def estimate(self, x, y):
@@ -150,12 +155,8 @@ class ExponentialFamily(FunctionFamily):
         self.rate_range = rate_range
         self.n_grid = n_grid
 
-    def __repr__(self):
-        return f"ExponentialFamily(rate_range={self.rate_range}, n_grid={self.n_grid})"
-
     def evaluate(self, x, theta):
-        t = self._check_theta(theta)
-        x = np.asarray(x, dtype=np.float64)
+        x, t = self._check_evaluate(x, theta)
         return np.exp(t[..., 0:1] * x)
 
     def estimate(self, x, y):

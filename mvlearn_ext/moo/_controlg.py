@@ -31,6 +31,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from mvlearn_ext.moo._simplex import project_simplex_1d
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "ControlGScheduler",
@@ -55,19 +56,6 @@ def _to_numpy(x, name):
     return arr
 
 
-def _real(x, name, *, low=None, low_open=False, high=None):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
-    if not np.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    if low is not None and (x < low or (low_open and x == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {x!r}")
-    if high is not None and x > high:
-        raise ValueError(f"{name} must be <= {high}, got {x!r}")
-    return x
-
-
 def antagonism_matrix(grads, *, previous=None, smoothing=0.0):
     """Pairwise antagonism ``A_kl = max(0, -cos(g_k, g_l))``, EMA-smoothed.
 
@@ -88,7 +76,7 @@ def antagonism_matrix(grads, *, previous=None, smoothing=0.0):
     G = _to_numpy(grads, "grads")
     if G.ndim != 2:
         raise ValueError(f"grads must be 2-D (n_objectives, n_params), got shape {G.shape}")
-    smoothing = _real(smoothing, "smoothing", low=0.0, high=1.0)
+    smoothing = check_real(smoothing, "smoothing", low=0.0, high=1.0)
     norms = np.linalg.norm(G, axis=1)
     safe = np.where(norms > 0, norms, 1.0)
     cos = (G @ G.T) / np.outer(safe, safe)
@@ -174,9 +162,9 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
         raise ValueError("difficulty must have at least one entry")
     if d.min() <= 0:
         raise ValueError("difficulty must be > 0 for every objective")
-    eps = _real(eps, "eps", low=0.0)
-    kappa = _real(kappa, "kappa", low=0.0)
-    b_min = _real(b_min, "b_min", low=0.0, high=1.0 / K)
+    eps = check_real(eps, "eps", low=0.0)
+    kappa = check_real(kappa, "kappa", low=0.0)
+    b_min = check_real(b_min, "b_min", low=0.0, high=1.0 / K)
     if antagonism is None or kappa == 0:
         A = None
     else:
@@ -281,7 +269,7 @@ def plan_targets(values, ref, costs, budget):
         raise ValueError("values must exceed ref in every objective")
     if c.min() <= 0:
         raise ValueError("costs must be > 0")
-    budget = _real(budget, "budget", low=0.0)
+    budget = check_real(budget, "budget", low=0.0)
     base = f - r
     if budget == 0:
         return f.copy()
@@ -424,7 +412,7 @@ class ControlGScheduler:
             or sense_every < 1
         ):
             raise ValueError(f"sense_every must be an int >= 1, got {sense_every!r}")
-        _real(b_min, "b_min", low=0.0, high=1.0 / K)
+        check_real(b_min, "b_min", low=0.0, high=1.0 / K)
         self.targets_ = self._check_targets(np.full(K, 1.0 / K) if targets is None else targets)
         self.counts_ = np.zeros(K, dtype=np.int64)
         self.t_ = 0

@@ -40,17 +40,15 @@ relative to the exact front's (:func:`sweep_hop_bandit`).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from mvlearn_ext.moo._paretopo import (
     HVCGradientWeights,
     HVMetaReward,
-    _real,
     _sweep_args,
     grpo_advantages,
 )
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = [
     "hop_bandit_front",
@@ -61,14 +59,6 @@ __all__ = [
 ]
 
 _METHODS = ("fixed", "fixed_norm", "stage1", "stage2", "paretopo", "lu2025")
-
-
-def _int(x, name, low):
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {x!r}")
-    if x < low:
-        raise ValueError(f"{name} must be >= {low}, got {x}")
-    return int(x)
 
 
 def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
@@ -85,9 +75,9 @@ def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
     n = np.asarray(n_calls)
     if not np.issubdtype(n.dtype, np.integer) or (n < 0).any():
         raise ValueError("n_calls must be non-negative integers")
-    hops = _int(hops, "hops", 1)
-    retrieve = _real(retrieve, "retrieve", 0.0, 1.0)
-    guess = _real(guess, "guess", 0.0, 1.0)
+    hops = check_count(hops, "hops", 1)
+    retrieve = check_real(retrieve, "retrieve", low=0.0, high=1.0)
+    guess = check_real(guess, "guess", low=0.0, high=1.0)
     return guess + (1.0 - guess) * binom.sf(hops - 1, n, retrieve)
 
 
@@ -130,8 +120,8 @@ def _rank_advantages_batch(R, S, beta, eps=1e-4):
 
 
 def _check_bed(max_calls, hops, retrieve, guess, width):
-    max_calls = _int(max_calls, "max_calls", 1)
-    width = _real(width, "width", low=0.0)
+    max_calls = check_count(max_calls, "max_calls", 1)
+    width = check_real(width, "width", low=0.0)
     if width <= 0:
         raise ValueError("width must be > 0")
     p = hop_success(np.arange(max_calls + 1), hops=hops, retrieve=retrieve, guess=guess)
@@ -173,7 +163,7 @@ def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0
     from mvlearn_ext.moo._pareto import hypervolume
 
     max_calls, width, p = _check_bed(max_calls, hops, retrieve, guess, width)
-    n_grid = _int(n_grid, "n_grid", 3)
+    n_grid = check_count(n_grid, "n_grid", 3)
     mu = np.linspace(max_calls + 8 * width, -8 * width, n_grid)  # efficiency increasing
     pi = _policy(mu, max_calls, width)
     acc = pi @ p
@@ -291,16 +281,16 @@ def simulate_hop_bandit(
     if stage1 not in ("meta_reward", "hvc_gradient"):
         raise ValueError(f"stage1 must be 'meta_reward' or 'hvc_gradient', got {stage1!r}")
     max_calls, width, p = _check_bed(max_calls, hops, retrieve, guess, width)
-    n_steps = _int(n_steps, "n_steps", 1)
-    n_prompts = _int(n_prompts, "n_prompts", 1)
-    group_size = _int(group_size, "group_size", 2)
-    stage1_steps = _int(stage1_steps, "stage1_steps", 0)
-    mu = _real(mu0, "mu0")
-    cost_scale = _real(cost_scale, "cost_scale", low=0.0)
-    drift = _real(drift, "drift", low=0.0)
+    n_steps = check_count(n_steps, "n_steps", 1)
+    n_prompts = check_count(n_prompts, "n_prompts", 1)
+    group_size = check_count(group_size, "group_size", 2)
+    stage1_steps = check_count(stage1_steps, "stage1_steps", 0)
+    mu = check_real(mu0, "mu0")
+    cost_scale = check_real(cost_scale, "cost_scale", low=0.0)
+    drift = check_real(drift, "drift", low=0.0)
     if drift <= 0:
         raise ValueError("drift must be > 0")
-    lr = _real(learning_rate, "learning_rate", low=0.0)
+    lr = check_real(learning_rate, "learning_rate", low=0.0)
     w = np.asarray(weights, dtype=np.float64).reshape(-1)
     if w.shape != (2,) or not np.isfinite(w).all() or w.min() < 0 or w.sum() <= 0:
         raise ValueError(f"weights must be 2 non-negative numbers with a positive sum, got {w}")

@@ -15,11 +15,10 @@ Everything is framework-free NumPy: rewards in, advantages out.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from mvlearn_ext.moo._pareto import ParetoArchive, crowding_distance, pareto_rank
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = [
     "HVCGradientWeights",
@@ -33,17 +32,6 @@ __all__ = [
     "tool_bandit_front",
     "tool_efficiency_reward",
 ]
-
-
-def _real(x, name, low=None, high=None):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not np.isfinite(x):
-        raise TypeError(f"{name} must be a finite real number, got {x!r}")
-    x = float(x)
-    if low is not None and x < low:
-        raise ValueError(f"{name} must be >= {low}, got {x}")
-    if high is not None and x > high:
-        raise ValueError(f"{name} must be <= {high}, got {x}")
-    return x
 
 
 def grpo_advantages(rewards, *, scale="group", eps=1e-4):
@@ -79,7 +67,7 @@ def grpo_advantages(rewards, *, scale="group", eps=1e-4):
         raise ValueError("rewards contains infinity")
     if scale not in ("group", "batch", "none"):
         raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
-    eps = _real(eps, "eps", low=0.0)
+    eps = check_real(eps, "eps", low=0.0)
     valid = ~np.isnan(R)
     cnt = valid.sum(axis=1, keepdims=True)
     Rz = np.where(valid, R, 0.0)
@@ -114,8 +102,8 @@ def tool_efficiency_reward(n_calls, n_opt, *, alpha=0.5):
     n = np.asarray(n_calls, dtype=np.float64)
     if not np.isfinite(n).all() or (n < 0).any():
         raise ValueError("n_calls must be finite and >= 0")
-    n_opt = _real(n_opt, "n_opt", low=0.0)
-    alpha = _real(alpha, "alpha", low=0.0)
+    n_opt = check_real(n_opt, "n_opt", low=0.0)
+    alpha = check_real(alpha, "alpha", low=0.0)
     return np.exp(-alpha * np.abs(n - n_opt))
 
 
@@ -186,7 +174,7 @@ class HVMetaReward:
         if w.size < 1 or not np.isfinite(w).all() or w.min() < 0:
             raise ValueError("weights must be finite and non-negative")
         self._w = w
-        self._gamma = _real(gamma, "gamma", 0.0, 1.0)
+        self._gamma = check_real(gamma, "gamma", low=0.0, high=1.0)
         if mode not in ("paretopo", "lu2025"):
             raise ValueError(f"mode must be 'paretopo' or 'lu2025', got {mode!r}")
         r = np.zeros(w.size) if ref is None else np.asarray(ref, dtype=np.float64)
@@ -389,9 +377,9 @@ class HVCGradientWeights:
             raise ValueError(f"weights must have at least 2 entries, got {w.size}")
         if w.min() < 0 or w.sum() <= 0:
             raise ValueError("weights must be non-negative with a positive sum")
-        self._margin = _real(margin, "margin", low=0.0)
-        self._ema = _real(ema, "ema", 0.0, 1.0)
-        self._floor = _real(floor, "floor", low=0.0)
+        self._margin = check_real(margin, "margin", low=0.0)
+        self._ema = check_real(ema, "ema", low=0.0, high=1.0)
+        self._floor = check_real(floor, "floor", low=0.0)
         if self._floor >= 1.0 / w.size:
             raise ValueError(f"floor must be < 1 / n_objectives = {1.0 / w.size}, got {floor}")
         self._avg = w / w.sum()
@@ -464,7 +452,7 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
         raise ValueError(f"R must be 2-D (group_size, n_objectives), got shape {R.shape}")
     if not np.isfinite(R).all():
         raise ValueError("R contains NaN or infinity")
-    beta = _real(beta, "beta", 0.0, 1.0)
+    beta = check_real(beta, "beta", low=0.0, high=1.0)
     G = R.shape[0]
     s = R.mean(axis=1) if scalar is None else np.asarray(scalar, dtype=np.float64).reshape(-1)
     if s.shape != (G,):
@@ -506,11 +494,7 @@ def _check_bandit(difficulties, max_calls):
     kap = np.asarray(difficulties, dtype=np.float64).reshape(-1)
     if kap.size < 1 or not np.isfinite(kap).all() or kap.min() < 0 or kap.max() > 1:
         raise ValueError(f"difficulties must be a non-empty list of values in [0, 1], got {kap}")
-    if isinstance(max_calls, bool) or not isinstance(max_calls, numbers.Integral):
-        raise TypeError(f"max_calls must be an integer, got {max_calls!r}")
-    if max_calls < 1:
-        raise ValueError(f"max_calls must be >= 1, got {max_calls}")
-    return kap, int(max_calls)
+    return kap, check_count(max_calls, "max_calls", 1)
 
 
 def tool_bandit_front(*, difficulties=(0.2, 0.5, 0.9), max_calls=4):

@@ -15,11 +15,11 @@ tried for ``S <= 12``.
 from __future__ import annotations
 
 import itertools
-import numbers
 
 import numpy as np
 
 from mvlearn_ext.moo._simplex import project_simplex_1d
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "dream_direction",
@@ -172,15 +172,6 @@ def _two_task(a, b, reg_rho, w1):
     return float(np.clip(alpha, 0.0, 1.0))
 
 
-def _check_nonneg_real(x, name):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
-    if not np.isfinite(x) or x < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
-    return x
-
-
 def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"):
     """Task weights of the DREAM server QP (reconstruction).
 
@@ -235,7 +226,7 @@ def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"
             raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
         if not np.isfinite(C).all():
             raise ValueError("correction contains NaN or infinity")
-    reg_rho = _check_nonneg_real(reg_rho, "reg_rho")
+    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
     if anchor is None:
         w = np.full(S, 1.0 / S)
     else:

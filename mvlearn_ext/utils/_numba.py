@@ -60,7 +60,7 @@ SAFE_FASTMATH: frozenset[str] = frozenset({"reassoc", "contract"})
 _REGISTRY: list = []
 
 
-def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None):
+def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None, inline="never"):
     """Compile ``func`` in nopython mode with the package's flags.
 
     Parameters
@@ -74,6 +74,9 @@ def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None):
         ``False`` or a subset of :data:`SAFE_FASTMATH`. ``True`` is refused.
     signature : str or list, optional
         Eager compilation signature(s), passed to Numba.
+    inline : {"never", "always"}, default="never"
+        ``"always"`` inlines the function into its jitted callers at the level
+        of Numba's IR (a small helper shared by hot loops costs no call).
 
     Returns
     -------
@@ -84,6 +87,8 @@ def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None):
         raise ValueError("fastmath=True is not allowed in mvlearn_ext; use SAFE_FASTMATH")
     if fastmath and not set(fastmath) <= SAFE_FASTMATH:
         raise ValueError(f"fastmath flags {set(fastmath) - SAFE_FASTMATH} are not allowed")
+    if inline not in ("never", "always"):
+        raise ValueError(f"inline must be 'never' or 'always', got {inline!r}")
 
     def decorate(f):
         options = dict(
@@ -93,6 +98,7 @@ def jit(func=None, *, parallel: bool = False, fastmath=False, signature=None):
             parallel=bool(parallel and NUMBA_PARALLEL),
             fastmath=set(fastmath) if fastmath else False,
             error_model="numpy",
+            inline=inline,
         )
         dispatcher = numba.jit(signature, **options)(f) if signature else numba.jit(**options)(f)
         dispatcher.__mvlearn_ext_jit__ = True

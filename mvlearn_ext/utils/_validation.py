@@ -438,12 +438,35 @@ def check_layer_sizes(value, name):
     return tuple(int(v) for v in value)
 
 
-def _check_count(value, name, minimum):
+def check_count(value, name, minimum):
+    """``value`` as an ``int`` if it is an integer (not a bool) ``>= minimum``.
+
+    Raises TypeError for a non-integer, ValueError below ``minimum``; the
+    messages name the argument ``name``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_real(value, name, *, low=None, low_open=False, high=None):
+    """``value`` as a finite ``float`` in ``[low, high]`` (``(low, high]`` if ``low_open``).
+
+    Raises TypeError for a non-real (or a bool), ValueError for a non-finite
+    value or one out of bounds (``None``: unbounded); the messages name ``name``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+    return value
 
 
 def validate_views(
@@ -549,12 +572,12 @@ def validate_views(
     ...
     ValueError: view 1 of Xs has 3 samples but view 0 has 4; ...
     """
-    min_views = _check_count(min_views, "min_views", 1)
-    min_samples = _check_count(min_samples, "min_samples", 0)
+    min_views = check_count(min_views, "min_views", 1)
+    min_samples = check_count(min_samples, "min_samples", 0)
     if n_views is not None:
-        n_views = _check_count(n_views, "n_views", 1)
+        n_views = check_count(n_views, "n_views", 1)
     if n_clusters is not None:
-        n_clusters = _check_count(n_clusters, "n_clusters", 1)
+        n_clusters = check_count(n_clusters, "n_clusters", 1)
     if ensure_all_finite not in (True, False, "allow-nan"):
         raise ValueError(
             f"ensure_all_finite must be True, False or 'allow-nan', got {ensure_all_finite!r}"

@@ -498,3 +498,26 @@ def test_deep_mogp_is_a_deprecated_alias():
         assert old.GSLVMOGPRegressor is new.GSLVMOGPRegressor
     with pytest.raises(AttributeError):
         old.no_such_name  # noqa: B018
+
+
+def test_the_shared_base_is_abstract():
+    """The SVI base names its hooks as abstract: neither it nor a subclass lacking one builds."""
+    from mvlearn_ext.deep.gaussian_process._base import _SVILVMOGPRegressor
+
+    hooks = {"_latent_width", "_make_module", "_set_kernel_attributes"}
+    assert _SVILVMOGPRegressor.__abstractmethods__ == hooks
+    with pytest.raises(TypeError, match="abstract"):
+        _SVILVMOGPRegressor()
+
+    class NoKernelAttributes(_SVILVMOGPRegressor):
+        def _latent_width(self):
+            return 1
+
+        def _make_module(self, Xs, mu0, observed, rng, seed, dtype):
+            return None
+
+    with pytest.raises(TypeError, match="_set_kernel_attributes"):
+        NoKernelAttributes()
+    # the concrete models are unchanged estimators: clone and get_params work
+    model = TLVMOGPRegressor(n_epochs=1)
+    assert clone(model).get_params() == model.get_params()

@@ -76,3 +76,11 @@ def test_pairs_satisfy_the_relation_exactly_and_cover_all_ordered_pairs():
 def test_bad_input_is_refused_clearly(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_family_repr_names_the_constructor_parameters():
+    assert repr(QuadraticFamily()) == "QuadraticFamily()"
+    assert repr(SinTrendFamily()) == "SinTrendFamily(frequency_range=(0.0, 5.0), n_grid=251)"
+    assert repr(ExponentialFamily((0.5, 2.0), 11)) == (
+        "ExponentialFamily(rate_range=(0.5, 2.0), n_grid=11)"
+    )

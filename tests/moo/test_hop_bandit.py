@@ -104,6 +104,13 @@ def test_hop_simulator_seeded_and_validated():
         simulate_hop_bandit("fixed", drift=0.0)
     with pytest.raises(TypeError, match="seed"):
         sweep_hop_bandit("fixed", [0.5], seed=1)
+    # integer arguments go through utils' one integer check
+    with pytest.raises(TypeError, match="n_steps must be an int, got float"):
+        simulate_hop_bandit("fixed", n_steps=2.5)
+    with pytest.raises(TypeError, match="hops must be an int, got bool"):
+        hop_success([1], hops=True)
+    with pytest.raises(ValueError, match="group_size must be >= 2, got 1"):
+        simulate_hop_bandit("fixed", group_size=1)
 
 
 def test_hop_lu2025_meta_reward_is_inert_under_group_standardisation():

@@ -75,6 +75,22 @@ def test_bare_fastmath_is_refused():
         _numba.jit(lambda x: x, fastmath={"nnan"})
 
 
+def test_inline_option_is_checked_and_passed_to_numba():
+    with pytest.raises(ValueError, match="inline must be 'never' or 'always'"):
+        _numba.jit(lambda x: x, inline="sometimes")
+
+    def twice(x):
+        return 2.0 * x
+
+    helper = _numba.jit(twice, inline="always")
+    assert helper.targetoptions["inline"] == "always"
+
+    def caller(x):
+        return helper(x) + 1.0
+
+    assert _numba.jit(caller)(3.0) == 7.0
+
+
 def _flags_in_subprocess(env_overrides):
     import os
 

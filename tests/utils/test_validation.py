@@ -8,7 +8,13 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from mvlearn_ext.utils._validation import check_views_consistent, check_Xs, validate_views
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_real,
+    check_views_consistent,
+    check_Xs,
+    validate_views,
+)
 
 RNG = np.random.default_rng(0)
 X0 = RNG.normal(size=(10, 3))
@@ -387,3 +393,25 @@ def test_consistency_does_nothing_before_fit():
     est = _Fitted()
     check_views_consistent(est, [X0], reset=False)
     assert not hasattr(est, "n_views_")
+
+
+def test_check_count_and_check_real_accept_and_refuse():
+    assert check_count(np.int64(3), "k", 1) == 3 and type(check_count(3, "k", 3)) is int
+    with pytest.raises(TypeError, match="k must be an int, got float"):
+        check_count(3.0, "k", 1)
+    with pytest.raises(TypeError, match="k must be an int, got bool"):
+        check_count(True, "k", 0)
+    with pytest.raises(ValueError, match="k must be >= 2, got 1"):
+        check_count(1, "k", 2)
+    assert check_real(np.float32(0.5), "a", low=0.0, high=1.0) == 0.5
+    assert check_real(0.0, "a", low=0.0) == 0.0 and check_real(-7, "a") == -7.0
+    with pytest.raises(ValueError, match=r"a must be > 0.0, got 0.0"):
+        check_real(0.0, "a", low=0.0, low_open=True)
+    with pytest.raises(ValueError, match="a must be <= 1.0, got 1.5"):
+        check_real(1.5, "a", low=0.0, high=1.0)
+    with pytest.raises(ValueError, match="a must be finite, got inf"):
+        check_real(np.inf, "a")
+    with pytest.raises(TypeError, match="a must be a real number, got str"):
+        check_real("1", "a")
+    with pytest.raises(TypeError, match="a must be a real number, got bool"):
+        check_real(False, "a")

@@ -5,7 +5,8 @@ initialises the output latents, trains the driver module by stochastic
 variational inference (:func:`._drivers._train_svi`) and predicts; a
 subclass names its parameters and supplies ``_latent_width``,
 ``_make_module`` (the driver with its inducing points and kernel
-initialised) and ``_set_kernel_attributes``.
+initialised) and ``_set_kernel_attributes``: the base is abstract
+(:class:`abc.ABCMeta`), so a subclass that lacks one cannot be instantiated.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -44,11 +46,11 @@ def _torch_threads(n_threads):
         torch.set_num_threads(previous)
 
 
-class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
+class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     """Shared base of :class:`TLVMOGPRegressor` and :class:`GSLVMOGPRegressor`.
 
     Holds the parameters both take (their constraints), ``fit``,
-    ``predict``, ``score`` and the tags. Not an estimator of its own.
+    ``predict``, ``score`` and the tags. Abstract: not an estimator of its own.
     """
 
     _parameter_constraints: dict = {
@@ -101,17 +103,17 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------ fitting
 
+    @abstractmethod
     def _latent_width(self):
         """Columns of ``h_p`` (the latent coordinates of one output)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _make_module(self, Xs, mu0, observed, rng, seed, dtype):
         """The driver module with its kernel and inducing points initialised."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _set_kernel_attributes(self, module):
         """The fitted kernel's attributes (``lengthscales_``, ...) from ``module``."""
-        raise NotImplementedError
 
     def _module_options(self):
         """The driver module's options that both models share (posterior, likelihood, jitter)."""

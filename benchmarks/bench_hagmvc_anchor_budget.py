@@ -32,34 +32,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-import warnings
 
 import numpy as np
 
-import mvlearn_ext.cluster._hagmvc as hag
 from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
-from mvlearn_ext.metrics import clustering_accuracy
 
 sys.path.insert(0, "benchmarks")
-from bench_hagmvc_degree import best_baselines  # noqa: E402
+from _hagmvc_rounds import best_baselines  # noqa: E402
+from bench_hagmvc_anchor_count import fit_acc  # noqa: E402
 
 RULES = {"C0": "per_cluster", "C1": "budget"}
 DECISION_SEEDS = range(20, 40)
 TARGET_SEEDS = range(10)
-
-
-def fit_acc(Xs, y, k, seed, rule):
-    hag._ANCHOR_RULE = rule
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            model = hag.HAGMVC(n_clusters=k, random_state=seed).fit(Xs)
-            elapsed = time.perf_counter() - t0
-    finally:
-        hag._ANCHOR_RULE = "per_cluster"
-    return float(clustering_accuracy(y, model.labels_)), elapsed, model.n_anchors_[0]
 
 
 def decide(rows, sets, baselines):

@@ -465,6 +465,34 @@ def _update_weights(below, anchors, graph, view_slices, view_scale):
 # --------------------------------------------------------------------------- driver
 
 
+def _fixed_scale(fixed_weights):
+    """The normalisers ``c_v = 1 / (V^2 omega_v)`` of fixed view weights ``omega``.
+
+    Fixed weights enter the objective as ``alpha_v = 1 / V`` and ``c_v``, so that every
+    feature of view ``v`` has weight ``alpha_v^2 / c_v = omega_v``. A zero weight is
+    floored, so that the anchors of that view still follow the graphs.
+    """
+    omega = np.maximum(np.asarray(fixed_weights, dtype=np.float64), _WEIGHT_FLOOR)
+    return 1.0 / (omega.size**2 * omega)
+
+
+def _seed_level(below, size, rng, fixed_scale, view_slices, n_features):
+    """``(A, scale, seeding)``: a level's anchors, k-means++ seeds among the points ``below``.
+
+    With fixed view weights (``fixed_scale`` from :func:`_fixed_scale`) the seeding
+    distances weight the views by them, and ``scale`` is a copy of ``fixed_scale``
+    and ``seeding`` the per-feature weights; with learned weights
+    (``fixed_scale=None``) the seeding is on the plain concatenation and both are None.
+    """
+    scale = seeding = None
+    if fixed_scale is not None:
+        uniform = np.full(len(view_slices), 1.0 / len(view_slices))
+        scale = fixed_scale.copy()
+        seeding = _feature_weights(uniform, scale, view_slices, n_features)
+    seeds = _kmeanspp_seeds(below, size, rng, seeding)
+    return np.array(below[seeds], dtype=np.float64), scale, seeding
+
+
 def _fit_pyramid(
     X,
     view_slices,
@@ -497,23 +525,12 @@ def _fit_pyramid(
     n_views = len(view_slices)
     n_levels = len(sizes)
     n_features = X.shape[1]
-    anchors, graphs, weights, lams, scales = [], [], [], [], []
+    levels = []
     uniform = np.full(n_views, 1.0 / n_views)
-    if fixed_weights is not None:
-        # Fixed view weights omega_v enter as alpha_v = 1 / V and c_v = 1 / (V^2 omega_v),
-        # so that every feature of view v has weight alpha_v^2 / c_v = omega_v. A zero
-        # weight is floored, so that the anchors of that view still follow the graphs.
-        omega = np.maximum(np.asarray(fixed_weights, dtype=np.float64), _WEIGHT_FLOOR)
-        fixed_scale = 1.0 / (n_views**2 * omega)
+    fixed_scale = None if fixed_weights is None else _fixed_scale(fixed_weights)
     below = X
     for level in range(n_levels):
-        if fixed_weights is not None:
-            scale = fixed_scale.copy()
-            seeding = _feature_weights(uniform, scale, view_slices, n_features)
-        else:
-            seeding = None
-        seeds = _kmeanspp_seeds(below, sizes[level], rng, seeding)
-        A = np.array(below[seeds], dtype=np.float64)
+        A, scale, _ = _seed_level(below, sizes[level], rng, fixed_scale, view_slices, n_features)
         if fixed_weights is None:
             # c_v^(l): the view losses of the adaptive-neighbour graph built with
             # uniform, unnormalised weights; then the graph and lambda of the
@@ -525,12 +542,9 @@ def _fit_pyramid(
             scale = np.where(positive, raw, raw[positive].min() if positive.any() else 1.0)
         w = _feature_weights(uniform, scale, view_slices, n_features)
         lam, Z = _graph_step(below, A, w, neighbors[level], lambda_, n_threads)
-        anchors.append(A)
-        graphs.append(Z)
-        weights.append(uniform.copy())
-        lams.append(lam)
-        scales.append(scale)
+        levels.append((A, Z, uniform.copy(), lam, scale))
         below = A
+    anchors, graphs, weights, lams, scales = (list(column) for column in zip(*levels, strict=True))
 
     def objective():
         return _hagmvc_objective(X, anchors, graphs, weights, lams, view_slices, scales)[0]

@@ -53,14 +53,14 @@ from mvlearn_ext.cluster._hagmvc import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
     _SEED_SAMPLE_PER_SEED,
-    _WEIGHT_FLOOR,
     _feature_weights,
+    _fixed_scale,
     _graph_step,
-    _kmeanspp_seeds,
     _level_neighbors,
     _level_terms,
     _normalise_rows,
     _pyramid_sizes,
+    _seed_level,
     _update_anchors,
     sweep_done,
 )
@@ -251,31 +251,26 @@ def fit_hagmvc_blocks(est, Xs):
         fixed, est.view_weight_scores_ = scores.weights_, scores
     else:
         fixed, est.view_weight_scores_ = est._fixed_weights(list(blocks.views), rng)
-    omega = np.maximum(np.asarray(fixed, dtype=np.float64), _WEIGHT_FLOOR)
-    fixed_scale = 1.0 / (n_views**2 * omega)
+    fixed_scale = _fixed_scale(fixed)
     uniform = np.full(n_views, 1.0 / n_views)
 
     # 3. The pyramid at initialisation: seeds on the seeding rows, coarser levels in memory.
     lambda_ = float(est.reg_lambda)
     n_features = int(bounds[-1])
-    anchors, graphs, weights, lams, scales = [], [], [], [], []
+    levels = []
     below = _standardise_block(rows_of(seed_rows), est.view_means_, est.view_scales_)
     for level in range(len(sizes)):
-        scale = fixed_scale.copy()
-        seeding = _feature_weights(uniform, scale, slices, n_features)
         with single_threaded_pools():
-            seeds = _kmeanspp_seeds(below, sizes[level], rng, seeding)
-            A = np.array(below[seeds], dtype=np.float64)
+            A, scale, seeding = _seed_level(
+                below, sizes[level], rng, fixed_scale, slices, n_features
+            )
             if level == 0:
                 lam, Z = None, None  # computed by the first pass
             else:
                 lam, Z = _graph_step(below, A, seeding, neighbors[level], lambda_, n_threads)
-        anchors.append(A)
-        graphs.append(Z)
-        weights.append(uniform.copy())
-        lams.append(lam)
-        scales.append(scale)
+        levels.append((A, Z, uniform.copy(), lam, scale))
         below = A
+    anchors, graphs, weights, lams, scales = (list(column) for column in zip(*levels, strict=True))
     est._log(f"initialised {list(sizes)} anchors ({time.perf_counter() - start:.2f} s)")
 
     # 4. Sweeps: a pass for level 1, the coarser levels in memory.

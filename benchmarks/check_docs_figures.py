@@ -28,7 +28,12 @@ Usage::
 
 Each rerun has a small default slice (seeds, data sets, settings) chosen to fit the
 machine; ``--full`` reruns the whole recorded configuration where the entry supports
-it (costs in ``--list``).
+it (costs in ``--list``). ``--merge`` updates the figures run now inside an existing
+``--json`` file (``benchmarks/results/docs_figures_check.json`` holds every run so far).
+
+Every entry compares through two helpers: ``_compare_tree`` (every number of two nested
+JSON values, matched by path, timings left out) and ``_compare_records`` (named fields of
+two flat records).
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ def _flatten(obj, prefix=""):
 
 def _is_timing(key, skip=TIMING_KEYS):
     return any(
-        part in skip or part.endswith("_s") or "time" in part or "second" in part
+        part in skip or part.endswith("_s") or "_s_" in part or "time" in part or "second" in part
         for part in key.split("|")
     )
 
@@ -109,15 +114,17 @@ def _is_timing(key, skip=TIMING_KEYS):
 def _compare_tree(recorded, rerun, out=None, prefix="", skip=TIMING_KEYS, side="rerun"):
     """Every number of two nested JSON values, matched by path; timings left out.
 
-    ``side="rerun"`` compares the paths the rerun produced (a slice of the record);
-    ``side="recorded"`` every path of the record (a full rerun: a missing value counts
-    as different). Paths whose parts name a timing (``skip``, or ending in ``_s``) are
-    not compared: timings are not deterministic.
+    ``side="rerun"`` compares the paths the rerun produced (a slice of the record) that
+    the record holds (a field the script gained after the record was made is not a
+    difference); ``side="recorded"`` every path of the record (a full rerun: a missing
+    value counts as different). Paths whose parts name a timing (``skip``, ending in
+    ``_s`` or holding ``_s_``, ``time``, ``second``) are not compared: timings are not
+    deterministic.
     """
     out = [] if out is None else out
     rec = dict(_flatten(recorded, prefix))
     new = dict(_flatten(rerun, prefix))
-    keys = new if side == "rerun" else rec
+    keys = [k for k in new if k in rec] if side == "rerun" else rec
     return _compare(((k, rec.get(k), new.get(k)) for k in keys if not _is_timing(k, skip)), out)
 
 
@@ -658,7 +665,7 @@ INVENTORY = {
         results="anchor_baselines.json",
         script="bench_anchor_baselines.py (10 seeds)",
         deterministic="yes (ACC/NMI, n_iter; fit times no)",
-        cost="COST_ANCHOR",
+        cost="measured 2026-12-04: the whole recorded run (8 configurations, 10 seeds) 50 s",
         rerun=rerun_anchor_baselines,
     ),
     "drmc-dev-eval": dict(
@@ -666,7 +673,10 @@ INVENTORY = {
         results="drmc_dev.json, drmc_eval.json",
         script="bench_drmc.py --split dev|eval --seeds 10",
         deterministic="yes (ACC, feedback counts, weights; times no)",
-        cost="COST_DRMC",
+        cost=(
+            "measured: slice (4 small dev sets + breast-cancer-groups, 10 seeds, 8 methods) 28 s; "
+            "--full adds the Handwritten and digits sets (not run: DRMC fits of seconds each)"
+        ),
         rerun=rerun_drmc,
     ),
     "moo": dict(
@@ -674,7 +684,10 @@ INVENTORY = {
         results="moo.json, moo_paretopo.json",
         script="bench_moo.py (bench_mopo, bench_sims, the tool and multi-hop bandits)",
         deterministic="quality values yes (fixed seeds); pareto timings no",
-        cost="COST_MOO",
+        cost=(
+            "measured: slice 70 s (MOPO, ControlG, 6 tool points, 2 of 4 sweeps, 2 of 8 "
+            "multi-hop dev methods); --full not run (recorded: sweeps 180 s, hop dev block 253 s)"
+        ),
         rerun=rerun_moo,
     ),
     "bandits-grid": dict(
@@ -682,7 +695,10 @@ INVENTORY = {
         results="bandits_grid.json (bandits_throughput.json: timings, not rerun)",
         script="bench_bandits.py --part grid (10 batches x 100, root seed 2026)",
         deterministic="grid yes; throughput no",
-        cost="COST_GRID",
+        cost=(
+            "measured: slice T = 256, 512, 1024 (1485 of 3465 settings) 75 s; --full (all 7 "
+            "horizons, slopes) not run (recorded 1935 s of simulation)"
+        ),
         rerun=rerun_bandits_grid,
     ),
     "bandits-side-4096": dict(
@@ -690,7 +706,7 @@ INVENTORY = {
         results="bandits_side.json",
         script="bench_bandits_side.py --instances 4 --reps 200",
         deterministic="yes (regret means)",
-        cost="COST_SIDE4096",
+        cost="measured: 88 s (4 instances x 200 reps, every scenario and warm start)",
         rerun=_bandits_side_horizons((4096,)),
     ),
     "bandits-side-16384": dict(
@@ -698,7 +714,7 @@ INVENTORY = {
         results="bandits_side.json",
         script="bench_bandits_side.py --instances 4 --reps 200",
         deterministic="yes (regret means)",
-        cost="COST_SIDE16384",
+        cost="measured: 109 s (4 instances x 200 reps, every scenario and warm start)",
         rerun=_bandits_side_horizons((16384,)),
     ),
     "merging": dict(
@@ -706,7 +722,7 @@ INVENTORY = {
         results="merging.json, merging_longtail.json, merging_badit.json",
         script="bench_merging.py --part all --seeds 5 (long tail and BADIT: 3 seeds)",
         deterministic="merging NumPy yes; AES and BADIT torch CPU (see the rerun)",
-        cost="COST_MERGING",
+        cost="measured: the whole recorded run (merging 5 seeds, long tail and BADIT 3) 112 s",
         rerun=rerun_merging,
     ),
     "gp": dict(
@@ -714,7 +730,10 @@ INVENTORY = {
         results="gp.json (19 tagged runs)",
         script="bench_gp.py with each tag's recorded argv",
         deterministic="LVMOGP (NumPy/C++, fixed seed) yes; torch rows: see the rerun",
-        cost="COST_GP",
+        cost=(
+            "measured: slice (4 tags at 1000 outputs, LVMOGP, T-/GS-LVMOGP, GPR peer) 131 s; "
+            "--full (19 tags, 10000 outputs, LMC to 4000 steps) not run: tens of minutes"
+        ),
         rerun=rerun_gp,
     ),
     "multitask-other-runs": dict(
@@ -723,7 +742,10 @@ INVENTORY = {
         "_default_extra}.jsonl",
         script="study_multitask.py (other modes; replicate())",
         deterministic="yes (fit_seconds no)",
-        cost="COST_MTL",
+        cost=(
+            "measured: slice (1-2 settings x 1 draw of each of 9 files) 51 s; --full "
+            "(every setting and draw) not run: hours"
+        ),
         rerun=rerun_multitask_other,
     ),
     "multitask-not-rerun": dict(
@@ -739,7 +761,10 @@ INVENTORY = {
         results="diffusion_grape.json, brain_rte.json",
         script="bench_diffusion_grape.py, bench_brain_rte.py --seeds 3",
         deterministic="NumPy blocks yes; torch CPU training: see the rerun",
-        cost="COST_DEEP",
+        cost=(
+            "measured: slice (oracle 10 seeds, GRAPE seed 0, torch diffusion seed 2000, RTE and "
+            "PhenoBrain seed 0) 121 s; --full not run (recorded 480 s + 364 s)"
+        ),
         rerun=rerun_deep,
     ),
     "deep-cimln-phenobrain-other": dict(
@@ -822,6 +847,13 @@ def main(argv=None):
     p.add_argument("--only", nargs="*", default=None, help="names of figures to rerun")
     p.add_argument("--full", action="store_true", help="the whole recorded configuration")
     p.add_argument("--json", default=None, help="write the comparison as JSON")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="update the figures run now inside the existing --json file (each with its own "
+        "command and run config; equal values counted, the others listed)",
+    )
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
 
     if args.list:
@@ -864,10 +896,28 @@ def main(argv=None):
         for c in comparisons:
             if c["status"] != "equal":
                 print(f"    {c['status']:11s} {c['key']}: {c['recorded']} -> {c['rerun']}")
-        if args.json:  # written after every figure, so a cut-short run keeps what it has
+        if args.json and args.merge:
+            _merge_figure(Path(args.json), name, report, argv)
+        elif args.json:  # written after every figure, so a cut-short run keeps what it has
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             Path(args.json).write_text(json.dumps(report, indent=1, default=str))
     return report
+
+
+def _merge_figure(path, name, report, argv):
+    """Put one figure of ``report`` into the merged file at ``path`` (compact form)."""
+    merged = json.loads(path.read_text()) if path.exists() else {"figures": {}}
+    fig = report["figures"][name]
+    merged["figures"][name] = {
+        "command": "python benchmarks/check_docs_figures.py " + " ".join(argv),
+        "run_config": report["config"],
+        "scope": fig["scope"],
+        "counts": fig["counts"],
+        "n_values": len(fig["comparisons"]),
+        "wall_s": fig["wall_s"],
+        "not_equal": [c for c in fig["comparisons"] if c["status"] != "equal"],
+    }
+    path.write_text(json.dumps(merged, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -68,8 +68,10 @@ def test_compare_tree_skips_timings_and_matches_paths(check):
     # side="recorded": a value the rerun lacks is a difference; side="rerun": a slice
     out = check._compare_tree({"a": [1, 2, 3]}, {"a": [1, 2]}, side="recorded")
     assert [c["status"] for c in out] == ["equal", "equal", "different"]
-    out = check._compare_tree({"a": [1, 2, 3]}, {"a": [1, 2]}, side="rerun")
+    out = check._compare_tree({"a": [1, 2, 3]}, {"a": [1, 2], "new": 5}, side="rerun")
     assert [c["status"] for c in out] == ["equal", "equal"]
+    out = check._compare_tree({"fit_s_subset": 1.0, "rmse": 0.5}, {"fit_s_subset": 2, "rmse": 0.5})
+    assert [c["key"] for c in out] == ["rmse"]
     out = check._compare_tree(
         {"x": {"s": 1.0, "e": 2.0}}, {"x": {"s": 5.0, "e": 2.0}}, skip=check.TIMING_KEYS | {"s"}
     )

@@ -917,7 +917,8 @@ def _merge_figure(path, name, report, argv):
         "wall_s": fig["wall_s"],
         "not_equal": [c for c in fig["comparisons"] if c["status"] != "equal"],
     }
-    path.write_text(json.dumps(merged, indent=1, default=str))
+    text = json.dumps(merged, separators=(",", ":"), default=str)
+    path.write_text(text.replace('},{"key"', '},\n{"key"'))  # one comparison a line
 
 
 if __name__ == "__main__":

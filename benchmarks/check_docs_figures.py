@@ -686,7 +686,7 @@ INVENTORY = {
         deterministic="quality values yes (fixed seeds); pareto timings no",
         cost=(
             "measured: slice 70 s (MOPO, ControlG, 6 tool points, 2 of 4 sweeps, 2 of 8 "
-            "multi-hop dev methods); --full not run (recorded: sweeps 180 s, hop dev block 253 s)"
+            "multi-hop dev methods); --full (4 sweeps, 8 dev methods) 161 s"
         ),
         rerun=rerun_moo,
     ),

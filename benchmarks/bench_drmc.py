@@ -91,10 +91,13 @@ def methods():
     return rows
 
 
-def run(split, seeds):
+def run(split, seeds, datasets=None):
+    """Every method on the ``split`` data sets (or those named in ``datasets``)."""
     suite = load_mvc_suite(split)
     results = {}
     for name, data in suite.items():
+        if datasets is not None and name not in datasets:
+            continue
         k = data.n_clusters
         row = {}
         for method, factory, is_drmc, context in methods():

@@ -522,7 +522,8 @@ def run_problem(args, P, log):
     return row
 
 
-def main():
+def build_parser():
+    """The command line of this script (also used to rerun a recorded ``argv``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problem", choices=("field", "counts"), default="field")
     ap.add_argument("--outputs", type=int, nargs="+", default=[1000, 4000])
@@ -562,7 +563,11 @@ def main():
     )
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--tag", default=None, help="key of this run in the results file")
-    args = ap.parse_args()
+    return ap
+
+
+def main():
+    args = build_parser().parse_args()
     if args.peer_at is None:
         args.peer_at = args.outputs
 

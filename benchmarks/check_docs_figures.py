@@ -28,7 +28,12 @@ Usage::
 
 Each rerun has a small default slice (seeds, data sets, settings) chosen to fit the
 machine; ``--full`` reruns the whole recorded configuration where the entry supports
-it (costs in ``--list``).
+it (costs in ``--list``). ``--merge`` updates the figures run now inside an existing
+``--json`` file (``benchmarks/results/docs_figures_check.json`` holds every run so far).
+
+Every entry compares through two helpers: ``_compare_tree`` (every number of two nested
+JSON values, matched by path, timings left out) and ``_compare_records`` (named fields of
+two flat records).
 """
 
 from __future__ import annotations
@@ -81,6 +86,53 @@ def _summary(comparisons):
     return counts
 
 
+#: Key parts that name a timing (or a machine description): never compared.
+TIMING_KEYS = frozenset(
+    {"time", "fit_s", "seconds", "median_s", "wall_s", "wall_seconds", "data_s", "machine"}
+)
+
+
+def _flatten(obj, prefix=""):
+    """(path, number) pairs of a nested JSON value (lists by index, dicts by key)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _flatten(v, f"{prefix}{k}|")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from _flatten(v, f"{prefix}{i}|")
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        yield prefix.rstrip("|"), obj
+
+
+def _is_timing(key, skip=TIMING_KEYS):
+    return any(
+        part in skip or part.endswith("_s") or "_s_" in part or "time" in part or "second" in part
+        for part in key.split("|")
+    )
+
+
+def _compare_tree(recorded, rerun, out=None, prefix="", skip=TIMING_KEYS, side="rerun"):
+    """Every number of two nested JSON values, matched by path; timings left out.
+
+    ``side="rerun"`` compares the paths the rerun produced (a slice of the record) that
+    the record holds (a field the script gained after the record was made is not a
+    difference); ``side="recorded"`` every path of the record (a full rerun: a missing
+    value counts as different). Paths whose parts name a timing (``skip``, ending in
+    ``_s`` or holding ``_s_``, ``time``, ``second``) are not compared: timings are not
+    deterministic.
+    """
+    out = [] if out is None else out
+    rec = dict(_flatten(recorded, prefix))
+    new = dict(_flatten(rerun, prefix))
+    keys = [k for k in new if k in rec] if side == "rerun" else rec
+    return _compare(((k, rec.get(k), new.get(k)) for k in keys if not _is_timing(k, skip)), out)
+
+
+def _compare_records(rec, new, fields, prefix, out):
+    """``fields`` of two flat records (dicts), keyed ``prefix|field``."""
+    return _compare(((f"{prefix}|{f}", rec.get(f), new.get(f)) for f in fields), out)
+
+
 # --------------------------------------------------------------------------- reruns
 def rerun_clustering_handwritten(full=False):
     """``docs/benchmarks.md`` "Multi-view clustering on Handwritten": per-seed scores."""
@@ -98,16 +150,13 @@ def rerun_clustering_handwritten(full=False):
         rec = by_name.get(row["method"])
         if rec is None:
             continue
-        for metric in ("ACC", "NMI", "NMI_max", "ARI", "purity"):
-            if metric not in row or metric not in rec:
-                continue
-            _compare(
-                (
-                    (f"{row['method']}|seed={s}|{metric}", rec[metric][s], row[metric][s])
-                    for s in range(min(seeds, len(rec[metric])))
-                ),
-                out,
-            )
+        metrics = [m for m in ("ACC", "NMI", "NMI_max", "ARI", "purity") if m in row and m in rec]
+        _compare_tree(
+            {m: rec[m][:seeds] for m in metrics},
+            {m: row[m] for m in metrics},
+            out,
+            prefix=row["method"] + "|",
+        )
     return out, {"seeds": list(range(seeds)), "methods": [r["method"] for r in rows]}
 
 
@@ -140,17 +189,9 @@ def rerun_mvc_suite(full=False):
         rec = recorded.get((r["method"], r["dataset"], r["seed"]))
         if rec is None:
             continue
-        for metric in suite.METRICS:
-            _compare(
-                [
-                    (
-                        f"{r['method']}|{r['dataset']}|seed={r['seed']}|{metric}",
-                        rec.get(metric),
-                        r.get(metric),
-                    )
-                ],
-                out,
-            )
+        _compare_records(
+            rec, r, suite.METRICS, f"{r['method']}|{r['dataset']}|seed={r['seed']}", out
+        )
     return out, {"datasets": datasets, "seeds": seeds, "methods": cfg["methods"]}
 
 
@@ -191,56 +232,33 @@ def rerun_multitask_study(full=False):
         names = [x["method"] for x in rec["records"]]
         new = {x["method"]: x for x in study.replicate(setting, rng, names, use_cache=False)}
         for x in rec["records"]:
-            for field in ("mse", "mse_related", "mse_outlier", "selected"):
-                _compare(
-                    [
-                        (
-                            f"{x['method']}|{setting.get('sweep')}|{key}|rep={r}|{field}",
-                            x.get(field),
-                            new[x["method"]].get(field),
-                        )
-                    ],
-                    out,
-                )
+            _compare_records(
+                x,
+                new[x["method"]],
+                ("mse", "mse_related", "mse_outlier", "selected"),
+                f"{x['method']}|{setting.get('sweep')}|{key}|rep={r}",
+                out,
+            )
     return out, {"settings": [k for _, k, _, _ in reps], "root_seed": header["root_seed"]}
 
 
-def rerun_bandits_side(full=False):
+def rerun_bandits_side(full=False, horizons=(256, 1024)):
     """``docs/user_guide/bandits.md`` side-information table: regret means per row."""
     import bench_bandits_side as side
 
     payload = json.loads((RESULTS / "bandits_side.json").read_text())
     cfg = payload["config"]
-    horizons = tuple(cfg["horizons"]) if full else (256, 1024)
+    horizons = tuple(cfg["horizons"]) if full else tuple(horizons)
     rows, _ = side.run(cfg["instances"], cfg["replications_per_instance"], cfg["p"], horizons)
     recorded = {(r["scenario"], str(r["warm_start"]), r["T"]): r for r in payload["rows"]}
     out = []
     for row in rows:
         rec = recorded[(row["scenario"], str(row["warm_start"]), row["T"])]
-        for field in sorted(k for k in row if k.endswith(("_mean", "_ratio_vs_greedy"))):
-            _compare(
-                [
-                    (
-                        f"{row['scenario']}|ws={row['warm_start']}|T={row['T']}|{field}",
-                        rec.get(field),
-                        row[field],
-                    )
-                ],
-                out,
-            )
+        fields = sorted(k for k in row if k.endswith(("_mean", "_ratio_vs_greedy")))
+        _compare_records(
+            rec, row, fields, f"{row['scenario']}|ws={row['warm_start']}|T={row['T']}", out
+        )
     return out, {"horizons": list(horizons), "instances": cfg["instances"]}
-
-
-def _flatten(obj, prefix=""):
-    """(path, number) pairs of a nested JSON value (lists by index, dicts by key)."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _flatten(v, f"{prefix}{k}|")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _flatten(v, f"{prefix}{i}|")
-    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        yield prefix.rstrip("|"), obj
 
 
 def rerun_federated(full=False):
@@ -255,9 +273,355 @@ def rerun_federated(full=False):
         "rff_dimension": drows,
         "dream": fed.dream(range(5), [0.0, 1.0, 2.0]),
     }
-    new = dict(_flatten(res))
-    out = _compare(((k, v, new.get(k)) for k, v in _flatten(recorded)), [])
+    out = _compare_tree(recorded, res, side="recorded")
     return out, {"seeds": 10, "dream_seeds": 5}
+
+
+def rerun_anchor_baselines(full=False):
+    """``docs/user_guide/clustering.md`` "Baselines and the authors' code": every score.
+
+    The recorded run: ``bench_anchor_baselines.py`` (10 seeds, BLAS pinned as in the
+    script). Per configuration: ACC/NMI of ``labels_`` per seed, the best-of-50 k-means
+    ACC/NMI per seed, ``n_iter`` of the seed-0 fit; fit times are not compared.
+    """
+    import warnings
+
+    import bench_anchor_baselines as anchor
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mvlearn_ext.datasets import load_handwritten
+
+    recorded = json.loads((RESULTS / "anchor_baselines.json").read_text())["rows"]
+    seeds = range(10)
+    Xs, y = load_handwritten()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # as the script
+        rows = anchor.run(Xs, y, 10, seeds)
+    rec = {r["method"]: r for r in recorded}
+    out = []
+    for row in rows:
+        _compare_tree(rec[row["method"]], row, out, prefix=row["method"] + "|", side="recorded")
+    return out, {"seeds": list(seeds), "methods": [r["method"] for r in rows]}
+
+
+#: DRMC development/held-out data sets rerun by default (the small ones, every seed);
+#: ``--full`` adds the four Handwritten sets (DRMC fits of seconds each).
+DRMC_SLICE = {
+    "dev": ("blobs-1inf-2noise", "blobs-mixed", "wine-groups", "iris-sepal-petal"),
+    "eval": ("breast-cancer-groups",),
+}
+
+
+def rerun_drmc(full=False):
+    """``docs/user_guide/clustering.md`` DRMC section: ``drmc_dev.json``, ``drmc_eval.json``.
+
+    ``bench_drmc.run(split, seeds)`` over seeds 0-9 (the recorded ``--seeds 10``); per
+    (data set, method): ACC per seed, and for the DRMC rows ACC before feedback, labels
+    changed, iterations per seed and the last seed's rounded view weights. Times not.
+    """
+    import bench_drmc
+
+    out, scope = [], {}
+    for split in ("dev", "eval"):
+        recorded = json.loads((RESULTS / f"drmc_{split}.json").read_text())
+        names = list(recorded) if full else [d for d in DRMC_SLICE[split] if d in recorded]
+        results = bench_drmc.run(split, range(10), datasets=names)
+        _compare_tree({d: recorded[d] for d in names}, results, out, side="recorded")
+        scope[split] = names
+    return out, {"seeds": list(range(10)), "datasets": scope}
+
+
+#: Slice of the tool-bandit w-sweep and of the multi-hop bandit's development block rerun
+#: by default (the cheapest methods; recorded seconds 36 and 46); ``--full`` adds
+#: the tool bandit's ParetoPO sweeps (144 s recorded) and every multi-hop method (dev
+#: block, 253 s recorded). The report blocks of the multi-hop bandit are not rerun.
+MOO_SWEEP = {
+    False: ("fixed", "hvc_stage1"),
+    True: ("fixed", "paretopo", "hvc_stage1", "paretopo_hvc"),
+}
+MOO_HOP = {False: ("fixed", "fixed_norm"), True: None}
+
+
+def rerun_moo(full=False):
+    """``docs/user_guide/moo.md`` quality values (``moo.json``, ``moo_paretopo.json``).
+
+    MOPO front recovery (``bench_mopo``: errors against the exact constrained optimum),
+    the ControlG block simulator (``bench_sims``), the tool bandit's w = 0.5 points
+    (``simulate_tool_bandit`` over the held-out seeds, as ``bench_tool_bandit``), a
+    slice of its w-sweep (per seed and per w) and of the multi-hop development block
+    (``_hop_block``: per-method values only; the shares between methods need every
+    method). The Pareto timings are not compared.
+    """
+    import bench_moo as bm
+    import numpy as np
+
+    rec = json.loads((RESULTS / "moo.json").read_text())
+    tb = json.loads((RESULTS / "moo_paretopo.json").read_text())
+    out = []
+    _compare_tree(rec["mopo"], bm.bench_mopo(False), out, prefix="mopo|", side="recorded")
+    sims = bm.bench_sims(False)
+    _compare_tree(rec["simulators"]["controlg"], sims["controlg"], out, prefix="controlg|")
+    point_methods = {
+        "fixed": ("fixed", {}),
+        "stage1": ("stage1", {}),
+        "lu2025": ("lu2025", {}),
+        "paretopo": ("paretopo", {}),
+        "hvc_stage1": ("stage1", {"stage1": "hvc_gradient"}),
+        "paretopo_hvc": ("paretopo", {"stage1": "hvc_gradient"}),
+    }
+    keys = ("accuracy", "mean_calls", "hv", "front_gap")
+    for m, (method, extra) in point_methods.items():
+        r = [bm.simulate_tool_bandit(method, seed=s, **extra) for s in bm.HELD_OUT_SEEDS]
+        new = {k: float(np.mean([x[k] for x in r])) for k in keys}
+        _compare_records(tb["point"][m], new, keys, f"tool point|{m}", out)
+        if m in rec["simulators"]["tool_bandit"]:  # the copy in moo.json
+            _compare_records(rec["simulators"]["tool_bandit"][m], new, keys, f"moo.json|{m}", out)
+    extra = {m: e for m, _, e in bm.SWEEP_METHODS}
+    method = {m: x for m, x, _ in bm.SWEEP_METHODS}
+    for m in MOO_SWEEP[full]:
+        r = bm.sweep_tool_bandit(method[m], bm.WEIGHT_GRID, seeds=bm.HELD_OUT_SEEDS, **extra[m])
+        new = {
+            "point_hv_by_w": r["point_hv"].mean(0).tolist(),
+            "hv_per_seed": r["hv"].tolist(),
+            "accuracy_by_w": r["accuracy"].mean(0).tolist(),
+            "efficiency_by_w": r["efficiency"].mean(0).tolist(),
+            "front_gap_per_seed": r["front_gap"].mean(1).tolist(),
+            "front_gap_max": float(r["front_gap"].max()),
+        }
+        _compare_tree(tb["sweep"][m], new, out, prefix=f"tool sweep|{m}|")
+    names = MOO_HOP[full]
+    methods = [x for x in bm.HOP_METHODS if names is None or x[0] in names]
+    hop = bm._hop_block(bm.HOP_DEV_SEEDS, methods)
+    per_method = ("hv_ratio_per_seed", "unsupported_points", "n_points", "accuracy_by_w")
+    per_method += ("mean_calls_by_w", "mu_by_w", "beats_fixed_norm")
+    if names is None:
+        per_method += ("hv_ratio", "best_share", "best_or_tied", "beats_fixed")
+    for m, v in hop["methods"].items():
+        new = {k: v[k] for k in per_method}
+        recm = {k: tb["hop_bandit"]["dev"]["methods"][m][k] for k in per_method}
+        _compare_tree(recm, new, out, prefix=f"hop dev|{m}|", side="recorded")
+    return out, {
+        "mopo": "all 4 structures",
+        "controlg": "10 seeds",
+        "tool_points": list(point_methods),
+        "tool_sweep": list(MOO_SWEEP[full]),
+        "hop_dev": [m for m, _, _ in methods],
+        "not_rerun": "beta sweep, hvc_dev_sensitivity, hop report blocks, pareto timings",
+    }
+
+
+#: Horizons of the bandit grid rerun by default (every K, distribution, p and policy);
+#: the simulation cost grows with T, these three are about 6 % of the recorded 1935 s.
+GRID_T_SLICE = (256, 512, 1024)
+
+
+def rerun_bandits_grid(full=False):
+    """``docs/user_guide/bandits.md`` regret grid (``bandits_grid.json``): the table rows.
+
+    ``bench_bandits.grid`` (a seeded ``Study``: each setting's stream comes from the root
+    seed 2026 and the setting itself, so a subset of settings gives the same values) with
+    the recorded ``--n-batches 10 --batch 100``, one process; per setting the mean, se,
+    std, n, true loss and deviation of the regret. The fitted slopes need every T: only
+    compared under ``--full``.
+    """
+    import tempfile
+
+    import bench_bandits as bb
+
+    payload = json.loads((RESULTS / "bandits_grid.json").read_text())
+    g = dict(payload["grid"])
+    if not full:
+        g["T"] = [t for t in g["T"] if t in GRID_T_SLICE]
+    with tempfile.TemporaryDirectory() as tmp:
+        table, _, _ = bb.grid(
+            payload["n_batches"], payload["batch"], Path(tmp) / "r.jsonl", n_jobs=1, grid=g
+        )
+    by = ("K", "distribution", "p", "policy", "T")
+    rec = {tuple(str(r[k]) for k in by): r for r in payload["table"]}
+    fields = ("mean", "se", "n", "std", "true_loss", "deviation")
+    out = []
+    for row in table.to_dict(orient="records"):
+        key = tuple(str(row[k]) for k in by)
+        new = {f: (float(row[f]) if f != "n" else int(row[f])) for f in fields}
+        _compare_records(rec[key], new, fields, "|".join(key), out)
+    if full:
+        srows = bb.slopes(table)
+        _compare_tree(payload["slopes"], srows, out, prefix="slopes|", side="recorded")
+    return out, {"grid": g, "n_batches": payload["n_batches"], "batch": payload["batch"]}
+
+
+def _bandits_side_horizons(horizons):
+    def rerun(full=False):
+        return rerun_bandits_side(full=full, horizons=horizons)
+
+    rerun.__doc__ = f"``docs/user_guide/bandits.md`` side information, horizons {horizons}."
+    return rerun
+
+
+def rerun_merging(full=False):
+    """``docs/user_guide/merging.md``: ``merging.json`` (5 seeds), ``merging_longtail.json``
+    and ``merging_badit.json`` (3 seeds each), the recorded ``bench_merging.py --part all``.
+
+    Every accuracy / MSE / interference value (per seed where recorded); merge and fit
+    times and their ratios are not compared. Torch on the CPU (AES, BADIT).
+    """
+    import bench_merging as bm
+
+    out = []
+    rec = json.loads((RESULTS / "merging.json").read_text())
+    _compare_tree(rec["results"], bm.run(list(range(rec["seeds"]))), out, side="recorded")
+    rec = json.loads((RESULTS / "merging_longtail.json").read_text())
+    new = bm.run_longtail(list(range(rec["seeds"])))
+    _compare_tree(rec["results"], new, out, prefix="longtail|", side="recorded")
+    rec = json.loads((RESULTS / "merging_badit.json").read_text())
+    new = bm.run_badit(list(range(rec["seeds"])))
+    _compare_tree(rec["results"], new, out, prefix="badit|", side="recorded")
+    return out, {"merging_seeds": 5, "longtail_seeds": 3, "badit_seeds": 3}
+
+
+#: (tag of gp.json, models) rerun by default: the 1000-output row of each, LVMOGP
+#: (NumPy/C++) and the torch T-LVMOGP / GS-LVMOGP; the 10000-output rows and LMC
+#: (thousands of Adam steps) only under ``--full`` (tens of minutes).
+GP_SLICE = (
+    ("field_500_mh12", ("lvmogp", "tlvmogp")),
+    ("field_500_mh12_gs_q1", ("gslvmogp",)),
+    ("counts_200_mh12", ("lvmogp", "tlvmogp", "independent")),
+    ("field_500_lvmogp_mh8", ("lvmogp",)),
+)
+
+
+def rerun_gp(full=False):
+    """``docs/user_guide/gaussian_process.md`` (``gp.json``): recorded runs by their argv.
+
+    Each tag's recorded ``argv`` is parsed by ``bench_gp.build_parser`` and run through
+    ``bench_gp.run_problem`` (every model in its own spawned process, as recorded);
+    the data generator, n_iter, bound evaluations, RMSE and NLPD are compared; fit
+    times and memory growth are not.
+    """
+    import bench_gp
+
+    recorded = json.loads((RESULTS / "gp.json").read_text())
+    plan = [(tag, None) for tag in recorded] if full else [(t, m) for t, m in GP_SLICE]
+    out = []
+    for tag, models in plan:
+        args = bench_gp.build_parser().parse_args(recorded[tag]["argv"])
+        if args.peer_at is None:
+            args.peer_at = args.outputs
+        outputs = args.outputs if full else [args.outputs[0]]
+        if models is not None:
+            args.models = [m for m in args.models if m in models]
+        for i, P in enumerate(outputs):
+            row = bench_gp.run_problem(args, P, lambda msg: None)
+            rec = recorded[tag]["rows"][i]
+            _compare_tree(rec, row, out, prefix=f"{tag}|P={P}|", skip=GP_SKIP)
+    return out, {"runs": [[t, list(m) if m else "all"] for t, m in plan]}
+
+
+#: gp.json keys that are timings or memory figures.
+GP_SKIP = TIMING_KEYS | {"peak_rss_growth_mib", "peak_heap_mib", "traced"}
+
+
+#: The other multi-task runs (JSONL of ``study_multitask.py``, all through its
+#: ``replicate``): file -> (setting indices, draws) rerun by default.
+MTL_OTHER = {
+    "multitask_study.jsonl": ((0, 18), 1),
+    "multitask_study_run1.jsonl": ((0, 18), 1),
+    "multitask_study_reduced.jsonl": ((0,), 1),
+    "multitask_study_dev.jsonl": ((0, 23), 1),
+    "multitask_study_ridge.jsonl": ((0, 23), 1),
+    "multitask_study_ridge_dev.jsonl": ((0,), 1),
+    "multitask_study_target_dev.jsonl": ((0, 23), 1),
+    "multitask_study_extra.jsonl": ((0, 4), 1),
+    "multitask_study_default_extra.jsonl": ((0, 4), 1),
+}
+
+
+def rerun_multitask_other(full=False):
+    """``docs/user_guide/multitask.md``: the other runs' records, a slice of each file.
+
+    Each chosen (setting, draw) is redrawn from the file's root seed and refitted by
+    ``study_multitask.replicate`` with ``use_cache=False``: records that a run copied
+    from run 1 (``cached``) are refitted, so they are checked against a fresh fit too.
+    Methods no longer in ``METHODS`` (run 1's "robust (ours, CV)", renamed since) and
+    the ``units`` design's standardised refits are counted as not rerun.
+    """
+    import study_multitask as study
+
+    from mvlearn_ext.studies._seeding import replication_rng
+
+    out, scope, skipped = [], {}, {}
+    for name, (settings_slice, reps) in MTL_OTHER.items():
+        path = RESULTS / name
+        n = len(json.loads(path.read_text().splitlines()[0])["settings"])
+        settings_slice, reps = (range(n), 10**6) if full else (settings_slice, reps)
+        header, chosen = _jsonl_replications(path, settings_slice, reps)
+        for setting, key, r, rec in chosen:
+            rng = replication_rng(header["root_seed"], int(key, 16), r)
+            names = [x["method"] for x in rec["records"] if x["method"] in study.METHODS]
+            skipped[name] = sorted(
+                {x["method"] for x in rec["records"] if x["method"] not in study.METHODS}
+            )
+            new = {x["method"]: x for x in study.replicate(setting, rng, names, use_cache=False)}
+            for x in rec["records"]:
+                if x["method"] in new:
+                    _compare_records(
+                        x,
+                        new[x["method"]],
+                        ("mse", "mse_related", "mse_outlier", "selected"),
+                        f"{name}|{x['method']}|{setting.get('sweep')}|{key}|rep={r}",
+                        out,
+                    )
+        scope[name] = [f"{k} rep {r}" for _, k, r, _ in chosen]
+    return out, {"draws": scope, "methods_not_rerun": {k: v for k, v in skipped.items() if v}}
+
+
+#: Key parts of the deep benchmarks' rows that are timings (``s``: seconds per row).
+DEEP_SKIP = TIMING_KEYS | {"s", "elapsed_s"}
+
+
+def rerun_deep(full=False):
+    """Torch / deep figures: ``diffusion_grape.json`` and ``brain_rte.json``, by seed.
+
+    Through the scripts' own functions, per seed (the recorded lists are in seed
+    order, so seed i of the rerun is row i of the record): the diffusion oracle
+    block (NumPy, all 10 seeds), the GRAPE toy (seed 0; ``--full`` 0-4), the torch
+    diffusion block (seed 2000 of 2000-2007, the recorded ``kw``, one thread; ``--full``
+    all), RTE parameter and discrete (seed 0; ``--full`` 0-2) and PhenoBrain (seed 0;
+    ``--full`` 0-2). Per-seed values only (summaries need every seed); timings not.
+    CIMLN (``cimln_*.json``) is not rerun here.
+    """
+    import bench_brain_rte as br
+    import bench_diffusion_grape as dg
+
+    from mvlearn_ext._demo.diffusion import oracle_models
+
+    rec = json.loads((RESULTS / "diffusion_grape.json").read_text())
+    out = []
+    new = dg.diffusion(range(10), oracle_models)
+    _compare_tree(rec["diffusion_oracle"], new, out, "oracle|", DEEP_SKIP, side="recorded")
+    grape_seeds = range(5) if full else range(1)
+    new = dg.grape(grape_seeds, 150)
+    _compare_tree(rec["grape_toy"]["per_seed"], new["per_seed"], out, "grape|", DEEP_SKIP)
+    kw = dict(spec_iter=6000, gen_iter=3000, dsm_iter=1500, mix_weight=0.5)
+    seeds = rec["diffusion_torch"]["config"]["seeds"]
+    seeds = seeds if full else seeds[:1]
+    per_seed = [dg._torch_seed((seed, kw)) for seed in seeds]
+    new = dg.diffusion(seeds, per_seed=per_seed)
+    _compare_tree(rec["diffusion_torch"]["per_seed"], new["per_seed"], out, "torch|", DEEP_SKIP)
+    rec = json.loads((RESULTS / "brain_rte.json").read_text())
+    seeds = rec["seeds"] if full else rec["seeds"][:1]
+    for name, fn in (
+        ("rte_parameter", br.rte_parameter_rows),
+        ("rte_discrete", br.rte_discrete_rows),
+        ("phenobrain", br.brain_rows),
+    ):
+        _compare_tree(rec[name], fn(seeds), out, f"{name}|", DEEP_SKIP)
+    return out, {
+        "diffusion_oracle": "seeds 0-9",
+        "grape_seeds": list(grape_seeds),
+        "diffusion_torch_seeds": seeds if full else [2000],
+        "brain_rte_seeds": list(seeds),
+    }
 
 
 # --------------------------------------------------------------------------- inventory
@@ -296,6 +660,120 @@ INVENTORY = {
         cost="measured: horizons 256, 1024 30 s; --full (all four) about 10 min (recorded 624 s)",
         rerun=rerun_bandits_side,
     ),
+    "anchor-baselines": dict(
+        doc="docs/user_guide/clustering.md 'Baselines and the authors' code'",
+        results="anchor_baselines.json",
+        script="bench_anchor_baselines.py (10 seeds)",
+        deterministic="yes (ACC/NMI, n_iter; fit times no)",
+        cost="measured 2026-12-04: the whole recorded run (8 configurations, 10 seeds) 50 s",
+        rerun=rerun_anchor_baselines,
+    ),
+    "drmc-dev-eval": dict(
+        doc="docs/user_guide/clustering.md DRMC section",
+        results="drmc_dev.json, drmc_eval.json",
+        script="bench_drmc.py --split dev|eval --seeds 10",
+        deterministic="yes (ACC, feedback counts, weights; times no)",
+        cost=(
+            "measured: slice (4 small dev sets + breast-cancer-groups, 10 seeds, 8 methods) "
+            "11-28 s; --full (all 11 sets) 127 s"
+        ),
+        rerun=rerun_drmc,
+    ),
+    "moo": dict(
+        doc="docs/user_guide/moo.md",
+        results="moo.json, moo_paretopo.json",
+        script="bench_moo.py (bench_mopo, bench_sims, the tool and multi-hop bandits)",
+        deterministic="quality values yes (fixed seeds); pareto timings no",
+        cost=(
+            "measured: slice 70 s (MOPO, ControlG, 6 tool points, 2 of 4 sweeps, 2 of 8 "
+            "multi-hop dev methods); --full (4 sweeps, 8 dev methods) 161 s"
+        ),
+        rerun=rerun_moo,
+    ),
+    "bandits-grid": dict(
+        doc="docs/user_guide/bandits.md",
+        results="bandits_grid.json (bandits_throughput.json: timings, not rerun)",
+        script="bench_bandits.py --part grid (10 batches x 100, root seed 2026)",
+        deterministic="grid yes; throughput no",
+        cost=(
+            "measured: slice T = 256, 512, 1024 (1485 of 3465 settings) 75 s; --full (all 7 "
+            "horizons, slopes) not run (recorded 1935 s of simulation)"
+        ),
+        rerun=rerun_bandits_grid,
+    ),
+    "bandits-side-4096": dict(
+        doc="docs/user_guide/bandits.md side information per group, T = 4096",
+        results="bandits_side.json",
+        script="bench_bandits_side.py --instances 4 --reps 200",
+        deterministic="yes (regret means)",
+        cost="measured: 88 s (4 instances x 200 reps, every scenario and warm start)",
+        rerun=_bandits_side_horizons((4096,)),
+    ),
+    "bandits-side-16384": dict(
+        doc="docs/user_guide/bandits.md side information per group, T = 16384",
+        results="bandits_side.json",
+        script="bench_bandits_side.py --instances 4 --reps 200",
+        deterministic="yes (regret means)",
+        cost="measured: 109 s (4 instances x 200 reps, every scenario and warm start)",
+        rerun=_bandits_side_horizons((16384,)),
+    ),
+    "merging": dict(
+        doc="docs/user_guide/merging.md",
+        results="merging.json, merging_longtail.json, merging_badit.json",
+        script="bench_merging.py --part all --seeds 5 (long tail and BADIT: 3 seeds)",
+        deterministic="merging NumPy yes; AES and BADIT torch CPU (see the rerun)",
+        cost="measured: the whole recorded run (merging 5 seeds, long tail and BADIT 3) 112 s",
+        rerun=rerun_merging,
+    ),
+    "gp": dict(
+        doc="docs/user_guide/gaussian_process.md",
+        results="gp.json (19 tagged runs)",
+        script="bench_gp.py with each tag's recorded argv",
+        deterministic="LVMOGP (NumPy/C++, fixed seed) yes; torch rows: see the rerun",
+        cost=(
+            "measured: slice (4 tags at 1000 outputs, LVMOGP, T-/GS-LVMOGP, GPR peer) 131 s; "
+            "--full (19 tags, 10000 outputs, LMC to 4000 steps) not run: tens of minutes"
+        ),
+        rerun=rerun_gp,
+    ),
+    "multitask-other-runs": dict(
+        doc="docs/user_guide/multitask.md",
+        results="multitask_study{,_run1,_reduced,_dev,_ridge,_ridge_dev,_target_dev,_extra,"
+        "_default_extra}.jsonl",
+        script="study_multitask.py (other modes; replicate())",
+        deterministic="yes (fit_seconds no)",
+        cost=(
+            "measured: slice (1-2 settings x 1 draw of each of 9 files) 51 s; --full "
+            "(every setting and draw) not run: hours"
+        ),
+        rerun=rerun_multitask_other,
+    ),
+    "multitask-not-rerun": dict(
+        doc="docs/user_guide/multitask.md",
+        results="armul_variants.json(l), multitask_bench.json, multitask_diagnosis_reduced, "
+        "multitask_target_diagnosis_dev",
+        script="bench_armul_variants.py, bench_multitask.py, study_multitask.py diagnose*",
+        deterministic="ARMUL variants and diagnoses yes; multitask_bench timings no",
+        cost="not wired (time)",
+    ),
+    "deep-diffusion-brain": dict(
+        doc="docs/user_guide/{diffusion_grape,phenobrain_rte}.md",
+        results="diffusion_grape.json, brain_rte.json",
+        script="bench_diffusion_grape.py, bench_brain_rte.py --seeds 3",
+        deterministic="NumPy blocks yes; torch CPU training: see the rerun",
+        cost=(
+            "measured: slice (oracle 10 seeds, GRAPE seed 0, torch diffusion seed 2000, RTE and "
+            "PhenoBrain seed 0) 121 s; --full not run (recorded 480 s + 364 s)"
+        ),
+        rerun=rerun_deep,
+    ),
+    "deep-cimln-phenobrain-other": dict(
+        doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",
+        results="deep.json, cimln_*.json, phenobrain_*.json",
+        script="bench_deep.py, bench_cimln_diagnostic.py, bench_brain_rte.py (ablations)",
+        deterministic="torch training: bit-identity across torch builds/threads not guaranteed",
+        cost="tens of minutes to hours; not wired (time)",
+    ),
     # ---- not rerun: timings, too costly here, or not deterministic
     "clustering-scaling": dict(
         doc="docs/benchmarks.md scaling; hagmvc_anchors guide",
@@ -325,56 +803,12 @@ INVENTORY = {
         deterministic="objective gaps yes; times no",
         cost="not wired (mostly a timing comparison)",
     ),
-    "anchor-baselines": dict(
-        doc="docs/user_guide/clustering.md 'Baselines and the authors' code'",
-        results="anchor_baselines.json",
-        script="bench_anchor_baselines.py",
-        deterministic="yes",
-        cost="not wired before the deadline",
-    ),
     "hagmvc-dev-rounds": dict(
         doc="docs/user_guide/hagmvc_anchors.md",
         results="hagmvc_*_dev*.json, hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding",
         script="bench_hagmvc_{ablation,anchor_count,degree,rotation,variance}.py",
         deterministic="yes (development runs of variants)",
         cost="tens of minutes each; the default's rows are covered by mvc-suite",
-    ),
-    "drmc-dev-eval": dict(
-        doc="docs/user_guide/clustering.md DRMC section",
-        results="drmc_dev.json, drmc_eval.json",
-        script="bench_drmc.py",
-        deterministic="yes",
-        cost="not wired; DRMC's default rows are covered by mvc-suite",
-    ),
-    "multitask-other-runs": dict(
-        doc="docs/user_guide/multitask.md",
-        results="multitask_study{,_ridge,_target_dev,_dev,_run1}.json(l), armul_variants.json, "
-        "multitask_bench.json",
-        script="study_multitask.py (other modes), bench_armul_variants.py, bench_multitask.py",
-        deterministic="yes (multitask_bench: timings, no)",
-        cost="20-60 min each in full; the same replicate() is exercised by the default run",
-    ),
-    "bandits-grid": dict(
-        doc="docs/user_guide/bandits.md",
-        results="bandits_grid.json, bandits_throughput.json",
-        script="bench_bandits.py",
-        deterministic="grid yes; throughput no",
-        cost="grid ~10 min+ on 2 cores; not wired",
-    ),
-    "moo": dict(
-        doc="docs/user_guide/moo.md",
-        results="moo.json, moo_paretopo.json",
-        script="bench_moo.py",
-        deterministic="HOP/tool-bandit regrets yes; pareto timings no",
-        cost="not wired before the deadline",
-    ),
-    "gp": dict(
-        doc="docs/user_guide/gaussian_process.md",
-        results="gp.json",
-        script="bench_gp.py --problem field|counts",
-        deterministic="LVMOGP (CPU, fixed seed) yes in principle; torch LMC/T-LVMOGP not "
-        "guaranteed bit-identical; 1000-4000 outputs",
-        cost="tens of minutes",
     ),
     "federated": dict(
         doc="docs/user_guide/federated.md",
@@ -383,21 +817,6 @@ INVENTORY = {
         deterministic="yes (fixed seeds, NumPy)",
         cost="measured: the whole recorded run, 95 s",
         rerun=rerun_federated,
-    ),
-    "merging": dict(
-        doc="docs/user_guide/merging.md",
-        results="merging*.json",
-        script="bench_merging.py",
-        deterministic="torch CPU; not wired",
-        cost="not wired",
-    ),
-    "deep-cimln-phenobrain-diffusion": dict(
-        doc="docs/user_guide/{deep_methods,phenobrain_rte,diffusion_grape}.md",
-        results="deep.json, cimln_*.json, brain_rte.json, phenobrain_*.json, diffusion_grape.json",
-        script="bench_deep.py, bench_cimln_diagnostic.py, bench_brain_rte.py, "
-        "bench_diffusion_grape.py",
-        deterministic="torch training: bit-identity across torch builds/threads not guaranteed",
-        cost="tens of minutes to hours",
     ),
     "studies-kernels": dict(
         doc="docs/user_guide/studies.md, docs/benchmarks.md foundation kernels",
@@ -428,6 +847,13 @@ def main(argv=None):
     p.add_argument("--only", nargs="*", default=None, help="names of figures to rerun")
     p.add_argument("--full", action="store_true", help="the whole recorded configuration")
     p.add_argument("--json", default=None, help="write the comparison as JSON")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="update the figures run now inside the existing --json file (each with its own "
+        "command and run config; equal values counted, the others listed)",
+    )
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
 
     if args.list:
@@ -470,10 +896,29 @@ def main(argv=None):
         for c in comparisons:
             if c["status"] != "equal":
                 print(f"    {c['status']:11s} {c['key']}: {c['recorded']} -> {c['rerun']}")
-        if args.json:  # written after every figure, so a cut-short run keeps what it has
+        if args.json and args.merge:
+            _merge_figure(Path(args.json), name, report, argv)
+        elif args.json:  # written after every figure, so a cut-short run keeps what it has
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             Path(args.json).write_text(json.dumps(report, indent=1, default=str))
     return report
+
+
+def _merge_figure(path, name, report, argv):
+    """Put one figure of ``report`` into the merged file at ``path`` (compact form)."""
+    merged = json.loads(path.read_text()) if path.exists() else {"figures": {}}
+    fig = report["figures"][name]
+    merged["figures"][name] = {
+        "command": "python benchmarks/check_docs_figures.py " + " ".join(argv),
+        "run_config": report["config"],
+        "scope": fig["scope"],
+        "counts": fig["counts"],
+        "n_values": len(fig["comparisons"]),
+        "wall_s": fig["wall_s"],
+        "not_equal": [c for c in fig["comparisons"] if c["status"] != "equal"],
+    }
+    text = json.dumps(merged, separators=(",", ":"), default=str)
+    path.write_text(text.replace('},{"key"', '},\n{"key"'))  # one comparison a line
 
 
 if __name__ == "__main__":

@@ -57,3 +57,27 @@ def test_inventory_reruns_name_existing_results(check):
             assert item[field], field
     for name in ("clustering.json", "mvc_suite.json", "multitask_study_default.jsonl"):
         assert (ROOT / "benchmarks" / "results" / name).exists()
+
+
+def test_compare_tree_skips_timings_and_matches_paths(check):
+    recorded = {"m": {"acc": [0.5, 0.75], "fit_s": 1.0, "time": [3.0]}, "n": 2}
+    rerun = {"m": {"acc": [0.5, 0.7], "fit_s": 9.0, "time": [4.0]}, "n": 2}
+    out = check._compare_tree(recorded, rerun, side="recorded")
+    status = {c["key"]: c["status"] for c in out}
+    assert status == {"m|acc|0": "equal", "m|acc|1": "different", "n": "equal"}
+    # side="recorded": a value the rerun lacks is a difference; side="rerun": a slice
+    out = check._compare_tree({"a": [1, 2, 3]}, {"a": [1, 2]}, side="recorded")
+    assert [c["status"] for c in out] == ["equal", "equal", "different"]
+    out = check._compare_tree({"a": [1, 2, 3]}, {"a": [1, 2], "new": 5}, side="rerun")
+    assert [c["status"] for c in out] == ["equal", "equal"]
+    out = check._compare_tree({"fit_s_subset": 1.0, "rmse": 0.5}, {"fit_s_subset": 2, "rmse": 0.5})
+    assert [c["key"] for c in out] == ["rmse"]
+    out = check._compare_tree(
+        {"x": {"s": 1.0, "e": 2.0}}, {"x": {"s": 5.0, "e": 2.0}}, skip=check.TIMING_KEYS | {"s"}
+    )
+    assert [c["key"] for c in out] == ["x|e"]
+
+
+def test_compare_records_keys(check):
+    out = check._compare_records({"a": 1.0, "b": None}, {"a": 1.0, "b": None}, ("a", "b"), "p", [])
+    assert [(c["key"], c["status"]) for c in out] == [("p|a", "equal"), ("p|b", "equal")]

@@ -624,6 +624,95 @@ def rerun_deep(full=False):
     }
 
 
+#: HAGMVC development rounds rerun by default: the two smallest dev sets, two seeds of each
+#: round (the budget round: C1 at target seeds 0-1, C0 and C1 at decision seeds 20-21).
+HAG_SLICE = dict(
+    sets=("iris-sepal-petal", "wine-groups"), seeds=(0, 1), budget_seeds=(0, 1, 20, 21)
+)
+
+
+def rerun_hagmvc_rounds(full=False):
+    """``docs/user_guide/hagmvc_anchors.md`` dev rounds: per (set, seed) ACC of every variant.
+
+    Through each script's own ``one_fit`` / ``fit_rules`` / ``fit_acc`` with the module
+    switches as the script sets them (``hag.KMeans`` replaced by the capturing stand-in
+    for the rounds that reuse the fit's random state; restored afterwards): round 1
+    ``hagmvc_degree_dev.json`` (reg 0, 0.1, 1), round 2 ``hagmvc_anchor_count_dev.json``
+    (A0, A1 and their m_1), round 3 ``hagmvc_rotation_dev.json``, round 4
+    ``hagmvc_anchor_budget_dev.json`` (C0, C1 and m_1), and the variance study
+    ``hagmvc_variance_dev.json`` (kpp and greedy anchors x three discretisations; that
+    file stores the scores rounded to 5 decimals, so the rerun's are rounded alike).
+    Fit times are not compared; the summaries need every seed (``--full`` only).
+    """
+    import _hagmvc_rounds as rounds
+    import bench_hagmvc_anchor_budget as budget
+    import bench_hagmvc_anchor_count as count
+    import bench_hagmvc_degree as degree
+    import bench_hagmvc_rotation as rotation
+    import bench_hagmvc_variance as variance
+    import numpy as np
+
+    import mvlearn_ext.cluster._hagmvc as hag
+    from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
+
+    sets = list(mvc_suite_names("dev")) if full else list(HAG_SLICE["sets"])
+    seeds = range(20) if full else HAG_SLICE["seeds"]
+    bseeds = [*range(10), *range(20, 40)] if full else HAG_SLICE["budget_seeds"]
+
+    def recorded(name, *by):
+        rows = json.loads((RESULTS / name).read_text())["rows"]
+        return {tuple(r[k] for k in by): r for r in rows}
+
+    rec = {
+        "degree": recorded("hagmvc_degree_dev.json", "set", "seed"),
+        "count": recorded("hagmvc_anchor_count_dev.json", "set", "seed"),
+        "rotation": recorded("hagmvc_rotation_dev.json", "set", "seed"),
+        "budget": recorded("hagmvc_anchor_budget_dev.json", "set", "seed"),
+        "variance": recorded("hagmvc_variance_dev.json", "set", "anchors", "seed"),
+    }
+    saved = (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG)
+    out = []
+    try:
+        for name in sets:
+            data = load_mvc_dataset(name)
+            Xs, y = load_mvc_dataset(name, return_Xs_y=True)
+            k = int(np.unique(y).size)
+            for seed in seeds:
+                hag.KMeans = rounds.CapturingKMeans
+                new = degree.one_fit(Xs, y, k, seed, check=seed < 2)
+                _compare_tree(rec["degree"][(name, seed)], new, out, f"degree|{name}|{seed}|")
+                new = rotation.one_fit(Xs, y, k, seed)
+                _compare_tree(rec["rotation"][(name, seed)], new, out, f"rotation|{name}|{seed}|")
+                for rule, trials in variance.ANCHOR_RULES.items():
+                    new = variance.one_fit(Xs, y, k, seed, trials)
+                    hag._SEED_LOCAL_TRIALS = saved[1]
+                    # The file holds every score rounded to 5 decimals (per-restart
+                    # arrays dropped when it was committed): compare at that precision.
+                    new = {f: round(new[f], 5) for f in variance.FINALS}
+                    r = rec["variance"][(name, rule, seed)]
+                    _compare_tree(r, new, out, f"variance|{name}|{rule}|{seed}|")
+                hag.KMeans = saved[0]
+                new = count.fit_rules(Xs, y, k, seed)
+                _compare_tree(rec["count"][(name, seed)], new, out, f"anchor_count|{name}|{seed}|")
+            for seed in bseeds:
+                new = {}
+                for key, rule in budget.RULES.items():
+                    if key == "C0" and seed in budget.TARGET_SEEDS:
+                        continue  # as the script: C0's seeds 0-9 are the suite's records
+                    acc, _, m1 = count.fit_acc(data.Xs, data.y, data.n_clusters, seed, rule)
+                    new.update({key: acc, f"{key}_m1": m1})
+                r = rec["budget"][(name, seed)]
+                _compare_tree(r, new, out, f"anchor_budget|{name}|{seed}|")
+    finally:
+        hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG = saved
+    return out, {
+        "sets": sets,
+        "seeds (degree, anchor count, rotation, variance)": list(seeds),
+        "seeds (anchor budget)": list(bseeds),
+        "not_compared": "summaries and decisions (need every seed), fit times",
+    }
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -805,10 +894,17 @@ INVENTORY = {
     ),
     "hagmvc-dev-rounds": dict(
         doc="docs/user_guide/hagmvc_anchors.md",
-        results="hagmvc_*_dev*.json, hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding",
-        script="bench_hagmvc_{ablation,anchor_count,degree,rotation,variance}.py",
-        deterministic="yes (development runs of variants)",
-        cost="tens of minutes each; the default's rows are covered by mvc-suite",
+        results="hagmvc_{degree,anchor_count,rotation,variance}_dev.json, "
+        "hagmvc_anchor_budget_dev.json (rerun); hagmvc_ablation_dev_*.json, "
+        "hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding (not rerun)",
+        script="bench_hagmvc_{degree,anchor_count,rotation,anchor_budget,variance}.py",
+        deterministic="yes (ACC per set and seed; fit times no)",
+        cost=(
+            "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21), "
+            "measured below; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
+            "minutes per round (recorded fit times)"
+        ),
+        rerun=rerun_hagmvc_rounds,
     ),
     "federated": dict(
         doc="docs/user_guide/federated.md",

@@ -713,6 +713,43 @@ def rerun_hagmvc_rounds(full=False):
     }
 
 
+def rerun_armul_variants(full=False):
+    """``docs/user_guide/multitask.md`` ARMUL variants (``armul_variants.jsonl``), by draw.
+
+    Each chosen (setting, draw) is redrawn from the file's root seed (2023) and refitted
+    by ``bench_armul_variants.replicate`` (all five methods, as recorded); per method the
+    largest and mean inlier error and the selected ``C`` are compared, fit times not.
+    Default: draw 0 of each of the 12 settings; ``--full``: all 10 draws. The summary rows
+    of ``armul_variants.json`` (means over the draws) are not compared.
+    """
+    import bench_armul_variants as bav
+
+    from mvlearn_ext.studies._seeding import replication_rng
+
+    path = RESULTS / "armul_variants.jsonl"
+    header, chosen = _jsonl_replications(path, range(12), 10 if full else 1)
+    out = []
+    for setting, key, r, rec in chosen:
+        new = bav.replicate(setting, replication_rng(header["root_seed"], int(key, 16), r))
+        by = {x["method"]: x for x in new}
+        for x in rec["records"]:
+            _compare_records(
+                x,
+                by[x["method"]],
+                ("max_error", "mean_error", "selected"),
+                f"{x['method']}|{setting['structure']}|d={setting['delta']}|"
+                f"e={setting['epsilon']}|rep={r}",
+                out,
+            )
+    return out, {
+        "settings": [
+            f"{s['structure']} delta={s['delta']} eps={s['epsilon']}" for s in header["settings"]
+        ],
+        "draws": sorted({r for _, _, r, _ in chosen}),
+        "root_seed": header["root_seed"],
+    }
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -837,12 +874,23 @@ INVENTORY = {
         ),
         rerun=rerun_multitask_other,
     ),
+    "armul-variants": dict(
+        doc="docs/user_guide/multitask.md ARMUL variants",
+        results="armul_variants.jsonl (per draw; armul_variants.json's means not compared)",
+        script="bench_armul_variants.py --replications 10 (root seed 2023)",
+        deterministic="yes (errors, selected C; fit_seconds no)",
+        cost=(
+            "slice: draw 0 of each of the 12 settings, all 5 methods, measured below; "
+            "--full (10 draws): not run, about 10x the slice"
+        ),
+        rerun=rerun_armul_variants,
+    ),
     "multitask-not-rerun": dict(
         doc="docs/user_guide/multitask.md",
-        results="armul_variants.json(l), multitask_bench.json, multitask_diagnosis_reduced, "
+        results="multitask_bench.json, multitask_diagnosis_reduced, "
         "multitask_target_diagnosis_dev",
-        script="bench_armul_variants.py, bench_multitask.py, study_multitask.py diagnose*",
-        deterministic="ARMUL variants and diagnoses yes; multitask_bench timings no",
+        script="bench_multitask.py, study_multitask.py diagnose*",
+        deterministic="diagnoses yes; multitask_bench timings no",
         cost="not wired (time)",
     ),
     "deep-diffusion-brain": dict(

@@ -750,6 +750,53 @@ def rerun_armul_variants(full=False):
     }
 
 
+def _cimln_part(part, seed):
+    """A rerun of one ``bench_deep.py --cimln PART`` file at one seed (``--full``: all)."""
+
+    def rerun(full=False):
+        import bench_deep as bd
+        from threadpoolctl import threadpool_limits
+
+        rec = json.loads((RESULTS / f"cimln_{part}.json").read_text())
+        if part == "dev_decision":
+            seeds = list(rec["dev_seeds"]) if full else [seed]
+            with threadpool_limits(limits=1):  # as main_cimln
+                new = bd.cimln_dev_decision(seeds=seeds)
+            recorded = {
+                bed: {n: [r for r in rows if r["seed"] in seeds] for n, rows in block.items()}
+                for bed, block in rec["rows"].items()
+            }
+        else:
+            seeds = list(rec["seeds"]) if full else [seed]
+            run = {
+                "unbalanced_views": bd.cimln_unbalanced_rows,
+                "handwritten_eta0.5": bd.cimln_rows,
+                "handwritten_default_config": bd.cimln_default_rows,
+                "handwritten_hagmvc": bd.cimln_anchor_rows,
+                "handwritten_default_nocausal": lambda seeds: bd.cimln_default_rows(
+                    seeds,
+                    variants={
+                        "CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}
+                    },
+                ),
+            }[part]
+            with threadpool_limits(limits=1):  # as main_cimln
+                new = run(seeds)
+            recorded = {
+                n: [r for r in rows if r["seed"] in seeds] for n, rows in rec["rows"].items()
+            }
+        out = _compare_tree(recorded, new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+        return out, {"file": f"cimln_{part}.json", "seeds": seeds, "rows": "every method"}
+
+    rerun.__doc__ = (
+        f"``docs/user_guide/deep_methods.md`` CIMLN study, ``cimln_{part}.json``: every row "
+        f"(ACC, NMI where recorded) of seed {seed} through ``bench_deep``'s own function, "
+        "torch on one CPU thread and BLAS at one thread as ``main_cimln``; ``--full``: every "
+        "recorded seed. Times (``s``) and summaries (need every seed) are not compared."
+    )
+    return rerun
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -903,6 +950,54 @@ INVENTORY = {
             "PhenoBrain seed 0) 121 s; --full not run (recorded 480 s + 364 s)"
         ),
         rerun=rerun_deep,
+    ),
+    "cimln-handwritten-hagmvc": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN: mean imputation + HAGMVC on Handwritten",
+        results="cimln_handwritten_hagmvc.json",
+        script="bench_deep.py --cimln handwritten_hagmvc (seeds 0-9)",
+        deterministic="yes (HAGMVC, NumPy; times no)",
+        cost="slice: seed 0 of 10 (both rows), measured below; --full: 10x the slice",
+        rerun=_cimln_part("handwritten_hagmvc", 0),
+    ),
+    "cimln-default-nocausal": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default configuration, causal_weight=0",
+        results="cimln_handwritten_default_nocausal.json",
+        script="bench_deep.py --cimln handwritten_default_nocausal (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 0 of 10, measured below; --full: 10x (recorded 739 s)",
+        rerun=_cimln_part("handwritten_default_nocausal", 0),
+    ),
+    "cimln-unbalanced": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN on make_unbalanced_views",
+        results="cimln_unbalanced_views.json",
+        script="bench_deep.py --cimln unbalanced_views (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 0 of 10 (all 11 rows), measured below; --full recorded 1398 s",
+        rerun=_cimln_part("unbalanced_views", 0),
+    ),
+    "cimln-handwritten-eta0.5": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN ablation on Handwritten (eta = 0.5)",
+        results="cimln_handwritten_eta0.5.json",
+        script="bench_deep.py --cimln handwritten_eta0.5 (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 0 of 10 (all 8 rows), measured below; --full recorded 1902 s",
+        rerun=_cimln_part("handwritten_eta0.5", 0),
+    ),
+    "cimln-dev-decision": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default's decision (dev seeds 100-103)",
+        results="cimln_dev_decision.json",
+        script="bench_deep.py --cimln dev_decision",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: dev seed 100 of 4 (both beds), measured below; --full recorded 1663 s",
+        rerun=_cimln_part("dev_decision", 100),
+    ),
+    "cimln-default-config": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default configuration on Handwritten",
+        results="cimln_handwritten_default_config.json",
+        script="bench_deep.py --cimln handwritten_default_config (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 0 of 10, measured below; --full recorded 1062 s",
+        rerun=_cimln_part("handwritten_default_config", 0),
     ),
     "deep-cimln-phenobrain-other": dict(
         doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",

@@ -797,6 +797,33 @@ def _cimln_part(part, seed):
     return rerun
 
 
+def rerun_cimln_diagnostic(full=False):
+    """``docs/user_guide/deep_methods.md`` CIMLN diagnostic (``cimln_diagnostic_*.json``).
+
+    ``bench_cimln_diagnostic``'s own functions, BLAS at one thread as its ``run``: the
+    exact Bayes ceiling (NumPy) for all 10 seeds, and the probe (five CIMLN variants,
+    torch one CPU thread, and the k-means peer; ACC by group, NMI, linear read-outs,
+    final losses) for seed 0 (``--full``: seeds 0-9). Times and summaries not compared.
+    """
+    import bench_cimln_diagnostic as diag
+    from threadpoolctl import threadpool_limits
+
+    out = []
+    seeds = list(diag.SEEDS) if full else [0]
+    with threadpool_limits(limits=1):
+        # The probe first: the record ran each part in its own process, and on this
+        # machine the torch fits of the probe give other bits (12 values, up to 1e-2)
+        # when the NumPy ceiling has run before them in the same process.
+        probe = diag.probe_rows(seeds)
+        ceiling = diag.ceiling_rows(diag.SEEDS)
+    skip = DEEP_SKIP | {"seed"}
+    for part, new, chosen in (("ceiling", ceiling, diag.SEEDS), ("probe", probe, seeds)):
+        rec = json.loads((RESULTS / f"cimln_diagnostic_{part}.json").read_text())["rows"]
+        rec = {n: [r for r in rows if r["seed"] in chosen] for n, rows in rec.items()}
+        _compare_tree(rec, new, out, prefix=f"{part}|", skip=skip, side="recorded")
+    return out, {"ceiling_seeds": list(diag.SEEDS), "probe_seeds": seeds}
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -998,6 +1025,15 @@ INVENTORY = {
         deterministic="torch CPU, one thread: see the rerun",
         cost="slice: seed 0 of 10, measured below; --full recorded 1062 s",
         rerun=_cimln_part("handwritten_default_config", 0),
+    ),
+    "cimln-diagnostic": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN diagnostic (Bayes ceiling, probe)",
+        results="cimln_diagnostic_ceiling.json, cimln_diagnostic_probe.json",
+        script="bench_cimln_diagnostic.py ceiling|probe (seeds 0-9)",
+        deterministic="ceiling NumPy yes; probe torch CPU one thread: see the rerun",
+        cost="slice: ceiling all 10 seeds + probe seed 0, measured below; --full probe "
+        "recorded 496 s",
+        rerun=rerun_cimln_diagnostic,
     ),
     "deep-cimln-phenobrain-other": dict(
         doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",

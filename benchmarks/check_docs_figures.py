@@ -824,6 +824,42 @@ def rerun_cimln_diagnostic(full=False):
     return out, {"ceiling_seeds": list(diag.SEEDS), "probe_seeds": seeds}
 
 
+def rerun_deep_visualscore(full=False):
+    """``docs/user_guide/deep_methods.md`` VisualScore toy (``deep.json``): per-seed SRCC.
+
+    The loop of ``bench_deep.main`` (it has no function of its own) over the recorded
+    five reward/filter settings, with the script's functions ``make_quality_tasks``,
+    ``train_scorer`` and ``evaluate_scorer`` (1600 rows, the first 1000 to train);
+    seed 0 of 0-2 (``--full``: all three). Per task SRCC and the zero-advantage share.
+    """
+    from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+
+    rec = json.loads((RESULTS / "deep.json").read_text())["visualscore_toy_srcc"]
+    seeds = (0, 1, 2) if full else (0,)
+    settings = (
+        ("gaussian", True),
+        ("gaussian", False),
+        ("binary", True),
+        ("binary", False),
+        ("mae", False),
+    )
+    new = {}
+    for reward, filters in settings:
+        for seed in seeds:
+            phi, task, q = make_quality_tasks(1600, random_state=seed)
+            pol, st = train_scorer(
+                phi[:1000], task[:1000], q[:1000], reward=reward, filters=filters,
+                random_state=seed,
+            )  # fmt: skip
+            ev = evaluate_scorer(pol, phi[1000:], task[1000:], q[1000:])
+            new.setdefault(f"{reward} filters={filters}", []).append(
+                {**{k: ev[k][0] for k in TASKS}, "zero_adv": st["zero_advantage_share"]}
+            )
+    recorded = {n: [r for r in rows if r["seed"] in seeds] for n, rows in rec.items()}
+    out = _compare_tree(recorded, new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+    return out, {"settings": [f"{r} filters={f}" for r, f in settings], "seeds": list(seeds)}
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -1034,6 +1070,14 @@ INVENTORY = {
         cost="slice: ceiling all 10 seeds + probe seed 0, measured below; --full probe "
         "recorded 496 s",
         rerun=rerun_cimln_diagnostic,
+    ),
+    "deep-visualscore": dict(
+        doc="docs/user_guide/deep_methods.md VisualScore toy (GRPO rewards)",
+        results="deep.json (visualscore_toy_srcc; its CIMLN entry points to cimln_*.json)",
+        script="bench_deep.py (no options; seeds 0-2)",
+        deterministic="torch CPU: see the rerun",
+        cost="slice: seed 0 of 3, all 5 settings, measured below; --full: 3x",
+        rerun=rerun_deep_visualscore,
     ),
     "deep-cimln-phenobrain-other": dict(
         doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",

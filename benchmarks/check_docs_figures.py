@@ -860,6 +860,39 @@ def rerun_deep_visualscore(full=False):
     return out, {"settings": [f"{r} filters={f}" for r, f in settings], "seeds": list(seeds)}
 
 
+def _phenobrain_part(part, seed):
+    """A rerun of one PhenoBrain ablation file of ``bench_brain_rte.py --ablation`` at one seed."""
+
+    def rerun(full=False):
+        import bench_brain_rte as br
+        from threadpoolctl import threadpool_limits
+
+        rec = json.loads((RESULTS / f"phenobrain_{part}.json").read_text())
+        seeds = list(rec["seeds"]) if full else [seed]
+        with threadpool_limits(limits=1):  # as the script's --ablation
+            if part == "ablation":
+                new = br.brain_ablation_rows(seeds)["rows"]
+            else:
+                new = br.brain_ablation_rows(
+                    seeds, regimes=(("many_routes", 8),), n_subjects=2400
+                )["rows"]
+
+        def pick(block):
+            if isinstance(block, list):
+                return [r for r in block if r["seed"] in seeds]
+            return {k: pick(v) for k, v in block.items()}
+
+        out = _compare_tree(pick(rec["rows"]), new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+        return out, {"file": f"phenobrain_{part}.json", "seeds": seeds, "rows": "every network"}
+
+    rerun.__doc__ = (
+        f"``docs/user_guide/phenobrain_rte.md``, ``phenobrain_{part}.json``: every AUC of seed "
+        f"{seed} through ``bench_brain_rte``'s own functions (torch one CPU thread, BLAS one "
+        "thread, as recorded); ``--full``: every recorded seed. Times and summaries not compared."
+    )
+    return rerun
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -1078,6 +1111,23 @@ INVENTORY = {
         deterministic="torch CPU: see the rerun",
         cost="slice: seed 0 of 3, all 5 settings, measured below; --full: 3x",
         rerun=rerun_deep_visualscore,
+    ),
+    "phenobrain-ablation": dict(
+        doc="docs/user_guide/phenobrain_rte.md mechanism ablation (both regimes)",
+        results="phenobrain_ablation.json",
+        script="bench_brain_rte.py --ablation --seeds 10",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 0 of 10, both regimes, all 6 networks, measured below; --full "
+        "recorded 2636 s",
+        rerun=_phenobrain_part("ablation", 0),
+    ),
+    "phenobrain-ablation-2400": dict(
+        doc="docs/user_guide/phenobrain_rte.md ablation, many routes at 2400 subjects",
+        results="phenobrain_ablation_many_routes_2400.json",
+        script="bench_brain_rte.py --ablation --many-routes-subjects 2400 --seeds 3",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="slice: seed 2 of 3 (the cheapest recorded), measured below; --full recorded 1028 s",
+        rerun=_phenobrain_part("ablation_many_routes_2400", 2),
     ),
     "deep-cimln-phenobrain-other": dict(
         doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",

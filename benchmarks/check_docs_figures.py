@@ -893,6 +893,42 @@ def _phenobrain_part(part, seed):
     return rerun
 
 
+#: The multi-task diagnoses (``study_multitask.py --diagnose`` on the reduced points,
+#: ``--diagnose-target --dev``): file -> (replicate function, setting indices) rerun
+#: by default, draw 0 of each.
+MTL_DIAGNOSES = {
+    "multitask_diagnosis_reduced.jsonl": ("diagnose", (0, 1)),
+    "multitask_target_diagnosis_dev.jsonl": ("diagnose_target", (0, 2)),
+}
+
+
+def rerun_multitask_diagnoses(full=False):
+    """``docs/user_guide/multitask.md`` diagnoses: every number of a draw's record.
+
+    Each chosen (setting, draw) is redrawn from the file's root seed and rerun through
+    the script's own ``diagnose`` / ``diagnose_target`` (as its ``Study`` did); every
+    value of the record (CV and oracle errors, chosen ``q``/``C``, the paper solver's
+    values) is compared; times not. ``--full``: every setting and draw.
+    """
+    import study_multitask as study
+
+    from mvlearn_ext.studies._seeding import replication_rng
+
+    out, scope = [], {}
+    for name, (fn, settings_slice) in MTL_DIAGNOSES.items():
+        path = RESULTS / name
+        n = len(json.loads(path.read_text().splitlines()[0])["settings"])
+        settings_slice, reps = (range(n), 10**6) if full else (settings_slice, 1)
+        header, chosen = _jsonl_replications(path, settings_slice, reps)
+        for setting, key, r, rec in chosen:
+            rng = replication_rng(header["root_seed"], int(key, 16), r)
+            new = getattr(study, fn)(setting, rng)
+            prefix = f"{name}|{setting.get('sweep')}|{key}|rep={r}|"
+            _compare_tree(rec["records"], new, out, prefix=prefix, side="recorded")
+        scope[name] = [f"{k} rep {r}" for _, k, r, _ in chosen]
+    return out, {"draws": scope}
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -1028,13 +1064,22 @@ INVENTORY = {
         ),
         rerun=rerun_armul_variants,
     ),
+    "multitask-diagnoses": dict(
+        doc="docs/user_guide/multitask.md diagnoses (CV against oracle, where the target "
+        "is missed)",
+        results="multitask_diagnosis_reduced.jsonl, multitask_target_diagnosis_dev.jsonl",
+        script="study_multitask.py --diagnose --points reduced, --diagnose-target --dev",
+        deterministic="yes (fixed root seeds; times no)",
+        cost="slice: draw 0 of 2 settings of each file, measured below; --full: every "
+        "setting and draw (28 + 24 draws)",
+        rerun=rerun_multitask_diagnoses,
+    ),
     "multitask-not-rerun": dict(
         doc="docs/user_guide/multitask.md",
-        results="multitask_bench.json, multitask_diagnosis_reduced, "
-        "multitask_target_diagnosis_dev",
-        script="bench_multitask.py, study_multitask.py diagnose*",
-        deterministic="diagnoses yes; multitask_bench timings no",
-        cost="not wired (time)",
+        results="multitask_bench.json",
+        script="bench_multitask.py",
+        deterministic="no (timings)",
+        cost="-",
     ),
     "deep-diffusion-brain": dict(
         doc="docs/user_guide/{diffusion_grape,phenobrain_rte}.md",

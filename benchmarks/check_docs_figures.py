@@ -1059,7 +1059,7 @@ INVENTORY = {
         script="bench_armul_variants.py --replications 10 (root seed 2023)",
         deterministic="yes (errors, selected C; fit_seconds no)",
         cost=(
-            "slice: draw 0 of each of the 12 settings, all 5 methods, measured below; "
+            "slice: draw 0 of each of the 12 settings, all 5 methods, measured 147 s; "
             "--full (10 draws): not run, about 10x the slice"
         ),
         rerun=rerun_armul_variants,
@@ -1070,7 +1070,7 @@ INVENTORY = {
         results="multitask_diagnosis_reduced.jsonl, multitask_target_diagnosis_dev.jsonl",
         script="study_multitask.py --diagnose --points reduced, --diagnose-target --dev",
         deterministic="yes (fixed root seeds; times no)",
-        cost="slice: draw 0 of 2 settings of each file, measured below; --full: every "
+        cost="measured: slice draw 0 of 2 settings of each file 15 s; --full: every "
         "setting and draw (28 + 24 draws)",
         rerun=rerun_multitask_diagnoses,
     ),
@@ -1097,7 +1097,7 @@ INVENTORY = {
         results="cimln_handwritten_hagmvc.json",
         script="bench_deep.py --cimln handwritten_hagmvc (seeds 0-9)",
         deterministic="yes (HAGMVC, NumPy; times no)",
-        cost="slice: seed 0 of 10 (both rows), measured below; --full: 10x the slice",
+        cost="measured: slice seed 0 of 10 (both rows) 4 s; --full (10 seeds) 15 s",
         rerun=_cimln_part("handwritten_hagmvc", 0),
     ),
     "cimln-default-nocausal": dict(
@@ -1105,7 +1105,7 @@ INVENTORY = {
         results="cimln_handwritten_default_nocausal.json",
         script="bench_deep.py --cimln handwritten_default_nocausal (seeds 0-9)",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 0 of 10, measured below; --full: 10x (recorded 739 s)",
+        cost="measured: slice seed 0 of 10 28-34 s; --full: not run (recorded 739 s)",
         rerun=_cimln_part("handwritten_default_nocausal", 0),
     ),
     "cimln-unbalanced": dict(
@@ -1113,7 +1113,7 @@ INVENTORY = {
         results="cimln_unbalanced_views.json",
         script="bench_deep.py --cimln unbalanced_views (seeds 0-9)",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 0 of 10 (all 11 rows), measured below; --full recorded 1398 s",
+        cost="measured: slice seed 0 of 10 (all 11 rows) 7-21 s; --full recorded 1398 s",
         rerun=_cimln_part("unbalanced_views", 0),
     ),
     "cimln-handwritten-eta0.5": dict(
@@ -1121,7 +1121,7 @@ INVENTORY = {
         results="cimln_handwritten_eta0.5.json",
         script="bench_deep.py --cimln handwritten_eta0.5 (seeds 0-9)",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 0 of 10 (all 8 rows), measured below; --full recorded 1902 s",
+        cost="measured: slice seed 0 of 10 (all 8 rows) 29-32 s; --full recorded 1902 s",
         rerun=_cimln_part("handwritten_eta0.5", 0),
     ),
     "cimln-dev-decision": dict(
@@ -1129,7 +1129,7 @@ INVENTORY = {
         results="cimln_dev_decision.json",
         script="bench_deep.py --cimln dev_decision",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: dev seed 100 of 4 (both beds), measured below; --full recorded 1663 s",
+        cost="measured: slice dev seed 100 of 4 (both beds) 18-19 s; --full recorded 1663 s",
         rerun=_cimln_part("dev_decision", 100),
     ),
     "cimln-default-config": dict(
@@ -1137,7 +1137,7 @@ INVENTORY = {
         results="cimln_handwritten_default_config.json",
         script="bench_deep.py --cimln handwritten_default_config (seeds 0-9)",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 0 of 10, measured below; --full recorded 1062 s",
+        cost="measured: slice seed 0 of 10 30 s; --full recorded 1062 s",
         rerun=_cimln_part("handwritten_default_config", 0),
     ),
     "cimln-diagnostic": dict(
@@ -1145,8 +1145,7 @@ INVENTORY = {
         results="cimln_diagnostic_ceiling.json, cimln_diagnostic_probe.json",
         script="bench_cimln_diagnostic.py ceiling|probe (seeds 0-9)",
         deterministic="ceiling NumPy yes; probe torch CPU one thread: see the rerun",
-        cost="slice: ceiling all 10 seeds + probe seed 0, measured below; --full probe "
-        "recorded 496 s",
+        cost="measured: ceiling all 10 seeds + probe seed 0 14 s; --full probe recorded 496 s",
         rerun=rerun_cimln_diagnostic,
     ),
     "deep-visualscore": dict(
@@ -1154,7 +1153,7 @@ INVENTORY = {
         results="deep.json (visualscore_toy_srcc; its CIMLN entry points to cimln_*.json)",
         script="bench_deep.py (no options; seeds 0-2)",
         deterministic="torch CPU: see the rerun",
-        cost="slice: seed 0 of 3, all 5 settings, measured below; --full: 3x",
+        cost="measured: slice seed 0 of 3, all 5 settings 3 s; --full (3 seeds) 5 s",
         rerun=rerun_deep_visualscore,
     ),
     "phenobrain-ablation": dict(
@@ -1162,7 +1161,7 @@ INVENTORY = {
         results="phenobrain_ablation.json",
         script="bench_brain_rte.py --ablation --seeds 10",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 0 of 10, both regimes, all 6 networks, measured below; --full "
+        cost="measured: slice seed 0 of 10, both regimes, all 6 networks 17 s; --full "
         "recorded 2636 s",
         rerun=_phenobrain_part("ablation", 0),
     ),
@@ -1171,15 +1170,15 @@ INVENTORY = {
         results="phenobrain_ablation_many_routes_2400.json",
         script="bench_brain_rte.py --ablation --many-routes-subjects 2400 --seeds 3",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="slice: seed 2 of 3 (the cheapest recorded), measured below; --full recorded 1028 s",
+        cost="measured: slice seed 2 of 3 (cheapest recorded) 45 s; --full recorded 1028 s",
         rerun=_phenobrain_part("ablation_many_routes_2400", 2),
     ),
-    "deep-cimln-phenobrain-other": dict(
-        doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",
-        results="deep.json, cimln_*.json, phenobrain_*.json",
-        script="bench_deep.py, bench_cimln_diagnostic.py, bench_brain_rte.py (ablations)",
-        deterministic="torch training: bit-identity across torch builds/threads not guaranteed",
-        cost="tens of minutes to hours; not wired (time)",
+    "phenobrain-many-routes": dict(
+        doc="docs/user_guide/phenobrain_rte.md many routes at the chosen size",
+        results="phenobrain_many_routes_dev.json, phenobrain_many_routes_report.json",
+        script="bench_brain_rte.py --many-routes-dev, --many-routes-report 2400",
+        deterministic="torch CPU, one thread (the other PhenoBrain reruns: bit-identical)",
+        cost="not wired (time): about 100 s a dev seed, 17 min a report seed recorded",
     ),
     # ---- not rerun: timings, too costly here, or not deterministic
     "clustering-scaling": dict(
@@ -1219,7 +1218,7 @@ INVENTORY = {
         deterministic="yes (ACC per set and seed; fit times no)",
         cost=(
             "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21), "
-            "measured below; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
+            "measured 5 s; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
             "minutes per round (recorded fit times)"
         ),
         rerun=rerun_hagmvc_rounds,

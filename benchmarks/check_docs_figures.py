@@ -929,6 +929,63 @@ def rerun_multitask_diagnoses(full=False):
     return out, {"draws": scope}
 
 
+def rerun_phenobrain_many_routes_dev(full=False):
+    """``docs/user_guide/phenobrain_rte.md``: ``phenobrain_many_routes_dev.json``, by seed.
+
+    ``bench_brain_rte.many_routes_dev`` itself (written to a temporary file), BLAS at one
+    thread as recorded, on dev seed 100 only: the rule then stops at 1600 subjects
+    (seed 100 alone reaches 0.70), so the slice is the 1600-subject rows of seed 100
+    (full PhenoBrain and logistic late fusion); ``--full``: seeds 100-101, as recorded
+    (1600 and 2400 subjects, and the chosen size).
+    """
+    import tempfile
+
+    import bench_brain_rte as br
+    from threadpoolctl import threadpool_limits
+
+    rec = json.loads((RESULTS / "phenobrain_many_routes_dev.json").read_text())
+    seeds = tuple(rec["dev_seeds"]) if full else (100,)
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
+        path = Path(tmp) / "dev.json"
+        chosen = br.many_routes_dev(path, seeds=seeds)
+        new = json.loads(path.read_text())
+    recorded = {
+        n: {k: [r for r in v if r["seed"] in seeds] for k, v in block.items()}
+        for n, block in rec["rows"].items()
+        if n in new["rows"]
+    }
+    out = _compare_tree(recorded, new["rows"], skip=DEEP_SKIP | {"seed"}, side="recorded")
+    if full:
+        _compare(
+            [("mean_full_auc|" + n, v, new["mean_full_auc"].get(n))
+             for n, v in rec["mean_full_auc"].items()]
+            + [("chosen_size", rec["chosen_size"], chosen)],
+            out,
+        )  # fmt: skip
+    return out, {"dev_seeds": list(seeds), "sizes": list(new["rows"])}
+
+
+def rerun_phenobrain_many_routes_report(full=False):
+    """``docs/user_guide/phenobrain_rte.md``: ``phenobrain_many_routes_report.json``, by seed.
+
+    ``bench_brain_rte.many_routes_report`` itself at the recorded 2400 subjects (written
+    to a temporary file), BLAS at one thread as recorded; seed 0 of 0-9 (``--full``:
+    all ten). Every network's AUC; times and summaries not compared.
+    """
+    import tempfile
+
+    import bench_brain_rte as br
+    from threadpoolctl import threadpool_limits
+
+    rec = json.loads((RESULTS / "phenobrain_many_routes_report.json").read_text())
+    seeds = list(rec["seeds"]) if full else [0]
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
+        new = br.many_routes_report(rec["n_subjects"], seeds, Path(tmp) / "report.json")
+    recorded = {k: [r for r in v if r["seed"] in seeds] for k, v in rec["rows"].items()}
+    out = _compare_tree(recorded, new["rows"], skip=DEEP_SKIP | {"seed"}, side="recorded")
+    return out, {"seeds": seeds, "n_subjects": rec["n_subjects"]}
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -1173,12 +1230,23 @@ INVENTORY = {
         cost="measured: slice seed 2 of 3 (cheapest recorded) 45 s; --full recorded 1028 s",
         rerun=_phenobrain_part("ablation_many_routes_2400", 2),
     ),
-    "phenobrain-many-routes": dict(
-        doc="docs/user_guide/phenobrain_rte.md many routes at the chosen size",
-        results="phenobrain_many_routes_dev.json, phenobrain_many_routes_report.json",
-        script="bench_brain_rte.py --many-routes-dev, --many-routes-report 2400",
-        deterministic="torch CPU, one thread (the other PhenoBrain reruns: bit-identical)",
-        cost="not wired (time): about 100 s a dev seed, 17 min a report seed recorded",
+    "phenobrain-many-routes-dev": dict(
+        doc="docs/user_guide/phenobrain_rte.md many routes: the size rule (dev seeds)",
+        results="phenobrain_many_routes_dev.json",
+        script="bench_brain_rte.py --many-routes-dev",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice dev seed 100 at 1600 subjects 9 s; --full (seeds 100-101, "
+        "1600 and 2400 subjects) not run",
+        rerun=rerun_phenobrain_many_routes_dev,
+    ),
+    "phenobrain-many-routes-report": dict(
+        doc="docs/user_guide/phenobrain_rte.md many routes at 2400 subjects (report)",
+        results="phenobrain_many_routes_report.json",
+        script="bench_brain_rte.py --many-routes-report 2400 (seeds 0-9, 5 processes)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 (4 networks) 22 s; --full not run (recorded "
+        "9111 s over 5 processes)",
+        rerun=rerun_phenobrain_many_routes_report,
     ),
     # ---- not rerun: timings, too costly here, or not deterministic
     "clustering-scaling": dict(

@@ -1170,7 +1170,7 @@ INVENTORY = {
         results="cimln_unbalanced_views.json",
         script="bench_deep.py --cimln unbalanced_views (seeds 0-9)",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="measured: slice seed 0 of 10 (all 11 rows) 7-21 s; --full recorded 1398 s",
+        cost="measured: slice seed 0 of 10 (all 11 rows) 7-21 s; --full (10 seeds) 72 s",
         rerun=_cimln_part("unbalanced_views", 0),
     ),
     "cimln-handwritten-eta0.5": dict(
@@ -1186,7 +1186,7 @@ INVENTORY = {
         results="cimln_dev_decision.json",
         script="bench_deep.py --cimln dev_decision",
         deterministic="torch CPU, one thread: see the rerun",
-        cost="measured: slice dev seed 100 of 4 (both beds) 18-19 s; --full recorded 1663 s",
+        cost="measured: slice dev seed 100 of 4 (both beds) 18-19 s; --full (4 seeds) 62 s",
         rerun=_cimln_part("dev_decision", 100),
     ),
     "cimln-default-config": dict(

@@ -624,6 +624,368 @@ def rerun_deep(full=False):
     }
 
 
+#: HAGMVC development rounds rerun by default: the two smallest dev sets, two seeds of each
+#: round (the budget round: C1 at target seeds 0-1, C0 and C1 at decision seeds 20-21).
+HAG_SLICE = dict(
+    sets=("iris-sepal-petal", "wine-groups"), seeds=(0, 1), budget_seeds=(0, 1, 20, 21)
+)
+
+
+def rerun_hagmvc_rounds(full=False):
+    """``docs/user_guide/hagmvc_anchors.md`` dev rounds: per (set, seed) ACC of every variant.
+
+    Through each script's own ``one_fit`` / ``fit_rules`` / ``fit_acc`` with the module
+    switches as the script sets them (``hag.KMeans`` replaced by the capturing stand-in
+    for the rounds that reuse the fit's random state; restored afterwards): round 1
+    ``hagmvc_degree_dev.json`` (reg 0, 0.1, 1), round 2 ``hagmvc_anchor_count_dev.json``
+    (A0, A1 and their m_1), round 3 ``hagmvc_rotation_dev.json``, round 4
+    ``hagmvc_anchor_budget_dev.json`` (C0, C1 and m_1), and the variance study
+    ``hagmvc_variance_dev.json`` (kpp and greedy anchors x three discretisations; that
+    file stores the scores rounded to 5 decimals, so the rerun's are rounded alike).
+    Fit times are not compared; the summaries need every seed (``--full`` only).
+    """
+    import _hagmvc_rounds as rounds
+    import bench_hagmvc_anchor_budget as budget
+    import bench_hagmvc_anchor_count as count
+    import bench_hagmvc_degree as degree
+    import bench_hagmvc_rotation as rotation
+    import bench_hagmvc_variance as variance
+    import numpy as np
+
+    import mvlearn_ext.cluster._hagmvc as hag
+    from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
+
+    sets = list(mvc_suite_names("dev")) if full else list(HAG_SLICE["sets"])
+    seeds = range(20) if full else HAG_SLICE["seeds"]
+    bseeds = [*range(10), *range(20, 40)] if full else HAG_SLICE["budget_seeds"]
+
+    def recorded(name, *by):
+        rows = json.loads((RESULTS / name).read_text())["rows"]
+        return {tuple(r[k] for k in by): r for r in rows}
+
+    rec = {
+        "degree": recorded("hagmvc_degree_dev.json", "set", "seed"),
+        "count": recorded("hagmvc_anchor_count_dev.json", "set", "seed"),
+        "rotation": recorded("hagmvc_rotation_dev.json", "set", "seed"),
+        "budget": recorded("hagmvc_anchor_budget_dev.json", "set", "seed"),
+        "variance": recorded("hagmvc_variance_dev.json", "set", "anchors", "seed"),
+    }
+    saved = (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG)
+    out = []
+    try:
+        for name in sets:
+            data = load_mvc_dataset(name)
+            Xs, y = load_mvc_dataset(name, return_Xs_y=True)
+            k = int(np.unique(y).size)
+            for seed in seeds:
+                hag.KMeans = rounds.CapturingKMeans
+                new = degree.one_fit(Xs, y, k, seed, check=seed < 2)
+                _compare_tree(rec["degree"][(name, seed)], new, out, f"degree|{name}|{seed}|")
+                new = rotation.one_fit(Xs, y, k, seed)
+                _compare_tree(rec["rotation"][(name, seed)], new, out, f"rotation|{name}|{seed}|")
+                for rule, trials in variance.ANCHOR_RULES.items():
+                    new = variance.one_fit(Xs, y, k, seed, trials)
+                    hag._SEED_LOCAL_TRIALS = saved[1]
+                    # The file holds every score rounded to 5 decimals (per-restart
+                    # arrays dropped when it was committed): compare at that precision.
+                    new = {f: round(new[f], 5) for f in variance.FINALS}
+                    r = rec["variance"][(name, rule, seed)]
+                    _compare_tree(r, new, out, f"variance|{name}|{rule}|{seed}|")
+                hag.KMeans = saved[0]
+                new = count.fit_rules(Xs, y, k, seed)
+                _compare_tree(rec["count"][(name, seed)], new, out, f"anchor_count|{name}|{seed}|")
+            for seed in bseeds:
+                new = {}
+                for key, rule in budget.RULES.items():
+                    if key == "C0" and seed in budget.TARGET_SEEDS:
+                        continue  # as the script: C0's seeds 0-9 are the suite's records
+                    acc, _, m1 = count.fit_acc(data.Xs, data.y, data.n_clusters, seed, rule)
+                    new.update({key: acc, f"{key}_m1": m1})
+                r = rec["budget"][(name, seed)]
+                _compare_tree(r, new, out, f"anchor_budget|{name}|{seed}|")
+    finally:
+        hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG = saved
+    return out, {
+        "sets": sets,
+        "seeds (degree, anchor count, rotation, variance)": list(seeds),
+        "seeds (anchor budget)": list(bseeds),
+        "not_compared": "summaries and decisions (need every seed), fit times",
+    }
+
+
+def rerun_armul_variants(full=False):
+    """``docs/user_guide/multitask.md`` ARMUL variants (``armul_variants.jsonl``), by draw.
+
+    Each chosen (setting, draw) is redrawn from the file's root seed (2023) and refitted
+    by ``bench_armul_variants.replicate`` (all five methods, as recorded); per method the
+    largest and mean inlier error and the selected ``C`` are compared, fit times not.
+    Default: draw 0 of each of the 12 settings; ``--full``: all 10 draws. The summary rows
+    of ``armul_variants.json`` (means over the draws) are not compared.
+    """
+    import bench_armul_variants as bav
+
+    from mvlearn_ext.studies._seeding import replication_rng
+
+    path = RESULTS / "armul_variants.jsonl"
+    header, chosen = _jsonl_replications(path, range(12), 10 if full else 1)
+    out = []
+    for setting, key, r, rec in chosen:
+        new = bav.replicate(setting, replication_rng(header["root_seed"], int(key, 16), r))
+        by = {x["method"]: x for x in new}
+        for x in rec["records"]:
+            _compare_records(
+                x,
+                by[x["method"]],
+                ("max_error", "mean_error", "selected"),
+                f"{x['method']}|{setting['structure']}|d={setting['delta']}|"
+                f"e={setting['epsilon']}|rep={r}",
+                out,
+            )
+    return out, {
+        "settings": [
+            f"{s['structure']} delta={s['delta']} eps={s['epsilon']}" for s in header["settings"]
+        ],
+        "draws": sorted({r for _, _, r, _ in chosen}),
+        "root_seed": header["root_seed"],
+    }
+
+
+def _cimln_part(part, seed):
+    """A rerun of one ``bench_deep.py --cimln PART`` file at one seed (``--full``: all)."""
+
+    def rerun(full=False):
+        import bench_deep as bd
+        from threadpoolctl import threadpool_limits
+
+        rec = json.loads((RESULTS / f"cimln_{part}.json").read_text())
+        if part == "dev_decision":
+            seeds = list(rec["dev_seeds"]) if full else [seed]
+            with threadpool_limits(limits=1):  # as main_cimln
+                new = bd.cimln_dev_decision(seeds=seeds)
+            recorded = {
+                bed: {n: [r for r in rows if r["seed"] in seeds] for n, rows in block.items()}
+                for bed, block in rec["rows"].items()
+            }
+        else:
+            seeds = list(rec["seeds"]) if full else [seed]
+            run = {
+                "unbalanced_views": bd.cimln_unbalanced_rows,
+                "handwritten_eta0.5": bd.cimln_rows,
+                "handwritten_default_config": bd.cimln_default_rows,
+                "handwritten_hagmvc": bd.cimln_anchor_rows,
+                "handwritten_default_nocausal": lambda seeds: bd.cimln_default_rows(
+                    seeds,
+                    variants={
+                        "CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}
+                    },
+                ),
+            }[part]
+            with threadpool_limits(limits=1):  # as main_cimln
+                new = run(seeds)
+            recorded = {
+                n: [r for r in rows if r["seed"] in seeds] for n, rows in rec["rows"].items()
+            }
+        out = _compare_tree(recorded, new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+        return out, {"file": f"cimln_{part}.json", "seeds": seeds, "rows": "every method"}
+
+    rerun.__doc__ = (
+        f"``docs/user_guide/deep_methods.md`` CIMLN study, ``cimln_{part}.json``: every row "
+        f"(ACC, NMI where recorded) of seed {seed} through ``bench_deep``'s own function, "
+        "torch on one CPU thread and BLAS at one thread as ``main_cimln``; ``--full``: every "
+        "recorded seed. Times (``s``) and summaries (need every seed) are not compared."
+    )
+    return rerun
+
+
+def rerun_cimln_diagnostic(full=False):
+    """``docs/user_guide/deep_methods.md`` CIMLN diagnostic (``cimln_diagnostic_*.json``).
+
+    ``bench_cimln_diagnostic``'s own functions, BLAS at one thread as its ``run``: the
+    exact Bayes ceiling (NumPy) for all 10 seeds, and the probe (five CIMLN variants,
+    torch one CPU thread, and the k-means peer; ACC by group, NMI, linear read-outs,
+    final losses) for seed 0 (``--full``: seeds 0-9). Times and summaries not compared.
+    """
+    import bench_cimln_diagnostic as diag
+    from threadpoolctl import threadpool_limits
+
+    out = []
+    seeds = list(diag.SEEDS) if full else [0]
+    with threadpool_limits(limits=1):
+        # The probe first: the record ran each part in its own process, and on this
+        # machine the torch fits of the probe give other bits (12 values, up to 1e-2)
+        # when the NumPy ceiling has run before them in the same process.
+        probe = diag.probe_rows(seeds)
+        ceiling = diag.ceiling_rows(diag.SEEDS)
+    skip = DEEP_SKIP | {"seed"}
+    for part, new, chosen in (("ceiling", ceiling, diag.SEEDS), ("probe", probe, seeds)):
+        rec = json.loads((RESULTS / f"cimln_diagnostic_{part}.json").read_text())["rows"]
+        rec = {n: [r for r in rows if r["seed"] in chosen] for n, rows in rec.items()}
+        _compare_tree(rec, new, out, prefix=f"{part}|", skip=skip, side="recorded")
+    return out, {"ceiling_seeds": list(diag.SEEDS), "probe_seeds": seeds}
+
+
+def rerun_deep_visualscore(full=False):
+    """``docs/user_guide/deep_methods.md`` VisualScore toy (``deep.json``): per-seed SRCC.
+
+    The loop of ``bench_deep.main`` (it has no function of its own) over the recorded
+    five reward/filter settings, with the script's functions ``make_quality_tasks``,
+    ``train_scorer`` and ``evaluate_scorer`` (1600 rows, the first 1000 to train);
+    seed 0 of 0-2 (``--full``: all three). Per task SRCC and the zero-advantage share.
+    """
+    from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+
+    rec = json.loads((RESULTS / "deep.json").read_text())["visualscore_toy_srcc"]
+    seeds = (0, 1, 2) if full else (0,)
+    settings = (
+        ("gaussian", True),
+        ("gaussian", False),
+        ("binary", True),
+        ("binary", False),
+        ("mae", False),
+    )
+    new = {}
+    for reward, filters in settings:
+        for seed in seeds:
+            phi, task, q = make_quality_tasks(1600, random_state=seed)
+            pol, st = train_scorer(
+                phi[:1000], task[:1000], q[:1000], reward=reward, filters=filters,
+                random_state=seed,
+            )  # fmt: skip
+            ev = evaluate_scorer(pol, phi[1000:], task[1000:], q[1000:])
+            new.setdefault(f"{reward} filters={filters}", []).append(
+                {**{k: ev[k][0] for k in TASKS}, "zero_adv": st["zero_advantage_share"]}
+            )
+    recorded = {n: [r for r in rows if r["seed"] in seeds] for n, rows in rec.items()}
+    out = _compare_tree(recorded, new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+    return out, {"settings": [f"{r} filters={f}" for r, f in settings], "seeds": list(seeds)}
+
+
+def _phenobrain_part(part, seed):
+    """A rerun of one PhenoBrain ablation file of ``bench_brain_rte.py --ablation`` at one seed."""
+
+    def rerun(full=False):
+        import bench_brain_rte as br
+        from threadpoolctl import threadpool_limits
+
+        rec = json.loads((RESULTS / f"phenobrain_{part}.json").read_text())
+        seeds = list(rec["seeds"]) if full else [seed]
+        with threadpool_limits(limits=1):  # as the script's --ablation
+            if part == "ablation":
+                new = br.brain_ablation_rows(seeds)["rows"]
+            else:
+                new = br.brain_ablation_rows(
+                    seeds, regimes=(("many_routes", 8),), n_subjects=2400
+                )["rows"]
+
+        def pick(block):
+            if isinstance(block, list):
+                return [r for r in block if r["seed"] in seeds]
+            return {k: pick(v) for k, v in block.items()}
+
+        out = _compare_tree(pick(rec["rows"]), new, skip=DEEP_SKIP | {"seed"}, side="recorded")
+        return out, {"file": f"phenobrain_{part}.json", "seeds": seeds, "rows": "every network"}
+
+    rerun.__doc__ = (
+        f"``docs/user_guide/phenobrain_rte.md``, ``phenobrain_{part}.json``: every AUC of seed "
+        f"{seed} through ``bench_brain_rte``'s own functions (torch one CPU thread, BLAS one "
+        "thread, as recorded); ``--full``: every recorded seed. Times and summaries not compared."
+    )
+    return rerun
+
+
+#: The multi-task diagnoses (``study_multitask.py --diagnose`` on the reduced points,
+#: ``--diagnose-target --dev``): file -> (replicate function, setting indices) rerun
+#: by default, draw 0 of each.
+MTL_DIAGNOSES = {
+    "multitask_diagnosis_reduced.jsonl": ("diagnose", (0, 1)),
+    "multitask_target_diagnosis_dev.jsonl": ("diagnose_target", (0, 2)),
+}
+
+
+def rerun_multitask_diagnoses(full=False):
+    """``docs/user_guide/multitask.md`` diagnoses: every number of a draw's record.
+
+    Each chosen (setting, draw) is redrawn from the file's root seed and rerun through
+    the script's own ``diagnose`` / ``diagnose_target`` (as its ``Study`` did); every
+    value of the record (CV and oracle errors, chosen ``q``/``C``, the paper solver's
+    values) is compared; times not. ``--full``: every setting and draw.
+    """
+    import study_multitask as study
+
+    from mvlearn_ext.studies._seeding import replication_rng
+
+    out, scope = [], {}
+    for name, (fn, settings_slice) in MTL_DIAGNOSES.items():
+        path = RESULTS / name
+        n = len(json.loads(path.read_text().splitlines()[0])["settings"])
+        settings_slice, reps = (range(n), 10**6) if full else (settings_slice, 1)
+        header, chosen = _jsonl_replications(path, settings_slice, reps)
+        for setting, key, r, rec in chosen:
+            rng = replication_rng(header["root_seed"], int(key, 16), r)
+            new = getattr(study, fn)(setting, rng)
+            prefix = f"{name}|{setting.get('sweep')}|{key}|rep={r}|"
+            _compare_tree(rec["records"], new, out, prefix=prefix, side="recorded")
+        scope[name] = [f"{k} rep {r}" for _, k, r, _ in chosen]
+    return out, {"draws": scope}
+
+
+def rerun_phenobrain_many_routes_dev(full=False):
+    """``docs/user_guide/phenobrain_rte.md``: ``phenobrain_many_routes_dev.json``, by seed.
+
+    ``bench_brain_rte.many_routes_dev`` itself (written to a temporary file), BLAS at one
+    thread as recorded, on dev seed 100 only: the rule then stops at 1600 subjects
+    (seed 100 alone reaches 0.70), so the slice is the 1600-subject rows of seed 100
+    (full PhenoBrain and logistic late fusion); ``--full``: seeds 100-101, as recorded
+    (1600 and 2400 subjects, and the chosen size).
+    """
+    import tempfile
+
+    import bench_brain_rte as br
+    from threadpoolctl import threadpool_limits
+
+    rec = json.loads((RESULTS / "phenobrain_many_routes_dev.json").read_text())
+    seeds = tuple(rec["dev_seeds"]) if full else (100,)
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
+        path = Path(tmp) / "dev.json"
+        chosen = br.many_routes_dev(path, seeds=seeds)
+        new = json.loads(path.read_text())
+    recorded = {
+        n: {k: [r for r in v if r["seed"] in seeds] for k, v in block.items()}
+        for n, block in rec["rows"].items()
+        if n in new["rows"]
+    }
+    out = _compare_tree(recorded, new["rows"], skip=DEEP_SKIP | {"seed"}, side="recorded")
+    if full:
+        _compare(
+            [("mean_full_auc|" + n, v, new["mean_full_auc"].get(n))
+             for n, v in rec["mean_full_auc"].items()]
+            + [("chosen_size", rec["chosen_size"], chosen)],
+            out,
+        )  # fmt: skip
+    return out, {"dev_seeds": list(seeds), "sizes": list(new["rows"])}
+
+
+def rerun_phenobrain_many_routes_report(full=False):
+    """``docs/user_guide/phenobrain_rte.md``: ``phenobrain_many_routes_report.json``, by seed.
+
+    ``bench_brain_rte.many_routes_report`` itself at the recorded 2400 subjects (written
+    to a temporary file), BLAS at one thread as recorded; seed 0 of 0-9 (``--full``:
+    all ten). Every network's AUC; times and summaries not compared.
+    """
+    import tempfile
+
+    import bench_brain_rte as br
+    from threadpoolctl import threadpool_limits
+
+    rec = json.loads((RESULTS / "phenobrain_many_routes_report.json").read_text())
+    seeds = list(rec["seeds"]) if full else [0]
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
+        new = br.many_routes_report(rec["n_subjects"], seeds, Path(tmp) / "report.json")
+    recorded = {k: [r for r in v if r["seed"] in seeds] for k, v in rec["rows"].items()}
+    out = _compare_tree(recorded, new["rows"], skip=DEEP_SKIP | {"seed"}, side="recorded")
+    return out, {"seeds": seeds, "n_subjects": rec["n_subjects"]}
+
+
 # --------------------------------------------------------------------------- inventory
 #: Every quality figure of docs/benchmarks.md, docs/mvc_suite.md and the guides:
 #: name -> where, results file, script and options, deterministic?, rerun cost, rerun.
@@ -748,13 +1110,33 @@ INVENTORY = {
         ),
         rerun=rerun_multitask_other,
     ),
+    "armul-variants": dict(
+        doc="docs/user_guide/multitask.md ARMUL variants",
+        results="armul_variants.jsonl (per draw; armul_variants.json's means not compared)",
+        script="bench_armul_variants.py --replications 10 (root seed 2023)",
+        deterministic="yes (errors, selected C; fit_seconds no)",
+        cost=(
+            "slice: draw 0 of each of the 12 settings, all 5 methods, measured 147 s; "
+            "--full (10 draws): not run, about 10x the slice"
+        ),
+        rerun=rerun_armul_variants,
+    ),
+    "multitask-diagnoses": dict(
+        doc="docs/user_guide/multitask.md diagnoses (CV against oracle, where the target "
+        "is missed)",
+        results="multitask_diagnosis_reduced.jsonl, multitask_target_diagnosis_dev.jsonl",
+        script="study_multitask.py --diagnose --points reduced, --diagnose-target --dev",
+        deterministic="yes (fixed root seeds; times no)",
+        cost="measured: slice draw 0 of 2 settings of each file 15 s; --full: every "
+        "setting and draw (28 + 24 draws)",
+        rerun=rerun_multitask_diagnoses,
+    ),
     "multitask-not-rerun": dict(
         doc="docs/user_guide/multitask.md",
-        results="armul_variants.json(l), multitask_bench.json, multitask_diagnosis_reduced, "
-        "multitask_target_diagnosis_dev",
-        script="bench_armul_variants.py, bench_multitask.py, study_multitask.py diagnose*",
-        deterministic="ARMUL variants and diagnoses yes; multitask_bench timings no",
-        cost="not wired (time)",
+        results="multitask_bench.json",
+        script="bench_multitask.py",
+        deterministic="no (timings)",
+        cost="-",
     ),
     "deep-diffusion-brain": dict(
         doc="docs/user_guide/{diffusion_grape,phenobrain_rte}.md",
@@ -767,12 +1149,104 @@ INVENTORY = {
         ),
         rerun=rerun_deep,
     ),
-    "deep-cimln-phenobrain-other": dict(
-        doc="docs/user_guide/{deep_methods,phenobrain_rte}.md",
-        results="deep.json, cimln_*.json, phenobrain_*.json",
-        script="bench_deep.py, bench_cimln_diagnostic.py, bench_brain_rte.py (ablations)",
-        deterministic="torch training: bit-identity across torch builds/threads not guaranteed",
-        cost="tens of minutes to hours; not wired (time)",
+    "cimln-handwritten-hagmvc": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN: mean imputation + HAGMVC on Handwritten",
+        results="cimln_handwritten_hagmvc.json",
+        script="bench_deep.py --cimln handwritten_hagmvc (seeds 0-9)",
+        deterministic="yes (HAGMVC, NumPy; times no)",
+        cost="measured: slice seed 0 of 10 (both rows) 4 s; --full (10 seeds) 15 s",
+        rerun=_cimln_part("handwritten_hagmvc", 0),
+    ),
+    "cimln-default-nocausal": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default configuration, causal_weight=0",
+        results="cimln_handwritten_default_nocausal.json",
+        script="bench_deep.py --cimln handwritten_default_nocausal (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 28-34 s; --full: not run (recorded 739 s)",
+        rerun=_cimln_part("handwritten_default_nocausal", 0),
+    ),
+    "cimln-unbalanced": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN on make_unbalanced_views",
+        results="cimln_unbalanced_views.json",
+        script="bench_deep.py --cimln unbalanced_views (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 (all 11 rows) 7-21 s; --full (10 seeds) 72 s",
+        rerun=_cimln_part("unbalanced_views", 0),
+    ),
+    "cimln-handwritten-eta0.5": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN ablation on Handwritten (eta = 0.5)",
+        results="cimln_handwritten_eta0.5.json",
+        script="bench_deep.py --cimln handwritten_eta0.5 (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 (all 8 rows) 29-32 s; --full recorded 1902 s",
+        rerun=_cimln_part("handwritten_eta0.5", 0),
+    ),
+    "cimln-dev-decision": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default's decision (dev seeds 100-103)",
+        results="cimln_dev_decision.json",
+        script="bench_deep.py --cimln dev_decision",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice dev seed 100 of 4 (both beds) 18-19 s; --full (4 seeds) 62 s",
+        rerun=_cimln_part("dev_decision", 100),
+    ),
+    "cimln-default-config": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN default configuration on Handwritten",
+        results="cimln_handwritten_default_config.json",
+        script="bench_deep.py --cimln handwritten_default_config (seeds 0-9)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 30 s; --full recorded 1062 s",
+        rerun=_cimln_part("handwritten_default_config", 0),
+    ),
+    "cimln-diagnostic": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN diagnostic (Bayes ceiling, probe)",
+        results="cimln_diagnostic_ceiling.json, cimln_diagnostic_probe.json",
+        script="bench_cimln_diagnostic.py ceiling|probe (seeds 0-9)",
+        deterministic="ceiling NumPy yes; probe torch CPU one thread: see the rerun",
+        cost="measured: ceiling all 10 seeds + probe seed 0 14 s; --full probe recorded 496 s",
+        rerun=rerun_cimln_diagnostic,
+    ),
+    "deep-visualscore": dict(
+        doc="docs/user_guide/deep_methods.md VisualScore toy (GRPO rewards)",
+        results="deep.json (visualscore_toy_srcc; its CIMLN entry points to cimln_*.json)",
+        script="bench_deep.py (no options; seeds 0-2)",
+        deterministic="torch CPU: see the rerun",
+        cost="measured: slice seed 0 of 3, all 5 settings 3 s; --full (3 seeds) 5 s",
+        rerun=rerun_deep_visualscore,
+    ),
+    "phenobrain-ablation": dict(
+        doc="docs/user_guide/phenobrain_rte.md mechanism ablation (both regimes)",
+        results="phenobrain_ablation.json",
+        script="bench_brain_rte.py --ablation --seeds 10",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10, both regimes, all 6 networks 17 s; --full "
+        "recorded 2636 s",
+        rerun=_phenobrain_part("ablation", 0),
+    ),
+    "phenobrain-ablation-2400": dict(
+        doc="docs/user_guide/phenobrain_rte.md ablation, many routes at 2400 subjects",
+        results="phenobrain_ablation_many_routes_2400.json",
+        script="bench_brain_rte.py --ablation --many-routes-subjects 2400 --seeds 3",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 2 of 3 (cheapest recorded) 45 s; --full recorded 1028 s",
+        rerun=_phenobrain_part("ablation_many_routes_2400", 2),
+    ),
+    "phenobrain-many-routes-dev": dict(
+        doc="docs/user_guide/phenobrain_rte.md many routes: the size rule (dev seeds)",
+        results="phenobrain_many_routes_dev.json",
+        script="bench_brain_rte.py --many-routes-dev",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice dev seed 100 at 1600 subjects 9 s; --full (seeds 100-101, "
+        "1600 and 2400 subjects) not run",
+        rerun=rerun_phenobrain_many_routes_dev,
+    ),
+    "phenobrain-many-routes-report": dict(
+        doc="docs/user_guide/phenobrain_rte.md many routes at 2400 subjects (report)",
+        results="phenobrain_many_routes_report.json",
+        script="bench_brain_rte.py --many-routes-report 2400 (seeds 0-9, 5 processes)",
+        deterministic="torch CPU, one thread: see the rerun",
+        cost="measured: slice seed 0 of 10 (4 networks) 22 s; --full not run (recorded "
+        "9111 s over 5 processes)",
+        rerun=rerun_phenobrain_many_routes_report,
     ),
     # ---- not rerun: timings, too costly here, or not deterministic
     "clustering-scaling": dict(
@@ -805,10 +1279,17 @@ INVENTORY = {
     ),
     "hagmvc-dev-rounds": dict(
         doc="docs/user_guide/hagmvc_anchors.md",
-        results="hagmvc_*_dev*.json, hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding",
-        script="bench_hagmvc_{ablation,anchor_count,degree,rotation,variance}.py",
-        deterministic="yes (development runs of variants)",
-        cost="tens of minutes each; the default's rows are covered by mvc-suite",
+        results="hagmvc_{degree,anchor_count,rotation,variance}_dev.json, "
+        "hagmvc_anchor_budget_dev.json (rerun); hagmvc_ablation_dev_*.json, "
+        "hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding (not rerun)",
+        script="bench_hagmvc_{degree,anchor_count,rotation,anchor_budget,variance}.py",
+        deterministic="yes (ACC per set and seed; fit times no)",
+        cost=(
+            "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21), "
+            "measured 5 s; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
+            "minutes per round (recorded fit times)"
+        ),
+        rerun=rerun_hagmvc_rounds,
     ),
     "federated": dict(
         doc="docs/user_guide/federated.md",

@@ -1059,7 +1059,7 @@ INVENTORY = {
         deterministic="grid yes; throughput no",
         cost=(
             "measured: slice T = 256, 512, 1024 (1485 of 3465 settings) 75 s; --full (all 7 "
-            "horizons, slopes) not run (recorded 1935 s of simulation)"
+            "horizons, slopes) 901 s, run 2026-12-04 (recorded 1935 s of simulation)"
         ),
         rerun=rerun_bandits_grid,
     ),
@@ -1145,7 +1145,7 @@ INVENTORY = {
         deterministic="NumPy blocks yes; torch CPU training: see the rerun",
         cost=(
             "measured: slice (oracle 10 seeds, GRAPE seed 0, torch diffusion seed 2000, RTE and "
-            "PhenoBrain seed 0) 121 s; --full not run (recorded 480 s + 364 s)"
+            "PhenoBrain seed 0) 121 s; --full 1101 s, run 2026-12-04 (recorded 480 s + 364 s)"
         ),
         rerun=rerun_deep,
     ),

@@ -175,9 +175,10 @@ def _replace_norms(m):
         cls = type(sub).__name__
         if isinstance(sub, torch.nn.LayerNorm) or cls.endswith(("RMSNorm", "LayerNorm")):
             if cls.startswith("Gemma"):
-                raise NotImplementedError(
-                    f"{name!r} is a {cls}, which scales by (1 + weight): the SynFlow saliency "
-                    "of this bridge handles norms that scale by their weight"
+                raise ValueError(
+                    f"model: {name!r} is a {cls}, which scales by (1 + weight); the SynFlow "
+                    "saliency of this bridge supports only norms that scale by their weight "
+                    "(LayerNorm, RMSNorm), so Gemma models are refused"
                 )
             targets.append(name)
     for name in targets:
@@ -267,6 +268,12 @@ def synflow_grad_model(model, *, keys=None, state_dict=None):
     -------
     grads : dict of str to ndarray
         Non-negative float64 arrays in the shapes of the parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` holds a Gemma norm (it scales by ``1 + weight``, which this
+        saliency does not model).
     """
     if keys is None:
         keys = [k for k, p in model.named_parameters() if p.ndim >= 2]

@@ -257,6 +257,18 @@ def test_transformer_synflow_gradient_is_positive_on_every_projection(tiny_lm):
         torch.testing.assert_close(value, before[key], rtol=0, atol=0)
 
 
+def test_synflow_refuses_gemma_norms_with_a_clear_error(tiny_lm):
+    # Gemma's RMSNorm scales by (1 + weight), which the frozen-RMS saliency does not
+    # model: a model holding one is refused, naming the argument and the module.
+    model, _ = tiny_lm
+    model = copy.deepcopy(model)
+    norm = model.model.norm
+    GemmaRMSNorm = type("GemmaRMSNorm", (type(norm),), {})
+    norm.__class__ = GemmaRMSNorm
+    with pytest.raises(ValueError, match=r"model: 'model\.norm' is a GemmaRMSNorm"):
+        synflow_grad_model(model)
+
+
 def test_rankwise_sa_merge_of_transformer_adapters_loads_and_keeps_the_fraction(tiny_lm):
     model, ids = tiny_lm
     sds = _lm_adapters(model, 3, seed=0)

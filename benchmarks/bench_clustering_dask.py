@@ -55,8 +55,7 @@ def generate(store, n, seed=0):
     import zarr
 
     root = zarr.open_group(store, mode="w")
-    rng = np.random.default_rng(seed)
-    centres = rng.uniform(-10.0, 10.0, size=(N_VIEWS, N_CLUSTERS, N_FEATURES))
+    centres = _centres(seed)
     views = [
         root.create_array(
             f"view{v}", shape=(n, N_FEATURES), chunks=(CHUNK, N_FEATURES), dtype="float32"
@@ -66,13 +65,34 @@ def generate(store, n, seed=0):
     y = root.create_array("y", shape=(n,), chunks=(CHUNK,), dtype="int16")
     for b, start in enumerate(range(0, n, CHUNK)):
         stop = min(start + CHUNK, n)
-        block_rng = np.random.default_rng([seed, b])
-        labels = block_rng.integers(N_CLUSTERS, size=stop - start)
+        block, labels = _block(centres, seed, b, stop - start)
         y[start:stop] = labels
         for v in range(N_VIEWS):
-            noise = block_rng.standard_normal((stop - start, N_FEATURES), dtype=np.float32)
-            views[v][start:stop] = centres[v][labels].astype(np.float32) + CLUSTER_STD * noise
+            views[v][start:stop] = block[v]
     return store
+
+
+def _centres(seed):
+    return np.random.default_rng(seed).uniform(-10.0, 10.0, size=(N_VIEWS, N_CLUSTERS, N_FEATURES))
+
+
+def _block(centres, seed, b, size):
+    """Views and labels of block ``b`` (``size`` rows) of the data of :func:`generate`."""
+    block_rng = np.random.default_rng([seed, b])
+    labels = block_rng.integers(N_CLUSTERS, size=size)
+    views = [
+        centres[v][labels].astype(np.float32)
+        + CLUSTER_STD * block_rng.standard_normal((size, N_FEATURES), dtype=np.float32)
+        for v in range(N_VIEWS)
+    ]
+    return views, labels
+
+
+def views_in_memory(n, seed=0):
+    """``(Xs, y)``: the data :func:`generate` writes for ``n <= CHUNK`` samples, as arrays."""
+    if n > CHUNK:
+        raise ValueError(f"n must be at most {CHUNK} (one block), got {n}")
+    return _block(_centres(seed), seed, 0, n)
 
 
 _CHILD = r"""

@@ -25,11 +25,10 @@ import re
 import sys
 import warnings
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import check_cluster_parity  # noqa: E402
+from bench_clustering_dask import views_in_memory  # noqa: E402
 from check_cluster_parity import ATTRIBUTES, fingerprint  # noqa: E402
 
 from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, HAGMVC, LMVSC, SMVSC  # noqa: E402
@@ -53,19 +52,6 @@ def record(model, Xs):
             for w in caught
         ],
     }
-
-
-def empty_anchor_views(n=1000):
-    """The rows of ``tests/cluster/test_blockwise_anchor.py::_benchmark_head``."""
-    rng = np.random.default_rng(0)
-    centres = rng.uniform(-10.0, 10.0, size=(3, 10, 64))
-    block_rng = np.random.default_rng([0, 0])
-    y = block_rng.integers(10, size=n)
-    return [
-        centres[v][y].astype(np.float32)
-        + 4.0 * block_rng.standard_normal((n, 64), dtype=np.float32)
-        for v in range(3)
-    ]
 
 
 def run():
@@ -96,7 +82,7 @@ def run():
         for name, (model, Xs) in cases.items():
             model = model.set_params(verbose=1, block_size=block_size)
             out[f"{name}/{block_size}"] = record(model, Xs)
-    views = empty_anchor_views()
+    views, _ = views_in_memory(1000)
     for make in (FPMVSCAG, SMVSC):
         for block_size in (None, 300):
             model = make(n_clusters=10, n_init=2, random_state=0, block_size=block_size)

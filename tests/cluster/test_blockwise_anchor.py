@@ -388,27 +388,13 @@ def test_eomscca_on_a_cluster_keeps_the_graph_step_on_the_workers(
     assert model.graph_reg_ == reference.graph_reg_
 
 
-def _benchmark_head(n=1000):
-    """The first rows of ``benchmarks/bench_clustering_dask.py``'s data (10 blobs, std 4)."""
-    rng = np.random.default_rng(0)
-    centres = rng.uniform(-10.0, 10.0, size=(3, 10, 64))
-    block_rng = np.random.default_rng([0, 0])
-    y = block_rng.integers(10, size=n)
-    Xs = [
-        centres[v][y].astype(np.float32)
-        + 4.0 * block_rng.standard_normal((n, 64), dtype=np.float32)
-        for v in range(3)
-    ]
-    return Xs, y
-
-
 @pytest.mark.parametrize("make", [FPMVSCAG, SMVSC])
-def test_an_anchor_left_empty_warns_with_advice(make):
+def test_an_anchor_left_empty_warns_with_advice(make, bench_dask_views):
     """The authors' start on the first 10 samples (7 of the 10 blobs) leaves an anchor
     empty: a fixed point of their algorithm. The fit warns, in memory and on blocks."""
     from sklearn.exceptions import ConvergenceWarning
 
-    Xs, y = _benchmark_head()
+    Xs, y = bench_dask_views(1000)
     assert len(np.unique(y[:10])) == 7
     advice = "n_anchors=20" if make is FPMVSCAG else "n_anchors=20 or 30"
     for block_size in (None, 300):

@@ -10,7 +10,6 @@ recorded and its ``filename`` must be this file.
 import contextlib
 import warnings
 
-import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -21,19 +20,6 @@ from mvlearn_ext.datasets import make_multiview_blobs
 def _small():
     Xs, _ = make_multiview_blobs(60, n_views=2, n_features=4, random_state=0)
     return Xs
-
-
-def _empty_anchor_views(n=1000):
-    """10 blobs whose first 10 rows hold 7 of them: init='first' leaves an anchor empty."""
-    rng = np.random.default_rng(0)
-    centres = rng.uniform(-10.0, 10.0, size=(3, 10, 64))
-    block_rng = np.random.default_rng([0, 0])
-    y = block_rng.integers(10, size=n)
-    return [
-        centres[v][y].astype(np.float32)
-        + 4.0 * block_rng.standard_normal((n, 64), dtype=np.float32)
-        for v in range(3)
-    ]
 
 
 @contextlib.contextmanager
@@ -74,14 +60,14 @@ CASES = {
     ),
     "SMVSC-empty-anchor": (
         lambda bs: SMVSC(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        _empty_anchor_views,
+        "bench",  # the first 1000 rows of the dask benchmark's data
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
     ),
     "FPMVSCAG-empty-anchor": (
         lambda bs: FPMVSCAG(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        _empty_anchor_views,
+        "bench",  # the first 1000 rows of the dask benchmark's data
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
@@ -90,9 +76,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_warnings_point_at_the_callers_line(case):
+def test_warnings_point_at_the_callers_line(case, bench_dask_views):
     make, data, block_sizes, category, match = CASES[case]
-    Xs = data()
+    Xs = bench_dask_views(1000)[0] if data == "bench" else data()
     for block_size in block_sizes:
         with _recording() as record:
             model = make(block_size).fit(Xs)

@@ -49,6 +49,8 @@ _ANCHOR_RULE = "per_cluster"
 #: against 0.9167, but ``blobs-mixed`` fell 0.031 below its best concatenation baseline
 #: (the issue allows 0.03), so not the default.
 _BUDGET_PER_CLUSTER = 75
+#: The ``"budget"`` rule's cap as a fraction of the samples: ``n // _BUDGET_DIVISOR``.
+_BUDGET_DIVISOR = 2
 _BUDGET_PAIRS = 1_500_000
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
@@ -101,7 +103,7 @@ def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
             first = max(n_clusters, min(_ANCHORS_PER_CLUSTER * n_clusters, n_samples // 4))
             if _ANCHOR_RULE == "budget":
                 cheap = min(
-                    n_samples // 2, _BUDGET_PER_CLUSTER * n_clusters, _BUDGET_PAIRS // n_samples
+                    n_samples // _BUDGET_DIVISOR, _BUDGET_PER_CLUSTER * n_clusters, _BUDGET_PAIRS // n_samples
                 )
                 first = max(first, cheap)
             if _ANCHOR_RULE == "sqrt":

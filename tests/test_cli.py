@@ -192,6 +192,39 @@ def test_clustering_section_warms_up_before_timing(monkeypatch):
     assert "untimed warm-up fit" in out
 
 
+def test_clustering_notes_compare_with_the_best_concatenation_baseline(monkeypatch):
+    """Every non-baseline row says by how much it trails or leads the best ``concat`` row."""
+    from mvlearn_ext._demo import cluster as _demo
+
+    class Fixed:
+        def __init__(self, n_clusters, perfect):
+            self.n_clusters, self.perfect = n_clusters, perfect
+
+        def fit_predict(self, Xs):
+            n = Xs[0].shape[0]
+            if self.perfect:  # Handwritten's classes come in blocks of n / 10
+                return np.arange(n) // (n // self.n_clusters)
+            return np.arange(n) % self.n_clusters  # ACC 0.1
+
+    monkeypatch.setattr(
+        _demo,
+        "METHODS",
+        [
+            ("mv", lambda k, seed, n_threads: Fixed(k, False), "a multi-view method"),
+            ("concat good", lambda k, seed, n_threads: Fixed(k, True), "baseline"),
+            ("concat bad", lambda k, seed, n_threads: Fixed(k, False), "baseline"),
+        ],
+    )
+    status, out, err = run(["demo", "--views", "mor", "zer", "--seeds", "1"])
+    assert status == 0, err
+    notes = [ln for ln in out.splitlines() if ln.lstrip().startswith("note:")]
+    assert any("mv: a multi-view method; ACC -0.900, behind the best concatenation" in n
+               for n in notes), notes  # fmt: skip
+    assert any(n.strip().startswith("note: concat good: baseline; the best concatenation")
+               for n in notes), notes  # fmt: skip
+    assert not any("concat bad" in n and "ACC -" in n for n in notes), notes
+
+
 def test_every_column_of_every_section_is_explained():
     for section in _cli.DEMO_SECTIONS:
         explanations = section.explanations()

@@ -627,7 +627,10 @@ def rerun_deep(full=False):
 #: HAGMVC development rounds rerun by default: the two smallest dev sets, two seeds of each
 #: round (the budget round: C1 at target seeds 0-1, C0 and C1 at decision seeds 20-21).
 HAG_SLICE = dict(
-    sets=("iris-sepal-petal", "wine-groups"), seeds=(0, 1), budget_seeds=(0, 1, 20, 21)
+    sets=("iris-sepal-petal", "wine-groups"),
+    seeds=(0, 1),
+    budget_seeds=(0, 1, 20, 21),
+    third_seeds=(0, 1, 40, 41),
 )
 
 
@@ -639,7 +642,10 @@ def rerun_hagmvc_rounds(full=False):
     for the rounds that reuse the fit's random state; restored afterwards): round 1
     ``hagmvc_degree_dev.json`` (reg 0, 0.1, 1), round 2 ``hagmvc_anchor_count_dev.json``
     (A0, A1 and their m_1), round 3 ``hagmvc_rotation_dev.json``, round 4
-    ``hagmvc_anchor_budget_dev.json`` (C0, C1 and m_1), and the variance study
+    ``hagmvc_anchor_budget_dev.json`` (C0, C1 and m_1), round 5
+    ``hagmvc_anchor_third_dev.json`` (the same with the cap ``n // 3``) and its
+    exploration ``hagmvc_sharpness_dev.json`` (every variant's ACC per seed; the
+    label-free criteria are not compared), and the variance study
     ``hagmvc_variance_dev.json`` (kpp and greedy anchors x three discretisations; that
     file stores the scores rounded to 5 decimals, so the rerun's are rounded alike).
     Fit times are not compared; the summaries need every seed (``--full`` only).
@@ -649,15 +655,20 @@ def rerun_hagmvc_rounds(full=False):
     import bench_hagmvc_anchor_count as count
     import bench_hagmvc_degree as degree
     import bench_hagmvc_rotation as rotation
+    import bench_hagmvc_sharpness as sharpness
     import bench_hagmvc_variance as variance
     import numpy as np
 
     import mvlearn_ext.cluster._hagmvc as hag
     from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
+    from mvlearn_ext.metrics import clustering_accuracy
 
     sets = list(mvc_suite_names("dev")) if full else list(HAG_SLICE["sets"])
     seeds = range(20) if full else HAG_SLICE["seeds"]
     bseeds = [*range(10), *range(20, 40)] if full else HAG_SLICE["budget_seeds"]
+    tseeds = [*range(10), *range(40, 60)] if full else HAG_SLICE["third_seeds"]
+    sharp = json.loads((RESULTS / "hagmvc_sharpness_dev.json").read_text())
+    sharp = {(r["set"], r["variant"]): r["accs"] for r in sharp["variants"]}
 
     def recorded(name, *by):
         rows = json.loads((RESULTS / name).read_text())["rows"]
@@ -668,9 +679,11 @@ def rerun_hagmvc_rounds(full=False):
         "count": recorded("hagmvc_anchor_count_dev.json", "set", "seed"),
         "rotation": recorded("hagmvc_rotation_dev.json", "set", "seed"),
         "budget": recorded("hagmvc_anchor_budget_dev.json", "set", "seed"),
+        "third": recorded("hagmvc_anchor_third_dev.json", "set", "seed"),
         "variance": recorded("hagmvc_variance_dev.json", "set", "anchors", "seed"),
     }
-    saved = (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG)
+    saved = (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG,
+             hag._BUDGET_DIVISOR)  # fmt: skip
     out = []
     try:
         for name in sets:
@@ -694,21 +707,32 @@ def rerun_hagmvc_rounds(full=False):
                 hag.KMeans = saved[0]
                 new = count.fit_rules(Xs, y, k, seed)
                 _compare_tree(rec["count"][(name, seed)], new, out, f"anchor_count|{name}|{seed}|")
-            for seed in bseeds:
-                new = {}
-                for key, rule in budget.RULES.items():
-                    if key == "C0" and seed in budget.TARGET_SEEDS:
-                        continue  # as the script: C0's seeds 0-9 are the suite's records
-                    acc, _, m1 = count.fit_acc(data.Xs, data.y, data.n_clusters, seed, rule)
-                    new.update({key: acc, f"{key}_m1": m1})
-                r = rec["budget"][(name, seed)]
-                _compare_tree(r, new, out, f"anchor_budget|{name}|{seed}|")
+            # Rounds 4 and 5: the budget rule with the cap n // 2, then n // 3.
+            for divisor, tag, round_seeds in ((2, "budget", bseeds), (3, "third", tseeds)):
+                hag._BUDGET_DIVISOR = divisor
+                for seed in round_seeds:
+                    new = {}
+                    for key, rule in budget.RULES.items():
+                        if key == "C0" and seed in budget.TARGET_SEEDS:
+                            continue  # as the script: C0's seeds 0-9 are the suite's records
+                        acc, _, m1 = count.fit_acc(data.Xs, data.y, data.n_clusters, seed, rule)
+                        new.update({key: acc, f"{key}_m1": m1})
+                    _compare_tree(rec[tag][(name, seed)], new, out, f"anchor_{tag}|{name}|{seed}|")
+            hag._BUDGET_DIVISOR = saved[4]
+            for variant, spec in sharpness.VARIANTS.items():
+                for seed in range(10) if full else seeds:
+                    acc = float(clustering_accuracy(y, sharpness._fit(Xs, k, seed, *spec).labels_))
+                    key = f"sharpness|{name}|{variant}|{seed}"
+                    out.extend(_compare([(key, sharp[(name, variant)][seed], acc)], []))
     finally:
-        hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG = saved
+        (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG,
+         hag._BUDGET_DIVISOR) = saved  # fmt: skip
     return out, {
         "sets": sets,
         "seeds (degree, anchor count, rotation, variance)": list(seeds),
         "seeds (anchor budget)": list(bseeds),
+        "seeds (round 5, cap n // 3)": list(tseeds),
+        "seeds (round 5 exploration)": list(range(10) if full else seeds),
         "not_compared": "summaries and decisions (need every seed), fit times",
     }
 
@@ -1280,12 +1304,14 @@ INVENTORY = {
     "hagmvc-dev-rounds": dict(
         doc="docs/user_guide/hagmvc_anchors.md",
         results="hagmvc_{degree,anchor_count,rotation,variance}_dev.json, "
-        "hagmvc_anchor_budget_dev.json (rerun); hagmvc_ablation_dev_*.json, "
+        "hagmvc_anchor_{budget,third}_dev.json, hagmvc_sharpness_dev.json (rerun); "
+        "hagmvc_ablation_dev_*.json, "
         "hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding (not rerun)",
-        script="bench_hagmvc_{degree,anchor_count,rotation,anchor_budget,variance}.py",
+        script="bench_hagmvc_{degree,anchor_count,rotation,anchor_budget,variance,sharpness}.py",
         deterministic="yes (ACC per set and seed; fit times no)",
         cost=(
-            "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21), "
+            "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21; "
+            "round 5: 0, 1, 40, 41), "
             "measured 5 s; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
             "minutes per round (recorded fit times)"
         ),

@@ -216,22 +216,26 @@ def test_pyramid_sizes():
 
 
 @pytest.mark.parametrize(
-    ("n", "k", "expected"),
+    ("n", "k", "divisor", "expected"),
     [
-        (2000, 10, 750),  # min(n // 2, 75 k, 1.5e6 // n) = 750 > the default's 500
-        (150, 3, 75),  # half the samples
-        (1000, 2, 150),  # 75 anchors per cluster
-        (2999, 10, 500),  # the pair budget (500) ties the default
-        (30000, 10, 500),  # beyond the budget: the default rule
-        (10**6, 10, 500),
+        (2000, 10, 2, 750),  # min(n // 2, 75 k, 1.5e6 // n) = 750 > the default's 500
+        (150, 3, 2, 75),  # half the samples
+        (1000, 2, 2, 150),  # 75 anchors per cluster
+        (2999, 10, 2, 500),  # the pair budget (500) ties the default
+        (30000, 10, 2, 500),  # beyond the budget: the default rule
+        (10**6, 10, 2, 500),
+        (2000, 10, 3, 666),  # round 5: a third of the samples
+        (800, 5, 3, 266),
+        (100, 3, 3, 33),
     ],
 )
-def test_budget_anchor_rule_sizes(monkeypatch, n, k, expected):
-    """The round-4 candidate (not the default): more anchors only while n * m_1 <= 1.5e6."""
+def test_budget_anchor_rule_sizes(monkeypatch, n, k, divisor, expected):
+    """Rounds 4 and 5 (not the default): more anchors only while n * m_1 <= 1.5e6."""
     import mvlearn_ext.cluster._hagmvc as hag
 
     default = _pyramid_sizes(n, k, None, 0.5, 1)[0]
     monkeypatch.setattr(hag, "_ANCHOR_RULE", "budget")
+    monkeypatch.setattr(hag, "_BUDGET_DIVISOR", divisor)
     first = _pyramid_sizes(n, k, None, 0.5, 1)[0]
     assert first == expected
     assert first >= default

@@ -71,6 +71,7 @@ import mvlearn_ext.cluster._hagmvc as hag
 from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
 
 sys.path.insert(0, "benchmarks")
+import _hagmvc_rounds as rounds  # noqa: E402
 from _hagmvc_rounds import best_baselines  # noqa: E402
 from bench_hagmvc_anchor_count import fit_acc  # noqa: E402
 
@@ -133,6 +134,8 @@ def main(argv=None):
         "--degree-reg", type=float, default=0.0, help="C1's _DEGREE_REG (C0 keeps 0)"
     )
     args = parser.parse_args(argv)
+    for name, value in rounds.REFERENCE_DEFAULTS.items():  # C0: the defaults before round 6
+        setattr(hag, name, value)
     global DECISION_SEEDS
     DECISION_SEEDS = range(args.first_seed, args.first_seed + 20)
     hag._BUDGET_DIVISOR = args.divisor

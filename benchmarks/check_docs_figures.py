@@ -631,6 +631,7 @@ HAG_SLICE = dict(
     seeds=(0, 1),
     budget_seeds=(0, 1, 20, 21),
     third_seeds=(0, 1, 40, 41),
+    tau_seeds=(0, 1, 60, 61),
 )
 
 
@@ -667,6 +668,7 @@ def rerun_hagmvc_rounds(full=False):
     seeds = range(20) if full else HAG_SLICE["seeds"]
     bseeds = [*range(10), *range(20, 40)] if full else HAG_SLICE["budget_seeds"]
     tseeds = [*range(10), *range(40, 60)] if full else HAG_SLICE["third_seeds"]
+    useeds = [*range(10), *range(60, 80)] if full else HAG_SLICE["tau_seeds"]
     sharp = json.loads((RESULTS / "hagmvc_sharpness_dev.json").read_text())
     sharp = {(r["set"], r["variant"]): r["accs"] for r in sharp["variants"]}
 
@@ -680,12 +682,16 @@ def rerun_hagmvc_rounds(full=False):
         "rotation": recorded("hagmvc_rotation_dev.json", "set", "seed"),
         "budget": recorded("hagmvc_anchor_budget_dev.json", "set", "seed"),
         "third": recorded("hagmvc_anchor_third_dev.json", "set", "seed"),
+        "tau": recorded("hagmvc_anchor_tau_dev.json", "set", "seed"),
         "variance": recorded("hagmvc_variance_dev.json", "set", "anchors", "seed"),
     }
     saved = (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG,
              hag._BUDGET_DIVISOR)  # fmt: skip
     out = []
     try:
+        # Every round compares with HAGMVC's defaults before round 6.
+        for switch, value in rounds.REFERENCE_DEFAULTS.items():
+            setattr(hag, switch, value)
         for name in sets:
             data = load_mvc_dataset(name)
             Xs, y = load_mvc_dataset(name, return_Xs_y=True)
@@ -707,18 +713,23 @@ def rerun_hagmvc_rounds(full=False):
                 hag.KMeans = saved[0]
                 new = count.fit_rules(Xs, y, k, seed)
                 _compare_tree(rec["count"][(name, seed)], new, out, f"anchor_count|{name}|{seed}|")
-            # Rounds 4 and 5: the budget rule with the cap n // 2, then n // 3.
-            for divisor, tag, round_seeds in ((2, "budget", bseeds), (3, "third", tseeds)):
+            # Rounds 4-6: the budget rule with the cap n // 2, then n // 3, then n // 2 with
+            # the degree regularisation 0.1 for C1 (C0 is the reference: rule, 0, 2).
+            for divisor, tau, tag, round_seeds in (
+                (2, 0.0, "budget", bseeds),
+                (3, 0.0, "third", tseeds),
+                (2, 0.1, "tau", useeds),
+            ):
                 hag._BUDGET_DIVISOR = divisor
                 for seed in round_seeds:
                     new = {}
                     for key, rule in budget.RULES.items():
                         if key == "C0" and seed in budget.TARGET_SEEDS:
                             continue  # as the script: C0's seeds 0-9 are the suite's records
-                        acc, _, m1 = count.fit_acc(data.Xs, data.y, data.n_clusters, seed, rule)
+                        acc, _, m1 = budget.fit_candidate(data, seed, rule, key, tau)
                         new.update({key: acc, f"{key}_m1": m1})
                     _compare_tree(rec[tag][(name, seed)], new, out, f"anchor_{tag}|{name}|{seed}|")
-            hag._BUDGET_DIVISOR = saved[4]
+                hag._BUDGET_DIVISOR = rounds.REFERENCE_DEFAULTS["_BUDGET_DIVISOR"]
             for variant, spec in sharpness.VARIANTS.items():
                 for seed in range(10) if full else seeds:
                     acc = float(clustering_accuracy(y, sharpness._fit(Xs, k, seed, *spec).labels_))
@@ -732,6 +743,7 @@ def rerun_hagmvc_rounds(full=False):
         "seeds (degree, anchor count, rotation, variance)": list(seeds),
         "seeds (anchor budget)": list(bseeds),
         "seeds (round 5, cap n // 3)": list(tseeds),
+        "seeds (round 6, degree regularisation)": list(useeds),
         "seeds (round 5 exploration)": list(range(10) if full else seeds),
         "not_compared": "summaries and decisions (need every seed), fit times",
     }
@@ -794,6 +806,9 @@ def _cimln_part(part, seed):
             seeds = list(rec["seeds"]) if full else [seed]
             run = {
                 "unbalanced_views": bd.cimln_unbalanced_rows,
+                "unbalanced_views_baselines": lambda seeds: bd.cimln_unbalanced_rows(
+                    seeds, variants={}
+                ),
                 "handwritten_eta0.5": bd.cimln_rows,
                 "handwritten_default_config": bd.cimln_default_rows,
                 "handwritten_hagmvc": bd.cimln_anchor_rows,
@@ -1197,6 +1212,14 @@ INVENTORY = {
         cost="measured: slice seed 0 of 10 (all 11 rows) 7-21 s; --full (10 seeds) 72 s",
         rerun=_cimln_part("unbalanced_views", 0),
     ),
+    "cimln-unbalanced-baselines": dict(
+        doc="docs/user_guide/deep_methods.md CIMLN on make_unbalanced_views: the anchor rows",
+        results="cimln_unbalanced_views_baselines.json",
+        script="bench_deep.py --cimln unbalanced_views_baselines (seeds 0-9)",
+        deterministic="yes (k-means, HAGMVC, LMVSC; times no)",
+        cost="slice seed 0 of 10 (the 6 baseline rows): seconds; --full (10 seeds) about 30 s",
+        rerun=_cimln_part("unbalanced_views_baselines", 0),
+    ),
     "cimln-handwritten-eta0.5": dict(
         doc="docs/user_guide/deep_methods.md CIMLN ablation on Handwritten (eta = 0.5)",
         results="cimln_handwritten_eta0.5.json",
@@ -1304,14 +1327,14 @@ INVENTORY = {
     "hagmvc-dev-rounds": dict(
         doc="docs/user_guide/hagmvc_anchors.md",
         results="hagmvc_{degree,anchor_count,rotation,variance}_dev.json, "
-        "hagmvc_anchor_{budget,third}_dev.json, hagmvc_sharpness_dev.json (rerun); "
+        "hagmvc_anchor_{budget,third,tau}_dev.json, hagmvc_sharpness_dev.json (rerun); "
         "hagmvc_ablation_dev_*.json, "
         "hagmvc_suite_after_issue16.json, mvc_suite_greedy_seeding (not rerun)",
         script="bench_hagmvc_{degree,anchor_count,rotation,anchor_budget,variance,sharpness}.py",
         deterministic="yes (ACC per set and seed; fit times no)",
         cost=(
             "slice: iris-sepal-petal, wine-groups, seeds 0-1 of each round (budget: 0, 1, 20, 21; "
-            "round 5: 0, 1, 40, 41), "
+            "round 5: 0, 1, 40, 41; round 6: 0, 1, 60, 61), "
             "measured 5 s; --full (8 dev sets, 20 seeds; budget 30): not run, tens of "
             "minutes per round (recorded fit times)"
         ),

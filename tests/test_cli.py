@@ -218,7 +218,7 @@ def test_clustering_notes_compare_with_the_best_concatenation_baseline(monkeypat
     status, out, err = run(["demo", "--views", "mor", "zer", "--seeds", "1"])
     assert status == 0, err
     notes = [ln for ln in out.splitlines() if ln.lstrip().startswith("note:")]
-    assert any("mv: a multi-view method; ACC -0.900, behind the best concatenation" in n
+    assert any("mv: a multi-view method; ACC -0.9000, behind the best concatenation" in n
                for n in notes), notes  # fmt: skip
     assert any(n.strip().startswith("note: concat good: baseline; the best concatenation")
                for n in notes), notes  # fmt: skip

@@ -117,12 +117,12 @@ def _against_best_concatenation(rows):
             continue
         gap = mean_acc[id(row)] - mean_acc[id(best)]
         verdict = "ahead of" if gap > 0 else ("level with" if gap == 0 else "behind")
-        row.note += f"; ACC {gap:+.3f}, {verdict} the best concatenation baseline here"
+        row.note += f"; ACC {gap:+.4f}, {verdict} the best concatenation baseline here"
     best.note += (
         f"; the best concatenation baseline here (ACC {mean_acc[id(best)]:.3f}). Which"
         " concatenation is best depends on the data, and each fails badly on some set of"
-        " the suite (docs/mvc_suite.md), where, without that choice, DRMC leads on mean ACC"
-        " on the development and the held-out sets and HAGMVC on the development sets only"
+        " the suite (docs/mvc_suite.md), where, without that choice, HAGMVC and DRMC have"
+        " the higher mean ACC on the development and on the held-out sets"
         " ('Multi-view method or concatenation?' in the clustering guide)"
     )
     return rows

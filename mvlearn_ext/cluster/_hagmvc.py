@@ -738,16 +738,22 @@ class HAGMVC(InductiveClusterer):
     **Labels.** The composite graph ``G = Z^(L) ... Z^(1)`` (shape ``(m_L, n)``,
     column-stochastic) links every sample to the coarsest anchors. Its normalised
     bipartite spectral embedding (top ``n_clusters`` eigenvectors of
-    ``G^T Delta^-1 G``, computed from an ``m_L x m_L`` matrix) is row-normalised
-    and clustered by k-means.
+    ``G^T (Delta + tau I)^-1 G``, computed from an ``m_L x m_L`` matrix, ``Delta``
+    the anchor degrees and ``tau`` a tenth of their mean, which damps anchors used
+    by a few samples only) is row-normalised and clustered by k-means.
 
     Parameters
     ----------
     n_clusters : int, default=8
         The number of clusters.
     n_anchors : int, sequence of int or None, default=None
-        The pyramid. ``None``: ``m_1 = min(n_samples // 4, 50 * n_clusters)`` (at
-        least ``n_clusters``); an int:
+        The pyramid. ``None``: ``m_1 = max(min(n // 4, 50 k), min(n // 2, 75 k,
+        1_500_000 // n))`` for ``n`` samples and ``k = n_clusters`` (at least
+        ``k``): up to half the samples and 75 anchors per cluster while the
+        sample-anchor distances stay within 1.5 million pairs, otherwise a quarter
+        of the samples and 50 per cluster (for ``k = 10``: 750 anchors at
+        ``n = 2000``, 500 from ``n = 3000`` on). Chosen on the development suite
+        (round 6 of ``docs/user_guide/hagmvc_anchors.md``); an int:
         ``m_1`` (capped at ``n_samples``); in both cases the next levels have
         ``m_l = max(n_clusters, round(ratio * m_{l-1}))`` anchors, and a level
         that would not be smaller than the one below is dropped. A sequence gives
@@ -913,9 +919,9 @@ class HAGMVC(InductiveClusterer):
     >>> Xs, y = make_multiview_blobs(300, n_views=2, n_clusters=3, random_state=0)
     >>> model = HAGMVC(n_clusters=3, n_levels=2, random_state=0).fit(Xs)
     >>> model.n_anchors_
-    (75, 38)
+    (150, 75)
     >>> [A.shape for A in model.anchors_[1]]
-    [(38, 10), (38, 10)]
+    [(75, 10), (75, 10)]
     >>> float(clustering_accuracy(y, model.labels_))
     1.0
     """

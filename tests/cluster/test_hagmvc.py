@@ -201,12 +201,23 @@ def test_bad_view_weights(weights, match):
         HAGMVC(n_clusters=4, view_weights=weights).fit(Xs)
 
 
-def test_pyramid_sizes():
-    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [500, 250, 125]
+def test_pyramid_sizes(monkeypatch):
+    import mvlearn_ext.cluster._hagmvc as hag
+
+    # The default ("budget"): at most half the samples and 75 per cluster while
+    # n * m_1 <= 1.5e6, never fewer than the "per_cluster" rule, at least n_clusters.
+    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [750, 375, 188]
+    assert _pyramid_sizes(60, 3, None, 0.5, 3) == [30, 15, 8]
+    assert _pyramid_sizes(100, 10, None, 0.5, 4) == [50, 25, 12, 10]
+    assert _pyramid_sizes(12, 10, None, 0.5, 3) == [10]
+    assert _pyramid_sizes(10**6, 10, None, 0.5, 1) == [500]
+    monkeypatch.setattr(hag, "_ANCHOR_RULE", "per_cluster")
     # At most a quarter of the samples, at least n_clusters.
+    assert _pyramid_sizes(2000, 10, None, 0.5, 3) == [500, 250, 125]
     assert _pyramid_sizes(60, 3, None, 0.5, 3) == [15, 8, 4]
     assert _pyramid_sizes(100, 10, None, 0.5, 4) == [25, 12, 10]
     assert _pyramid_sizes(12, 10, None, 0.5, 3) == [10]
+    monkeypatch.undo()
     assert _pyramid_sizes(100, 10, 100, 0.5, 4) == [100, 50, 25, 12]
     assert _pyramid_sizes(500, 5, [50, 20, 5], 0.5, 3) == [50, 20, 5]
     with pytest.raises(ValueError, match="strictly decreasing"):
@@ -230,9 +241,11 @@ def test_pyramid_sizes():
     ],
 )
 def test_budget_anchor_rule_sizes(monkeypatch, n, k, divisor, expected):
-    """Rounds 4 and 5 (not the default): more anchors only while n * m_1 <= 1.5e6."""
+    """The default since round 6 (cap ``n // 2``; round 5's ``n // 3`` was not adopted):
+    more anchors than the ``"per_cluster"`` rule only while n * m_1 <= 1.5e6."""
     import mvlearn_ext.cluster._hagmvc as hag
 
+    monkeypatch.setattr(hag, "_ANCHOR_RULE", "per_cluster")
     default = _pyramid_sizes(n, k, None, 0.5, 1)[0]
     monkeypatch.setattr(hag, "_ANCHOR_RULE", "budget")
     monkeypatch.setattr(hag, "_BUDGET_DIVISOR", divisor)

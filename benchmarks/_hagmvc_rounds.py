@@ -29,6 +29,13 @@ from mvlearn_ext.datasets import load_mvc_dataset, mvc_suite_names
 #: round, so that a round's script reproduces its records after the defaults moved on.
 REFERENCE_DEFAULTS = {"_ANCHOR_RULE": "per_cluster", "_DEGREE_REG": 0.0, "_BUDGET_DIVISOR": 2}
 
+
+def pin_reference_defaults():
+    """Set HAGMVC's module switches to :data:`REFERENCE_DEFAULTS`."""
+    for name, value in REFERENCE_DEFAULTS.items():
+        setattr(hag, name, value)
+
+
 BASELINES = ("concat-kmeans-z", "concat-kmeans-bal", "concat-spectral-z", "concat-spectral-bal")
 _KMEANS = KMeans
 
@@ -49,11 +56,10 @@ class CapturingKMeans:
 def parse_args(doc, argv=None):
     """``--seeds`` (default 20), ``--sets`` (dev set names; default all) and ``--json``.
 
-    Also sets HAGMVC's switches to :data:`REFERENCE_DEFAULTS` for the rest of the
+    Also pins HAGMVC's switches to :data:`REFERENCE_DEFAULTS` for the rest of the
     process (every round script calls this first).
     """
-    for name, value in REFERENCE_DEFAULTS.items():
-        setattr(hag, name, value)
+    pin_reference_defaults()
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--sets", nargs="*")
@@ -140,6 +146,16 @@ def rule_failures(entry, sets, baselines, base=None):
     if hw is not None and (hw[0] < 0.975 or hw[1] >= 0.01):
         why.append(f"handwritten {hw[0]:.3f} ± {hw[1]:.3f}")
     return why
+
+
+def summary_line(key, entry, width=0):
+    """One printed line of a variant's summary: dev mean, spread, Handwritten, failures."""
+    hw = entry["handwritten_0_9"]
+    return (
+        f"{key.ljust(width)} dev mean {entry['dev_mean']:.4f} spread {entry['spread']:.4f}"
+        + (f"  handwritten 0-9 {hw[0]:.3f}±{hw[1]:.3f}" if hw else "")
+        + (f"  fails: {'; '.join(entry['fails'])}" if entry.get("fails") else "")
+    )
 
 
 def mean_std(rows, key):

@@ -383,6 +383,24 @@ def _summary(block):
     }
 
 
+#: ``--cimln PART`` -> ``rows(seeds, on_seed=None)`` (every part but ``dev_decision``);
+#: ``check_docs_figures.py`` reruns the recorded files through the same table.
+CIMLN_PARTS = {
+    "unbalanced_views": cimln_unbalanced_rows,
+    "unbalanced_views_baselines": lambda seeds, on_seed=None: cimln_unbalanced_rows(
+        seeds, on_seed, variants={}
+    ),
+    "handwritten_eta0.5": cimln_rows,
+    "handwritten_default_config": cimln_default_rows,
+    "handwritten_hagmvc": cimln_anchor_rows,
+    "handwritten_default_nocausal": lambda seeds, on_seed=None: cimln_default_rows(
+        seeds,
+        on_seed,
+        variants={"CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}},
+    ),
+}
+
+
 def main_cimln(part, n_seeds=10, seeds=None):
     """One part of the issue-18 CIMLN study; writes benchmarks/results/cimln_<part>.json.
 
@@ -413,20 +431,7 @@ def main_cimln(part, n_seeds=10, seeds=None):
         res = write_dev(cimln_dev_decision(on_seed=write_dev))
         print(json.dumps(res["decision"], indent=1))
         return
-    run = {
-        "unbalanced_views": cimln_unbalanced_rows,
-        "unbalanced_views_baselines": lambda seeds, on_seed: cimln_unbalanced_rows(
-            seeds, on_seed, variants={}
-        ),
-        "handwritten_eta0.5": cimln_rows,
-        "handwritten_default_config": cimln_default_rows,
-        "handwritten_hagmvc": cimln_anchor_rows,
-        "handwritten_default_nocausal": lambda seeds, on_seed: cimln_default_rows(
-            seeds,
-            on_seed,
-            variants={"CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}},
-        ),
-    }[part]
+    run = CIMLN_PARTS[part]
 
     def write(rows):
         done = sorted({r["seed"] for v in rows.values() for r in v})

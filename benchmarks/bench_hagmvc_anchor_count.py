@@ -103,12 +103,7 @@ def main(argv=None):
     baselines = rounds.best_baselines()
     table, adopted = decide(rows, sets, baselines)
     for key, entry in table.items():
-        hw = entry["handwritten_0_9"]
-        print(
-            f"{key} dev mean {entry['dev_mean']:.4f} spread {entry['spread']:.4f}"
-            + (f"  handwritten 0-9 {hw[0]:.3f}±{hw[1]:.3f}" if hw else "")
-            + (f"  fails: {'; '.join(entry['fails'])}" if entry.get("fails") else "")
-        )
+        print(rounds.summary_line(key, entry))
     print("adopted:", adopted)
     rounds.write_json(
         args.json,

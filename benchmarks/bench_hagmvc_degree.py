@@ -133,11 +133,8 @@ def main(argv=None):
     baselines = rounds.best_baselines()
     table, adopted = decide(rows, sets, baselines)
     for key, entry in table.items():
-        hw = entry["handwritten_0_9"]
         print(
-            f"{key:7s} dev mean {entry['dev_mean']:.4f} spread {entry['spread']:.4f}"
-            + (f"  handwritten 0-9 {hw[0]:.3f}±{hw[1]:.3f}" if hw else "")
-            + (f"  fails: {'; '.join(entry['fails'])}" if entry["fails"] else "")
+            rounds.summary_line(key, entry, width=7)
             + ("  (reference)" if key == "reg0" else "  eligible" if not entry["fails"] else "")
         )
     print("adopted:", adopted)

@@ -194,11 +194,7 @@ def main(argv=None):
             )
     table, corr = summarise(rows, args.seeds)
     for name, entry in table.items():
-        hw = entry["handwritten_0_9"]
-        print(
-            f"{name:18s} dev mean {entry['dev_mean']:.4f} spread {entry['spread']:.4f}"
-            + (f"  handwritten 0-9 {hw[0]:.3f}±{hw[1]:.3f}" if hw else "")
-        )
+        print(rounds.summary_line(name, entry, width=18))
     print("criterion rank correlation with ACC over restarts:", corr)
     if args.json:
         with open(args.json, "w") as f:

@@ -689,9 +689,7 @@ def rerun_hagmvc_rounds(full=False):
              hag._BUDGET_DIVISOR)  # fmt: skip
     out = []
     try:
-        # Every round compares with HAGMVC's defaults before round 6.
-        for switch, value in rounds.REFERENCE_DEFAULTS.items():
-            setattr(hag, switch, value)
+        rounds.pin_reference_defaults()  # every round's reference: the pre-round-6 defaults
         for name in sets:
             data = load_mvc_dataset(name)
             Xs, y = load_mvc_dataset(name, return_Xs_y=True)
@@ -734,7 +732,7 @@ def rerun_hagmvc_rounds(full=False):
                 for seed in range(10) if full else seeds:
                     acc = float(clustering_accuracy(y, sharpness._fit(Xs, k, seed, *spec).labels_))
                     key = f"sharpness|{name}|{variant}|{seed}"
-                    out.extend(_compare([(key, sharp[(name, variant)][seed], acc)], []))
+                    _compare([(key, sharp[(name, variant)][seed], acc)], out)
     finally:
         (hag.KMeans, hag._SEED_LOCAL_TRIALS, hag._ANCHOR_RULE, hag._DEGREE_REG,
          hag._BUDGET_DIVISOR) = saved  # fmt: skip
@@ -804,21 +802,7 @@ def _cimln_part(part, seed):
             }
         else:
             seeds = list(rec["seeds"]) if full else [seed]
-            run = {
-                "unbalanced_views": bd.cimln_unbalanced_rows,
-                "unbalanced_views_baselines": lambda seeds: bd.cimln_unbalanced_rows(
-                    seeds, variants={}
-                ),
-                "handwritten_eta0.5": bd.cimln_rows,
-                "handwritten_default_config": bd.cimln_default_rows,
-                "handwritten_hagmvc": bd.cimln_anchor_rows,
-                "handwritten_default_nocausal": lambda seeds: bd.cimln_default_rows(
-                    seeds,
-                    variants={
-                        "CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}
-                    },
-                ),
-            }[part]
+            run = bd.CIMLN_PARTS[part]
             with threadpool_limits(limits=1):  # as main_cimln
                 new = run(seeds)
             recorded = {

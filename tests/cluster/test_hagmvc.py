@@ -217,7 +217,6 @@ def test_pyramid_sizes(monkeypatch):
     assert _pyramid_sizes(60, 3, None, 0.5, 3) == [15, 8, 4]
     assert _pyramid_sizes(100, 10, None, 0.5, 4) == [25, 12, 10]
     assert _pyramid_sizes(12, 10, None, 0.5, 3) == [10]
-    monkeypatch.undo()
     assert _pyramid_sizes(100, 10, 100, 0.5, 4) == [100, 50, 25, 12]
     assert _pyramid_sizes(500, 5, [50, 20, 5], 0.5, 3) == [50, 20, 5]
     with pytest.raises(ValueError, match="strictly decreasing"):

@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import mvlearn_ext
 from mvlearn_ext._lib import _reference as ref
-from mvlearn_ext._lib import core_info, effective_n_threads
+from mvlearn_ext._lib import core_info, effective_n_jobs
 from mvlearn_ext.utils import _kernels as nb
 from mvlearn_ext.utils import anchor_graph, project_simplex
 
@@ -59,7 +59,7 @@ def bench_simplex(n, m, repeats, threads, dtype=np.float64):
     for t in threads:
         with threadpool_limits(t):
             numba.set_num_threads(t)
-            t_cpp = median_time(lambda t=t: project_simplex(X, out=out, n_threads=t), repeats)
+            t_cpp = median_time(lambda t=t: project_simplex(X, out=out, n_jobs=t), repeats)
             t_nb = median_time(lambda: nb.project_simplex_rows(Xd, 1.0, outd), repeats)
             t_np = median_time(lambda: ref.project_simplex_sort(X), max(1, repeats // 2))
         rows.append(dict(threads=t, cpp_s=t_cpp, numba_s=t_nb, numpy_s=t_np))
@@ -81,9 +81,7 @@ def bench_anchor_graph(n, m, d, k, repeats, threads):
     for t in threads:
         with threadpool_limits(t):
             numba.set_num_threads(t)
-            t_cpp = median_time(
-                lambda t=t: anchor_graph(X, A, n_neighbors=k, n_threads=t), repeats
-            )
+            t_cpp = median_time(lambda t=t: anchor_graph(X, A, n_neighbors=k, n_jobs=t), repeats)
             t_np = median_time(lambda: ref.anchor_graph_chunked(X, A, k), repeats)
             t_nb = median_time(lambda: nb.anchor_graph_rows(X, A, k, w, c), repeats)
         rows.append(dict(threads=t, cpp_s=t_cpp, numpy_blas_s=t_np, numba_s=t_nb))
@@ -150,7 +148,7 @@ def environment():
         numba=numba.__version__,
         blas=blas,
         cpu=platform.processor() or platform.machine(),
-        cpus=effective_n_threads(None),
+        cpus=effective_n_jobs(None),
         core=core_info(),
     )
 
@@ -201,7 +199,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
     p.add_argument("--json", default=None, help="write the raw results here")
     args = p.parse_args(argv)
-    cpus = effective_n_threads(None)
+    cpus = effective_n_jobs(None)
     threads = sorted({1, 2, cpus} & set(range(1, cpus + 1)))
     if args.quick:
         sn, sm, srep = 20_000, 64, 3

@@ -349,9 +349,9 @@ def _cmd_demo(args, stdout, stderr):
     if sections is None:
         return 2
     try:
-        from mvlearn_ext._lib import effective_n_threads
+        from mvlearn_ext._lib import effective_n_jobs
 
-        n_threads = effective_n_threads(args.threads)
+        n_threads = effective_n_jobs(args.threads)
     except (ImportError, TypeError, ValueError) as exc:
         stderr.write(f"mvlearn_ext demo: error: --threads {args.threads}: {exc}\n")
         return 2

@@ -219,7 +219,7 @@ def test_one_route_into_the_compiled_core():
         ("mvlearn_ext.cluster._x", "from mvlearn_ext._lib import anchor_graph", True),
         ("mvlearn_ext.cluster._x", "from ..utils import kneighbors_anchors", True),
         ("mvlearn_ext.cluster._x", "from mvlearn_ext._lib._kernels import project_simplex", False),
-        ("mvlearn_ext.cluster._x", "from mvlearn_ext.utils import effective_n_threads", False),
+        ("mvlearn_ext.cluster._x", "from mvlearn_ext.utils import effective_n_jobs", False),
         ("mvlearn_ext.utils.__init__", "from mvlearn_ext._lib import project_simplex", False),
     ],
 )

@@ -27,13 +27,13 @@ except ImportError as exc:  # pragma: no cover - a broken install
     ) from exc
 
 from mvlearn_ext._lib import _kernels
-from mvlearn_ext._lib._threads import MAX_THREADS, effective_n_threads
+from mvlearn_ext._lib._threads import MAX_THREADS, effective_n_jobs
 
 __all__ = [
     "MAX_THREADS",
     "anchor_graph",
     "core_info",
-    "effective_n_threads",
+    "effective_n_jobs",
     "kneighbors_anchors",
     "project_simplex",
 ]
@@ -57,7 +57,7 @@ def _as_float_matrix(X, name):
     return X
 
 
-def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
+def project_simplex(X, *, scale=1.0, axis=1, out=None, n_jobs=None):
     """Euclidean projection of every row (or column) onto the scaled simplex.
 
     Solves, for each row ``x`` of ``X`` independently,
@@ -79,8 +79,9 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
     out : ndarray, optional
         Where to write the result: same shape and dtype as the converted ``X``.
         ``out=X`` projects in place.
-    n_threads : int, optional
-        Threads to use; ``None`` or ``-1`` uses every available CPU.
+    n_jobs : int, default=None
+        Threads to use: ``None`` means 1, ``-1`` every available CPU (see
+        :func:`~mvlearn_ext.utils.effective_n_jobs`).
 
     Returns
     -------
@@ -103,7 +104,7 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_threads=None):
         raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
     if axis not in (0, 1):
         raise ValueError(f"axis must be 0 or 1, got {axis!r}")
-    nt = effective_n_threads(n_threads)
+    nt = effective_n_jobs(n_jobs)
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
@@ -145,7 +146,7 @@ def _check_anchor_inputs(X, anchors, n_neighbors, name_k="n_neighbors"):
     return X, anchors, int(n_neighbors)
 
 
-def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_threads=None):
+def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_jobs=None):
     """The ``n_neighbors`` nearest anchors of every sample, by squared distance.
 
     Exact search in C++ over tiles of anchors with a bounded heap per sample:
@@ -159,8 +160,9 @@ def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_threads=None):
     anchors : array-like of shape (n_anchors, n_features)
     n_neighbors : int, default=5
         Clipped to ``n_anchors``.
-    n_threads : int, optional
-        ``None`` or ``-1``: every available CPU.
+    n_jobs : int, default=None
+        Threads to use: ``None`` means 1, ``-1`` every available CPU (see
+        :func:`~mvlearn_ext.utils.effective_n_jobs`).
 
     Returns
     -------
@@ -172,10 +174,10 @@ def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_threads=None):
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {k}")
     k = min(k, anchors.shape[0])
-    return _kernels.kneighbors_anchors(X, anchors, k, n_threads=effective_n_threads(n_threads))
+    return _kernels.kneighbors_anchors(X, anchors, k, n_threads=effective_n_jobs(n_jobs))
 
 
-def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
+def anchor_graph(X, anchors, *, n_neighbors=5, n_jobs=None):
     """Parameter-free kNN anchor graph of Nie, Wang & Huang (KDD 2014).
 
     For each sample, with the squared distances ``d_1 <= ... <= d_{k+1}`` to
@@ -200,8 +202,9 @@ def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
     anchors : array-like of shape (n_anchors, n_features)
     n_neighbors : int, default=5
         ``k``, the number of anchors each sample connects to.
-    n_threads : int, optional
-        ``None`` or ``-1``: every available CPU.
+    n_jobs : int, default=None
+        Threads to use: ``None`` means 1, ``-1`` every available CPU (see
+        :func:`~mvlearn_ext.utils.effective_n_jobs`).
 
     Returns
     -------
@@ -223,7 +226,7 @@ def anchor_graph(X, anchors, *, n_neighbors=5, n_threads=None):
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {k}")
     k = min(k, anchors.shape[0] - 1)
-    return _kernels.anchor_graph(X, anchors, k, n_threads=effective_n_threads(n_threads))
+    return _kernels.anchor_graph(X, anchors, k, n_threads=effective_n_jobs(n_jobs))
 
 
 def core_info() -> dict:

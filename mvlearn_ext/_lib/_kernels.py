@@ -12,7 +12,7 @@ entry. The bindings still check what memory safety needs (dimensions,
 matching shapes, exact dtype, contiguity where a kernel needs it) and raise
 ``ValueError``/``TypeError`` on a break, so a driver bug is an error, never
 a wrong read. ``n_threads`` follows the package's thread rule
-(:func:`~mvlearn_ext._lib.effective_n_threads`: ``None``/``-1`` every CPU,
+(:func:`~mvlearn_ext._lib.effective_n_jobs`: ``None``/``-1`` every CPU,
 negative all but ``|n| - 1``), a scalar check that costs nothing.
 
 The NumPy references of every kernel are in :mod:`mvlearn_ext._lib._reference`;
@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib import _core
-from mvlearn_ext._lib._threads import effective_n_threads
+from mvlearn_ext._lib._threads import effective_n_jobs
 
 __all__ = [
     "anchor_graph",
@@ -63,7 +63,7 @@ def project_simplex(X, scale=1.0, *, axis=1, out=None, n_threads=1):
     if X.size == 0:
         return out
     src, dst = (X, out) if axis == 1 else (X.T, out.T)
-    if not _core.project_simplex(src, dst, scale, effective_n_threads(n_threads)):
+    if not _core.project_simplex(src, dst, scale, effective_n_jobs(n_threads)):
         raise ValueError("X contains NaN or infinity")
     return out
 
@@ -85,7 +85,7 @@ def kneighbors_anchors(X, anchors, n_neighbors, *, n_threads=1):
     :func:`mvlearn_ext.utils.kneighbors_anchors`.
     """
     X, anchors = _same_float_dtype(X, anchors)
-    ok, dist, ind = _core.knn_anchors(X, anchors, n_neighbors, effective_n_threads(n_threads))
+    ok, dist, ind = _core.knn_anchors(X, anchors, n_neighbors, effective_n_jobs(n_threads))
     if not ok:
         raise ValueError("X or anchors contain NaN or infinity")
     return dist, ind
@@ -100,7 +100,7 @@ def anchor_graph(X, anchors, n_neighbors, *, n_threads=1):
     """
     X, anchors = _same_float_dtype(X, anchors)
     ok, weights, cols = _core.knn_anchor_graph(
-        X, anchors, n_neighbors, effective_n_threads(n_threads)
+        X, anchors, n_neighbors, effective_n_jobs(n_threads)
     )
     if not ok:
         raise ValueError("X or anchors contain NaN or infinity")
@@ -124,12 +124,12 @@ def kron_mv(A, B, X, *, n_threads=1):
 
     ``A`` (a, a_c), ``B`` (b, b_c), ``X`` (b_c, a_c).
     """
-    return _core.gp_kron_mv(A, B, X, effective_n_threads(n_threads))
+    return _core.gp_kron_mv(A, B, X, effective_n_jobs(n_threads))
 
 
 def kron_mv_vjp(A, B, X, Ybar, *, n_threads=1):
     """VJP of :func:`kron_mv`: ``(Xbar, Abar, Bbar)`` for the cotangent ``Ybar`` (b, a)."""
-    return _core.gp_kron_mv_vjp(A, B, X, Ybar, effective_n_threads(n_threads))
+    return _core.gp_kron_mv_vjp(A, B, X, Ybar, effective_n_jobs(n_threads))
 
 
 def kron_solve(A, B, X):
@@ -180,7 +180,7 @@ def rbf_psi_stats(mu, S, Z, lengthscales, *, psi2=True, n_threads=1):
     ``E k(z_m, h_p) k(h_p, z_m')`` (sum over ``p`` for the classical ``Psi_2``).
     """
     p1, p2 = _core.gp_rbf_psi_stats(
-        mu, S, Z, lengthscales, bool(psi2), effective_n_threads(n_threads)
+        mu, S, Z, lengthscales, bool(psi2), effective_n_jobs(n_threads)
     )
     return (p1, p2) if psi2 else p1
 
@@ -193,9 +193,7 @@ def rbf_psi_stats_vjp(mu, S, Z, lengthscales, psi1bar=None, psi2bar=None, *, n_t
     M = Z.shape[0]
     g1 = _empty((0, M)) if psi1bar is None else psi1bar
     g2 = _empty((0, M, M)) if psi2bar is None else psi2bar
-    return _core.gp_rbf_psi_stats_vjp(
-        mu, S, Z, lengthscales, g1, g2, effective_n_threads(n_threads)
-    )
+    return _core.gp_rbf_psi_stats_vjp(mu, S, Z, lengthscales, g1, g2, effective_n_jobs(n_threads))
 
 
 def masked_output_stats(Yt, G, W, *, n_threads=1):
@@ -208,7 +206,7 @@ def masked_output_stats(Yt, G, W, *, n_threads=1):
     ``sum y_np^2`` per output (P,). Cost O(n_observed K^2), memory O(P K^2).
     An infinity in ``Yt`` is a ``ValueError``.
     """
-    ok, D, E, C, cnt, ysq = _core.gp_masked_output_stats(Yt, G, W, effective_n_threads(n_threads))
+    ok, D, E, C, cnt, ysq = _core.gp_masked_output_stats(Yt, G, W, effective_n_jobs(n_threads))
     if not ok:
         raise ValueError("Yt contains infinity (NaN marks a missing entry)")
     return D, E, C, cnt, ysq
@@ -223,7 +221,7 @@ def masked_output_stats_vjp(Yt, G, J, Dbar=None, Ebar=None, Cbar=None, *, n_thre
     d = _empty((0, K, K)) if Dbar is None else Dbar
     e = _empty((0, K)) if Ebar is None else Ebar
     c = _empty((0, J)) if Cbar is None else Cbar
-    return _core.gp_masked_output_stats_vjp(Yt, G, J, d, e, c, effective_n_threads(n_threads))
+    return _core.gp_masked_output_stats_vjp(Yt, G, J, d, e, c, effective_n_jobs(n_threads))
 
 
 def pattern_sum(indptr, indices, V, *, n_threads=1):
@@ -236,4 +234,4 @@ def pattern_sum(indptr, indices, V, *, n_threads=1):
     from 0 to ``len(indices)``, every index in ``[0, n_cols)``): it indexes
     memory with it. Cost O(nnz K), parallel over rows.
     """
-    return _core.gp_pattern_sum(indptr, indices, V, effective_n_threads(n_threads))
+    return _core.gp_pattern_sum(indptr, indices, V, effective_n_jobs(n_threads))

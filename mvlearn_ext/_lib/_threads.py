@@ -1,4 +1,4 @@
-"""The thread rule of the compiled core: resolve an ``n_threads``/``n_jobs`` argument.
+"""The thread rule of the package: resolve an ``n_jobs`` argument.
 
 Kept apart from the façade (:mod:`mvlearn_ext._lib`) so that the unchecked
 kernel entries (:mod:`mvlearn_ext._lib._kernels`) can use it without an
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 import os
 
-__all__ = ["MAX_THREADS", "effective_n_threads"]
+__all__ = ["MAX_THREADS", "effective_n_jobs"]
 
 
 def _available_cpus() -> int:
@@ -20,32 +20,71 @@ def _available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-#: The largest thread count an ``n_threads``/``n_jobs`` argument may ask for
-#: (in absolute value). A larger count is a mistake, not a machine: it would
-#: overflow the compiled core's ``int`` or start more threads than the system allows.
+#: An upper bound on any resolved thread count, whatever the machine reports:
+#: the compiled core takes an ``int``, and no machine this package targets has more CPUs.
 MAX_THREADS = 4096
 
 
-def effective_n_threads(n_threads, *, name="n_threads") -> int:
-    """Resolve an ``n_threads`` (or ``n_jobs``) argument to a positive number of threads.
+def effective_n_jobs(n_jobs, *, name="n_jobs") -> int:
+    """Resolve an ``n_jobs`` argument to the number of threads a call may use.
 
-    ``None`` and ``-1`` mean every CPU available to this process; a negative
-    ``n`` means ``n_cpus + 1 + n``, at least 1 (joblib's convention, so
-    ``-2`` leaves one CPU free); a positive integer is used as given. ``0``
-    and values beyond :data:`MAX_THREADS` in absolute value are refused with a
-    ``ValueError`` that names the argument (``name``), before they reach the
-    compiled core.
+    The one rule of the package, as in scikit-learn's glossary:
+
+    * ``None`` means 1, unless the call runs inside
+      :func:`joblib.parallel_config` with ``n_jobs`` set, whose value is then
+      resolved by the same rule;
+    * ``-1`` means every CPU available to this process (its affinity mask),
+      and ``-k`` all of them but ``k - 1`` (joblib's convention);
+    * a positive ``k`` means ``k``, but never more than the CPUs available:
+      a larger count is capped, since extra threads only contend for the same
+      cores.
+
+    ``0``, a negative value that leaves no CPU, and anything but an int or
+    ``None`` are refused with an error that names the argument (``name``).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The argument to resolve.
+    name : str, default="n_jobs"
+        Its name, for the error message.
+
+    Returns
+    -------
+    n_threads : int
+        A count between 1 and the number of available CPUs.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils import effective_n_jobs
+    >>> effective_n_jobs(None)
+    1
+    >>> effective_n_jobs(10**6) == effective_n_jobs(-1)
+    True
     """
-    if n_threads is None:
-        return _available_cpus()
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(f"{name} must be an int or None, got {type(n_threads).__name__}")
-    n_threads = int(n_threads)
-    if n_threads == 0 or abs(n_threads) > MAX_THREADS:
-        raise ValueError(
-            f"{name} must be a non-zero int between -{MAX_THREADS} and {MAX_THREADS}, or None "
-            f"(negative: all CPUs but |{name}| - 1), got {n_threads}"
-        )
-    if n_threads < 0:
-        return max(1, _available_cpus() + 1 + n_threads)
-    return n_threads
+    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, numbers.Integral)):
+        raise TypeError(f"{name} must be an int or None, got {type(n_jobs).__name__}")
+    cpus = min(_available_cpus(), MAX_THREADS)
+    if n_jobs is None:
+        n_jobs = _joblib_default_n_jobs()
+        if n_jobs is None:
+            return 1
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError(f"{name} must be a positive int, -1 (every CPU) or None (one), got 0")
+    if n_jobs < 0:
+        n = cpus + 1 + n_jobs
+        if n < 1:
+            raise ValueError(
+                f"{name}={n_jobs} leaves no CPU on this machine ({cpus} available): "
+                f"use -1 for every CPU, or a positive count"
+            )
+        return n
+    return min(n_jobs, cpus)
+
+
+def _joblib_default_n_jobs():
+    """``n_jobs`` set by an enclosing :func:`joblib.parallel_config`, or ``None``."""
+    from joblib.parallel import get_active_backend
+
+    return get_active_backend()[1]

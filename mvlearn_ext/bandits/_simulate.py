@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from mvlearn_ext._lib import effective_n_threads
+from mvlearn_ext._lib import effective_n_jobs
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import (
     _check_budget,
@@ -262,14 +262,14 @@ class SimulationResult:
 def _numba_threads(n_threads):
     """The Numba thread count of a simulation call (``None``: Numba's current setting).
 
-    Validated and resolved by :func:`mvlearn_ext.utils.effective_n_threads`
+    Validated and resolved by :func:`mvlearn_ext.utils.effective_n_jobs`
     (``-n``: all CPUs but ``n - 1``), then capped at Numba's pool. Every
     replication draws from its own streams, so the counts and estimates do
     not depend on it.
     """
     if n_threads is None:
         return contextlib.nullcontext()
-    return numba_threads(effective_n_threads(n_threads, name="n_threads"))
+    return numba_threads(effective_n_jobs(n_threads, name="n_threads"))
 
 
 def simulate(

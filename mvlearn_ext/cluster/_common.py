@@ -52,7 +52,7 @@ from sklearn.utils import check_random_state
 
 from mvlearn_ext._lib._kernels import project_simplex
 from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps, simplex_active_set
-from mvlearn_ext.utils import effective_n_threads
+from mvlearn_ext.utils import effective_n_jobs
 from mvlearn_ext.utils._numba import numba_threads
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 
@@ -225,7 +225,7 @@ def squared_view_weights(losses):
 
 def _as_threads(n_threads):
     """The resolved thread count of the QP kernels (validated, joblib's convention)."""
-    return effective_n_threads(n_threads)
+    return effective_n_jobs(n_threads)
 
 
 def _qp_problem(H, B, n_threads):

@@ -15,7 +15,7 @@ from mvlearn_ext.cluster._common import (
     kmeans_anchors,
     simplex_qp_active_set,
 )
-from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, fit_threads
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
 
 __all__ = ["LMVSC"]
 
@@ -221,7 +221,7 @@ class LMVSC(EmbeddingClusterer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": THREADS_CONSTRAINT,
+        "n_jobs": N_JOBS_CONSTRAINT,
         "verbose": ["verbose"],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }

@@ -12,12 +12,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mvlearn_ext._lib import effective_n_threads
+from mvlearn_ext._lib import effective_n_jobs
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
 from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._threads import THREADS_CONSTRAINT, single_threaded_pools
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["LVMOGPRegressor"]
@@ -203,10 +203,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
-        "n_jobs": THREADS_CONSTRAINT,
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint(THREADS_CONSTRAINT),
+        "n_threads": deprecated_constraint(N_JOBS_CONSTRAINT),
     }
 
     def __init__(
@@ -297,7 +297,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self : LVMOGPRegressor
         """
         n_jobs = renamed_param(self, "n_jobs", "n_threads")
-        nt = effective_n_threads(n_jobs, name="n_jobs")
+        nt = effective_n_jobs(n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
         # a multi-threaded BLAS only adds overhead (10-100x on a loaded
         # machine) and changes the last bits with the thread count, as the
@@ -403,7 +403,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
         n_jobs = renamed_param(self, "n_jobs", "n_threads", warn=False)
-        nt = effective_n_threads(n_jobs, name="n_jobs")
+        nt = effective_n_jobs(n_jobs, name="n_jobs")
         with single_threaded_pools():
             m, v = bd.predict_moments(
                 self._theta, self._packer, X, jitter=self.jitter, n_threads=nt

@@ -2,7 +2,7 @@
 
 from mvlearn_ext._lib import (
     anchor_graph,
-    effective_n_threads,
+    effective_n_jobs,
     kneighbors_anchors,
     project_simplex,
 )
@@ -12,7 +12,7 @@ __all__ = [
     "anchor_graph",
     "check_Xs",
     "check_views_consistent",
-    "effective_n_threads",
+    "effective_n_jobs",
     "kneighbors_anchors",
     "project_simplex",
     "validate_views",

@@ -118,7 +118,7 @@ def numba_threads(n_threads):
     """Run the ``parallel=True`` kernels of the block on at most ``n_threads`` threads.
 
     ``n_threads`` is a resolved positive count (see
-    :func:`mvlearn_ext.utils.effective_n_threads`), capped at the size of
+    :func:`mvlearn_ext.utils.effective_n_jobs`), capped at the size of
     Numba's pool (``NUMBA_NUM_THREADS``, fixed at launch); ``None`` leaves
     Numba's setting as it is. Numba's setting belongs to the calling thread and
     is restored on exit, also when the block raises.

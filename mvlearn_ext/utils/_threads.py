@@ -1,16 +1,16 @@
-"""Thread settings of the estimators: one rule for ``n_jobs``/``n_threads``, fixed results.
+"""Thread settings of the estimators: one rule for ``n_jobs``, fixed results.
 
-Every estimator with a thread argument follows the same rules:
+Every estimator and public function with an ``n_jobs`` argument follows the
+same rules:
 
-* the argument is resolved once, at the start of the call, by
-  :func:`mvlearn_ext.utils.effective_n_threads`: ``None`` or ``-1`` means
-  every CPU available to the process, ``-n`` means all but ``n - 1`` of them
-  (joblib's convention), and ``0`` or a count beyond
-  :data:`~mvlearn_ext._lib.MAX_THREADS` is a ``ValueError`` naming the
-  argument;
-* the count bounds the package's own threads: the C++ kernels (their
-  ``n_threads`` argument) and the Numba ``parallel=True`` kernels
-  (:func:`~mvlearn_ext.utils._numba.numba_threads`);
+* the argument is validated by :data:`N_JOBS_CONSTRAINT` and resolved once, at
+  the start of the call, by :func:`mvlearn_ext.utils.effective_n_jobs`:
+  ``None`` means 1 (or the ``n_jobs`` of an enclosing
+  :func:`joblib.parallel_config`), ``-1`` every CPU available to the process,
+  ``-k`` all but ``k - 1`` of them, and a positive count is capped at the
+  number of available CPUs;
+* the count bounds the package's own threads: the C++ kernels and the Numba
+  ``parallel=True`` kernels (:func:`~mvlearn_ext.utils._numba.numba_threads`);
 * the BLAS and OpenMP pools of NumPy, SciPy and scikit-learn run on one
   thread inside the call (:func:`single_threaded_pools`): OpenBLAS splits
   the inner dimension of a skinny product (``(k, n) @ (n, d)`` with small
@@ -32,22 +32,22 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
-from mvlearn_ext._lib import MAX_THREADS, effective_n_threads
+from mvlearn_ext._lib import effective_n_jobs
 from mvlearn_ext.utils._numba import numba_threads
 
 __all__ = [
-    "THREADS_CONSTRAINT",
+    "N_JOBS_CONSTRAINT",
     "fit_threads",
     "numba_threads",
     "single_threaded_pools",
     "with_single_threaded_pools",
 ]
 
-#: scikit-learn parameter constraint of an ``n_jobs``/``n_threads`` argument:
-#: ``None`` or a non-zero int with absolute value at most ``MAX_THREADS``.
-THREADS_CONSTRAINT = [
-    Interval(Integral, -MAX_THREADS, -1, closed="both"),
-    Interval(Integral, 1, MAX_THREADS, closed="both"),
+#: The scikit-learn parameter constraint of every ``n_jobs`` argument: ``None``
+#: or a non-zero int (:func:`~mvlearn_ext.utils.effective_n_jobs` resolves it).
+N_JOBS_CONSTRAINT = [
+    Interval(Integral, None, -1, closed="right"),
+    Interval(Integral, 1, None, closed="left"),
     None,
 ]
 
@@ -88,7 +88,7 @@ def with_single_threaded_pools(func):
 
 
 @contextlib.contextmanager
-def fit_threads(n_threads, *, name="n_jobs"):
+def fit_threads(n_jobs, *, name="n_jobs"):
     """Resolve a thread argument and apply the package's thread rules for a block.
 
     Yields the resolved count, to pass to the compiled kernels; inside the
@@ -97,7 +97,7 @@ def fit_threads(n_threads, *, name="n_jobs"):
 
     Parameters
     ----------
-    n_threads : int or None
+    n_jobs : int or None
         The estimator's argument (see the module docstring).
     name : str, default="n_jobs"
         Its name, for the error message.
@@ -109,6 +109,6 @@ def fit_threads(n_threads, *, name="n_jobs"):
     ...     n
     1
     """
-    n = effective_n_threads(n_threads, name=name)
+    n = effective_n_jobs(n_jobs, name=name)
     with single_threaded_pools(), numba_threads(n):
         yield n

@@ -183,13 +183,13 @@ def test_n_threads_is_a_deprecated_alias_of_n_jobs(monkeypatch):
     X = rng.uniform(-2, 2, size=(25, 1))
     Y = np.sin(X + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
     seen = []
-    resolve = _lvmogp.effective_n_threads
+    resolve = _lvmogp.effective_n_jobs
 
     def record(n, name):
         seen.append(n)
         return resolve(n, name=name)
 
-    monkeypatch.setattr(_lvmogp, "effective_n_threads", record)
+    monkeypatch.setattr(_lvmogp, "effective_n_jobs", record)
     kw = dict(n_inducing=6, n_inducing_latent=4, max_iter=10, random_state=0)
     new = LVMOGPRegressor(**kw, n_jobs=2).fit(X, Y)
     with pytest.warns(FutureWarning, match=r"`n_threads` was renamed `n_jobs`.*removed in 0\.2"):

@@ -49,7 +49,7 @@ def check_graph(Z, n, m, k):
 @given(problems())
 def test_matches_dense_reference(problem):
     X, A, k = problem
-    Z = anchor_graph(X, A, n_neighbors=k, n_threads=1)
+    Z = anchor_graph(X, A, n_neighbors=k, n_jobs=1)
     check_graph(Z, X.shape[0], A.shape[0], k)
     ref = anchor_graph_dense(X, A, k)
     np.testing.assert_allclose(Z.toarray(), ref.toarray(), atol=1e-9)
@@ -130,9 +130,9 @@ def test_one_column_inputs_and_layouts():
 def test_dtypes_and_threads():
     rng = np.random.default_rng(2)
     X, A = rng.normal(size=(3000, 9)), rng.normal(size=(150, 9))
-    ref = anchor_graph(X, A, n_neighbors=5, n_threads=1)
+    ref = anchor_graph(X, A, n_neighbors=5, n_jobs=1)
     for nt in (2, 5, -1, None):
-        Z = anchor_graph(X, A, n_neighbors=5, n_threads=nt)
+        Z = anchor_graph(X, A, n_neighbors=5, n_jobs=nt)
         np.testing.assert_array_equal(Z.indices, ref.indices)
         np.testing.assert_array_equal(Z.data, ref.data)
     Z32 = anchor_graph(X.astype(np.float32), A.astype(np.float32), n_neighbors=5)
@@ -147,7 +147,7 @@ def test_many_anchors_and_blocks():
     """More anchors than one tile and more samples than one block per thread."""
     rng = np.random.default_rng(3)
     X, A = rng.normal(size=(1001, 5)), rng.normal(size=(517, 5))
-    Z = anchor_graph(X, A, n_neighbors=7, n_threads=3)
+    Z = anchor_graph(X, A, n_neighbors=7, n_jobs=3)
     np.testing.assert_allclose(Z.toarray(), anchor_graph_dense(X, A, 7).toarray(), atol=1e-12)
     # Large k uses the heap path for k > 64.
     Z = anchor_graph(X[:50], A, n_neighbors=100)
@@ -203,5 +203,5 @@ def test_errors(func):
         Ab[4, 0] = bad
         with pytest.raises(ValueError, match="NaN or infinity"):
             func(X, Ab)
-    with pytest.raises(ValueError, match="n_threads"):
-        func(X, A, n_threads=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        func(X, A, n_jobs=0)

@@ -41,7 +41,7 @@ def assert_kkt(X, Z, s, rtol=1e-9):
 @settings(max_examples=150, deadline=None)
 @given(X=matrices, s=scales)
 def test_matches_sort_reference_and_kkt(X, s):
-    Z = project_simplex(X, scale=s, n_threads=1)
+    Z = project_simplex(X, scale=s, n_jobs=1)
     scale = np.maximum(1.0, np.abs(X).max())
     np.testing.assert_allclose(Z, project_simplex_sort(X, s), atol=1e-10 * scale)
     assert_kkt(X, Z, s)
@@ -130,9 +130,9 @@ def test_dtypes():
 
 def test_threads_give_identical_results():
     X = np.random.default_rng(4).normal(size=(5000, 33))
-    ref = project_simplex(X, n_threads=1)
+    ref = project_simplex(X, n_jobs=1)
     for nt in (2, 3, 7, -1, None):
-        np.testing.assert_array_equal(project_simplex(X, n_threads=nt), ref)
+        np.testing.assert_array_equal(project_simplex(X, n_jobs=nt), ref)
 
 
 def test_concurrent_python_threads():
@@ -142,7 +142,7 @@ def test_concurrent_python_threads():
     results = [None] * 4
 
     def work(i):
-        results[i] = project_simplex(inputs[i], n_threads=1)
+        results[i] = project_simplex(inputs[i], n_jobs=1)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for t in threads:
@@ -172,8 +172,8 @@ def test_empty_rows():
         (dict(scale=np.inf), ValueError, "scale must be a finite number > 0"),
         (dict(scale="1"), TypeError, "scale must be a real number"),
         (dict(axis=2), ValueError, "axis must be 0 or 1"),
-        (dict(n_threads=0), ValueError, "n_threads must be a non-zero int"),
-        (dict(n_threads=1.5), TypeError, "n_threads must be an int or None"),
+        (dict(n_jobs=0), ValueError, "n_jobs must be a positive int"),
+        (dict(n_jobs=1.5), TypeError, "n_jobs must be an int or None"),
         (dict(out=np.empty((2, 2))), ValueError, "out must have shape"),
         (dict(out=np.empty((3, 4), dtype=np.float32)), ValueError, "out must have shape"),
         (dict(out=[[0.0] * 4] * 3), TypeError, "out must be a numpy.ndarray"),
@@ -241,7 +241,7 @@ def assert_projection_at_any_magnitude(X, Z, s):
 )
 def test_property_any_magnitude(B, exponent, s):
     X = B * 10.0**exponent
-    Z = project_simplex(X, scale=s, n_threads=1)
+    Z = project_simplex(X, scale=s, n_jobs=1)
     assert_projection_at_any_magnitude(X, Z, s)
     # The sort-based NumPy reference and the Numba peer agree in units of s.
     atol = 8 * X.shape[1] * np.finfo(float).eps * s

@@ -18,8 +18,7 @@ def bench_dask_views():
         rng = np.random.default_rng([seed, 0])
         y = rng.integers(10, size=n)
         Xs = [
-            centres[v][y].astype(np.float32)
-            + 4.0 * rng.standard_normal((n, 64), dtype=np.float32)
+            centres[v][y].astype(np.float32) + 4.0 * rng.standard_normal((n, 64), dtype=np.float32)
             for v in range(3)
         ]
         return Xs, y

@@ -384,7 +384,6 @@ def _summary(block):
 
 
 #: ``--cimln PART`` -> ``rows(seeds, on_seed=None)`` (every part but ``dev_decision``);
-#: ``check_docs_figures.py`` reruns the recorded files through the same table.
 CIMLN_PARTS = {
     "unbalanced_views": cimln_unbalanced_rows,
     "unbalanced_views_baselines": lambda seeds, on_seed=None: cimln_unbalanced_rows(

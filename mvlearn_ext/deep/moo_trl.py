@@ -63,8 +63,10 @@ class MOPOConfig(trl.DPOConfig):
     DPO's loss options (``loss_type``, ``loss_weights``, ``f_divergence_type``,
     ``ld_alpha``, ``use_weighting``) do not apply: MOPO's loss replaces them,
     and :class:`MOPOTrainer` refuses changed values. The other fields,
-    including TRL's defaults (``gradient_checkpointing=True``, ``bf16``
-    when available, ``learning_rate=1e-6``), are TRL's.
+    including TRL's defaults (``gradient_checkpointing=True``,
+    ``learning_rate=1e-6``), are TRL's, except ``bf16``: left unset, it is
+    on only where a CUDA device supports bfloat16 (TRL turns it on
+    everywhere, which fails on a machine without a GPU).
 
     Parameters
     ----------
@@ -88,6 +90,10 @@ class MOPOConfig(trl.DPOConfig):
     dual_every: int = 1
 
     def __post_init__(self):
+        if self.bf16 is None and not self.fp16 and not self.use_cpu:
+            self.bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        elif self.bf16 is None:
+            self.bf16 = False
         super().__post_init__()
         if isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool):
             self.beta = float(self.tau)

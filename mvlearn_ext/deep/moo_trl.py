@@ -1,7 +1,7 @@
 """MOPO for language models: a ``trl.DPOTrainer`` on pairwise preferences of several objectives.
 
 Needs the ``llm`` extra; ``import mvlearn_ext.deep`` does not import this
-module. Reconstruction (see :mod:`mvlearn_ext.moo._mopo`): maximise the
+module. Reconstruction (see :mod:`mvlearn_ext.moo.mopo`): maximise the
 primary preference objective subject to lower bounds ``b_k`` on the
 secondary ones, KL-regularised towards a reference policy. For multipliers
 ``lambda`` the policy step minimises MOPO's preference regression loss
@@ -26,8 +26,8 @@ preferred to ``rejected``; objective 0 is the primary one. As in TRL, the
 tokenised text is ``prompt + chosen``, so a plain-text completion starts
 with its own separator (``" y3"``). With a tabular policy and all pairs of
 a finite set of answers, the policy step converges to the closed form
-:func:`mvlearn_ext.moo.mopo_policy` and the dual steps follow
-:func:`mvlearn_ext.moo.solve_mopo` (tests check both).
+:func:`mvlearn_ext.moo.mopo.mopo_policy` and the dual steps follow
+:func:`mvlearn_ext.moo.mopo.solve_mopo` (tests check both).
 """
 
 from __future__ import annotations

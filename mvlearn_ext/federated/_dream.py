@@ -15,7 +15,7 @@ client ``i``, task ``s``, round ``t``, local steps ``k = 1..K``::
     c_i^s <- c_i^s - c^s + Delta_i^s
 
 server: ``Delta^s = mean_i Delta_i^s``, ``c^s += (|sampled| / N) mean_i (change
-of c_i^s)``, weights ``lambda`` from :func:`mvlearn_ext.moo.dream_weights`
+of c_i^s)``, weights ``lambda`` from :func:`dream_weights`
 (or fixed), ``x <- x - lr_global (C lambda)^T [Delta^1 .. Delta^S]``.
 
 With ``control_variates=False, momentum=0`` and the QP at ``C = I, rho = 0``
@@ -33,7 +33,8 @@ import dataclasses
 
 import numpy as np
 
-from mvlearn_ext.moo import dream_weights, min_norm_direction
+from mvlearn_ext.moo import min_norm_direction, solve_simplex_qp
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "DREAMClient",
@@ -41,8 +42,121 @@ __all__ = [
     "FMOLResult",
     "InProcessSimulator",
     "QuadraticFMOL",
+    "dream_direction",
+    "dream_weights",
     "run_dream",
 ]
+
+
+def _check_directions(G):
+    """The task directions as a finite float64 (n_tasks, n_params) array."""
+    try:
+        G = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("G must be a numeric array") from exc
+    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
+        raise ValueError(
+            f"G must be a 2-D array of shape (n_tasks, n_params) with n_tasks >= 1, "
+            f"got shape {G.shape}"
+        )
+    if not np.isfinite(G).all():
+        raise ValueError("G contains NaN or infinity")
+    return G
+
+
+def _two_task(a, b, reg_rho, w1):
+    """Closed form of the server QP for two tasks: the weight on the first direction."""
+    diff = a - b
+    denom = diff @ diff + 2 * reg_rho
+    if denom <= 0:
+        return 0.5 if reg_rho == 0 else w1
+    alpha = (b @ (b - a) + 2 * reg_rho * w1) / denom
+    return float(np.clip(alpha, 0.0, 1.0))
+
+
+def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"):
+    """Task weights of the DREAM server QP (reconstruction).
+
+    Solves ``lambda* = argmin_{lambda in simplex} 1/2 lambda^T C^T G G^T C
+    lambda + reg_rho/2 ||lambda - w||^2`` for task directions ``G`` (one
+    row per task), a task-correction matrix ``C`` and anchor weights ``w``;
+    the server direction is ``d = (C lambda*)^T G``.
+
+    Reconstruction: DREAM (Zhou, Ou & Shi, ICML 2026) is known from its
+    abstract only ("a regularised QP parameterised by a task correction
+    matrix" covering scalarisation, prioritisation and gradient
+    manipulation); this QP is one that covers those cases. Special cases:
+    ``C = I, reg_rho = 0`` is MGDA (:func:`mvlearn_ext.moo.min_norm_weights`);
+    ``reg_rho -> inf`` gives ``lambda = w`` (linear scalarisation with weights
+    ``C w``); ``C = diag(priorities)`` prioritises; ``C = diag(1/||g_s||)`` is
+    MGDA on normalised directions.
+
+    Parameters
+    ----------
+    G : array-like of shape (n_tasks, n_params)
+        Task directions (gradients or pseudo-gradients), one per row.
+    correction : array-like of shape (n_tasks, n_tasks), optional
+        ``C``; identity by default.
+    reg_rho : float, default=0.0
+        ``rho >= 0``; with ``rho > 0`` the solution is unique and Lipschitz
+        in ``G``.
+    anchor : array-like of shape (n_tasks,), optional
+        ``w`` on the simplex; uniform by default.
+    method : {"auto", "closed_form", "qp"}, default="auto"
+        ``"auto"`` uses the closed form for two tasks and
+        :func:`mvlearn_ext.moo.solve_simplex_qp` otherwise.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_tasks,)
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import dream_weights
+    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]])  # MGDA: 0.8 g1 + 0.2 g2
+    array([0.8, 0.2])
+    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]], reg_rho=1e9).round(6)
+    array([0.5, 0.5])
+    """
+    G = _check_directions(G)
+    S = G.shape[0]
+    if correction is None:
+        C = np.eye(S)
+    else:
+        C = np.asarray(correction, dtype=np.float64)
+        if C.shape != (S, S):
+            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
+        if not np.isfinite(C).all():
+            raise ValueError("correction contains NaN or infinity")
+    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
+    if anchor is None:
+        w = np.full(S, 1.0 / S)
+    else:
+        w = np.asarray(anchor, dtype=np.float64).reshape(-1)
+        if w.shape != (S,):
+            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
+        if not np.isfinite(w).all() or w.min() < 0 or abs(w.sum() - 1) > 1e-9:
+            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    if method not in ("auto", "closed_form", "qp"):
+        raise ValueError(f"method must be 'auto', 'closed_form' or 'qp', got {method!r}")
+    if method == "closed_form" and S != 2:
+        raise ValueError(f"method='closed_form' needs exactly 2 tasks, got {S}")
+    M = C.T @ G  # rows: the corrected task directions (columns of G_t C)
+    if S == 1:
+        return np.ones(1)
+    if method == "closed_form" or (method == "auto" and S == 2):
+        alpha = _two_task(M[0], M[1], reg_rho, w[0])
+        return np.array([alpha, 1.0 - alpha])
+    Q = M @ M.T + reg_rho * np.eye(S)
+    return solve_simplex_qp(Q, -reg_rho * w)
+
+
+def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
+    """``(weights, d)`` with ``d = (C weights)^T G`` (see :func:`dream_weights`)."""
+    G = _check_directions(G)
+    lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
+    C = np.eye(G.shape[0]) if correction is None else np.asarray(correction, dtype=np.float64)
+    return lam, (C @ lam) @ G
 
 
 class QuadraticFMOL:
@@ -183,7 +297,7 @@ class DREAMServer:
     n_tasks, n_clients : int
     lr_global : float
     aggregation : {"qp", "fixed"}, default="qp"
-        ``"qp"``: weights from :func:`mvlearn_ext.moo.dream_weights` with
+        ``"qp"``: weights from :func:`dream_weights` with
         ``correction``, ``reg_rho`` and ``anchor``; ``"fixed"``: ``anchor``
         (uniform by default) as fixed scalarisation weights.
     participation : float in (0, 1], default=1.0

@@ -9,7 +9,7 @@ from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput
 
 from mvlearn_ext.deep._llm import tiny_causal_lm
 from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer, sequence_log_probs
-from mvlearn_ext.moo import make_preferences, mopo_policy, preference_values, solve_mopo
+from mvlearn_ext.moo.mopo import make_preferences, mopo_policy, preference_values, solve_mopo
 
 ARMS = [f"y{i}" for i in range(6)]
 TAU = 0.1
@@ -64,7 +64,7 @@ class TabularPolicy(transformers.PreTrainedModel, transformers.GenerationMixin):
 def problem():
     from datasets import Dataset
 
-    P = make_preferences("conflicting", n_arms=6, n_objectives=2, seed=0)
+    P = make_preferences("conflicting", n_arms=6, n_objectives=2, random_state=0)
     _, tok = tiny_causal_lm(["q"] + ARMS, seed=0)
     rows = [  # TRL tokenises prompt + completion (then EOS): the completion brings its space
         {

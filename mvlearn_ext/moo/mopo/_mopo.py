@@ -144,8 +144,8 @@ def solve_mopo(
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.moo import make_preferences, solve_mopo
-    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, seed=0)
+    >>> from mvlearn_ext.moo.mopo import make_preferences, solve_mopo
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
     >>> res = solve_mopo(P, [0.55], tau=0.1)
     >>> bool(res.values[1] >= 0.55 - 1e-6)
     True
@@ -261,7 +261,7 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
     return float(np.einsum("y,z,yz->", mu, mu, (h - target) ** 2))
 
 
-def make_preferences(structure, *, n_arms=6, n_objectives=2, seed=None):
+def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
     """Canonical synthetic preference structures (spec §11.3).
 
     ``"bradley_terry"`` (random utilities, logistic), ``"thurstone"``
@@ -275,7 +275,7 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, seed=None):
     """
     from scipy.special import expit, ndtr
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     Y = n_arms
     out = np.empty((n_objectives, Y, Y))
     for k in range(n_objectives):

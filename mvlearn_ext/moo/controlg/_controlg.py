@@ -150,7 +150,7 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import plan_budgets
+    >>> from mvlearn_ext.moo.controlg import plan_budgets
     >>> plan_budgets([1.0, 1.0, 1.0])
     array([0.33333333, 0.33333333, 0.33333333])
     >>> plan_budgets([1.0, 0.5], eps=0.2).round(3)  # harder objective (d=1) gets more
@@ -303,7 +303,7 @@ class PIDController:
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import PIDController
+    >>> from mvlearn_ext.moo.controlg import PIDController
     >>> pid = PIDController(kp=2.0)
     >>> pid.step([0.5, -1.0])
     array([ 1., -2.])
@@ -371,7 +371,7 @@ class ControlGScheduler:
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import ControlGScheduler
+    >>> from mvlearn_ext.moo.controlg import ControlGScheduler
     >>> s = ControlGScheduler(n_objectives=2, targets=[0.75, 0.25])
     >>> [s.next_objective() for _ in range(8)]
     [0, 1, 0, 0, 0, 1, 0, 0]
@@ -524,7 +524,7 @@ def simulate_block_training(
     rates,
     antagonism,
     initial_losses=None,
-    seed=None,
+    random_state=None,
     noise=0.0,
     scheduler_kwargs=None,
 ):
@@ -554,7 +554,7 @@ def simulate_block_training(
         if initial_losses is None
         else _to_numpy(initial_losses, "initial_losses").copy()
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     factors = np.ones((K, K)) + A  # row k: effect of training k
     np.fill_diagonal(factors, 1 - rates)
     hist = [L.copy()]

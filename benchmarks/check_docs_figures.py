@@ -371,7 +371,7 @@ def rerun_moo(full=False):
     }
     keys = ("accuracy", "mean_calls", "hv", "front_gap")
     for m, (method, extra) in point_methods.items():
-        r = [bm.simulate_tool_bandit(method, seed=s, **extra) for s in bm.HELD_OUT_SEEDS]
+        r = [bm.simulate_tool_bandit(method, random_state=s, **extra) for s in bm.HELD_OUT_SEEDS]
         new = {k: float(np.mean([x[k] for x in r])) for k in keys}
         _compare_records(tb["point"][m], new, keys, f"tool point|{m}", out)
         if m in rec["simulators"]["tool_bandit"]:  # the copy in moo.json
@@ -379,7 +379,9 @@ def rerun_moo(full=False):
     extra = {m: e for m, _, e in bm.SWEEP_METHODS}
     method = {m: x for m, x, _ in bm.SWEEP_METHODS}
     for m in MOO_SWEEP[full]:
-        r = bm.sweep_tool_bandit(method[m], bm.WEIGHT_GRID, seeds=bm.HELD_OUT_SEEDS, **extra[m])
+        r = bm.sweep_tool_bandit(
+            method[m], bm.WEIGHT_GRID, random_states=bm.HELD_OUT_SEEDS, **extra[m]
+        )
         new = {
             "point_hv_by_w": r["point_hv"].mean(0).tolist(),
             "hv_per_seed": r["hv"].tolist(),

@@ -3,20 +3,21 @@
 Reconstruction: DREAM (Zhou, Ou & Shi, ICML 2026) is known from its abstract
 only: clients use drift-aware control variates (SCAFFOLD-like) and
 momentum-smoothed local updates; the server solves a regularised QP
-parameterised by a task-correction matrix. The algorithm here is the project
-spec's reconstruction (multiobjective.md §12.3):
+parameterised by a task-correction matrix. The algorithm here is this
+package's reconstruction:
 
 client ``i``, task ``s``, round ``t``, local steps ``k = 1..K``::
 
     v = grad f_{i,s}(y) - c_i^s + c^s          (control variates, optional)
     m = beta m + (1 - beta) v                   (momentum, kept across rounds)
-    y = y - lr_local m
-    Delta_i^s = (x_t - y) / (K lr_local)        (normalised pseudo-gradient)
+    y = y - eta_l m                             (eta_l: learning_rate_local)
+    Delta_i^s = (x_t - y) / (K eta_l)           (normalised pseudo-gradient)
     c_i^s <- c_i^s - c^s + Delta_i^s
 
 server: ``Delta^s = mean_i Delta_i^s``, ``c^s += (|sampled| / N) mean_i (change
 of c_i^s)``, weights ``lambda`` from :func:`dream_weights`
-(or fixed), ``x <- x - lr_global (C lambda)^T [Delta^1 .. Delta^S]``.
+(or fixed), ``x <- x - eta (C lambda)^T [Delta^1 .. Delta^S]`` with ``eta`` the
+``learning_rate``.
 
 With ``control_variates=False, momentum=0`` and the QP at ``C = I, rho = 0``
 this is FMGDA (Yang et al., NeurIPS 2023); with one task it is SCAFFOLD
@@ -173,11 +174,13 @@ class QuadraticFMOL:
         Size of the client-specific perturbations of ``A`` and ``b``.
     noise : float, default=0.0
         Standard deviation of additive Gaussian gradient noise.
-    seed : int or None
+    random_state : int or None
     """
 
-    def __init__(self, *, n_clients, n_tasks, dim, heterogeneity=1.0, noise=0.0, seed=None):
-        rng = np.random.default_rng(seed)
+    def __init__(
+        self, *, n_clients, n_tasks, dim, heterogeneity=1.0, noise=0.0, random_state=None
+    ):
+        rng = np.random.default_rng(random_state)
         self.n_clients, self.n_tasks, self.dim = n_clients, n_tasks, dim
         self.noise = float(noise)
         m = dim + 2
@@ -214,8 +217,10 @@ class QuadraticFMOL:
         return float(np.linalg.norm(min_norm_direction(self.task_gradients(x))[1]))
 
 
-def _round_rng(seed, client, rnd):
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(client), int(rnd)]))
+def _round_rng(random_state, client, rnd):
+    return np.random.default_rng(
+        np.random.SeedSequence([int(random_state), int(client), int(rnd)])
+    )
 
 
 class DREAMClient:
@@ -223,7 +228,7 @@ class DREAMClient:
 
     ``grad(s, y)`` returns the (exact) gradient of this client's loss of task
     ``s`` at ``y``; ``noise`` adds seeded Gaussian noise to every gradient
-    (seeded by ``(seed, client_id, round)``, so any engine gives the same
+    (seeded by ``(random_state, client_id, round)``, so any engine gives the same
     numbers).
     """
 
@@ -235,21 +240,21 @@ class DREAMClient:
         n_tasks,
         dim,
         local_steps,
-        lr_local,
+        learning_rate_local,
         momentum=0.0,
         control_variates=True,
         noise=0.0,
-        seed=0,
+        random_state=0,
     ):
         self.client_id = int(client_id)
         self.grad = grad
         self.n_tasks, self.dim = int(n_tasks), int(dim)
         self.local_steps = int(local_steps)
-        self.lr_local = float(lr_local)
+        self.learning_rate_local = float(learning_rate_local)
         self.momentum = float(momentum)
         self.control_variates = bool(control_variates)
         self.noise = float(noise)
-        self.seed = int(seed)
+        self.random_state = int(random_state)
         self.c_local = np.zeros((self.n_tasks, self.dim))
         self.m = np.zeros((self.n_tasks, self.dim))
 
@@ -265,8 +270,8 @@ class DREAMClient:
         x = np.asarray(message["x"], dtype=np.float64)
         c = np.asarray(message["c"], dtype=np.float64)
         rnd = int(message["round"])
-        rng = _round_rng(self.seed, self.client_id, rnd)
-        K, lr, beta = self.local_steps, self.lr_local, self.momentum
+        rng = _round_rng(self.random_state, self.client_id, rnd)
+        K, lr, beta = self.local_steps, self.learning_rate_local, self.momentum
         delta = np.empty((self.n_tasks, self.dim))
         delta_c = np.zeros((self.n_tasks, self.dim))
         for s in range(self.n_tasks):
@@ -295,14 +300,14 @@ class DREAMServer:
     ----------
     x0 : array-like of shape (dim,)
     n_tasks, n_clients : int
-    lr_global : float
+    learning_rate : float
     aggregation : {"qp", "fixed"}, default="qp"
         ``"qp"``: weights from :func:`dream_weights` with
         ``correction``, ``reg_rho`` and ``anchor``; ``"fixed"``: ``anchor``
         (uniform by default) as fixed scalarisation weights.
     participation : float in (0, 1], default=1.0
         Fraction of clients sampled each round (without replacement).
-    seed : int, default=0
+    random_state : int, default=0
     """
 
     def __init__(
@@ -311,17 +316,17 @@ class DREAMServer:
         *,
         n_tasks,
         n_clients,
-        lr_global,
+        learning_rate,
         aggregation="qp",
         correction=None,
         reg_rho=0.0,
         anchor=None,
         participation=1.0,
-        seed=0,
+        random_state=0,
     ):
         self.x = np.array(x0, dtype=np.float64)
         self.n_tasks, self.n_clients = int(n_tasks), int(n_clients)
-        self.lr_global = float(lr_global)
+        self.learning_rate = float(learning_rate)
         if aggregation not in ("qp", "fixed"):
             raise ValueError(f"aggregation must be 'qp' or 'fixed', got {aggregation!r}")
         self.aggregation = aggregation
@@ -335,7 +340,7 @@ class DREAMServer:
         if not 0 < participation <= 1:
             raise ValueError(f"participation must be in (0, 1], got {participation!r}")
         self.participation = float(participation)
-        self.seed = int(seed)
+        self.random_state = int(random_state)
         self.c = np.zeros((self.n_tasks, self.x.size))
         self.history = []
 
@@ -345,7 +350,7 @@ class DREAMServer:
         if k == self.n_clients:
             chosen = np.arange(self.n_clients)
         else:
-            rng = _round_rng(self.seed, 2**31, rnd)  # server stream, no client has this id
+            rng = _round_rng(self.random_state, 2**31, rnd)  # server stream, no client has this id
             chosen = np.sort(rng.choice(self.n_clients, size=k, replace=False))
         msg = {"x": self.x.copy(), "c": self.c.copy(), "round": int(rnd)}
         return {int(i): msg for i in chosen}
@@ -364,7 +369,7 @@ class DREAMServer:
             lam = self.anchor
         C = np.eye(self.n_tasks) if self.correction is None else self.correction
         d = (C @ lam) @ D
-        self.x = self.x - self.lr_global * d
+        self.x = self.x - self.learning_rate * d
         self.history.append({"round": int(rnd), "weights": lam.tolist(), "clients": ids})
         return self.x
 
@@ -400,8 +405,8 @@ def run_dream(
     *,
     n_rounds,
     local_steps=5,
-    lr_local=0.05,
-    lr_global=0.1,
+    learning_rate_local=0.05,
+    learning_rate=0.1,
     momentum=0.0,
     control_variates=True,
     aggregation="qp",
@@ -409,7 +414,7 @@ def run_dream(
     reg_rho=0.0,
     anchor=None,
     participation=1.0,
-    seed=0,
+    random_state=0,
     x0=None,
 ):
     """DREAM (or its reductions) on a :class:`QuadraticFMOL`, in process.
@@ -424,8 +429,8 @@ def run_dream(
     Examples
     --------
     >>> from mvlearn_ext.federated import QuadraticFMOL, run_dream
-    >>> prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, seed=0)
-    >>> res = run_dream(prob, n_rounds=400, local_steps=1, lr_global=0.1)
+    >>> prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, random_state=0)
+    >>> res = run_dream(prob, n_rounds=400, local_steps=1, learning_rate=0.1)
     >>> bool(res.stationarity[-1] < 1e-6)
     True
     """
@@ -434,13 +439,13 @@ def run_dream(
         x0,
         n_tasks=problem.n_tasks,
         n_clients=problem.n_clients,
-        lr_global=lr_global,
+        learning_rate=learning_rate,
         aggregation=aggregation,
         correction=correction,
         reg_rho=reg_rho,
         anchor=anchor,
         participation=participation,
-        seed=seed,
+        random_state=random_state,
     )
     clients = [
         DREAMClient(
@@ -449,11 +454,11 @@ def run_dream(
             n_tasks=problem.n_tasks,
             dim=problem.dim,
             local_steps=local_steps,
-            lr_local=lr_local,
+            learning_rate_local=learning_rate_local,
             momentum=momentum,
             control_variates=control_variates,
             noise=problem.noise,
-            seed=seed,
+            random_state=random_state,
         )
         for i in range(problem.n_clients)
     ]

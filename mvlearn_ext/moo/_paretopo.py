@@ -1,13 +1,13 @@
-"""ParetoPO numeric core: GRPO advantages, HV-guided scalarisation, Pareto-rank advantages.
+"""ParetoPO's numeric core: hypervolume-guided scalarisation and Pareto-rank advantages.
 
 Reconstruction: ParetoPO (Li et al., "Towards Pareto-Optimal Tool-Integrated
 Agents with Pareto Ranking Policy Optimization", ICML 2026) is known from its
 abstract and a third-party summary only (stage 1: hypervolume-guided dynamic
 scalarisation of the reward weights from the progress of the global Pareto
 front; stage 2: Pareto-rank-based advantages within GRPO groups). The
-formulas here follow the project spec's reconstruction (multiobjective.md
-§8-§9), including the ``stage1="hvc_gradient"`` variant of §9.4 (adaptive
-weights from the gradient of a hypervolume contribution); constants
+formulas here are this package's reconstruction of those two stages,
+including a stage-1 variant with adaptive weights from the gradient of a
+hypervolume contribution (:class:`HVCGradientWeights`); constants
 (``alpha``, ``gamma``, ``beta``, the variant's margin, EMA and floor) are
 not the paper's.
 Everything is framework-free NumPy: rewards in, advantages out.
@@ -57,7 +57,7 @@ class HVMetaReward:
     archive's HV is 1, every later gain is 0, the meta-reward decays to one
     constant per batch and GRPO's group standardisation cancels it: stage 1
     then trains like fixed weights (up to GRPO's ``eps``). This follows from
-    the spec's per-trajectory archive ([design], §9.3). An archive of
+    the per-trajectory archive. An archive of
     per-step mean objective vectors (Lu et al.; :class:`HVCGradientWeights`)
     does not saturate this way.
     """
@@ -212,7 +212,7 @@ def _project_simplex_floor(v, floor):
 class HVCGradientWeights:
     """Stage 1 variant ``hvc_gradient``: weights from the HVC gradient (reconstruction).
 
-    The spec's reconstruction (§9.4) of "reward weights that adapt to the
+    A reconstruction of "reward weights that adapt to the
     progress of the global Pareto frontier": each step's mean objective
     vector ``y_t`` (maximised) is scored against an archive of the
     non-dominated past step points; the direction
@@ -235,7 +235,7 @@ class HVCGradientWeights:
         Initial weights, non-negative with a positive sum.
     margin : float >= 0, default=0.1
     ema : float in [0, 1], default=0.9
-        The smoothing factor of the stage-1 EMA (``gamma`` in the spec).
+        The smoothing factor of the stage-1 EMA.
     floor : float in [0, 1 / n_objectives), default=0.05
     ref : array-like of shape (n_objectives,), optional
 

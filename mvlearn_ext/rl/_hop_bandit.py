@@ -5,8 +5,7 @@ a convex attainable set and rewards in [0, 1]: linear scalarisation reaches
 every point of its front, and ParetoPO cannot beat it there. ParetoPO's
 abstract claims better accuracy/efficiency trade-offs than static
 scalarisation; that can only show where static scalarisation is weak. This
-test bed has both weaknesses, by design (fixed before any method was run on
-it):
+test bed has both weaknesses, by design:
 
 * **A non-convex front.** A question needs ``hops`` facts; each tool call
   retrieves a new fact with probability ``retrieve``; the answer is right

@@ -28,7 +28,7 @@ def _snippet(marker):
 
 
 def _saved_tiny_model(path, words):
-    model, tok = tiny_causal_lm(words, seed=0)
+    model, tok = tiny_causal_lm(words, random_state=0)
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return repr(str(path))

@@ -65,7 +65,7 @@ def problem():
     from datasets import Dataset
 
     P = make_preferences("conflicting", n_arms=6, n_objectives=2, random_state=0)
-    _, tok = tiny_causal_lm(["q"] + ARMS, seed=0)
+    _, tok = tiny_causal_lm(["q"] + ARMS, random_state=0)
     rows = [  # TRL tokenises prompt + completion (then EOS): the completion brings its space
         {
             "prompt": "q",
@@ -158,7 +158,7 @@ def test_dual_steps_follow_solve_mopo(problem, tmp_path):
 def test_tiny_lm_moves_toward_the_mopo_policy(problem, tmp_path):
     """A random-weight transformers model trained a few dozen steps with the MOPO loss."""
     P, tok, data, arm_ids = problem
-    model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+    model, _ = tiny_causal_lm(["q"] + ARMS, random_state=0)
     target = mopo_policy(P, [0.7], tau=TAU)
 
     def kl(pi):
@@ -202,7 +202,7 @@ def test_the_three_reference_routes_give_the_same_loss(problem, tmp_path):
     }
     losses = {}
     for name, (cfg, kw) in routes.items():
-        model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+        model, _ = tiny_causal_lm(["q"] + ARMS, random_state=0)
         args = _config(tmp_path / name, 1, multipliers=[0.7], **cfg)
         trainer = MOPOTrainer(model, args, data, tok, **kw)
         batch = next(iter(trainer.get_train_dataloader()))

@@ -27,7 +27,9 @@ NAMES = ["e0", "e1", "e2"]
 
 @pytest.fixture()
 def peft_llm():
-    model, tok = tiny_causal_lm(["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, seed=0)
+    model, tok = tiny_causal_lm(
+        ["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, random_state=0
+    )
     model = model.double()
     ids = tok(["a b c d e a"], return_tensors="pt").input_ids
     with torch.no_grad():
@@ -66,7 +68,9 @@ def test_badit_init_preserves_the_function_and_is_orthogonal(peft_llm):
 
 def test_badit_init_reports_the_orthogonality_of_the_stored_weights():
     """In bfloat16 the report is the stored adapters' orthogonality, not float64's."""
-    model, _ = tiny_causal_lm(["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, seed=0)
+    model, _ = tiny_causal_lm(
+        ["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, random_state=0
+    )
     model = model.to(torch.bfloat16)
     config = LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
     pm = get_peft_model(model, config, adapter_name=NAMES[0])
@@ -231,7 +235,7 @@ LM_CONFIG = LoraConfig(r=4, lora_alpha=8, target_modules=LM_TARGETS, lora_dropou
 
 @pytest.fixture(scope="module")
 def tiny_lm():
-    model, tok = tiny_causal_lm(["a", "b", "c", "d"], hidden_size=16, n_layers=2, seed=0)
+    model, tok = tiny_causal_lm(["a", "b", "c", "d"], hidden_size=16, n_layers=2, random_state=0)
     model = model.double().eval()
     ids = tok(["a b c d a"], return_tensors="pt").input_ids
     return model, ids

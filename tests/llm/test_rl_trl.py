@@ -215,7 +215,7 @@ def visualscore_run(tmp_path_factory):
     """VisualScore's Gaussian reward of the first word against a target score of 7."""
     from datasets import Dataset
 
-    model, tok = tiny_causal_lm(DIGITS + ["q"], seed=0)
+    model, tok = tiny_causal_lm(DIGITS + ["q"], random_state=0)
     data = Dataset.from_dict({"prompt": ["q"] * 128, "score": [7.0] * 128})
     gauss = GaussianScoreReward(sigma=2.0, pattern=r"^\s*(\S+)")
     fmt = FormatReward(value=0.1, pattern=r"^\s*\d")  # a digit first
@@ -262,7 +262,7 @@ def paretopo_run(tmp_path_factory):
     from datasets import Dataset
 
     words = ["a", "b", "c", "d", "e", "f", "q"]
-    model, tok = tiny_causal_lm(words, seed=1)
+    model, tok = tiny_causal_lm(words, random_state=1)
     data = Dataset.from_dict({"prompt": ["q"] * 128})
 
     def share(word):
@@ -317,7 +317,7 @@ def test_std_filter_removes_degenerate_groups_from_the_loss(tmp_path):
     """VisualScore's filter in the trainer: a constant-reward group leaves the loss."""
     from datasets import Dataset
 
-    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], seed=2)
+    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], random_state=2)
     data = Dataset.from_dict({"prompt": ["q", "r"] * 32})
 
     def watched(completions, prompts, **kwargs):  # constant for the prompt "q"
@@ -361,7 +361,7 @@ def scoring_trainer(tmp_path_factory):
     """A trainer whose two reward functions decline some completions (None, as TRL allows)."""
     from datasets import Dataset
 
-    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], seed=3)
+    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], random_state=3)
 
     def length(completions, **kwargs):
         return [None if "3" in c else len(c.split()) / 4 for c in completions]

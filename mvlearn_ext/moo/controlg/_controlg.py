@@ -5,8 +5,8 @@ arXiv 2602.05036) is known from its abstract and a short third-party
 summary only: sensing of per-objective difficulty and pairwise antagonism, a
 Pareto-aware log-hypervolume planner that sets target budgets, and a
 deficit-tracking PID controller that assigns discrete single-objective
-blocks, with an auditable schedule. The formulas below are the project
-spec's reconstruction (multiobjective.md §10), not the paper's:
+blocks, with an auditable schedule. The formulas below are this package's
+reconstruction, not the paper's:
 
 * difficulty ``d_k = L_k(t) / L_k(0)``; antagonism ``A_kl = max(0, -cos(g_k, g_l))``
   (EMA-smoothed);
@@ -114,7 +114,7 @@ def _waterfill(d, eps, b_min):
 
 
 def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, max_iter=2000):
-    """Log-hypervolume budget planner (reconstruction, spec §10.2).
+    """Log-hypervolume budget planner (reconstruction).
 
     Maximises ``sum_k log(eps + delta_k(b))`` over the shares ``b`` (on the
     simplex, each ``>= b_min``) with predicted gains ``delta_k(b) = d_k b_k
@@ -239,7 +239,7 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
 
 
 def plan_targets(values, ref, costs, budget):
-    """Continuous log-HV planner (reconstruction, spec §10.3).
+    """Continuous log-HV planner (reconstruction).
 
     ``max_delta sum_k log(f_k + delta_k - r_k)`` s.t. ``sum_k c_k delta_k <=
     budget``, ``delta >= 0``: water-filling ``f_k + delta_k - r_k =
@@ -528,7 +528,7 @@ def simulate_block_training(
     noise=0.0,
     scheduler_kwargs=None,
 ):
-    """Toy objective dynamics for comparing schedules (spec §10.5).
+    """Toy objective dynamics for comparing schedules.
 
     Training objective ``k`` for a block multiplies ``L_k`` by ``1 - rates_k``
     and every other ``L_l`` by ``1 + antagonism[k, l]`` (times an optional

@@ -4,8 +4,8 @@ Reconstruction: MOPO (Agnihotri, Jain, Ramachandran & Wen, "Multi-Objective
 Preference Optimization", arXiv 2505.10892) is known from its abstract only
 (maximise a primary preference objective with lower bounds on the secondary
 ones, KL-regularised, from pairwise preferences, with closed-form iterative
-updates). This module implements the project spec's reconstruction on the
-PsiPO/IPO framework (Azar et al. 2023; spec multiobjective.md §11):
+updates). This module reconstructs it on the PsiPO/IPO framework
+(Azar et al., 2023):
 
 * ``P_k(pi) = E_{y ~ pi, y' ~ mu} p_k(y > y')`` (linear in ``pi``);
 * ``max_pi P_1(pi) - tau KL(pi || pi_ref)`` s.t. ``P_k(pi) >= b_k``, k >= 2;
@@ -245,7 +245,7 @@ def exact_constrained_policy(prefs, thresholds, *, tau, mu=None, pi_ref=None):
 
 
 def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
-    """Population IPO-style loss of a tabular policy (spec §11.2).
+    """Population IPO-style loss of a tabular policy.
 
     ``E_{y, y' ~ mu}[(h_pi(y, y') - tau^{-1} sum_k w_k (p_k(y > y') - 1/2))^2]``
     with ``h_pi = log(pi(y) pi_ref(y') / (pi(y') pi_ref(y)))`` and
@@ -262,7 +262,7 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
 
 
 def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
-    """Canonical synthetic preference structures (spec §11.3).
+    """Canonical synthetic preference structures.
 
     ``"bradley_terry"`` (random utilities, logistic), ``"thurstone"``
     (probit), ``"cyclic"`` (rock-paper-scissors blocks on top of BT),

@@ -126,7 +126,7 @@ def test_no_objective_starves():
     for k in range(3):
         gaps = np.diff(np.flatnonzero(seq == k))
         assert gaps.max() <= window
-    # the spec's counter-example: ceil(1/b_min) + 1 is too short
+    # a counter-example: ceil(1/b_min) + 1 is too short
     gaps0 = np.diff(np.concatenate([[-1], np.flatnonzero(seq == 0)]))
     assert gaps0.max() - 1 >= math.ceil(1 / b.min()) + 1 - 1
 

@@ -145,12 +145,12 @@ def test_dual_steps_follow_solve_mopo(problem, tmp_path):
     def value_fn(m):
         return preference_values(P, _arm_policy(m, tok, arm_ids))
 
-    args = _config(tmp_path, 100, thresholds=b, dual_step=eta, dual_every=20)
+    args = _config(tmp_path, 100, thresholds=b, learning_rate_dual=eta, dual_every=20)
     trainer = MOPOTrainer(model, args, data, tok, value_fn=value_fn)
     trainer.train()
     assert [h["step"] for h in trainer.dual_history_] == [20, 40, 60, 80, 100]
     for t, h in enumerate(trainer.dual_history_, start=1):
-        ref = solve_mopo(P, b, tau=TAU, step=eta, max_iter=t, tol=0.0)
+        ref = solve_mopo(P, b, tau=TAU, learning_rate=eta, max_iter=t, tol=0.0)
         np.testing.assert_allclose(h["multipliers"], ref.multipliers, atol=TOL)
     assert trainer.multipliers_[0] > 0  # the constraint binds: the dual moved
 
@@ -182,7 +182,7 @@ def test_bad_input(problem, tmp_path):
     with pytest.raises(ValueError, match="tau must be"):
         MOPOTrainer(model, _config(tmp_path, 1, tau=0.0), data, tok)
     with pytest.raises(ValueError, match="needs value_fn"):
-        MOPOTrainer(model, _config(tmp_path, 1, dual_step=0.1), data, tok)
+        MOPOTrainer(model, _config(tmp_path, 1, learning_rate_dual=0.1), data, tok)
     with pytest.raises(ValueError, match="lacks the columns"):
         MOPOTrainer(model, _config(tmp_path, 1), data.remove_columns("preferences"), tok)
     with pytest.raises(ValueError, match="MOPO's loss replaces DPO's"):

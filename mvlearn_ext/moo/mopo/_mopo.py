@@ -23,6 +23,8 @@ import numbers
 import numpy as np
 from scipy.optimize import linprog, minimize
 
+from mvlearn_ext.utils._validation import check_real
+
 __all__ = [
     "MOPOResult",
     "exact_constrained_policy",
@@ -115,7 +117,15 @@ class MOPOResult:
 
 
 def solve_mopo(
-    prefs, thresholds, *, tau, mu=None, pi_ref=None, step=None, max_iter=20000, tol=1e-10
+    prefs,
+    thresholds,
+    *,
+    tau,
+    mu=None,
+    pi_ref=None,
+    learning_rate=None,
+    max_iter=20000,
+    tol=1e-10,
 ):
     """MOPO's iterative updates: projected dual descent over ``lambda``.
 
@@ -132,7 +142,9 @@ def solve_mopo(
         Lower bounds ``b_k`` on the secondary objectives.
     tau : float
     mu, pi_ref : optional
-    step : float, optional
+    learning_rate : float, optional
+        The dual step size ``eta``; default ``tau / ||S||_2^2``, the inverse
+        of the dual gradient's Lipschitz bound.
     max_iter : int, default=20000
     tol : float, default=1e-10
         Stop when the projected dual gradient is below ``tol``.
@@ -158,10 +170,12 @@ def solve_mopo(
         raise ValueError(f"thresholds must have {K - 1} finite entries")
     s = P @ mu
     _check_feasible(s, b)
-    if step is None:
+    if learning_rate is None:
         sc = s[1:] - s[1:].mean(axis=1, keepdims=True)
         L = max(np.linalg.norm(sc, 2) ** 2, 1e-12) / tau
         step = 1.0 / L
+    else:
+        step = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
     lam = np.zeros(K - 1)
     hist = []
     for it in range(1, max_iter + 1):

@@ -106,10 +106,15 @@ def dream(seeds, hs):
     for h in hs:
         acc = {}
         for seed in seeds:
-            prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=h, seed=seed)
+            prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=h, random_state=seed)
             for name, kw in algos.items():
                 r = run_dream(
-                    prob, n_rounds=300, local_steps=10, lr_local=0.02, lr_global=0.1, **kw
+                    prob,
+                    n_rounds=300,
+                    local_steps=10,
+                    learning_rate_local=0.02,
+                    learning_rate=0.1,
+                    **kw,
                 )
                 dist = np.linalg.norm(r.x - prob.pareto_point(np.array(r.weights[-1])))
                 acc.setdefault(name, []).append((float(dist), float(r.stationarity[-1])))

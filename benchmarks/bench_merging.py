@@ -90,7 +90,9 @@ def run(seeds):
             acc.setdefault("base model", []).append(problem.accuracy(problem.base))
             with threadpool_limits(limits=1):
                 for scaling in SCALINGS:
-                    for method, body in merge_methods(problem, scaling=scaling, seed=seed).items():
+                    for method, body in merge_methods(
+                        problem, scaling=scaling, random_state=seed
+                    ).items():
                         acc.setdefault(f"{method}, lambda={scaling}", []).append(
                             problem.accuracy(body)
                         )

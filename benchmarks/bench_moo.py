@@ -90,8 +90,12 @@ import moocore
 import numpy as np
 
 from mvlearn_ext import moo
-from mvlearn_ext.moo._paretopo import (
+from mvlearn_ext.moo import controlg, mopo
+from mvlearn_ext.rl import (
+    hop_bandit_front,
+    hull_gap,
     simulate_tool_bandit,
+    sweep_hop_bandit,
     sweep_tool_bandit,
     tool_bandit_front,
 )
@@ -136,13 +140,11 @@ HOP_DIAG_METHODS = (
 
 def _hop_block(seeds, methods=HOP_METHODS):
     """``methods`` over WEIGHT_GRID on ``seeds``: front-HV ratios, wins, unsupported points."""
-    from mvlearn_ext.moo._hop_bandit import hop_bandit_front, hull_gap, sweep_hop_bandit
-
     front = hop_bandit_front()
     raw, out = {}, {"seeds": list(seeds), "methods": {}}
     for name, method, extra in methods:
         t = time.perf_counter()
-        raw[name] = sweep_hop_bandit(method, WEIGHT_GRID, seeds=seeds, **extra)
+        raw[name] = sweep_hop_bandit(method, WEIGHT_GRID, random_states=seeds, **extra)
         raw[name]["seconds"] = time.perf_counter() - t
     H = np.array([raw[m]["hv_ratio"] for m, _, _ in methods])  # (methods, seeds)
     best = H >= H.max(axis=0, keepdims=True) - 1e-12
@@ -203,8 +205,6 @@ def bench_hop_bandit(quick, jobs=1):
     results do not depend on ``jobs``.
     """
     from concurrent.futures import ProcessPoolExecutor
-
-    from mvlearn_ext.moo._hop_bandit import hop_bandit_front
 
     front = hop_bandit_front()
     out = {
@@ -303,18 +303,18 @@ def bench_pareto(n, repeats):
 def bench_mopo(quick):
     out = []
     for structure in ("bradley_terry", "thurstone", "cyclic", "conflicting"):
-        P = moo.make_preferences(structure, n_arms=6, n_objectives=2, seed=0)
+        P = mopo.make_preferences(structure, n_arms=6, n_objectives=2, random_state=0)
         tau = 0.1
-        free = moo.preference_values(P, moo.mopo_policy(P, [0.0], tau=tau))
+        free = mopo.preference_values(P, mopo.mopo_policy(P, [0.0], tau=tau))
         best = (P[1] @ np.full(6, 1 / 6)).max()
         errs, viol, n_pts = [], [], 0
         for b in np.linspace(free[1], best, 6 if quick else 12)[:-1]:
-            res = moo.solve_mopo(P, [b], tau=tau)
-            exact = moo.exact_constrained_policy(P, [b], tau=tau)
+            res = mopo.solve_mopo(P, [b], tau=tau)
+            exact = mopo.exact_constrained_policy(P, [b], tau=tau)
             if exact is None:
                 continue
             n_pts += 1
-            ev = moo.preference_values(P, exact)
+            ev = mopo.preference_values(P, exact)
             errs.append(float(np.abs(res.values - ev).max()))
             viol.append(float(max(0.0, b - res.values[1])))
         out.append(
@@ -339,8 +339,8 @@ def bench_sims(quick):
     cg = {}
     for pol in ("controlg", "round_robin", "uniform_mix"):
         v = [
-            moo.simulate_block_training(
-                pol, n_blocks=60, rates=rates, antagonism=A, seed=s, noise=0.1
+            controlg.simulate_block_training(
+                pol, n_blocks=60, rates=rates, antagonism=A, random_state=s, noise=0.1
             )["log_hv"]
             for s in seeds
         ]
@@ -365,7 +365,7 @@ def bench_tool_bandit(quick):
     raw = {}
     for m, method, extra in SWEEP_METHODS:
         t = time.perf_counter()
-        r = sweep_tool_bandit(method, WEIGHT_GRID, seeds=seeds, **extra)
+        r = sweep_tool_bandit(method, WEIGHT_GRID, random_states=seeds, **extra)
         raw[m] = r
         out["oracle_hv"] = r["oracle_hv"]
         out["sweep"][m] = {
@@ -422,7 +422,10 @@ def bench_tool_bandit(quick):
         f"{np.sum(gp < gf)}/{len(seeds)} seeds)"
     )
     # ParetoPO's other knob: the tie-break weight beta (at w = 0.5), a sensitivity check
-    runs = [[simulate_tool_bandit("paretopo", beta=b, seed=s) for b in BETA_GRID] for s in seeds]
+    runs = [
+        [simulate_tool_bandit("paretopo", beta=b, random_state=s) for b in BETA_GRID]
+        for s in seeds
+    ]
     pts = np.array([[[r["accuracy"], r["efficiency"]] for r in row] for row in runs])
     hb = np.array([moo.hypervolume(p, [0.0, 0.0], maximise=True) for p in pts])
     out["beta_sweep"] = {
@@ -446,7 +449,7 @@ def bench_tool_bandit(quick):
         ("paretopo_hvc", "paretopo", {"stage1": "hvc_gradient"}),
     )
     for m, method, extra in point_methods:
-        r = [simulate_tool_bandit(method, seed=s, **extra) for s in seeds]
+        r = [simulate_tool_bandit(method, random_state=s, **extra) for s in seeds]
         keys = ("accuracy", "mean_calls", "hv", "front_gap")
         out["point"][m] = {k: float(np.mean([x[k] for x in r])) for k in keys}
         p = out["point"][m]
@@ -514,7 +517,7 @@ def _hvc_dev_sensitivity():
             r = sweep_tool_bandit(
                 "stage1",
                 grid_w,
-                seeds=DEV_SEEDS,
+                random_states=DEV_SEEDS,
                 stage1="hvc_gradient",
                 ref_margin=margin,
                 weight_ema=ema,
@@ -603,8 +606,6 @@ def plot_hop_front(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mvlearn_ext.moo._hop_bandit import hop_bandit_front
-
     with open(results) as fh:
         rep = json.load(fh)["hop_bandit"]["report"]["methods"]
     f = hop_bandit_front()
@@ -638,17 +639,17 @@ def plot_mopo_front(out="docs/img/moo_mopo_front.png"):
     for ax, structure in zip(
         axes, ("bradley_terry", "thurstone", "cyclic", "conflicting"), strict=True
     ):
-        P = moo.make_preferences(structure, n_arms=6, n_objectives=2, seed=0)
-        free = moo.preference_values(P, moo.mopo_policy(P, [0.0], tau=0.1))
+        P = mopo.make_preferences(structure, n_arms=6, n_objectives=2, random_state=0)
+        free = mopo.preference_values(P, mopo.mopo_policy(P, [0.0], tau=0.1))
         best = (P[1] @ np.full(6, 1 / 6)).max()
         grid = np.linspace(free[1], best, 40)[:-1]
         ex = [
-            moo.preference_values(P, moo.exact_constrained_policy(P, [b], tau=0.1)) for b in grid
+            mopo.preference_values(P, mopo.exact_constrained_policy(P, [b], tau=0.1)) for b in grid
         ]
         ax.plot(
             [e[1] for e in ex], [e[0] for e in ex], "-", color="0.6", label="exact (convex solve)"
         )
-        pts = [moo.solve_mopo(P, [b], tau=0.1).values for b in grid[::4]]
+        pts = [mopo.solve_mopo(P, [b], tau=0.1).values for b in grid[::4]]
         ax.plot([p[1] for p in pts], [p[0] for p in pts], "o", ms=4, label="MOPO dual descent")
         ax.set_title(structure, fontsize=9)
         ax.set_xlabel("P_2 (constrained)")

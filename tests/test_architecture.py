@@ -58,8 +58,6 @@ SHARED_PRIVATE = {"_lib", "utils"}
 KNOWN_PRIVATE_IMPORTS = {
     # the demo's toy problems are private to their families
     ("_demo", "mvlearn_ext.merging._toy"),
-    ("_demo", "mvlearn_ext.moo._hop_bandit"),
-    ("_demo", "mvlearn_ext.moo._paretopo"),
     ("_demo", "mvlearn_ext.rl._grape_toy"),
     ("_demo", "mvlearn_ext.rl._toy"),
     # the CLI resolves view names of the embedded data set
@@ -253,7 +251,7 @@ def test_core_stub_declares_every_binding():
         # allowed: own package, public names, the infrastructure's private modules
         ("mvlearn_ext.cluster._x", "from ._common import f\nfrom mvlearn_ext.moo import a", ""),
         ("mvlearn_ext.cluster._x", "from mvlearn_ext.utils._threads import fit_threads", ""),
-        ("mvlearn_ext.deep.rl", "from mvlearn_ext.rl import grpo_advantages", ""),
+        ("mvlearn_ext.deep.rl", "from mvlearn_ext.rl import group_advantages", ""),
         # the torch half of a family may use its NumPy half's internals, not another's
         ("mvlearn_ext.deep.brain", "from mvlearn_ext.brain._kernel import k", ""),
         ("mvlearn_ext.deep.brain", "from mvlearn_ext.moo._qp import solve", "private"),

@@ -41,7 +41,7 @@ def tiny_run(steps, seed):
         tiny_causal_lm,
     )
 
-    model, tok = tiny_causal_lm([str(i) for i in range(10)] + ["q"], seed=seed)
+    model, tok = tiny_causal_lm([str(i) for i in range(10)] + ["q"], random_state=seed)
     data = Dataset.from_dict({"prompt": ["q"] * 256, "score": [7.0] * 256})
     rewards = [
         GaussianScoreReward(sigma=2.0, pattern=r"^\s*(\S+)"),

@@ -14,13 +14,15 @@ import matplotlib.pyplot as plt
 
 from mvlearn_ext.federated import QuadraticFMOL, run_dream
 
-prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=2.0, seed=0)
+prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=2.0, random_state=0)
 settings = {
     "DREAM": {},
     "FMGDA (no control variates)": {"control_variates": False},
 }
 runs = {
-    name: run_dream(prob, n_rounds=150, local_steps=10, lr_local=0.02, lr_global=0.1, **kw)
+    name: run_dream(
+        prob, n_rounds=150, local_steps=10, learning_rate_local=0.02, learning_rate=0.1, **kw
+    )
     for name, kw in settings.items()
 }
 

@@ -3,7 +3,7 @@ MGDA and DREAM weights between two gradients
 ============================================
 
 Given the gradients of several objectives,
-:func:`~mvlearn_ext.moo.dream_weights` returns the simplex weights of the
+:func:`~mvlearn_ext.federated.dream_weights` returns the simplex weights of the
 common descent direction: with ``reg_rho=0`` the minimum-norm point of
 their convex hull (MGDA), and with ``reg_rho > 0`` a point pulled towards
 an anchor weighting. The direction ``d = G^T w`` is drawn for growing
@@ -13,7 +13,7 @@ an anchor weighting. The direction ``d = G^T w`` is drawn for growing
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mvlearn_ext.moo import dream_weights
+from mvlearn_ext.federated import dream_weights
 
 G = np.array([[2.0, 0.4], [-0.3, 1.0]])  # two objectives' gradients (rows)
 anchor = np.array([0.5, 0.5])

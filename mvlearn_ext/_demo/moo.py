@@ -54,7 +54,7 @@ def run_tool_bandit(ctx):
     of the trade-off, the other columns only where on it a method lands.
     ``paretopo_hvc`` is ParetoPO with the ``stage1="hvc_gradient"`` variant.
     """
-    from mvlearn_ext.moo._paretopo import simulate_tool_bandit
+    from mvlearn_ext.rl import simulate_tool_bandit
 
     hvc = {"stage1": "hvc_gradient"}
     runs = (
@@ -78,7 +78,7 @@ def run_tool_bandit(ctx):
         ctx,
         runs,
         lambda method, seed, extra: simulate_tool_bandit(
-            method, n_steps=150, stage1_steps=50, seed=seed, **extra
+            method, n_steps=150, stage1_steps=50, random_state=seed, **extra
         ),
         lambda r: {
             "accuracy": r["accuracy"],
@@ -99,7 +99,7 @@ def run_hop_bandit(ctx):
     is the hypervolume of the three final points relative to the exact
     front's, ``calls_w0.9`` the final policy's expected calls at weight 0.9.
     """
-    from mvlearn_ext.moo._hop_bandit import sweep_hop_bandit
+    from mvlearn_ext.rl import sweep_hop_bandit
 
     runs = (
         ("fixed", "fixed", {}, "GRPO on fixed weights, raw rewards"),
@@ -122,7 +122,7 @@ def run_hop_bandit(ctx):
         ctx,
         runs,
         lambda method, seed, extra: sweep_hop_bandit(
-            method, (0.1, 0.5, 0.9), seeds=(seed,), n_steps=150, stage1_steps=50, **extra
+            method, (0.1, 0.5, 0.9), random_states=(seed,), n_steps=150, stage1_steps=50, **extra
         ),
         lambda r: {
             "front_HV": float(r["hv_ratio"][0]),
@@ -140,7 +140,7 @@ def _controlg_scores(r):
 
 def run_controlg(ctx):
     """ControlG (reconstruction) vs round-robin and uniform mixing in the block simulator."""
-    from mvlearn_ext.moo import simulate_block_training
+    from mvlearn_ext.moo.controlg import simulate_block_training
 
     rates = np.array([0.05, 0.02, 0.1])
     A = np.zeros((3, 3))
@@ -150,7 +150,7 @@ def run_controlg(ctx):
         res, times = _over_seeds(
             ctx,
             lambda seed, policy=policy: simulate_block_training(
-                policy, n_blocks=60, rates=rates, antagonism=A, seed=seed, noise=0.1
+                policy, n_blocks=60, rates=rates, antagonism=A, random_state=seed, noise=0.1
             ),
             _controlg_scores,
         )

@@ -44,7 +44,7 @@ def completion_texts(completions):
     return out
 
 
-def tiny_causal_lm(words, *, hidden_size=32, n_layers=2, n_heads=2, seed=0):
+def tiny_causal_lm(words, *, hidden_size=32, n_layers=2, n_heads=2, random_state=0):
     """A random-weight causal LM and a word-level tokenizer, built here (no download).
 
     For tests, examples and the user guide: a ``transformers`` Llama-style
@@ -58,7 +58,7 @@ def tiny_causal_lm(words, *, hidden_size=32, n_layers=2, n_heads=2, seed=0):
     words : list of str
         The vocabulary (distinct, no whitespace).
     hidden_size, n_layers, n_heads : int
-    seed : int, default=0
+    random_state : int, default=0
         Seeds the weights (``torch.manual_seed``, then restores the global state).
 
     Returns
@@ -102,7 +102,7 @@ def tiny_causal_lm(words, *, hidden_size=32, n_layers=2, n_heads=2, seed=0):
     )
     state = torch.random.get_rng_state()
     try:
-        torch.manual_seed(seed)
+        torch.manual_seed(random_state)
         model = transformers.LlamaForCausalLM(config)
     finally:
         torch.random.set_rng_state(state)

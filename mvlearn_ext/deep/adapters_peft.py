@@ -98,8 +98,11 @@ def badit_init_peft(model, adapter_names):
     -------
     orthogonality : dict
         Per layer, :func:`mvlearn_ext.adapters.expert_orthogonality` of the
-        initialised experts (the largest cross-expert entry of ``A_e A_f^T``
-        and ``B_e^T B_f``: zero up to rounding).
+        experts as stored in the adapters (the largest cross-expert entry of
+        ``A_e A_f^T`` and ``B_e^T B_f``), i.e. :func:`peft_expert_orthogonality`
+        right after the initialisation: zero up to the rounding of the
+        model's dtype (of order 1e-4 in bfloat16), not of the float64
+        decomposition.
     """
     names = _names(adapter_names)
     out = {}
@@ -113,7 +116,7 @@ def badit_init_peft(model, adapter_names):
         for e, adapter in enumerate(names):
             module.lora_A[adapter].weight.copy_(torch.as_tensor(A[e], dtype=dtype, device=device))
             module.lora_B[adapter].weight.copy_(torch.as_tensor(B[e], dtype=dtype, device=device))
-        out[name] = expert_orthogonality(B, A)
+        out[name] = expert_orthogonality(*_stack(module, names))
     return out
 
 

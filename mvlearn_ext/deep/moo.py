@@ -1,6 +1,6 @@
 """MOPO's preference-only regression loss for parametric policies (torch).
 
-Reconstruction (see :mod:`mvlearn_ext.moo._mopo`): for pairs ``(y, y')``
+Reconstruction (see :mod:`mvlearn_ext.moo.mopo`): for pairs ``(y, y')``
 with per-objective preference labels ``I_k`` (1 if ``y`` is preferred to
 ``y'`` under objective ``k``) and multipliers ``w = (1, lambda_2, ...)``,
 
@@ -9,7 +9,7 @@ with per-objective preference labels ``I_k`` (1 if ``y`` is preferred to
 
 With one objective this is IPO's loss (Azar et al. 2023). In the tabular
 case, with pairs drawn from ``mu``, its minimiser is the closed-form MOPO
-policy :func:`mvlearn_ext.moo.mopo_policy`.
+policy :func:`mvlearn_ext.moo.mopo.mopo_policy`.
 """
 
 from __future__ import annotations

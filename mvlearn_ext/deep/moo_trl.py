@@ -1,7 +1,7 @@
 """MOPO for language models: a ``trl.DPOTrainer`` on pairwise preferences of several objectives.
 
 Needs the ``llm`` extra; ``import mvlearn_ext.deep`` does not import this
-module. Reconstruction (see :mod:`mvlearn_ext.moo._mopo`): maximise the
+module. Reconstruction (see :mod:`mvlearn_ext.moo.mopo`): maximise the
 primary preference objective subject to lower bounds ``b_k`` on the
 secondary ones, KL-regularised towards a reference policy. For multipliers
 ``lambda`` the policy step minimises MOPO's preference regression loss
@@ -9,7 +9,7 @@ secondary ones, KL-regularised towards a reference policy. For multipliers
 target ``tau^{-1} sum_k w_k (p_k - 1/2)``, ``w = (1, lambda)``) on pairs
 ``(chosen, rejected)`` labelled per objective; every ``dual_every`` steps
 the multipliers take MOPO's projected dual step
-``lambda_k <- [lambda_k - dual_step (P_k(pi) - b_k)]_+``, with ``P_k(pi)``
+``lambda_k <- [lambda_k - learning_rate_dual (P_k(pi) - b_k)]_+``, with ``P_k(pi)``
 from the user's ``value_fn`` (an estimate of each objective's preference
 value of the current policy, e.g. win rates of samples against the
 reference under each objective's judge).
@@ -26,8 +26,8 @@ preferred to ``rejected``; objective 0 is the primary one. As in TRL, the
 tokenised text is ``prompt + chosen``, so a plain-text completion starts
 with its own separator (``" y3"``). With a tabular policy and all pairs of
 a finite set of answers, the policy step converges to the closed form
-:func:`mvlearn_ext.moo.mopo_policy` and the dual steps follow
-:func:`mvlearn_ext.moo.solve_mopo` (tests check both).
+:func:`mvlearn_ext.moo.mopo.mopo_policy` and the dual steps follow
+:func:`mvlearn_ext.moo.mopo.solve_mopo` (tests check both).
 """
 
 from __future__ import annotations
@@ -63,8 +63,10 @@ class MOPOConfig(trl.DPOConfig):
     DPO's loss options (``loss_type``, ``loss_weights``, ``f_divergence_type``,
     ``ld_alpha``, ``use_weighting``) do not apply: MOPO's loss replaces them,
     and :class:`MOPOTrainer` refuses changed values. The other fields,
-    including TRL's defaults (``gradient_checkpointing=True``, ``bf16``
-    when available, ``learning_rate=1e-6``), are TRL's.
+    including TRL's defaults (``gradient_checkpointing=True``,
+    ``learning_rate=1e-6``), are TRL's, except ``bf16``: left unset, it is
+    on only where a CUDA device supports bfloat16 (TRL turns it on
+    everywhere, which fails on a machine without a GPU).
 
     Parameters
     ----------
@@ -75,7 +77,7 @@ class MOPOConfig(trl.DPOConfig):
     thresholds : list of float, optional
         Lower bounds ``b_k`` of the secondary objectives; needed for the
         dual steps.
-    dual_step : float, default=0.0
+    learning_rate_dual : float, default=0.0
         The dual step size; 0 keeps the multipliers fixed.
     dual_every : int, default=1
         Optimiser steps between two dual steps.
@@ -84,10 +86,14 @@ class MOPOConfig(trl.DPOConfig):
     tau: float = 0.1
     multipliers: list[float] | None = None
     thresholds: list[float] | None = None
-    dual_step: float = 0.0
+    learning_rate_dual: float = 0.0
     dual_every: int = 1
 
     def __post_init__(self):
+        if self.bf16 is None and not self.fp16 and not self.use_cpu:
+            self.bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        elif self.bf16 is None:
+            self.bf16 = False
         super().__post_init__()
         if isinstance(self.tau, (int, float)) and not isinstance(self.tau, bool):
             self.beta = float(self.tau)
@@ -150,7 +156,7 @@ class MOPOTrainer(trl.DPOTrainer):
         the model reloaded from its name).
     value_fn : callable, optional
         ``value_fn(model) -> array (K,)``: the preference values
-        ``P_k(pi)`` of the current policy; needed when ``dual_step > 0``.
+        ``P_k(pi)`` of the current policy; needed when ``learning_rate_dual > 0``.
     **kwargs
         Passed to ``trl.DPOTrainer`` (``eval_dataset``, ``peft_config``,
         ``callbacks``, ...).
@@ -203,9 +209,9 @@ class MOPOTrainer(trl.DPOTrainer):
         lam = np.zeros(K - 1) if args.multipliers is None else np.asarray(args.multipliers, float)
         if lam.shape != (K - 1,) or (lam < 0).any() or not np.isfinite(lam).all():
             raise ValueError(f"multipliers must be {K - 1} finite non-negative numbers")
-        if args.dual_step > 0:
+        if args.learning_rate_dual > 0:
             if value_fn is None or args.thresholds is None:
-                raise ValueError("dual_step > 0 needs value_fn and thresholds")
+                raise ValueError("learning_rate_dual > 0 needs value_fn and thresholds")
             b = np.asarray(args.thresholds, dtype=float)
             if b.shape != (K - 1,):
                 raise ValueError(f"thresholds must have {K - 1} entries, got {b.shape}")
@@ -295,7 +301,7 @@ class MOPOTrainer(trl.DPOTrainer):
             vals = np.asarray(self.value_fn(self.model), dtype=float).reshape(-1)
         self.model.train(was_training)
         b = np.asarray(self.args.thresholds, dtype=float)
-        step_size = self.args.dual_step
+        step_size = self.args.learning_rate_dual
         self.multipliers_ = np.maximum(self.multipliers_ - step_size * (vals[1:] - b), 0.0)
         self.dual_history_.append(
             {"step": step, "values": vals, "multipliers": self.multipliers_.copy()}
@@ -307,5 +313,5 @@ class _DualCallback(transformers.TrainerCallback):
         self.trainer = trainer
 
     def on_step_end(self, args, state, control, **kwargs):
-        if args.dual_step > 0 and state.global_step % args.dual_every == 0:
+        if args.learning_rate_dual > 0 and state.global_step % args.dual_every == 0:
             self.trainer._dual_step(state.global_step)

@@ -14,13 +14,17 @@ Reward functions (TRL's calling convention)
     Gaussian accuracy reward of the number in ``<answer>``) and
     :class:`FormatReward` (``<think>...</think><answer>...</answer>``).
 Advantages
-    Stateful NumPy callables ``f(rewards_per_func, group_size) -> A`` that
-    the trainer applies to TRL's ``(n_completions, n_reward_funcs)`` reward
-    matrix: :class:`GroupAdvantages` (TRL's own GRPO advantages, computed by
-    :func:`mvlearn_ext.rl.group_advantages`), :class:`VisualScoreAdvantages`
-    (GRPO plus VisualScore's std filter of degenerate groups) and
-    :class:`ParetoPOAdvantages` (ParetoPO's hypervolume-guided weights, then
-    Pareto-rank advantages).
+    Stateful NumPy callables ``f(rewards_per_func, group_size, reward_weights) -> A``
+    that the trainer applies to TRL's ``(n_completions, n_reward_funcs)``
+    reward matrix and ``reward_weights``: :class:`GroupAdvantages` (TRL's
+    own GRPO advantages, every ``multi_objective_aggregation`` and
+    ``scale_rewards``, computed by
+    :func:`mvlearn_ext.rl.multi_reward_advantages`),
+    :class:`VisualScoreAdvantages` (GRPO plus VisualScore's std filter of
+    degenerate groups) and :class:`ParetoPOAdvantages` (ParetoPO's
+    hypervolume-guided weights, then Pareto-rank advantages). Each weighs
+    the rewards as TRL does (:func:`weighted_reward`), so the reward TRL
+    logs is the reward the loss uses.
 Trainer
     :class:`MVGRPOTrainer`, a ``trl.GRPOTrainer`` whose advantages come from
     one of the callables above and whose entropy gating can be
@@ -41,11 +45,12 @@ import numpy as np
 import torch
 
 from mvlearn_ext.deep._llm import completion_texts, require_llm, tiny_causal_lm
-from mvlearn_ext.moo import HVCGradientWeights, grpo_advantages, pareto_rank_advantages
+from mvlearn_ext.moo import HVCGradientWeights, pareto_rank_advantages
 from mvlearn_ext.rl import (
     format_reward,
     gaussian_reward,
     group_advantages,
+    multi_reward_advantages,
     parse_answer,
     rank_reward,
     retrieval_scores,
@@ -65,6 +70,7 @@ __all__ = [
     "VisualScoreAdvantages",
     "sequence_entropy_mask",
     "tiny_causal_lm",
+    "weighted_reward",
 ]
 
 
@@ -232,86 +238,118 @@ class FormatReward:
 # Advantages: NumPy callables on TRL's reward matrix
 
 
-def _reward_matrix(rewards_per_func, group_size):
+def _reward_matrix(rewards_per_func, group_size, reward_weights):
     R = np.asarray(rewards_per_func, dtype=np.float64)
     if R.ndim != 2:
         raise ValueError(f"rewards_per_func must be 2-D (n, n_funcs), got shape {R.shape}")
-    if not isinstance(group_size, (int, np.integer)) or group_size < 1:
+    if (
+        not isinstance(group_size, (int, np.integer))
+        or isinstance(group_size, bool)
+        or group_size < 1
+    ):
         raise ValueError(f"group_size must be a positive int, got {group_size!r}")
     if R.shape[0] % group_size:
         raise ValueError(f"{R.shape[0]} completions are not a multiple of group_size={group_size}")
-    return R
+    if reward_weights is None:
+        w = np.ones(R.shape[1])
+    else:
+        w = np.asarray(reward_weights, dtype=np.float64).reshape(-1)
+    if w.shape != (R.shape[1],) or not np.isfinite(w).all():
+        raise ValueError(
+            f"reward_weights must be {R.shape[1]} finite numbers (one per reward function), "
+            f"got {reward_weights!r}"
+        )
+    return R, w
 
 
-def _weights(weights, n):
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
-    if w.shape != (n,) or not np.isfinite(w).all():
-        raise ValueError(f"weights must be {n} finite numbers (one per reward function)")
-    return w
+def weighted_reward(rewards_per_func, reward_weights=None):
+    """TRL's scalar reward: ``nansum`` of the weighted rewards, NaN where every reward is NaN.
 
+    The reward ``trl.GRPOTrainer`` logs (``reward``) and, with
+    ``multi_objective_aggregation="sum_then_normalize"``, normalises.
 
-def _trl_total(R, w):
-    """TRL's scalar reward: ``nansum`` of the weighted rewards, NaN where all are NaN."""
+    Parameters
+    ----------
+    rewards_per_func : array-like of shape (n_completions, n_reward_funcs)
+    reward_weights : array-like of shape (n_reward_funcs,), optional
+        TRL's ``reward_weights`` (default all ones).
+
+    Returns
+    -------
+    reward : ndarray of shape (n_completions,)
+
+    Examples
+    --------
+    >>> from mvlearn_ext.deep.rl_trl import weighted_reward
+    >>> weighted_reward([[1.0, float("nan")], [1.0, 2.0]], [1.0, 0.5]).tolist()
+    [1.0, 2.0]
+    """
+    R, w = _reward_matrix(rewards_per_func, 1, reward_weights)
     total = np.nansum(R * w, axis=1)
     total[np.isnan(R).all(axis=1)] = np.nan
     return total
 
 
 class GroupAdvantages:
-    """GRPO's group-relative advantages of the weighted reward sum (TRL's default).
+    """TRL's GRPO advantages, for every aggregation and scaling TRL offers.
 
-    ``A = (R - mean_G R) / (std_G R + 1e-4)`` of ``R = sum_f w_f r_f``
-    (:func:`mvlearn_ext.rl.group_advantages`): on the same rewards these
-    equal the advantages of ``trl.GRPOTrainer`` with
-    ``multi_objective_aggregation="sum_then_normalize"`` (a test checks it).
+    :func:`mvlearn_ext.rl.multi_reward_advantages` of the reward matrix with
+    the trainer's ``reward_weights``: on the same rewards these equal the
+    advantages of ``trl.GRPOTrainer`` with the same
+    ``multi_objective_aggregation``, ``scale_rewards`` and
+    ``reward_weights`` (tests check every combination).
+    :class:`MVGRPOTrainer` uses this with its config's values by default.
 
     Parameters
     ----------
-    weights : array-like of shape (n_reward_funcs,), optional
-        Default: TRL's ``reward_weights`` (the trainer fills them in).
+    aggregation : {"sum_then_normalize", "normalize_then_sum"}, default="sum_then_normalize"
+        TRL's ``multi_objective_aggregation``.
     scale_rewards : {"group", "batch", "none"}, default="group"
+        TRL's ``scale_rewards``.
     """
 
-    def __init__(self, weights=None, *, scale_rewards="group"):
-        self.weights = weights
+    def __init__(self, *, aggregation="sum_then_normalize", scale_rewards="group"):
+        self.aggregation = aggregation
         self.scale_rewards = scale_rewards
 
-    def __call__(self, rewards_per_func, group_size):
-        R = _reward_matrix(rewards_per_func, group_size)
-        total = _trl_total(R, _weights(self.weights, R.shape[1]))
-        return group_advantages(
-            total, group_size=group_size, scale_rewards=self.scale_rewards, eps=1e-4
+    def __call__(self, rewards_per_func, group_size, reward_weights=None):
+        R, w = _reward_matrix(rewards_per_func, group_size, reward_weights)
+        return multi_reward_advantages(
+            R,
+            weights=w,
+            group_size=group_size,
+            aggregation=self.aggregation,
+            scale_rewards=self.scale_rewards,
         )
 
 
 class VisualScoreAdvantages:
     """GRPO advantages with VisualScore's std filter (stage-2 RL of VisualScore).
 
-    The advantages of the weighted reward sum (OpenRLHF's group
-    normalisation, ``eps=1e-9``, as VisualScore trains) for the groups whose
-    *watched* reward (the Gaussian accuracy reward) has a standard deviation
-    above ``threshold`` (:func:`mvlearn_ext.rl.std_filter`); the other groups
-    are dropped: :class:`MVGRPOTrainer` removes their tokens from the loss.
+    The group advantages of TRL's weighted reward (:func:`weighted_reward`,
+    the reward TRL logs) with OpenRLHF's ``eps=1e-9``, as VisualScore
+    trains, for the groups whose *watched* reward (the Gaussian accuracy
+    reward, unweighted) has a standard deviation above ``threshold``
+    (:func:`mvlearn_ext.rl.std_filter`); the other groups are dropped:
+    :class:`MVGRPOTrainer` removes their tokens from the loss.
 
     Parameters
     ----------
     watch : int, default=0
         Index of the watched reward function (in the trainer's order).
     threshold : float, default=1e-3
-    weights : array-like, optional
     """
 
-    def __init__(self, *, watch=0, threshold=1e-3, weights=None):
+    def __init__(self, *, watch=0, threshold=1e-3):
         self.watch = watch
         self.threshold = threshold
-        self.weights = weights
 
-    def __call__(self, rewards_per_func, group_size):
-        R = _reward_matrix(rewards_per_func, group_size)
+    def __call__(self, rewards_per_func, group_size, reward_weights=None):
+        R, w = _reward_matrix(rewards_per_func, group_size, reward_weights)
         if not 0 <= self.watch < R.shape[1]:
             raise ValueError(f"watch={self.watch} is not a reward function index < {R.shape[1]}")
-        total = _trl_total(R, _weights(self.weights, R.shape[1]))
-        A = group_advantages(total, group_size=group_size, semantics="openrlhf")
+        total = weighted_reward(R, w)
+        A = group_advantages(total, group_size=group_size, eps=1e-9)
         keep = std_filter(R[:, self.watch], group_size=group_size, threshold=self.threshold)
         keep = np.repeat(keep, group_size)
         return np.where(keep, A, 0.0), keep
@@ -320,9 +358,10 @@ class VisualScoreAdvantages:
 class ParetoPOAdvantages:
     """ParetoPO's two stages on TRL's reward matrix (reconstruction, see :mod:`mvlearn_ext.moo`).
 
-    Each reward function is one objective (maximised). Stage 1 (the first
+    Each weighted reward function ``reward_weights[k] * r_k`` (the terms of
+    the reward TRL logs) is one objective, maximised. Stage 1 (the first
     ``stage1_steps`` calls): GRPO advantages
-    (:func:`mvlearn_ext.moo.grpo_advantages`) of ``w_t . r``, with ``w_t``
+    (:func:`mvlearn_ext.rl.group_advantages`) of ``w_t . r``, with ``w_t``
     adapted from the hypervolume-contribution gradient of each step's mean
     objective vector (:class:`mvlearn_ext.moo.HVCGradientWeights`). Stage 2:
     Pareto-rank advantages within each group
@@ -332,6 +371,7 @@ class ParetoPOAdvantages:
     Parameters
     ----------
     weights : array-like of shape (n_objectives,)
+        The initial scalarisation weights ``w_0`` of the objectives.
     stage1_steps : int, default=0
         ``0`` runs stage 2 from the start (with ``weights``).
     beta : float in [0, 1], default=0.5
@@ -354,9 +394,9 @@ class ParetoPOAdvantages:
         self.n_calls_ = 0
         self.weights_path_ = []
 
-    def __call__(self, rewards_per_func, group_size):
-        R = _reward_matrix(rewards_per_func, group_size)
-        R = np.nan_to_num(R, nan=0.0)
+    def __call__(self, rewards_per_func, group_size, reward_weights=None):
+        R, weights = _reward_matrix(rewards_per_func, group_size, reward_weights)
+        R = np.nan_to_num(R, nan=0.0) * weights
         if R.shape[1] != self.hvc_.weights_.size:
             raise ValueError(
                 f"{R.shape[1]} reward functions for {self.hvc_.weights_.size} objective weights"
@@ -365,7 +405,7 @@ class ParetoPOAdvantages:
         self.weights_path_.append(w)
         groups = R.reshape(-1, group_size, R.shape[1])
         if self.n_calls_ < self.stage1_steps:
-            A = grpo_advantages(groups @ w)
+            A = group_advantages(groups @ w)
             self.hvc_.update(R.mean(axis=0))
         else:
             A = np.stack([pareto_rank_advantages(g, g @ w, beta=self.beta) for g in groups])
@@ -425,11 +465,15 @@ class MVGRPOTrainer(trl.GRPOTrainer):
     *args, **kwargs
         Those of ``trl.GRPOTrainer``.
     advantage_fn : callable, optional
-        ``advantage_fn(rewards_per_func, group_size)`` returning the
-        advantages ``(n_completions,)`` or ``(advantages, keep)``; e.g.
-        :class:`GroupAdvantages`, :class:`VisualScoreAdvantages`,
-        :class:`ParetoPOAdvantages`. Default: :class:`GroupAdvantages` with
-        the config's ``reward_weights`` and ``scale_rewards``.
+        ``advantage_fn(rewards_per_func, group_size, reward_weights)``
+        returning the advantages ``(n_completions,)`` or
+        ``(advantages, keep)``; ``reward_weights`` are the config's (TRL's
+        weights, all ones by default), to weigh the rewards as TRL's logged
+        reward does. E.g. :class:`GroupAdvantages`,
+        :class:`VisualScoreAdvantages`, :class:`ParetoPOAdvantages`.
+        Default: :class:`GroupAdvantages` with the config's
+        ``multi_objective_aggregation`` and ``scale_rewards``, i.e. TRL's own
+        advantages.
     entropy_scope : {"batch", "sequence"}, default="batch"
         With ``top_entropy_quantile = rho < 1`` in the config, keep the top
         ``rho`` share of token entropies over the batch (TRL) or in every
@@ -452,10 +496,6 @@ class MVGRPOTrainer(trl.GRPOTrainer):
         if advantage_fn is not None and not callable(advantage_fn):
             raise TypeError(f"advantage_fn must be callable, got {advantage_fn!r}")
         super().__init__(*args, **kwargs)
-        if advantage_fn is None:
-            advantage_fn = GroupAdvantages(
-                self.reward_weights.tolist(), scale_rewards=self.scale_rewards
-            )
         self.advantage_fn = advantage_fn
         self.entropy_scope = entropy_scope
         self.reward_history_ = []
@@ -473,7 +513,13 @@ class MVGRPOTrainer(trl.GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         G = self.num_generations if mode == "train" else self.num_generations_eval
         R = self._last_rewards.detach().to(torch.float64).cpu().numpy()
-        result = self.advantage_fn(R, G)
+        advantage_fn = self.advantage_fn
+        if advantage_fn is None:  # read at each call: the trainer's settings may change
+            advantage_fn = GroupAdvantages(
+                aggregation=self.multi_objective_aggregation, scale_rewards=self.scale_rewards
+            )
+        weights = self.reward_weights.detach().to(torch.float64).cpu().numpy()
+        result = advantage_fn(R, G, weights)
         A, keep = result if isinstance(result, tuple) else (result, None)
         A = np.asarray(A, dtype=np.float64).reshape(-1)
         if A.shape != (R.shape[0],):

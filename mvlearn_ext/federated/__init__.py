@@ -10,6 +10,8 @@ from mvlearn_ext.federated._dream import (
     FMOLResult,
     InProcessSimulator,
     QuadraticFMOL,
+    dream_direction,
+    dream_weights,
     run_dream,
 )
 from mvlearn_ext.federated._flower import make_client_app, make_server_app
@@ -45,6 +47,8 @@ __all__ = [
     "agent_ridge_statistics",
     "collaboration_weights",
     "ditto_ridge",
+    "dream_direction",
+    "dream_weights",
     "make_client_app",
     "make_server_app",
     "mmd2_unbiased",

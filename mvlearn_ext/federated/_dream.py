@@ -3,20 +3,21 @@
 Reconstruction: DREAM (Zhou, Ou & Shi, ICML 2026) is known from its abstract
 only: clients use drift-aware control variates (SCAFFOLD-like) and
 momentum-smoothed local updates; the server solves a regularised QP
-parameterised by a task-correction matrix. The algorithm here is the project
-spec's reconstruction (multiobjective.md §12.3):
+parameterised by a task-correction matrix. The algorithm here is this
+package's reconstruction:
 
 client ``i``, task ``s``, round ``t``, local steps ``k = 1..K``::
 
     v = grad f_{i,s}(y) - c_i^s + c^s          (control variates, optional)
     m = beta m + (1 - beta) v                   (momentum, kept across rounds)
-    y = y - lr_local m
-    Delta_i^s = (x_t - y) / (K lr_local)        (normalised pseudo-gradient)
+    y = y - eta_l m                             (eta_l: learning_rate_local)
+    Delta_i^s = (x_t - y) / (K eta_l)           (normalised pseudo-gradient)
     c_i^s <- c_i^s - c^s + Delta_i^s
 
 server: ``Delta^s = mean_i Delta_i^s``, ``c^s += (|sampled| / N) mean_i (change
-of c_i^s)``, weights ``lambda`` from :func:`mvlearn_ext.moo.dream_weights`
-(or fixed), ``x <- x - lr_global (C lambda)^T [Delta^1 .. Delta^S]``.
+of c_i^s)``, weights ``lambda`` from :func:`dream_weights`
+(or fixed), ``x <- x - eta (C lambda)^T [Delta^1 .. Delta^S]`` with ``eta`` the
+``learning_rate``.
 
 With ``control_variates=False, momentum=0`` and the QP at ``C = I, rho = 0``
 this is FMGDA (Yang et al., NeurIPS 2023); with one task it is SCAFFOLD
@@ -33,7 +34,8 @@ import dataclasses
 
 import numpy as np
 
-from mvlearn_ext.moo import dream_weights, min_norm_direction
+from mvlearn_ext.moo import min_norm_direction, solve_simplex_qp
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "DREAMClient",
@@ -41,8 +43,121 @@ __all__ = [
     "FMOLResult",
     "InProcessSimulator",
     "QuadraticFMOL",
+    "dream_direction",
+    "dream_weights",
     "run_dream",
 ]
+
+
+def _check_directions(G):
+    """The task directions as a finite float64 (n_tasks, n_params) array."""
+    try:
+        G = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("G must be a numeric array") from exc
+    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
+        raise ValueError(
+            f"G must be a 2-D array of shape (n_tasks, n_params) with n_tasks >= 1, "
+            f"got shape {G.shape}"
+        )
+    if not np.isfinite(G).all():
+        raise ValueError("G contains NaN or infinity")
+    return G
+
+
+def _two_task(a, b, reg_rho, w1):
+    """Closed form of the server QP for two tasks: the weight on the first direction."""
+    diff = a - b
+    denom = diff @ diff + 2 * reg_rho
+    if denom <= 0:
+        return 0.5 if reg_rho == 0 else w1
+    alpha = (b @ (b - a) + 2 * reg_rho * w1) / denom
+    return float(np.clip(alpha, 0.0, 1.0))
+
+
+def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"):
+    """Task weights of the DREAM server QP (reconstruction).
+
+    Solves ``lambda* = argmin_{lambda in simplex} 1/2 lambda^T C^T G G^T C
+    lambda + reg_rho/2 ||lambda - w||^2`` for task directions ``G`` (one
+    row per task), a task-correction matrix ``C`` and anchor weights ``w``;
+    the server direction is ``d = (C lambda*)^T G``.
+
+    Reconstruction: DREAM (Zhou, Ou & Shi, ICML 2026) is known from its
+    abstract only ("a regularised QP parameterised by a task correction
+    matrix" covering scalarisation, prioritisation and gradient
+    manipulation); this QP is one that covers those cases. Special cases:
+    ``C = I, reg_rho = 0`` is MGDA (:func:`mvlearn_ext.moo.min_norm_weights`);
+    ``reg_rho -> inf`` gives ``lambda = w`` (linear scalarisation with weights
+    ``C w``); ``C = diag(priorities)`` prioritises; ``C = diag(1/||g_s||)`` is
+    MGDA on normalised directions.
+
+    Parameters
+    ----------
+    G : array-like of shape (n_tasks, n_params)
+        Task directions (gradients or pseudo-gradients), one per row.
+    correction : array-like of shape (n_tasks, n_tasks), optional
+        ``C``; identity by default.
+    reg_rho : float, default=0.0
+        ``rho >= 0``; with ``rho > 0`` the solution is unique and Lipschitz
+        in ``G``.
+    anchor : array-like of shape (n_tasks,), optional
+        ``w`` on the simplex; uniform by default.
+    method : {"auto", "closed_form", "qp"}, default="auto"
+        ``"auto"`` uses the closed form for two tasks and
+        :func:`mvlearn_ext.moo.solve_simplex_qp` otherwise.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_tasks,)
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import dream_weights
+    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]])  # MGDA: 0.8 g1 + 0.2 g2
+    array([0.8, 0.2])
+    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]], reg_rho=1e9).round(6)
+    array([0.5, 0.5])
+    """
+    G = _check_directions(G)
+    S = G.shape[0]
+    if correction is None:
+        C = np.eye(S)
+    else:
+        C = np.asarray(correction, dtype=np.float64)
+        if C.shape != (S, S):
+            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
+        if not np.isfinite(C).all():
+            raise ValueError("correction contains NaN or infinity")
+    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
+    if anchor is None:
+        w = np.full(S, 1.0 / S)
+    else:
+        w = np.asarray(anchor, dtype=np.float64).reshape(-1)
+        if w.shape != (S,):
+            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
+        if not np.isfinite(w).all() or w.min() < 0 or abs(w.sum() - 1) > 1e-9:
+            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    if method not in ("auto", "closed_form", "qp"):
+        raise ValueError(f"method must be 'auto', 'closed_form' or 'qp', got {method!r}")
+    if method == "closed_form" and S != 2:
+        raise ValueError(f"method='closed_form' needs exactly 2 tasks, got {S}")
+    M = C.T @ G  # rows: the corrected task directions (columns of G_t C)
+    if S == 1:
+        return np.ones(1)
+    if method == "closed_form" or (method == "auto" and S == 2):
+        alpha = _two_task(M[0], M[1], reg_rho, w[0])
+        return np.array([alpha, 1.0 - alpha])
+    Q = M @ M.T + reg_rho * np.eye(S)
+    return solve_simplex_qp(Q, -reg_rho * w)
+
+
+def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
+    """``(weights, d)`` with ``d = (C weights)^T G`` (see :func:`dream_weights`)."""
+    G = _check_directions(G)
+    lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
+    C = np.eye(G.shape[0]) if correction is None else np.asarray(correction, dtype=np.float64)
+    return lam, (C @ lam) @ G
 
 
 class QuadraticFMOL:
@@ -59,11 +174,13 @@ class QuadraticFMOL:
         Size of the client-specific perturbations of ``A`` and ``b``.
     noise : float, default=0.0
         Standard deviation of additive Gaussian gradient noise.
-    seed : int or None
+    random_state : int or None
     """
 
-    def __init__(self, *, n_clients, n_tasks, dim, heterogeneity=1.0, noise=0.0, seed=None):
-        rng = np.random.default_rng(seed)
+    def __init__(
+        self, *, n_clients, n_tasks, dim, heterogeneity=1.0, noise=0.0, random_state=None
+    ):
+        rng = np.random.default_rng(random_state)
         self.n_clients, self.n_tasks, self.dim = n_clients, n_tasks, dim
         self.noise = float(noise)
         m = dim + 2
@@ -100,8 +217,10 @@ class QuadraticFMOL:
         return float(np.linalg.norm(min_norm_direction(self.task_gradients(x))[1]))
 
 
-def _round_rng(seed, client, rnd):
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(client), int(rnd)]))
+def _round_rng(random_state, client, rnd):
+    return np.random.default_rng(
+        np.random.SeedSequence([int(random_state), int(client), int(rnd)])
+    )
 
 
 class DREAMClient:
@@ -109,7 +228,7 @@ class DREAMClient:
 
     ``grad(s, y)`` returns the (exact) gradient of this client's loss of task
     ``s`` at ``y``; ``noise`` adds seeded Gaussian noise to every gradient
-    (seeded by ``(seed, client_id, round)``, so any engine gives the same
+    (seeded by ``(random_state, client_id, round)``, so any engine gives the same
     numbers).
     """
 
@@ -121,21 +240,21 @@ class DREAMClient:
         n_tasks,
         dim,
         local_steps,
-        lr_local,
+        learning_rate_local,
         momentum=0.0,
         control_variates=True,
         noise=0.0,
-        seed=0,
+        random_state=0,
     ):
         self.client_id = int(client_id)
         self.grad = grad
         self.n_tasks, self.dim = int(n_tasks), int(dim)
         self.local_steps = int(local_steps)
-        self.lr_local = float(lr_local)
+        self.learning_rate_local = float(learning_rate_local)
         self.momentum = float(momentum)
         self.control_variates = bool(control_variates)
         self.noise = float(noise)
-        self.seed = int(seed)
+        self.random_state = int(random_state)
         self.c_local = np.zeros((self.n_tasks, self.dim))
         self.m = np.zeros((self.n_tasks, self.dim))
 
@@ -151,8 +270,8 @@ class DREAMClient:
         x = np.asarray(message["x"], dtype=np.float64)
         c = np.asarray(message["c"], dtype=np.float64)
         rnd = int(message["round"])
-        rng = _round_rng(self.seed, self.client_id, rnd)
-        K, lr, beta = self.local_steps, self.lr_local, self.momentum
+        rng = _round_rng(self.random_state, self.client_id, rnd)
+        K, lr, beta = self.local_steps, self.learning_rate_local, self.momentum
         delta = np.empty((self.n_tasks, self.dim))
         delta_c = np.zeros((self.n_tasks, self.dim))
         for s in range(self.n_tasks):
@@ -181,14 +300,14 @@ class DREAMServer:
     ----------
     x0 : array-like of shape (dim,)
     n_tasks, n_clients : int
-    lr_global : float
+    learning_rate : float
     aggregation : {"qp", "fixed"}, default="qp"
-        ``"qp"``: weights from :func:`mvlearn_ext.moo.dream_weights` with
+        ``"qp"``: weights from :func:`dream_weights` with
         ``correction``, ``reg_rho`` and ``anchor``; ``"fixed"``: ``anchor``
         (uniform by default) as fixed scalarisation weights.
     participation : float in (0, 1], default=1.0
         Fraction of clients sampled each round (without replacement).
-    seed : int, default=0
+    random_state : int, default=0
     """
 
     def __init__(
@@ -197,17 +316,17 @@ class DREAMServer:
         *,
         n_tasks,
         n_clients,
-        lr_global,
+        learning_rate,
         aggregation="qp",
         correction=None,
         reg_rho=0.0,
         anchor=None,
         participation=1.0,
-        seed=0,
+        random_state=0,
     ):
         self.x = np.array(x0, dtype=np.float64)
         self.n_tasks, self.n_clients = int(n_tasks), int(n_clients)
-        self.lr_global = float(lr_global)
+        self.learning_rate = float(learning_rate)
         if aggregation not in ("qp", "fixed"):
             raise ValueError(f"aggregation must be 'qp' or 'fixed', got {aggregation!r}")
         self.aggregation = aggregation
@@ -221,7 +340,7 @@ class DREAMServer:
         if not 0 < participation <= 1:
             raise ValueError(f"participation must be in (0, 1], got {participation!r}")
         self.participation = float(participation)
-        self.seed = int(seed)
+        self.random_state = int(random_state)
         self.c = np.zeros((self.n_tasks, self.x.size))
         self.history = []
 
@@ -231,7 +350,7 @@ class DREAMServer:
         if k == self.n_clients:
             chosen = np.arange(self.n_clients)
         else:
-            rng = _round_rng(self.seed, 2**31, rnd)  # server stream, no client has this id
+            rng = _round_rng(self.random_state, 2**31, rnd)  # server stream, no client has this id
             chosen = np.sort(rng.choice(self.n_clients, size=k, replace=False))
         msg = {"x": self.x.copy(), "c": self.c.copy(), "round": int(rnd)}
         return {int(i): msg for i in chosen}
@@ -250,7 +369,7 @@ class DREAMServer:
             lam = self.anchor
         C = np.eye(self.n_tasks) if self.correction is None else self.correction
         d = (C @ lam) @ D
-        self.x = self.x - self.lr_global * d
+        self.x = self.x - self.learning_rate * d
         self.history.append({"round": int(rnd), "weights": lam.tolist(), "clients": ids})
         return self.x
 
@@ -286,8 +405,8 @@ def run_dream(
     *,
     n_rounds,
     local_steps=5,
-    lr_local=0.05,
-    lr_global=0.1,
+    learning_rate_local=0.05,
+    learning_rate=0.1,
     momentum=0.0,
     control_variates=True,
     aggregation="qp",
@@ -295,7 +414,7 @@ def run_dream(
     reg_rho=0.0,
     anchor=None,
     participation=1.0,
-    seed=0,
+    random_state=0,
     x0=None,
 ):
     """DREAM (or its reductions) on a :class:`QuadraticFMOL`, in process.
@@ -310,8 +429,8 @@ def run_dream(
     Examples
     --------
     >>> from mvlearn_ext.federated import QuadraticFMOL, run_dream
-    >>> prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, seed=0)
-    >>> res = run_dream(prob, n_rounds=400, local_steps=1, lr_global=0.1)
+    >>> prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, random_state=0)
+    >>> res = run_dream(prob, n_rounds=400, local_steps=1, learning_rate=0.1)
     >>> bool(res.stationarity[-1] < 1e-6)
     True
     """
@@ -320,13 +439,13 @@ def run_dream(
         x0,
         n_tasks=problem.n_tasks,
         n_clients=problem.n_clients,
-        lr_global=lr_global,
+        learning_rate=learning_rate,
         aggregation=aggregation,
         correction=correction,
         reg_rho=reg_rho,
         anchor=anchor,
         participation=participation,
-        seed=seed,
+        random_state=random_state,
     )
     clients = [
         DREAMClient(
@@ -335,11 +454,11 @@ def run_dream(
             n_tasks=problem.n_tasks,
             dim=problem.dim,
             local_steps=local_steps,
-            lr_local=lr_local,
+            learning_rate_local=learning_rate_local,
             momentum=momentum,
             control_variates=control_variates,
             noise=problem.noise,
-            seed=seed,
+            random_state=random_state,
         )
         for i in range(problem.n_clients)
     ]

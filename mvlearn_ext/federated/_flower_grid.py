@@ -53,7 +53,7 @@ class InProcessGrid:
     "num-partitions": n}``, as the engine sets it) and stores the reply,
     equally serialised; an exception in the ``ClientApp`` becomes an error
     reply, as in the engine. Node ids are random 63-bit integers (seeded by
-    ``seed``) whose order differs from the partition order, so the server
+    ``random_state``) whose order differs from the partition order, so the server
     must map them. Not exercised: the SuperLink's ``LinkState``, message
     TTLs, concurrency between nodes, Ray's actors and its pickling of the
     apps.
@@ -63,25 +63,25 @@ class InProcessGrid:
     Parameters
     ----------
     client_app : flwr.clientapp.ClientApp
-    num_nodes : int
-    seed : int, default=0
+    n_nodes : int
+    random_state : int, default=0
         Seeds the node ids.
     """
 
-    def __init__(self, client_app, num_nodes, *, seed=0):
+    def __init__(self, client_app, n_nodes, *, random_state=0):
         _flwr()
         from flwr.app import Context, RecordDict
         from flwr.serverapp import Grid
 
-        if isinstance(num_nodes, bool) or not isinstance(num_nodes, Integral) or num_nodes < 1:
-            raise ValueError(f"num_nodes must be an int >= 1, got {num_nodes!r}")
+        if isinstance(n_nodes, bool) or not isinstance(n_nodes, Integral) or n_nodes < 1:
+            raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
         if not callable(client_app):
             raise TypeError(f"client_app must be a ClientApp, got {type(client_app).__name__}")
         Grid.register(InProcessGrid)
         self.client_app = client_app
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(random_state)
         ids = []
-        while len(ids) < num_nodes:
+        while len(ids) < n_nodes:
             nid = int(rng.integers(2, 2**63 - 1))
             if nid not in ids:
                 ids.append(nid)
@@ -91,7 +91,7 @@ class InProcessGrid:
             nid: Context(
                 run_id=self.run_id,
                 node_id=nid,
-                node_config={_PARTITION_KEY: i, "num-partitions": int(num_nodes)},
+                node_config={_PARTITION_KEY: i, "num-partitions": int(n_nodes)},
                 state=RecordDict(),
                 run_config={},
             )
@@ -163,7 +163,7 @@ class InProcessGrid:
         return self.pull_messages(self.push_messages(messages))
 
 
-def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, seed=0):
+def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, random_state=0):
     """Run a protocol on Flower's ``ServerApp`` / ``ClientApp`` objects, without Ray.
 
     The apps are those of :func:`make_server_app` and :func:`make_client_app`;
@@ -182,7 +182,7 @@ def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, see
         Defaults to ``server.n_rounds``.
     callback : callable, optional
         ``callback(rnd, server)`` after every round.
-    seed : int, default=0
+    random_state : int, default=0
         Seeds the node ids only.
 
     Returns
@@ -197,7 +197,9 @@ def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, see
     from flwr.supercore.task_identity import TaskIdentity
 
     server_app = make_server_app(server, n_rounds, callback=callback, wait_nodes=0.0)
-    grid = InProcessGrid(make_client_app(client_fn), int(server.n_clients), seed=seed)
+    grid = InProcessGrid(
+        make_client_app(client_fn), int(server.n_clients), random_state=random_state
+    )
     # the process-wide identity that Flower's runtimes set before running a ServerApp
     # (run_simulation sets the same three fields); restored afterwards
     saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)

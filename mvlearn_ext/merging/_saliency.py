@@ -437,8 +437,8 @@ def sa_merge_lora(
     respect to the signed weight ``W_n = theta_0 + Delta W_n``:
 
     * sensitivity ``gamma_k = s b_k^T G_W a_k`` (design choice: the exact
-      derivative of R with respect to a multiplier of component k, the
-      spec's ``b_k^T G a_k`` up to the factor s and the sign of W);
+      derivative of R with respect to a multiplier of component k, i.e.
+      ``b_k^T G a_k`` up to the factor s and the sign of W);
     * consensus ``eta_k = b_k^T Delta W_bar a_k``, ``Delta W_bar = sum_i s B_i A_i``;
     * saliency ``|gamma_k eta_k|``.
 

@@ -107,7 +107,7 @@ class ToyMergingProblem:
 
 
 def make_digit_experts(
-    seed,
+    random_state,
     *,
     tasks=TASKS_3,
     width=64,
@@ -115,7 +115,7 @@ def make_digit_experts(
     pretrain_steps=300,
     probe_steps=200,
     finetune_steps=100,
-    lr=1e-3,
+    learning_rate=1e-3,
 ):
     """Build a :class:`ToyMergingProblem` on ``load_digits`` (seconds, offline).
 
@@ -126,7 +126,14 @@ def make_digit_experts(
 
     with threadpool_limits(limits=1):
         return _make_digit_experts(
-            seed, tasks, width, n_layers, pretrain_steps, probe_steps, finetune_steps, lr
+            random_state,
+            tasks,
+            width,
+            n_layers,
+            pretrain_steps,
+            probe_steps,
+            finetune_steps,
+            learning_rate,
         )
 
 
@@ -170,7 +177,7 @@ def _make_digit_experts(
     return ToyMergingProblem(base=base, experts=experts, heads=heads, test=test)
 
 
-def merge_methods(problem, *, scaling=0.4, p=0.2, n_rounds=10, density=0.1, seed=0):
+def merge_methods(problem, *, scaling=0.4, p=0.2, n_rounds=10, density=0.1, random_state=0):
     """``{method: merged body}`` for every merging method at the demo's settings."""
     from mvlearn_ext import merging
 
@@ -184,7 +191,12 @@ def merge_methods(problem, *, scaling=0.4, p=0.2, n_rounds=10, density=0.1, seed
             base, experts, density=density, scaling=scaling, prune_keys=weights
         ),
         f"DARE ({density:.0%})": merging.dare(
-            base, experts, density=density, scaling=scaling, prune_keys=weights, random_state=seed
+            base,
+            experts,
+            density=density,
+            scaling=scaling,
+            prune_keys=weights,
+            random_state=random_state,
         ),
         f"SA-Merging ({sa_density:.1%})": merging.sa_merge(
             base, experts, p=p, n_rounds=n_rounds, scaling=scaling
@@ -198,6 +210,6 @@ def merge_methods(problem, *, scaling=0.4, p=0.2, n_rounds=10, density=0.1, seed
             density=sa_density,
             scaling=scaling,
             prune_keys=weights,
-            random_state=seed,
+            random_state=random_state,
         ),
     }

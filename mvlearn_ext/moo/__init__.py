@@ -1,23 +1,23 @@
-"""Multi-objective machinery: Pareto tools, scalarisation, schedulers, MOPO, QPs."""
+"""Multi-objective optimisation: Pareto tools, scalarisation and aggregation.
 
-from mvlearn_ext.moo._controlg import (
-    ControlGScheduler,
-    PIDController,
-    antagonism_matrix,
-    plan_budgets,
-    plan_targets,
-    replay_schedule,
-    simulate_block_training,
-)
-from mvlearn_ext.moo._mopo import (
-    MOPOResult,
-    exact_constrained_policy,
-    ipo_regression_loss,
-    make_preferences,
-    mopo_policy,
-    preference_values,
-    solve_mopo,
-)
+Pareto tools
+    :func:`hypervolume`, :func:`hv_contributions`, :func:`is_nondominated`,
+    :func:`filter_dominated`, :func:`pareto_rank`, :func:`crowding_distance`
+    and the bounded archive :class:`ParetoArchive` (on moocore).
+Scalarisation and aggregation
+    The simplex QP :func:`solve_simplex_qp` and the min-norm (MGDA) weights
+    and direction (:func:`min_norm_weights`, :func:`min_norm_direction`);
+    ParetoPO's hypervolume-guided weights (:class:`HVMetaReward`,
+    :func:`hvc_gradient`, :class:`HVCGradientWeights`) and Pareto-rank
+    advantages (:func:`pareto_rank_advantages`).
+
+Subpackages, imported on use: :mod:`mvlearn_ext.moo.controlg` (the ControlG
+scheduler) and :mod:`mvlearn_ext.moo.mopo` (MOPO on finite policies).
+Elsewhere: GRPO advantages and the tool-use bandits in :mod:`mvlearn_ext.rl`,
+the DREAM server QP beside its client and server in
+:mod:`mvlearn_ext.federated`.
+"""
+
 from mvlearn_ext.moo._pareto import (
     ParetoArchive,
     crowding_distance,
@@ -30,58 +30,24 @@ from mvlearn_ext.moo._pareto import (
 from mvlearn_ext.moo._paretopo import (
     HVCGradientWeights,
     HVMetaReward,
-    OptimalCallsTracker,
-    grpo_advantages,
     hvc_gradient,
     pareto_rank_advantages,
-    simulate_tool_bandit,
-    sweep_tool_bandit,
-    tool_bandit_front,
-    tool_efficiency_reward,
 )
-from mvlearn_ext.moo._qp import (
-    dream_direction,
-    dream_weights,
-    min_norm_direction,
-    min_norm_weights,
-    solve_simplex_qp,
-)
+from mvlearn_ext.moo._qp import min_norm_direction, min_norm_weights, solve_simplex_qp
 
 __all__ = [
-    "ControlGScheduler",
     "HVCGradientWeights",
     "HVMetaReward",
-    "MOPOResult",
-    "OptimalCallsTracker",
-    "PIDController",
     "ParetoArchive",
-    "antagonism_matrix",
     "crowding_distance",
-    "dream_direction",
-    "dream_weights",
-    "exact_constrained_policy",
     "filter_dominated",
-    "grpo_advantages",
     "hv_contributions",
     "hvc_gradient",
     "hypervolume",
-    "ipo_regression_loss",
     "is_nondominated",
-    "make_preferences",
     "min_norm_direction",
     "min_norm_weights",
-    "mopo_policy",
     "pareto_rank",
     "pareto_rank_advantages",
-    "plan_budgets",
-    "plan_targets",
-    "preference_values",
-    "replay_schedule",
-    "simulate_block_training",
-    "simulate_tool_bandit",
-    "sweep_tool_bandit",
-    "tool_bandit_front",
-    "solve_mopo",
     "solve_simplex_qp",
-    "tool_efficiency_reward",
 ]

@@ -1,13 +1,13 @@
-"""ParetoPO numeric core: GRPO advantages, HV-guided scalarisation, Pareto-rank advantages.
+"""ParetoPO's numeric core: hypervolume-guided scalarisation and Pareto-rank advantages.
 
 Reconstruction: ParetoPO (Li et al., "Towards Pareto-Optimal Tool-Integrated
 Agents with Pareto Ranking Policy Optimization", ICML 2026) is known from its
 abstract and a third-party summary only (stage 1: hypervolume-guided dynamic
 scalarisation of the reward weights from the progress of the global Pareto
 front; stage 2: Pareto-rank-based advantages within GRPO groups). The
-formulas here follow the project spec's reconstruction (multiobjective.md
-§8-§9), including the ``stage1="hvc_gradient"`` variant of §9.4 (adaptive
-weights from the gradient of a hypervolume contribution); constants
+formulas here are this package's reconstruction of those two stages,
+including a stage-1 variant with adaptive weights from the gradient of a
+hypervolume contribution (:class:`HVCGradientWeights`); constants
 (``alpha``, ``gamma``, ``beta``, the variant's margin, EMA and floor) are
 not the paper's.
 Everything is framework-free NumPy: rewards in, advantages out.
@@ -18,117 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.moo._pareto import ParetoArchive, crowding_distance, pareto_rank
-from mvlearn_ext.utils._validation import check_count, check_real
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "HVCGradientWeights",
     "HVMetaReward",
-    "OptimalCallsTracker",
-    "grpo_advantages",
     "hvc_gradient",
     "pareto_rank_advantages",
-    "simulate_tool_bandit",
-    "sweep_tool_bandit",
-    "tool_bandit_front",
-    "tool_efficiency_reward",
 ]
-
-
-def grpo_advantages(rewards, *, scale="group", eps=1e-4):
-    """GRPO group-relative advantages ``(R - mean_G R) / (std_G R + eps)``.
-
-    TRL semantics: Bessel-corrected standard deviation, ``eps = 1e-4``.
-    A group whose rewards are all equal gets 0; NaN rewards (unscorable
-    rollouts) get 0 and are left out of their group's statistics.
-
-    Parameters
-    ----------
-    rewards : array-like of shape (n_groups, group_size)
-        One row per prompt.
-    scale : {"group", "batch", "none"}, default="group"
-        Which standard deviation divides the centred rewards.
-    eps : float, default=1e-4
-
-    Returns
-    -------
-    advantages : ndarray of shape (n_groups, group_size)
-
-    Examples
-    --------
-    >>> from mvlearn_ext.moo import grpo_advantages
-    >>> grpo_advantages([[1.0, 0.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]]).round(3)
-    array([[ 0.866, -0.866, -0.866,  0.866],
-           [ 0.   ,  0.   ,  0.   ,  0.   ]])
-    """
-    R = np.asarray(rewards, dtype=np.float64)
-    if R.ndim != 2 or R.shape[1] < 1:
-        raise ValueError(f"rewards must be 2-D (n_groups, group_size), got shape {R.shape}")
-    if np.isinf(R).any():
-        raise ValueError("rewards contains infinity")
-    if scale not in ("group", "batch", "none"):
-        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
-    eps = check_real(eps, "eps", low=0.0)
-    valid = ~np.isnan(R)
-    cnt = valid.sum(axis=1, keepdims=True)
-    Rz = np.where(valid, R, 0.0)
-    mean = Rz.sum(axis=1, keepdims=True) / np.maximum(cnt, 1)
-    centred = np.where(valid, R - mean, 0.0)
-    if scale == "none":
-        return centred
-    if scale == "group":
-        var = (centred**2).sum(axis=1, keepdims=True) / np.maximum(cnt - 1, 1)
-        std = np.sqrt(var)
-    else:
-        vals = R[valid]
-        std = vals.std(ddof=1) if vals.size > 1 else 0.0
-    A = centred / (std + eps)
-    # constant groups: exactly zero (centred is already 0 up to round-off)
-    const = np.array(
-        [np.ptp(r[v]) == 0 if v.any() else True for r, v in zip(R, valid, strict=True)]
-    )
-    A[const] = 0.0
-    return A
-
-
-def tool_efficiency_reward(n_calls, n_opt, *, alpha=0.5):
-    """``r_tool = exp(-alpha |N_call - N_opt|)``, in (0, 1].
-
-    Examples
-    --------
-    >>> from mvlearn_ext.moo import tool_efficiency_reward
-    >>> tool_efficiency_reward([0, 1, 3], 1, alpha=1.0).round(4)
-    array([0.3679, 1.    , 0.1353])
-    """
-    n = np.asarray(n_calls, dtype=np.float64)
-    if not np.isfinite(n).all() or (n < 0).any():
-        raise ValueError("n_calls must be finite and >= 0")
-    n_opt = check_real(n_opt, "n_opt", low=0.0)
-    alpha = check_real(alpha, "alpha", low=0.0)
-    return np.exp(-alpha * np.abs(n - n_opt))
-
-
-class OptimalCallsTracker:
-    """``N_opt``: the fewest tool calls of any successful trajectory so far.
-
-    Before the first success there is no minimum and :attr:`n_opt_` is the
-    placeholder 0 (a project design choice: the summary does not say); from
-    the first success on it never increases.
-    """
-
-    def __init__(self):
-        self.n_opt_ = 0.0
-        self.has_success_ = False
-
-    def update(self, n_calls, success):
-        n = np.asarray(n_calls, dtype=np.float64).reshape(-1)
-        s = np.asarray(success, dtype=bool).reshape(-1)
-        if n.shape != s.shape:
-            raise ValueError("n_calls and success must have the same length")
-        if s.any():
-            m = float(n[s].min())
-            self.n_opt_ = m if not self.has_success_ else min(self.n_opt_, m)
-            self.has_success_ = True
-        return self.n_opt_
 
 
 class HVMetaReward:
@@ -160,7 +57,7 @@ class HVMetaReward:
     archive's HV is 1, every later gain is 0, the meta-reward decays to one
     constant per batch and GRPO's group standardisation cancels it: stage 1
     then trains like fixed weights (up to GRPO's ``eps``). This follows from
-    the spec's per-trajectory archive ([design], §9.3). An archive of
+    the per-trajectory archive. An archive of
     per-step mean objective vectors (Lu et al.; :class:`HVCGradientWeights`)
     does not saturate this way.
     """
@@ -315,7 +212,7 @@ def _project_simplex_floor(v, floor):
 class HVCGradientWeights:
     """Stage 1 variant ``hvc_gradient``: weights from the HVC gradient (reconstruction).
 
-    The spec's reconstruction (§9.4) of "reward weights that adapt to the
+    A reconstruction of "reward weights that adapt to the
     progress of the global Pareto frontier": each step's mean objective
     vector ``y_t`` (maximised) is scored against an archive of the
     non-dominated past step points; the direction
@@ -338,7 +235,7 @@ class HVCGradientWeights:
         Initial weights, non-negative with a positive sum.
     margin : float >= 0, default=0.1
     ema : float in [0, 1], default=0.9
-        The smoothing factor of the stage-1 EMA (``gamma`` in the spec).
+        The smoothing factor of the stage-1 EMA.
     floor : float in [0, 1 / n_objectives), default=0.05
     ref : array-like of shape (n_objectives,), optional
 
@@ -488,293 +385,3 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
     if G < 2 or sd == 0:
         return np.zeros(G)
     return (A - A.mean()) / (sd + eps)
-
-
-def _check_bandit(difficulties, max_calls):
-    kap = np.asarray(difficulties, dtype=np.float64).reshape(-1)
-    if kap.size < 1 or not np.isfinite(kap).all() or kap.min() < 0 or kap.max() > 1:
-        raise ValueError(f"difficulties must be a non-empty list of values in [0, 1], got {kap}")
-    return kap, check_count(max_calls, "max_calls", 1)
-
-
-def tool_bandit_front(*, difficulties=(0.2, 0.5, 0.9), max_calls=4):
-    """Exact (accuracy, efficiency) Pareto front of the tool bandit (oracle).
-
-    A policy picks, for each difficulty ``kappa_t`` (prompts uniform over
-    them), a distribution over ``n = 0..max_calls`` calls. Accuracy
-    ``mean_t sum_n pi_t(n) (1 - kappa_t exp(-n / 2))`` and efficiency
-    ``1 - mean calls / max_calls`` are linear in the policy, so the attainable
-    set is a convex polytope (the average of the per-difficulty hulls) whose
-    vertices are deterministic policies. Because ``1 - kappa exp(-n / 2)`` is
-    concave in ``n``, its upper-right boundary is traced exactly by starting
-    from zero calls everywhere and adding single calls in decreasing order of
-    their accuracy gain per call (a merge of the per-difficulty slopes).
-    Mixed policies reach every point of the segments between vertices.
-
-    Parameters
-    ----------
-    difficulties : array-like of float in [0, 1], default=(0.2, 0.5, 0.9)
-    max_calls : int >= 1, default=4
-
-    Returns
-    -------
-    front : dict
-        ``accuracy`` and ``efficiency`` of the vertices (efficiency
-        increasing), ``calls`` (n_vertices, n_difficulties) the deterministic
-        policy of each vertex, and ``hv``: the hypervolume of the attainable
-        set against ``(0, 0)`` (area under the piecewise-linear front).
-
-    Examples
-    --------
-    >>> from mvlearn_ext.moo._paretopo import tool_bandit_front
-    >>> f = tool_bandit_front(difficulties=[0.5], max_calls=1)
-    >>> f["accuracy"].round(4), f["efficiency"], round(f["hv"], 4)
-    (array([0.6967, 0.5   ]), array([0., 1.]), 0.5984)
-    """
-    kap, M = _check_bandit(difficulties, max_calls)
-    T = kap.size
-    steps = []  # (accuracy gain per call, type)
-    for t in range(T):
-        for n in range(M):
-            gain = kap[t] * (np.exp(-n / 2.0) - np.exp(-(n + 1) / 2.0)) / T
-            if gain > 0:  # kappa = 0: extra calls buy nothing (dominated)
-                steps.append((gain, t))
-    steps.sort(key=lambda g: -g[0])  # stable; per type the gains already decrease
-    calls = np.zeros(T, dtype=int)
-    verts = [calls.copy()]
-    for _, t in steps:
-        calls[t] += 1
-        verts.append(calls.copy())
-    C = np.array(verts[::-1])  # efficiency increasing
-    acc = (1.0 - kap[None, :] * np.exp(-C / 2.0)).mean(axis=1)
-    eff = 1.0 - C.mean(axis=1) / M
-    hv = float(eff[0] * acc[0] + np.sum(np.diff(eff) * (acc[1:] + acc[:-1]) / 2.0))
-    return {"accuracy": acc, "efficiency": eff, "calls": C, "hv": hv}
-
-
-def _front_gap(front, accuracy, efficiency):
-    """Accuracy the front attains at this efficiency minus ``accuracy`` (>= 0)."""
-    return float(np.interp(efficiency, front["efficiency"], front["accuracy"]) - accuracy)
-
-
-def simulate_tool_bandit(
-    method,
-    *,
-    n_steps=300,
-    n_prompts=12,
-    group_size=8,
-    difficulties=(0.2, 0.5, 0.9),
-    max_calls=4,
-    weights=(0.5, 0.5),
-    alpha=0.3,
-    beta=0.5,
-    stage1_steps=100,
-    learning_rate=0.5,
-    n_opt_scope="prompt",
-    stage1="meta_reward",
-    ref_margin=0.1,
-    weight_ema=0.9,
-    weight_floor=0.05,
-    seed=None,
-):
-    """Tool-use bandit (spec §9.5): GRPO-trained softmax policy over call counts.
-
-    A prompt of difficulty ``kappa`` is solved with probability
-    ``1 - kappa exp(-n / 2)`` after ``n`` tool calls. Rewards are
-    ``(success, r_tool)`` with ``r_tool = exp(-alpha |n - N_opt|)``. Methods:
-    ``"fixed"`` (GRPO on ``w . r``), ``"stage1"`` (HV-guided meta-reward),
-    ``"lu2025"`` (Lu et al.'s meta-reward), ``"paretopo"`` (stage 1 for
-    ``stage1_steps`` steps, then Pareto-rank advantages). ``n_opt_scope``:
-    ``"prompt"`` tracks ``N_opt`` per prompt type, ``"global"`` over all
-    prompts.
-
-    ``stage1`` picks the stage-1 rule of ``"stage1"`` and ``"paretopo"``:
-    ``"meta_reward"`` (:class:`HVMetaReward`, spec §9.3) or
-    ``"hvc_gradient"`` (:class:`HVCGradientWeights`, spec §9.4: GRPO on
-    ``w_t . r`` with ``w_t`` adapted from the HVC gradient of the step's
-    mean reward vector, starting at ``weights``; reference: the first
-    step's mean minus ``ref_margin``; ``weight_ema`` and ``weight_floor``
-    its EMA factor and floor). In ``"paretopo"`` stage 2 then breaks ties
-    with the weights stage 1 ended with, held fixed.
-
-    Returns
-    -------
-    result : dict
-        ``accuracy`` and ``mean_calls`` of the final policy (exact
-        expectations, prompts uniform over the difficulties),
-        ``efficiency = 1 - mean_calls / max_calls``, ``hv``: the hypervolume
-        of ``(accuracy, efficiency)`` against ``(0, 0)``, ``front_gap``: the
-        accuracy the exact front (:func:`tool_bandit_front`) reaches at the
-        same efficiency minus ``accuracy`` (0 on the front), ``policy``
-        (n_difficulties, max_calls + 1) and ``weights_path`` (n_steps,
-        n_objectives): the weights of each step's scalarisation (constant
-        unless ``stage1="hvc_gradient"``).
-
-    Notes
-    -----
-    A single point says where on the trade-off a method lands, not how good
-    the trade-off is: compare methods by ``front_gap`` or by the front traced
-    over their weights (:func:`sweep_tool_bandit`). In this toy the success
-    model makes the exact front concave, so every point of it maximises some
-    weighted sum of accuracy and efficiency, and the per-trajectory archive
-    of stage 1 holds the ideal point ``(1, 1)`` as soon as one rollout
-    succeeds with ``N_opt`` calls; from then on the meta-reward decays to a
-    group constant that GRPO's standardisation cancels.
-    """
-    if method not in ("fixed", "stage1", "lu2025", "paretopo"):
-        raise ValueError(
-            f"method must be 'fixed', 'stage1', 'lu2025' or 'paretopo', got {method!r}"
-        )
-    kap, max_calls = _check_bandit(difficulties, max_calls)
-    rng = np.random.default_rng(seed)
-    T = kap.size
-    n_arms = max_calls + 1
-    calls = np.arange(n_arms, dtype=np.float64)
-    p_success = 1.0 - kap[:, None] * np.exp(-calls[None, :] / 2.0)
-    w = np.asarray(weights, dtype=np.float64)
-    theta = np.zeros((T, n_arms))
-    if n_opt_scope not in ("prompt", "global"):
-        raise ValueError(f"n_opt_scope must be 'prompt' or 'global', got {n_opt_scope!r}")
-    trackers = [OptimalCallsTracker() for _ in range(T if n_opt_scope == "prompt" else 1)]
-    if stage1 not in ("meta_reward", "hvc_gradient"):
-        raise ValueError(f"stage1 must be 'meta_reward' or 'hvc_gradient', got {stage1!r}")
-    adaptive = stage1 == "hvc_gradient"
-    if adaptive and method not in ("stage1", "paretopo"):
-        raise ValueError(
-            f"stage1='hvc_gradient' applies to method 'stage1' or 'paretopo', not {method!r}"
-        )
-    meta = HVMetaReward(w, gamma=0.9, mode="lu2025" if method == "lu2025" else "paretopo")
-    hw = (
-        HVCGradientWeights(w, margin=ref_margin, ema=weight_ema, floor=weight_floor)
-        if adaptive
-        else None
-    )
-    w_path = np.zeros((n_steps, w.size))
-    for step in range(n_steps):
-        w_step = hw.weights_ if adaptive else w
-        w_path[step] = w_step
-        pi = np.exp(theta - theta.max(axis=1, keepdims=True))
-        pi /= pi.sum(axis=1, keepdims=True)
-        types = rng.integers(T, size=n_prompts)
-        u = rng.random((n_prompts, group_size))
-        cdf = np.cumsum(pi[types], axis=1)
-        n = (u[:, :, None] > cdf[:, None, :]).sum(axis=2).clip(max=max_calls)
-        success = rng.random((n_prompts, group_size)) < p_success[types[:, None], n]
-        if n_opt_scope == "prompt":
-            n_opt = np.array([trackers[t].n_opt_ for t in types])[:, None]
-        else:
-            n_opt = trackers[0].n_opt_
-        r_tool = np.exp(-alpha * np.abs(n - n_opt))
-        R = np.stack([success.astype(np.float64), r_tool], axis=2)  # (B, G, 2)
-        flat = R.reshape(-1, 2)
-        if method == "fixed":
-            A = grpo_advantages(R @ w)
-        elif adaptive and (method == "stage1" or step < stage1_steps):
-            A = grpo_advantages(R @ w_step)
-            hw.update(flat.mean(axis=0))
-        elif method in ("stage1", "lu2025") or step < stage1_steps:
-            A = grpo_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
-            meta.update(flat)
-        else:
-            A = np.stack(
-                [pareto_rank_advantages(R[b], R[b] @ w_step, beta=beta) for b in range(n_prompts)]
-            )
-        if n_opt_scope == "prompt":
-            for t in range(T):
-                sel = types == t
-                trackers[t].update(n[sel].ravel(), success[sel].ravel())
-        else:
-            trackers[0].update(n.ravel(), success.ravel())
-        grad = np.zeros_like(theta)
-        onehot = np.eye(n_arms)[n]  # (B, G, arms)
-        score = onehot - pi[types][:, None, :]
-        np.add.at(grad, types, (A[:, :, None] * score).mean(axis=1))
-        theta += learning_rate * grad / max(1, n_prompts / T)
-    pi = np.exp(theta - theta.max(axis=1, keepdims=True))
-    pi /= pi.sum(axis=1, keepdims=True)
-    acc = float((pi * p_success).sum(axis=1).mean())
-    mean_calls = float((pi * calls).sum(axis=1).mean())
-    eff = 1.0 - mean_calls / max_calls
-    front = tool_bandit_front(difficulties=kap, max_calls=max_calls)
-    return {
-        "accuracy": acc,
-        "mean_calls": mean_calls,
-        "efficiency": eff,
-        "hv": acc * eff,
-        "front_gap": _front_gap(front, acc, eff),
-        "policy": pi,
-        "weights_path": w_path,
-    }
-
-
-def _sweep_args(accuracy_weights, seeds, kwargs, who):
-    """Check the arguments of a weight sweep; return the weights and the seeds as arrays/lists."""
-    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
-    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
-        raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    for k in ("weights", "seed"):
-        if k in kwargs:
-            raise TypeError(f"{k} is set by {who}; do not pass it")
-    return w, seeds
-
-
-def sweep_tool_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
-    """Trade-off front traced by one method over its weights, seed by seed.
-
-    Runs :func:`simulate_tool_bandit` with ``weights = (w, 1 - w)`` for every
-    ``w`` in ``accuracy_weights`` and every seed (the same seeds for every
-    method make the comparison paired). The front of a seed is the set of its
-    attained ``(accuracy, efficiency)`` points; its quality is their joint
-    hypervolume against ``(0, 0)``, at most the oracle's ``hv``.
-
-    Parameters
-    ----------
-    method : str
-        As in :func:`simulate_tool_bandit`.
-    accuracy_weights : array-like of float in [0, 1]
-        The grid of accuracy weights (fix it before looking at results).
-    seeds : iterable of int, default=(0,)
-    **kwargs
-        Passed to :func:`simulate_tool_bandit` (not ``weights`` or ``seed``).
-
-    Returns
-    -------
-    result : dict
-        ``accuracy``, ``efficiency``, ``front_gap`` and ``point_hv``
-        (``accuracy * efficiency``, the single point's hypervolume against
-        ``(0, 0)``) of shape (n_seeds, n_weights), ``hv`` of shape
-        (n_seeds,): the hypervolume of each seed's attained points,
-        ``oracle_hv``, ``final_weights`` (n_seeds, n_weights, 2): the
-        weights of the last step, and ``frac_weights_kept`` (n_seeds,
-        n_weights): the fraction of steps whose weights equal the previous
-        step's (1 for constant weights).
-    """
-    from mvlearn_ext.moo._pareto import hypervolume
-
-    w, seeds = _sweep_args(accuracy_weights, seeds, kwargs, "sweep_tool_bandit")
-    keys = ("accuracy", "efficiency", "front_gap")
-    out = {k: np.zeros((len(seeds), w.size)) for k in keys}
-    out["final_weights"] = np.zeros((len(seeds), w.size, 2))
-    out["frac_weights_kept"] = np.zeros((len(seeds), w.size))
-    for i, sd in enumerate(seeds):
-        for j, wa in enumerate(w):
-            r = simulate_tool_bandit(method, weights=(wa, 1.0 - wa), seed=sd, **kwargs)
-            for k in keys:
-                out[k][i, j] = r[k]
-            W = r["weights_path"]
-            out["final_weights"][i, j] = W[-1]
-            out["frac_weights_kept"][i, j] = (
-                float(np.mean(np.all(W[1:] == W[:-1], axis=1))) if len(W) > 1 else 1.0
-            )
-    out["point_hv"] = out["accuracy"] * out["efficiency"]
-    pts = np.stack([out["accuracy"], out["efficiency"]], axis=2)
-    out["hv"] = np.array([hypervolume(p, [0.0, 0.0], maximise=True) for p in pts])
-    front = tool_bandit_front(
-        difficulties=kwargs.get("difficulties", (0.2, 0.5, 0.9)),
-        max_calls=kwargs.get("max_calls", 4),
-    )
-    out["oracle_hv"] = front["hv"]
-    return out

@@ -1,6 +1,7 @@
-"""Aggregation QPs on the simplex: min-norm (MGDA) and the DREAM server QP.
+"""Aggregation QPs on the simplex: the min-norm direction (MGDA) and its solver.
 
-Both are instances of
+The min-norm weights (and the DREAM server QP of :mod:`mvlearn_ext.federated`)
+are instances of
 
     lambda* = argmin_{lambda in simplex} 1/2 lambda^T Q lambda + c^T lambda,
 
@@ -19,11 +20,8 @@ import itertools
 import numpy as np
 
 from mvlearn_ext.moo._simplex import project_simplex_1d
-from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
-    "dream_direction",
-    "dream_weights",
     "min_norm_direction",
     "min_norm_weights",
     "solve_simplex_qp",
@@ -162,101 +160,6 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     return best
 
 
-def _two_task(a, b, reg_rho, w1):
-    """Closed form for S = 2 (spec §12.3): weight on the first column."""
-    diff = a - b
-    denom = diff @ diff + 2 * reg_rho
-    if denom <= 0:
-        return 0.5 if reg_rho == 0 else w1
-    alpha = (b @ (b - a) + 2 * reg_rho * w1) / denom
-    return float(np.clip(alpha, 0.0, 1.0))
-
-
-def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"):
-    """Task weights of the DREAM server QP (reconstruction).
-
-    Solves ``lambda* = argmin_{lambda in simplex} 1/2 lambda^T C^T G G^T C
-    lambda + reg_rho/2 ||lambda - w||^2`` for task directions ``G`` (one
-    row per task), a task-correction matrix ``C`` and anchor weights ``w``;
-    the server direction is ``d = (C lambda*)^T G``.
-
-    Reconstruction: DREAM (Zhou, Ou & Shi, ICML 2026) is known from its
-    abstract only ("a regularised QP parameterised by a task correction
-    matrix" covering scalarisation, prioritisation and gradient
-    manipulation); this QP is the spec's reconstruction. Special cases:
-    ``C = I, reg_rho = 0`` is MGDA (:func:`min_norm_weights`);
-    ``reg_rho -> inf`` gives ``lambda = w`` (linear scalarisation with weights
-    ``C w``); ``C = diag(priorities)`` prioritises; ``C = diag(1/||g_s||)`` is
-    MGDA on normalised directions.
-
-    Parameters
-    ----------
-    G : array-like of shape (n_tasks, n_params)
-        Task directions (gradients or pseudo-gradients), one per row.
-    correction : array-like of shape (n_tasks, n_tasks), optional
-        ``C``; identity by default.
-    reg_rho : float, default=0.0
-        ``rho >= 0``; with ``rho > 0`` the solution is unique and Lipschitz
-        in ``G``.
-    anchor : array-like of shape (n_tasks,), optional
-        ``w`` on the simplex; uniform by default.
-    method : {"auto", "closed_form", "qp"}, default="auto"
-        ``"auto"`` uses the closed form for two tasks and :func:`solve_simplex_qp`
-        otherwise.
-
-    Returns
-    -------
-    weights : ndarray of shape (n_tasks,)
-
-    Examples
-    --------
-    >>> from mvlearn_ext.moo import dream_weights
-    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]])  # MGDA: 0.8 g1 + 0.2 g2
-    array([0.8, 0.2])
-    >>> dream_weights([[1.0, 0.0], [0.0, 2.0]], reg_rho=1e9).round(6)
-    array([0.5, 0.5])
-    """
-    G = _check_G(G)
-    S = G.shape[0]
-    if correction is None:
-        C = np.eye(S)
-    else:
-        C = np.asarray(correction, dtype=np.float64)
-        if C.shape != (S, S):
-            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
-        if not np.isfinite(C).all():
-            raise ValueError("correction contains NaN or infinity")
-    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
-    if anchor is None:
-        w = np.full(S, 1.0 / S)
-    else:
-        w = np.asarray(anchor, dtype=np.float64).reshape(-1)
-        if w.shape != (S,):
-            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
-        if not np.isfinite(w).all() or w.min() < 0 or abs(w.sum() - 1) > 1e-9:
-            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
-    if method not in ("auto", "closed_form", "qp"):
-        raise ValueError(f"method must be 'auto', 'closed_form' or 'qp', got {method!r}")
-    if method == "closed_form" and S != 2:
-        raise ValueError(f"method='closed_form' needs exactly 2 tasks, got {S}")
-    M = C.T @ G  # rows: the corrected task directions (columns of G_t C)
-    if S == 1:
-        return np.ones(1)
-    if method == "closed_form" or (method == "auto" and S == 2):
-        alpha = _two_task(M[0], M[1], reg_rho, w[0])
-        return np.array([alpha, 1.0 - alpha])
-    Q = M @ M.T + reg_rho * np.eye(S)
-    return solve_simplex_qp(Q, -reg_rho * w)
-
-
-def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
-    """``(weights, d)`` with ``d = (C weights)^T G`` (see :func:`dream_weights`)."""
-    G = _check_G(G)
-    lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
-    C = np.eye(G.shape[0]) if correction is None else np.asarray(correction, dtype=np.float64)
-    return lam, (C @ lam) @ G
-
-
 def min_norm_weights(G):
     """MGDA weights: ``argmin_{lambda in simplex} ||lambda^T G||^2``.
 
@@ -277,7 +180,18 @@ def min_norm_weights(G):
     >>> min_norm_weights([[1.0, 0.0], [0.0, 1.0]])
     array([0.5, 0.5])
     """
-    return dream_weights(G)
+    G = _check_G(G)
+    S = G.shape[0]
+    if S == 1:
+        return np.ones(1)
+    if S == 2:
+        diff = G[0] - G[1]
+        denom = diff @ diff
+        if denom <= 0:  # equal directions: every weight gives the same d
+            return np.array([0.5, 0.5])
+        alpha = float(np.clip(G[1] @ (G[1] - G[0]) / denom, 0.0, 1.0))
+        return np.array([alpha, 1.0 - alpha])
+    return solve_simplex_qp(G @ G.T)
 
 
 def min_norm_direction(G):

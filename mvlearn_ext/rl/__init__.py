@@ -18,6 +18,14 @@ VisualScore rewards (authors' code)
     :func:`gaussian_reward`, :func:`accuracy_reward`, :func:`parse_answer`,
     :func:`format_reward` with ``value=0.5``.
 
+Tool-use bandits (ParetoPO's setting, exact fronts known)
+    :func:`simulate_tool_bandit`, :func:`sweep_tool_bandit`,
+    :func:`tool_bandit_front`, :func:`tool_efficiency_reward`,
+    :class:`OptimalCallsTracker`; the multi-hop bandit with a non-convex front
+    and drifting reward scales: :func:`simulate_hop_bandit`,
+    :func:`sweep_hop_bandit`, :func:`hop_bandit_front`, :func:`hop_success`,
+    :func:`hull_gap`.
+
 The torch losses (PPO-clipped token loss, k3 KL, token entropies) are in
 :mod:`mvlearn_ext.deep.rl`. Nothing here imports torch.
 """
@@ -34,6 +42,13 @@ from mvlearn_ext.rl._grape_toy import (
     recall_at_k,
     train_rewriter,
 )
+from mvlearn_ext.rl._hop_bandit import (
+    hop_bandit_front,
+    hop_success,
+    hull_gap,
+    simulate_hop_bandit,
+    sweep_hop_bandit,
+)
 from mvlearn_ext.rl._rewards import (
     accuracy_reward,
     format_reward,
@@ -46,14 +61,25 @@ from mvlearn_ext.rl._rewards import (
     retrieval_scores,
     similarity_reward,
 )
+from mvlearn_ext.rl._tool_bandit import (
+    OptimalCallsTracker,
+    simulate_tool_bandit,
+    sweep_tool_bandit,
+    tool_bandit_front,
+    tool_efficiency_reward,
+)
 
 __all__ = [
+    "OptimalCallsTracker",
     "accuracy_reward",
     "entropy_mask",
     "evaluate_rewriter",
     "format_reward",
     "gaussian_reward",
     "group_advantages",
+    "hop_bandit_front",
+    "hop_success",
+    "hull_gap",
     "inflation_score",
     "make_score_inflation_case",
     "make_shifted_retrieval",
@@ -64,6 +90,12 @@ __all__ = [
     "retrieval_rank",
     "retrieval_scores",
     "similarity_reward",
+    "simulate_hop_bandit",
+    "simulate_tool_bandit",
     "std_filter",
+    "sweep_hop_bandit",
+    "sweep_tool_bandit",
+    "tool_bandit_front",
+    "tool_efficiency_reward",
     "train_rewriter",
 ]

@@ -6,6 +6,7 @@ losses that consume them are in :mod:`mvlearn_ext.deep.rl`.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -17,13 +18,8 @@ __all__ = [
     "std_filter",
 ]
 
-_SEMANTICS = {
-    # name: (default eps, NaN handling)
-    "default": (1e-4, "exclude"),
-    "trl": (1e-4, "zero"),
-    "openrlhf": (1e-9, "exclude"),
-}
 _SCALES = ("group", "batch", "none")
+_AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
 
 
 def _as_groups(rewards, group_size, name="rewards"):
@@ -38,8 +34,7 @@ def _as_groups(rewards, group_size, name="rewards"):
     elif R.ndim == 1:
         if group_size is None:
             raise ValueError(f"a 1-D {name} needs group_size (completions per prompt)")
-        if not isinstance(group_size, (int, np.integer)) or group_size < 1:
-            raise ValueError(f"group_size must be a positive int, got {group_size!r}")
+        _check_group_size(group_size)
         if R.shape[0] % group_size:
             raise ValueError(
                 f"len({name})={R.shape[0]} is not a multiple of group_size={group_size}"
@@ -57,13 +52,18 @@ def _as_groups(rewards, group_size, name="rewards"):
     return R, shape
 
 
-def _check_eps(eps, semantics):
-    if semantics not in _SEMANTICS:
-        raise ValueError(f"semantics must be one of {sorted(_SEMANTICS)}, got {semantics!r}")
-    if eps is None:
-        return _SEMANTICS[semantics][0]
-    if not isinstance(eps, Real) or eps < 0:
-        raise ValueError(f"eps must be a non-negative float, got {eps!r}")
+def _check_group_size(group_size):
+    if (
+        not isinstance(group_size, (int, np.integer))
+        or isinstance(group_size, bool)
+        or group_size < 1
+    ):
+        raise ValueError(f"group_size must be a positive int, got {group_size!r}")
+
+
+def _check_eps(eps):
+    if not isinstance(eps, Real) or isinstance(eps, bool) or not 0 <= eps < np.inf:
+        raise ValueError(f"eps must be a finite non-negative float, got {eps!r}")
     return float(eps)
 
 
@@ -78,9 +78,7 @@ def _nan_std(R, axis=None):
     return np.sqrt(var)
 
 
-def group_advantages(
-    rewards, *, group_size=None, scale_rewards="group", eps=None, semantics="default"
-):
+def group_advantages(rewards, *, group_size=None, scale_rewards="group", eps=1e-4):
     """Group-relative advantages ``A_i = (R_i - mean_G R) / (std_G R + eps)``.
 
     The ``G`` completions sampled for one prompt form a group; each reward is
@@ -92,29 +90,23 @@ def group_advantages(
     ----------
     rewards : array-like of shape (n_groups, G), or (n_groups * G,) with ``group_size``
         Scalar rewards; a flat array lists the groups one after the other
-        (TRL's layout). NaN marks an unscorable completion.
+        (TRL's layout). NaN marks an unscorable completion: its advantage is
+        0 and it is left out of its group's mean and std (as in TRL).
     group_size : int, optional
         ``G``, required for a flat ``rewards``.
     scale_rewards : {"group", "batch", "none"}, default="group"
         Divide by each group's std, by the std of the whole batch (centring
         stays per group), or not at all (TRL's ``scale_rewards``).
-    eps : float, optional
-        Added to the std. Default: ``1e-4`` (``"default"`` and ``"trl"``
-        semantics, TRL's value), ``1e-9`` (``"openrlhf"``, OpenRLHF's
-        ``group_norm`` used by VisualScore).
-    semantics : {"default", "trl", "openrlhf"}, default="default"
-        NaN handling. ``"default"`` and ``"openrlhf"``: a NaN reward gets
-        advantage 0 and is left out of its group's mean and std.
-        ``"trl"``: a NaN reward counts as 0 (TRL sums reward functions with
-        ``nansum``, so a completion every function refuses scores 0) and gets
-        an ordinary advantage.
+    eps : float, default=1e-4
+        Added to the std: TRL's value; OpenRLHF's ``group_norm`` (which
+        VisualScore trains with) uses ``1e-9``.
 
     Returns
     -------
     advantages : ndarray of the shape of ``rewards``
         Each group's finite advantages sum to zero; with ``"group"`` scaling
         their unbiased std is ``std / (std + eps)``, i.e. 1 up to ``eps``. An
-        all-equal group gets zeros.
+        all-equal group gets exact zeros.
 
     Examples
     --------
@@ -125,25 +117,27 @@ def group_advantages(
     """
     if scale_rewards not in _SCALES:
         raise ValueError(f"scale_rewards must be one of {_SCALES}, got {scale_rewards!r}")
-    eps = _check_eps(eps, semantics)
+    eps = _check_eps(eps)
     R, shape = _as_groups(rewards, group_size)
-    nan = ~np.isfinite(R)
-    if _SEMANTICS[semantics][1] == "zero":
-        R = np.where(nan, 0.0, R)
-        nan = np.zeros_like(nan)
+    nan = np.isnan(R)
     all_nan = nan.all(axis=1, keepdims=True)
+    R0 = np.where(all_nan, 0.0, R)
     with np.errstate(invalid="ignore"):
-        mean = np.where(all_nan, 0.0, np.nanmean(np.where(all_nan, 0.0, R), axis=1, keepdims=True))
+        mean = np.nanmean(R0, axis=1, keepdims=True)
     centred = np.where(nan, 0.0, R - mean)
+    # An all-equal group carries no signal: exact zeros, not round-off / eps.
+    const = np.nanmax(R0, axis=1, keepdims=True) == np.nanmin(R0, axis=1, keepdims=True)
+    centred = np.where(const, 0.0, centred)
     if scale_rewards == "group":
-        std = _nan_std(np.where(all_nan, 0.0, R), axis=1)[:, None]
-        std = np.where(all_nan, 0.0, std)
-        A = centred / (std + eps)
+        std = _nan_std(R0, axis=1)[:, None]
     elif scale_rewards == "batch":
-        A = centred / (_nan_std(R) + eps)
+        std = _nan_std(R)
     else:
-        A = centred
-    return np.where(nan, 0.0, A).reshape(shape)
+        std = 0.0
+    scale = 1.0 if scale_rewards == "none" else std + eps
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 only in constant groups
+        A = centred / scale
+    return np.where(nan | const, 0.0, A).reshape(shape)
 
 
 def multi_reward_advantages(
@@ -153,10 +147,15 @@ def multi_reward_advantages(
     group_size=None,
     aggregation="sum_then_normalize",
     scale_rewards="group",
-    eps=None,
-    semantics="default",
+    eps=1e-4,
 ):
-    """Advantages from several reward functions (TRL's ``multi_objective_aggregation``).
+    """Advantages from several reward functions, as ``trl.GRPOTrainer`` computes them.
+
+    TRL's ``multi_objective_aggregation`` with its ``reward_weights`` and
+    ``scale_rewards``. A NaN reward is a reward function that declined the
+    completion: it adds nothing to the weighted sum; a completion every
+    function declines is unscorable (advantage 0, left out of the
+    statistics).
 
     Parameters
     ----------
@@ -166,59 +165,89 @@ def multi_reward_advantages(
         Reward weights (TRL's ``reward_weights``); default all ones.
     group_size : int, optional
         ``G``, required for the 2-D layout.
-    aggregation : {"sum_then_normalize", "normalize_then_sum"}
-        ``"sum_then_normalize"``: weighted sum of the rewards (``nansum`` under
-        ``"trl"`` semantics), then :func:`group_advantages`.
-        ``"normalize_then_sum"`` (GDPO): each reward normalised within its
-        group, the weighted sum, then normalised again over the whole batch.
-    scale_rewards, eps, semantics
+    aggregation : {"sum_then_normalize", "normalize_then_sum"}, default="sum_then_normalize"
+        ``"sum_then_normalize"``: the weighted sum of the rewards, then
+        :func:`group_advantages` with ``scale_rewards``.
+        ``"normalize_then_sum"`` (GDPO): each reward
+        normalised within its group, the weighted sum, then normalised over
+        the whole batch (``scale_rewards`` does not apply, as in TRL).
+    scale_rewards : {"group", "batch", "none"}, default="group"
         As in :func:`group_advantages`.
+    eps : float, default=1e-4
+        Added to every std (TRL's value).
 
     Returns
     -------
     advantages : ndarray of shape (n_groups, G) or (n_groups * G,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.rl import multi_reward_advantages
+    >>> R = np.array([[1.0, 0.0], [0.0, 10.0], [0.0, 0.0], [1.0, 10.0]])
+    >>> multi_reward_advantages(R, weights=[1.0, 0.1], group_size=4).round(3).tolist()
+    [0.0, 0.0, -1.225, 1.225]
+    >>> A = multi_reward_advantages(
+    ...     R, weights=[1.0, 0.1], group_size=4, aggregation="normalize_then_sum"
+    ... )
+    >>> A.round(3).tolist()
+    [0.775, -0.775, -0.948, 0.948]
     """
     R = np.asarray(rewards, dtype=np.float64)
     if R.ndim == 2:
         if group_size is None:
             raise ValueError("a 2-D rewards array (n_samples, n_rewards) needs group_size")
-        n_rewards = R.shape[1]
-        R3 = R.reshape(-1, group_size, n_rewards) if R.shape[0] % group_size == 0 else None
-        if R3 is None:
+        _check_group_size(group_size)
+        if R.shape[0] % group_size:
             raise ValueError(
                 f"rewards.shape[0]={R.shape[0]} is not a multiple of group_size={group_size}"
             )
-        flat = True
+        R3, flat = R.reshape(-1, group_size, R.shape[1]), True
     elif R.ndim == 3:
         R3, flat = R, False
     else:
         raise ValueError(
             f"rewards must be (n_groups, G, n_rewards) or (n_samples, n_rewards), got {R.ndim}-D"
         )
+    if R3.size == 0:
+        raise ValueError("rewards is empty")
+    if np.isinf(R3).any():
+        raise ValueError("rewards holds infinite values")
     n_rewards = R3.shape[2]
     w = np.ones(n_rewards) if weights is None else np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_rewards,):
-        raise ValueError(f"weights must have shape ({n_rewards},), got {w.shape}")
+    if w.shape != (n_rewards,) or not np.isfinite(w).all():
+        raise ValueError(f"weights must be {n_rewards} finite numbers, got {weights!r}")
+    if scale_rewards not in _SCALES:
+        raise ValueError(f"scale_rewards must be one of {_SCALES}, got {scale_rewards!r}")
+    eps = _check_eps(eps)
+    unscorable = np.isnan(R3).all(axis=2)
     if aggregation == "sum_then_normalize":
-        if semantics == "trl":
-            total = np.nansum(R3 * w, axis=2)
-        else:
-            total = np.sum(R3 * w, axis=2)
-        A = group_advantages(total, scale_rewards=scale_rewards, eps=eps, semantics=semantics)
+        total = np.nansum(R3 * w, axis=2)
+        total[unscorable] = np.nan
+        A = group_advantages(total, scale_rewards=scale_rewards, eps=eps)
     elif aggregation == "normalize_then_sum":
-        parts = [
-            group_advantages(R3[:, :, r], scale_rewards="group", eps=eps, semantics=semantics)
-            for r in range(n_rewards)
-        ]
-        total = np.tensordot(np.stack(parts, axis=2), w, axes=([2], [0]))
-        eps_ = _check_eps(eps, semantics)
-        A = (total - total.mean()) / (total.std(ddof=1) + eps_) if total.size > 1 else total * 0
+        G = R3.shape[1]
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, as in TRL
+            mean_k = np.nanmean(R3, axis=1, keepdims=True)
+            std_k = _bessel_nanstd(R3, axis=1) if G > 1 else np.zeros_like(mean_k)
+            total = np.nansum((R3 - mean_k) / (std_k + eps) * w, axis=2)
+            total[unscorable] = np.nan
+            std = _bessel_nanstd(total, axis=None) if total.size > 1 else 0.0
+            A = (total - np.nanmean(total)) / (std + eps)
+        A = np.nan_to_num(A, nan=0.0)
     else:
-        raise ValueError(
-            "aggregation must be 'sum_then_normalize' or 'normalize_then_sum', "
-            f"got {aggregation!r}"
-        )
+        raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
     return A.reshape(-1) if flat else A
+
+
+def _bessel_nanstd(R, axis):
+    """TRL's ``nanstd``: Bessel-corrected, NaN ignored, NaN with fewer than two values."""
+    n = np.sum(~np.isnan(R), axis=axis, keepdims=axis is not None)
+    var = np.nanmean((R - np.nanmean(R, axis=axis, keepdims=True)) ** 2, axis=axis, keepdims=True)
+    if axis is None:
+        var = var.reshape(())
+    return np.sqrt(np.where(n > 1, var * n / np.maximum(n - 1, 1), np.nan))
 
 
 def std_filter(rewards, *, group_size=None, threshold=1e-3):

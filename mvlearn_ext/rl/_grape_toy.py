@@ -5,8 +5,8 @@ the reward structure (a collection-relative ranking reward plus a format
 reward, combined linearly, against a frozen retriever) follows the published
 reviews of its withdrawn ICLR 2026 version and is implemented in
 :mod:`mvlearn_ext.rl._rewards`. The retrieval problem, the policy and every
-constant below are designs of this package (the demo of the spec, section
-6.4), not the paper's setting (a Qwen3 rewriter against CLIP).
+constant below are designs of this package, not the paper's setting (a Qwen3
+rewriter against CLIP).
 
 The problem (:func:`make_shifted_retrieval`) imitates a language shift. A
 frozen "retriever" embeds a bag of tokens as the normalised sum of its token
@@ -494,7 +494,7 @@ def train_rewriter(
     batch_size=32,
     group_size=8,
     n_inner=2,
-    lr=0.05,
+    learning_rate=0.05,
     epsilon=0.2,
     beta=0.0,
     format_weight=0.5,
@@ -520,10 +520,10 @@ def train_rewriter(
     n_steps : int, default=150
     batch_size : int, default=32
     group_size : int, default=8
-        ``G`` (the spec's K rewrites per query); at least 2.
+        ``G``, the rewrites sampled per query (GRAPE's K); at least 2.
     n_inner : int, default=2
         Optimisation steps per sampled batch (the ratio leaves 1 after the first).
-    lr : float, default=0.05
+    learning_rate : float, default=0.05
         Adam step size.
     epsilon : float, default=0.2
         PPO clip range.
@@ -560,7 +560,7 @@ def train_rewriter(
     batch_size = _check_int(batch_size, "batch_size", 1)
     group_size = _check_int(group_size, "group_size", 2)
     n_inner = _check_int(n_inner, "n_inner", 1)
-    lr = _check_real(lr, "lr", 0.0, low_open=True)
+    lr = _check_real(learning_rate, "learning_rate", 0.0, low_open=True)
     epsilon = _check_real(epsilon, "epsilon", 0.0, 1.0, low_open=True)
     beta = _check_real(beta, "beta", 0.0)
     format_weight = _check_real(format_weight, "format_weight", 0.0)

@@ -118,7 +118,7 @@ def train_scorer(
     n_steps=300,
     batch_prompts=16,
     group_size=16,
-    lr=0.5,
+    learning_rate=0.5,
     sigma=0.8,
     std_threshold=1e-3,
     rho=0.5,
@@ -170,8 +170,8 @@ def train_scorer(
         G2 = np.zeros((batch_prompts, _N1, _N2, P.shape[1]))
         for b in range(batch_prompts):
             np.add.at(G2[b], a1[b], g2[b][:, :, None] * P[b][None, None, :])
-        np.add.at(pol.W1, T, lr * G1)
-        np.add.at(pol.W2, T, lr * G2)
+        np.add.at(pol.W1, T, learning_rate * G1)
+        np.add.at(pol.W2, T, learning_rate * G2)
     return pol, {"zero_advantage_share": degenerate / max(used, 1), "groups_used": used}
 
 

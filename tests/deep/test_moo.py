@@ -4,12 +4,12 @@ import numpy as np
 import torch
 
 from mvlearn_ext.deep.moo import mopo_preference_loss
-from mvlearn_ext.moo import make_preferences, mopo_policy
+from mvlearn_ext.moo.mopo import make_preferences, mopo_policy
 
 
 def test_tabular_minimiser_is_closed_form():
     torch.manual_seed(0)
-    P = make_preferences("conflicting", n_arms=5, n_objectives=2, seed=1)
+    P = make_preferences("conflicting", n_arms=5, n_objectives=2, random_state=1)
     rng = np.random.default_rng(1)
     mu = rng.dirichlet(np.ones(5) * 3)
     ref = rng.dirichlet(np.ones(5) * 3)

@@ -45,22 +45,24 @@ def fmgda_reference(prob, *, rounds, K, lr_l, lr_g):
 
 
 def test_single_task_is_scaffold():
-    prob = QuadraticFMOL(n_clients=4, n_tasks=1, dim=3, heterogeneity=1.5, seed=1)
+    prob = QuadraticFMOL(n_clients=4, n_tasks=1, dim=3, heterogeneity=1.5, random_state=1)
     K, lr_l, lr_g = 5, 0.02, 0.5
-    res = run_dream(prob, n_rounds=30, local_steps=K, lr_local=lr_l, lr_global=lr_g * K * lr_l)
+    res = run_dream(
+        prob, n_rounds=30, local_steps=K, learning_rate_local=lr_l, learning_rate=lr_g * K * lr_l
+    )
     ref = scaffold_reference(prob, rounds=30, K=K, lr_l=lr_l, lr_g=lr_g)
     np.testing.assert_allclose(res.x, ref, rtol=1e-10, atol=1e-12)
 
 
 def test_no_control_variates_is_fmgda():
-    prob = QuadraticFMOL(n_clients=3, n_tasks=3, dim=4, heterogeneity=1.0, seed=2)
+    prob = QuadraticFMOL(n_clients=3, n_tasks=3, dim=4, heterogeneity=1.0, random_state=2)
     K, lr_l, lr_g = 4, 0.02, 0.5
     res = run_dream(
         prob,
         n_rounds=20,
         local_steps=K,
-        lr_local=lr_l,
-        lr_global=lr_g * K * lr_l,
+        learning_rate_local=lr_l,
+        learning_rate=lr_g * K * lr_l,
         control_variates=False,
     )
     ref = fmgda_reference(prob, rounds=20, K=K, lr_l=lr_l, lr_g=lr_g)
@@ -68,8 +70,8 @@ def test_no_control_variates_is_fmgda():
 
 
 def test_one_local_step_is_centralised_mgda():
-    prob = QuadraticFMOL(n_clients=5, n_tasks=3, dim=4, heterogeneity=2.0, seed=3)
-    res = run_dream(prob, n_rounds=15, local_steps=1, lr_local=0.03, lr_global=0.1)
+    prob = QuadraticFMOL(n_clients=5, n_tasks=3, dim=4, heterogeneity=2.0, random_state=3)
+    res = run_dream(prob, n_rounds=15, local_steps=1, learning_rate_local=0.03, learning_rate=0.1)
     x = np.zeros(prob.dim)
     for _ in range(15):
         G = prob.task_gradients(x)
@@ -78,14 +80,14 @@ def test_one_local_step_is_centralised_mgda():
 
 
 def test_fixed_weights_one_step_is_fedavg_on_scalarised_loss():
-    prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, heterogeneity=1.0, seed=4)
+    prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, heterogeneity=1.0, random_state=4)
     w = np.array([0.3, 0.7])
     res = run_dream(
         prob,
         n_rounds=25,
         local_steps=1,
-        lr_local=0.05,
-        lr_global=0.2,
+        learning_rate_local=0.05,
+        learning_rate=0.2,
         control_variates=False,
         aggregation="fixed",
         anchor=w,
@@ -99,8 +101,8 @@ def test_fixed_weights_one_step_is_fedavg_on_scalarised_loss():
         prob,
         n_rounds=3000,
         local_steps=1,
-        lr_local=0.05,
-        lr_global=0.1,
+        learning_rate_local=0.05,
+        learning_rate=0.1,
         control_variates=False,
         aggregation="fixed",
         anchor=w,
@@ -109,8 +111,8 @@ def test_fixed_weights_one_step_is_fedavg_on_scalarised_loss():
 
 
 def test_converges_to_pareto_set_with_one_step():
-    prob = QuadraticFMOL(n_clients=4, n_tasks=3, dim=4, heterogeneity=1.0, seed=5)
-    res = run_dream(prob, n_rounds=400, local_steps=1, lr_local=0.05, lr_global=0.1)
+    prob = QuadraticFMOL(n_clients=4, n_tasks=3, dim=4, heterogeneity=1.0, random_state=5)
+    res = run_dream(prob, n_rounds=400, local_steps=1, learning_rate_local=0.05, learning_rate=0.1)
     assert res.stationarity[-1] < 1e-8
     for lam in res.weights:
         assert min(lam) >= 0 and sum(lam) == pytest.approx(1)
@@ -122,9 +124,11 @@ def test_drift_correction_removes_heterogeneity_bias():
     K, lr = 10, 0.02
     dist = {}
     for h in (0.0, 2.0):
-        prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=h, seed=0)
+        prob = QuadraticFMOL(n_clients=8, n_tasks=3, dim=5, heterogeneity=h, random_state=0)
         for name, kw in (("dream", {}), ("fmgda", {"control_variates": False})):
-            r = run_dream(prob, n_rounds=300, local_steps=K, lr_local=lr, lr_global=0.1, **kw)
+            r = run_dream(
+                prob, n_rounds=300, local_steps=K, learning_rate_local=lr, learning_rate=0.1, **kw
+            )
             dist[name, h] = np.linalg.norm(r.x - prob.pareto_point(np.array(r.weights[-1])))
     assert dist["dream", 2.0] < 2 * dist["dream", 0.0]
     assert dist["fmgda", 2.0] > 2 * dist["fmgda", 0.0]
@@ -132,9 +136,9 @@ def test_drift_correction_removes_heterogeneity_bias():
 
 
 def test_partial_participation_and_noise_are_seeded():
-    prob = QuadraticFMOL(n_clients=6, n_tasks=2, dim=3, noise=0.1, seed=6)
-    a = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, seed=3)
-    b = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, seed=3)
+    prob = QuadraticFMOL(n_clients=6, n_tasks=2, dim=3, noise=0.1, random_state=6)
+    a = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, random_state=3)
+    b = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, random_state=3)
     np.testing.assert_array_equal(a.x, b.x)
-    c = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, seed=4)
+    c = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, random_state=4)
     assert not np.array_equal(a.x, c.x)

@@ -48,9 +48,9 @@ def dream_setup(prob, *, seed, participation=1.0, momentum=0.5):
         np.zeros(prob.dim),
         n_tasks=prob.n_tasks,
         n_clients=prob.n_clients,
-        lr_global=0.1,
+        learning_rate=0.1,
         participation=participation,
-        seed=seed,
+        random_state=seed,
     )
 
     def client_fn(i):
@@ -60,11 +60,11 @@ def dream_setup(prob, *, seed, participation=1.0, momentum=0.5):
             n_tasks=prob.n_tasks,
             dim=prob.dim,
             local_steps=3,
-            lr_local=0.05,
+            learning_rate_local=0.05,
             momentum=momentum,
             control_variates=True,
             noise=prob.noise,
-            seed=seed,
+            random_state=seed,
         )
 
     return server, client_fn
@@ -146,7 +146,9 @@ def test_payload_round_trip_is_exact(flwr):
 def test_dream_on_flower_apps_matches_inprocess_simulator(flwr):
     from mvlearn_ext.federated import run_flower_inprocess
 
-    prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, heterogeneity=1.5, noise=0.1, seed=0)
+    prob = QuadraticFMOL(
+        n_clients=4, n_tasks=2, dim=3, heterogeneity=1.5, noise=0.1, random_state=0
+    )
     # partial participation, momentum, control variates and gradient noise: the result
     # depends on the sampled clients, on the seeds and on the state kept across rounds
     ref_server, client_fn = dream_setup(prob, seed=5, participation=0.5)
@@ -157,7 +159,14 @@ def test_dream_on_flower_apps_matches_inprocess_simulator(flwr):
     np.testing.assert_array_equal(fl_server.c, ref_server.c)
     assert [h["clients"] for h in fl_server.history] == [h["clients"] for h in ref_server.history]
     # and it is run_dream's numbers (same seeds, full participation, no momentum)
-    res = run_dream(prob, n_rounds=4, local_steps=3, lr_local=0.05, lr_global=0.1, seed=2)
+    res = run_dream(
+        prob,
+        n_rounds=4,
+        local_steps=3,
+        learning_rate_local=0.05,
+        learning_rate=0.1,
+        random_state=2,
+    )
     server, client_fn = dream_setup(prob, seed=2, momentum=0.0)
     run_flower_inprocess(server, client_fn, n_rounds=4)
     np.testing.assert_array_equal(server.x, res.x)
@@ -167,7 +176,7 @@ def test_dream_state_really_travels_through_context(flwr):
     """Dropping the client state between rounds changes the result (the test can fail)."""
     from mvlearn_ext.federated import run_flower_inprocess
 
-    prob = QuadraticFMOL(n_clients=3, n_tasks=2, dim=3, heterogeneity=1.5, seed=1)
+    prob = QuadraticFMOL(n_clients=3, n_tasks=2, dim=3, heterogeneity=1.5, random_state=1)
     server, client_fn = dream_setup(prob, seed=0)
     run_flower_inprocess(server, client_fn, n_rounds=5)
 
@@ -197,7 +206,7 @@ def test_kme_on_flower_apps_matches_inprocess_and_estimator(flwr):
 def test_flower_errors(flwr):
     from mvlearn_ext.federated import make_client_app, make_server_app, run_flower_inprocess
 
-    prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=2, seed=0)
+    prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=2, random_state=0)
     server, client_fn = dream_setup(prob, seed=0)
     with pytest.raises(TypeError, match="client_fn must be callable"):
         make_client_app(3)
@@ -296,7 +305,9 @@ def test_dream_and_kme_on_flower_simulation_engine(flwr):
 
 
 def _simulation_matches_inprocess(run_flower_simulation):
-    prob = QuadraticFMOL(n_clients=3, n_tasks=2, dim=3, heterogeneity=1.5, noise=0.1, seed=0)
+    prob = QuadraticFMOL(
+        n_clients=3, n_tasks=2, dim=3, heterogeneity=1.5, noise=0.1, random_state=0
+    )
     Xs, ys = clustered_agents(B=3, seed=1)
 
     def make():

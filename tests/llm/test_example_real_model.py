@@ -32,7 +32,7 @@ def _example():
 def test_example_runs_on_a_model_saved_with_save_pretrained(tmp_path):
     words = ["user", "assistant", ":", "<think>", "</think>", "<answer>", "</answer>"]
     words += [str(i) for i in range(1, 6)]
-    model, tok = tiny_causal_lm(words, seed=0)
+    model, tok = tiny_causal_lm(words, random_state=0)
     tok.chat_template = CHAT_TEMPLATE
     path = tmp_path / "tiny-model"
     model.save_pretrained(path)

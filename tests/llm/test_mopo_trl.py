@@ -9,7 +9,7 @@ from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput
 
 from mvlearn_ext.deep._llm import tiny_causal_lm
 from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer, sequence_log_probs
-from mvlearn_ext.moo import make_preferences, mopo_policy, preference_values, solve_mopo
+from mvlearn_ext.moo.mopo import make_preferences, mopo_policy, preference_values, solve_mopo
 
 ARMS = [f"y{i}" for i in range(6)]
 TAU = 0.1
@@ -64,8 +64,8 @@ class TabularPolicy(transformers.PreTrainedModel, transformers.GenerationMixin):
 def problem():
     from datasets import Dataset
 
-    P = make_preferences("conflicting", n_arms=6, n_objectives=2, seed=0)
-    _, tok = tiny_causal_lm(["q"] + ARMS, seed=0)
+    P = make_preferences("conflicting", n_arms=6, n_objectives=2, random_state=0)
+    _, tok = tiny_causal_lm(["q"] + ARMS, random_state=0)
     rows = [  # TRL tokenises prompt + completion (then EOS): the completion brings its space
         {
             "prompt": "q",
@@ -145,12 +145,12 @@ def test_dual_steps_follow_solve_mopo(problem, tmp_path):
     def value_fn(m):
         return preference_values(P, _arm_policy(m, tok, arm_ids))
 
-    args = _config(tmp_path, 100, thresholds=b, dual_step=eta, dual_every=20)
+    args = _config(tmp_path, 100, thresholds=b, learning_rate_dual=eta, dual_every=20)
     trainer = MOPOTrainer(model, args, data, tok, value_fn=value_fn)
     trainer.train()
     assert [h["step"] for h in trainer.dual_history_] == [20, 40, 60, 80, 100]
     for t, h in enumerate(trainer.dual_history_, start=1):
-        ref = solve_mopo(P, b, tau=TAU, step=eta, max_iter=t, tol=0.0)
+        ref = solve_mopo(P, b, tau=TAU, learning_rate=eta, max_iter=t, tol=0.0)
         np.testing.assert_allclose(h["multipliers"], ref.multipliers, atol=TOL)
     assert trainer.multipliers_[0] > 0  # the constraint binds: the dual moved
 
@@ -158,7 +158,7 @@ def test_dual_steps_follow_solve_mopo(problem, tmp_path):
 def test_tiny_lm_moves_toward_the_mopo_policy(problem, tmp_path):
     """A random-weight transformers model trained a few dozen steps with the MOPO loss."""
     P, tok, data, arm_ids = problem
-    model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+    model, _ = tiny_causal_lm(["q"] + ARMS, random_state=0)
     target = mopo_policy(P, [0.7], tau=TAU)
 
     def kl(pi):
@@ -182,7 +182,7 @@ def test_bad_input(problem, tmp_path):
     with pytest.raises(ValueError, match="tau must be"):
         MOPOTrainer(model, _config(tmp_path, 1, tau=0.0), data, tok)
     with pytest.raises(ValueError, match="needs value_fn"):
-        MOPOTrainer(model, _config(tmp_path, 1, dual_step=0.1), data, tok)
+        MOPOTrainer(model, _config(tmp_path, 1, learning_rate_dual=0.1), data, tok)
     with pytest.raises(ValueError, match="lacks the columns"):
         MOPOTrainer(model, _config(tmp_path, 1), data.remove_columns("preferences"), tok)
     with pytest.raises(ValueError, match="MOPO's loss replaces DPO's"):
@@ -202,7 +202,7 @@ def test_the_three_reference_routes_give_the_same_loss(problem, tmp_path):
     }
     losses = {}
     for name, (cfg, kw) in routes.items():
-        model, _ = tiny_causal_lm(["q"] + ARMS, seed=0)
+        model, _ = tiny_causal_lm(["q"] + ARMS, random_state=0)
         args = _config(tmp_path / name, 1, multipliers=[0.7], **cfg)
         trainer = MOPOTrainer(model, args, data, tok, **kw)
         batch = next(iter(trainer.get_train_dataloader()))

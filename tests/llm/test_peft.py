@@ -27,7 +27,9 @@ NAMES = ["e0", "e1", "e2"]
 
 @pytest.fixture()
 def peft_llm():
-    model, tok = tiny_causal_lm(["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, seed=0)
+    model, tok = tiny_causal_lm(
+        ["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, random_state=0
+    )
     model = model.double()
     ids = tok(["a b c d e a"], return_tensors="pt").input_ids
     with torch.no_grad():
@@ -62,6 +64,28 @@ def test_badit_init_preserves_the_function_and_is_orthogonal(peft_llm):
     for e, name in enumerate(NAMES):
         np.testing.assert_allclose(layer.lora_A[name].weight.detach().numpy(), A[e], atol=1e-12)
         np.testing.assert_allclose(layer.lora_B[name].weight.detach().numpy(), B[e], atol=1e-12)
+
+
+def test_badit_init_reports_the_orthogonality_of_the_stored_weights():
+    """In bfloat16 the report is the stored adapters' orthogonality, not float64's."""
+    model, _ = tiny_causal_lm(
+        ["a", "b", "c", "d", "e"], hidden_size=16, n_layers=1, random_state=0
+    )
+    model = model.to(torch.bfloat16)
+    config = LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
+    pm = get_peft_model(model, config, adapter_name=NAMES[0])
+    for name in NAMES[1:]:
+        pm.add_adapter(name, config)
+    pm.base_model.set_adapter(NAMES)
+    info = badit_init_peft(pm, NAMES)
+    assert info == peft_expert_orthogonality(pm, NAMES)
+    layer = next(m for n, m in pm.named_modules() if n.endswith("q_proj") and hasattr(m, "r"))
+    A = np.concatenate([layer.lora_A[n].weight.float().detach().numpy() for n in NAMES])
+    gram = np.abs(A.astype(np.float64) @ A.T.astype(np.float64))
+    cross = ~np.kron(np.eye(3, dtype=bool), np.ones((2, 2), dtype=bool))
+    reported = next(v for k, v in info.items() if k.endswith("q_proj"))
+    np.testing.assert_allclose(reported["A"], gram[cross].max(), rtol=1e-12)
+    assert reported["A"] > 1e-6  # bfloat16 rounding, far above float64's 1e-16
 
 
 def test_badit_regroup_is_a_permutation_that_keeps_function_and_orthogonality(peft_llm):
@@ -211,7 +235,7 @@ LM_CONFIG = LoraConfig(r=4, lora_alpha=8, target_modules=LM_TARGETS, lora_dropou
 
 @pytest.fixture(scope="module")
 def tiny_lm():
-    model, tok = tiny_causal_lm(["a", "b", "c", "d"], hidden_size=16, n_layers=2, seed=0)
+    model, tok = tiny_causal_lm(["a", "b", "c", "d"], hidden_size=16, n_layers=2, random_state=0)
     model = model.double().eval()
     ids = tok(["a b c d a"], return_tensors="pt").input_ids
     return model, ids

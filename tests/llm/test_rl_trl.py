@@ -17,13 +17,15 @@ from mvlearn_ext.deep.rl_trl import (
     ParetoPOAdvantages,
     VisualScoreAdvantages,
     sequence_entropy_mask,
+    weighted_reward,
 )
-from mvlearn_ext.moo import HVCGradientWeights, grpo_advantages, pareto_rank_advantages
+from mvlearn_ext.moo import HVCGradientWeights, pareto_rank_advantages
 from mvlearn_ext.rl import (
     entropy_mask,
     format_reward,
     gaussian_reward,
     group_advantages,
+    multi_reward_advantages,
     parse_answer,
     rank_reward,
     retrieval_scores,
@@ -106,24 +108,44 @@ def test_visualscore_rewards_equal_the_numpy_rewards():
 def test_group_advantages_follow_trl_layout():
     rng = np.random.default_rng(0)
     R = rng.random((12, 2))
-    A = GroupAdvantages([1.0, 0.5])(R, 4)
+    A = GroupAdvantages()(R, 4, [1.0, 0.5])
     np.testing.assert_allclose(A, group_advantages((R @ [1.0, 0.5]).reshape(3, 4)).ravel())
+    A = GroupAdvantages(aggregation="normalize_then_sum")(R, 4, [1.0, 0.5])
+    expected = multi_reward_advantages(
+        R, weights=[1.0, 0.5], group_size=4, aggregation="normalize_then_sum"
+    )
+    np.testing.assert_allclose(A, expected)
     R[5] = np.nan  # an unscorable completion: advantage 0, left out of its group's baseline
     A = GroupAdvantages()(R, 4)
     assert A[5] == 0.0
     np.testing.assert_allclose(A[4:8].sum(), 0.0, atol=1e-12)
     with pytest.raises(ValueError, match="multiple of group_size"):
         GroupAdvantages()(R[:10], 4)
+    with pytest.raises(ValueError, match="reward_weights must be 2 finite"):
+        GroupAdvantages()(R, 4, [1.0])
+
+
+def test_weighted_reward_is_trls_nansum():
+    R = np.array([[1.0, np.nan], [np.nan, np.nan], [2.0, 4.0]])
+    got = weighted_reward(R, [2.0, 0.5])
+    np.testing.assert_array_equal(got[[0, 2]], [2.0, 6.0])
+    assert np.isnan(got[1])
 
 
 def test_visualscore_advantages_drop_degenerate_groups():
     watched = np.array([0.5, 0.5, 0.5, 0.5, 0.1, 0.9, 0.4, 0.7])
     fmt = np.array([0.5, 0.0, 0.5, 0.5, 0.5, 0.5, 0.0, 0.5])
-    A, keep = VisualScoreAdvantages(watch=0)(np.stack([watched, fmt], axis=1), 4)
+    R = np.stack([watched, fmt], axis=1)
+    A, keep = VisualScoreAdvantages(watch=0)(R, 4)
     np.testing.assert_array_equal(keep, np.repeat(std_filter(watched, group_size=4), 4))
     assert keep.tolist() == [False] * 4 + [True] * 4
     np.testing.assert_array_equal(A[:4], 0.0)
-    expected = group_advantages((watched + fmt)[4:], group_size=4, semantics="openrlhf")
+    expected = group_advantages((watched + fmt)[4:], group_size=4, eps=1e-9)
+    np.testing.assert_allclose(A[4:], expected)
+    # TRL's reward weights weigh the total (the reward TRL logs), not the watched reward
+    A, keep_w = VisualScoreAdvantages(watch=0)(R, 4, [1.0, 3.0])
+    np.testing.assert_array_equal(keep_w, keep)
+    expected = group_advantages((watched + 3.0 * fmt)[4:], group_size=4, eps=1e-9)
     np.testing.assert_allclose(A[4:], expected)
 
 
@@ -132,13 +154,14 @@ def test_paretopo_advantages_equal_the_numpy_functions():
     batches = [rng.random((8, 2)).round(1) for _ in range(5)]
     fn = ParetoPOAdvantages([0.5, 0.5], stage1_steps=2, beta=0.5)
     hw = HVCGradientWeights([0.5, 0.5])
+    reward_weights = np.array([1.0, 2.0])
     for step, R in enumerate(batches):
-        got = fn(R, 4)
-        groups = R.reshape(2, 4, 2)
+        got = fn(R, 4, reward_weights)
+        groups = (R * reward_weights).reshape(2, 4, 2)  # the objectives are TRL's weighted terms
         w = hw.weights_.copy()
         if step < 2:
-            expected = grpo_advantages(groups @ w).ravel()
-            hw.update(R.mean(axis=0))
+            expected = group_advantages(groups @ w).ravel()
+            hw.update((R * reward_weights).mean(axis=0))
         else:
             expected = np.concatenate([pareto_rank_advantages(g, g @ w, beta=0.5) for g in groups])
         np.testing.assert_allclose(got, expected)
@@ -192,7 +215,7 @@ def visualscore_run(tmp_path_factory):
     """VisualScore's Gaussian reward of the first word against a target score of 7."""
     from datasets import Dataset
 
-    model, tok = tiny_causal_lm(DIGITS + ["q"], seed=0)
+    model, tok = tiny_causal_lm(DIGITS + ["q"], random_state=0)
     data = Dataset.from_dict({"prompt": ["q"] * 128, "score": [7.0] * 128})
     gauss = GaussianScoreReward(sigma=2.0, pattern=r"^\s*(\S+)")
     fmt = FormatReward(value=0.1, pattern=r"^\s*\d")  # a digit first
@@ -239,7 +262,7 @@ def paretopo_run(tmp_path_factory):
     from datasets import Dataset
 
     words = ["a", "b", "c", "d", "e", "f", "q"]
-    model, tok = tiny_causal_lm(words, seed=1)
+    model, tok = tiny_causal_lm(words, random_state=1)
     data = Dataset.from_dict({"prompt": ["q"] * 128})
 
     def share(word):
@@ -277,7 +300,7 @@ def test_trainer_paretopo_advantages_equal_numpy_replay(paretopo_run):
     trainer, fn = paretopo_run
     replay = ParetoPOAdvantages([0.5, 0.5], stage1_steps=3, beta=0.5)
     for R, ours in zip(trainer.reward_history_, trainer.advantage_history_, strict=True):
-        np.testing.assert_allclose(ours, replay(R, 8), atol=1e-5)
+        np.testing.assert_allclose(ours, replay(R, 8, [1.0, 1.0]), atol=1e-5)
     assert fn.n_calls_ == 12
 
 
@@ -294,7 +317,7 @@ def test_std_filter_removes_degenerate_groups_from_the_loss(tmp_path):
     """VisualScore's filter in the trainer: a constant-reward group leaves the loss."""
     from datasets import Dataset
 
-    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], seed=2)
+    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], random_state=2)
     data = Dataset.from_dict({"prompt": ["q", "r"] * 32})
 
     def watched(completions, prompts, **kwargs):  # constant for the prompt "q"
@@ -327,3 +350,88 @@ def test_std_filter_removes_degenerate_groups_from_the_loss(tmp_path):
         assert int(out["num_items_in_batch"]) == int(rows.sum())
         n_dropped += int((~keep).sum())
     assert n_dropped > 0  # the "q" groups were dropped
+
+
+# ---------------------------------------------------------------------------
+# Parity with TRL's own advantages on every aggregation x scaling x weighting
+
+
+@pytest.fixture(scope="module")
+def scoring_trainer(tmp_path_factory):
+    """A trainer whose two reward functions decline some completions (None, as TRL allows)."""
+    from datasets import Dataset
+
+    model, tok = tiny_causal_lm(DIGITS + ["q", "r"], random_state=3)
+
+    def length(completions, **kwargs):
+        return [None if "3" in c else len(c.split()) / 4 for c in completions]
+
+    def ones(completions, **kwargs):
+        return [None if "3" in c or "2" in c else float(c.count("1")) for c in completions]
+
+    trainer = MVGRPOTrainer(
+        model=model,
+        reward_funcs=[length, ones],
+        args=_config(
+            tmp_path_factory.mktemp("parity"), 1, per_device_train_batch_size=16, num_generations=4
+        ),
+        train_dataset=Dataset.from_dict({"prompt": ["q", "r"] * 16}),
+        processing_class=tok,
+    )
+    trainer.model.train()
+    return trainer
+
+
+PROMPTS = [{"prompt": p} for p in ["q"] * 4 + ["r"] * 4 + ["q"] * 4 + ["r"] * 4]
+WEIGHTINGS = [None, [1.0, 0.5], [2.0, -0.3]]
+
+
+@pytest.mark.filterwarnings("ignore:All reward functions returned None")
+@pytest.mark.parametrize("weights", WEIGHTINGS)
+@pytest.mark.parametrize("scale_rewards", ["group", "batch", "none"])
+@pytest.mark.parametrize("aggregation", ["sum_then_normalize", "normalize_then_sum"])
+def test_default_advantages_equal_trl(scoring_trainer, aggregation, scale_rewards, weights):
+    """The loss's advantages are TRL's, NaN rewards and unscorable completions included."""
+    trainer = scoring_trainer
+    trainer.multi_objective_aggregation = aggregation
+    trainer.scale_rewards = scale_rewards
+    trainer.reward_weights = torch.ones(2) if weights is None else torch.tensor(weights)
+    trainer.advantage_fn = None
+    trainer._generate_and_score_completions(PROMPTS)
+    R = trainer.reward_history_[-1]
+    ours, trl_a = trainer.advantage_history_[-1], trainer.trl_advantage_history_[-1]
+    np.testing.assert_allclose(ours, trl_a, atol=1e-5)
+    expected = multi_reward_advantages(
+        R,
+        weights=weights,
+        group_size=4,
+        aggregation=aggregation,
+        scale_rewards=scale_rewards,
+    )
+    np.testing.assert_allclose(ours, expected, atol=1e-5)
+    # TRL's logged reward is the weighted reward the advantages were computed from
+    logged = trainer._metrics["train"]["reward"][-1]
+    np.testing.assert_allclose(logged, np.nanmean(weighted_reward(R, weights)), rtol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:All reward functions returned None")
+def test_explicit_advantage_fn_receives_trls_reward_weights(scoring_trainer):
+    trainer = scoring_trainer
+    trainer.multi_objective_aggregation = "sum_then_normalize"
+    trainer.scale_rewards = "group"
+    trainer.reward_weights = torch.tensor([2.0, -0.3])
+    seen = []
+
+    def advantage_fn(rewards_per_func, group_size, reward_weights):
+        seen.append(reward_weights)
+        return GroupAdvantages()(rewards_per_func, group_size, reward_weights)
+
+    trainer.advantage_fn = advantage_fn
+    try:
+        trainer._generate_and_score_completions(PROMPTS)
+    finally:
+        trainer.advantage_fn = None
+    np.testing.assert_allclose(seen[-1], [2.0, -0.3], rtol=1e-6)
+    np.testing.assert_allclose(
+        trainer.advantage_history_[-1], trainer.trl_advantage_history_[-1], atol=1e-5
+    )

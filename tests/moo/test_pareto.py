@@ -1,4 +1,4 @@
-"""Oracles for the Pareto layer (spec multiobjective.md §7)."""
+"""Oracles for the Pareto layer."""
 
 import itertools
 

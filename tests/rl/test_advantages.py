@@ -30,14 +30,14 @@ def test_matches_trl_formula_flat_layout():
     r = rng.normal(size=12)
     g = r.reshape(3, 4)
     expected = (g - g.mean(1, keepdims=True)) / (g.std(1, ddof=1, keepdims=True) + 1e-4)
-    A = group_advantages(r, group_size=4, semantics="trl")
+    A = group_advantages(r, group_size=4)
     assert A.shape == (12,)
     np.testing.assert_allclose(A, expected.reshape(-1))
 
 
 def test_openrlhf_eps_and_batch_none_scaling():
     R = np.array([[0.0, 1.0, 2.0], [5.0, 5.0, 8.0]])
-    A = group_advantages(R, semantics="openrlhf")
+    A = group_advantages(R, eps=1e-9)
     np.testing.assert_allclose(A[0], [-1.0, 0.0, 1.0], atol=1e-8)
     Ab = group_advantages(R, scale_rewards="batch")
     np.testing.assert_allclose(Ab, (R - R.mean(1, keepdims=True)) / (R.std(ddof=1) + 1e-4))
@@ -51,17 +51,20 @@ def test_all_equal_group_gives_zero():
     assert np.abs(A[1]).max() > 0.5
 
 
-def test_nan_rewards_default_vs_trl():
+def test_nan_rewards_are_left_out():
     R = np.array([[1.0, np.nan, 3.0, 5.0]])
     A = group_advantages(R)
     assert A[0, 1] == 0.0
     finite = np.array([1.0, 3.0, 5.0])
     np.testing.assert_allclose(A[0, [0, 2, 3]], (finite - 3.0) / (2.0 + 1e-4))
-    At = group_advantages(R, semantics="trl")
-    z = np.array([1.0, 0.0, 3.0, 5.0])
-    np.testing.assert_allclose(At[0], (z - z.mean()) / (z.std(ddof=1) + 1e-4))
     allnan = group_advantages([[np.nan, np.nan]])
     np.testing.assert_array_equal(allnan, 0.0)
+
+
+def test_constant_group_is_exactly_zero():
+    # 0.1 * 3 / 3 != 0.1 in floating point: round-off must not become an advantage
+    np.testing.assert_array_equal(group_advantages([[0.1, 0.1, 0.1]]), 0.0)
+    np.testing.assert_array_equal(group_advantages([[0.1, np.nan, 0.1]], eps=0.0), 0.0)
 
 
 def test_affine_invariance_up_to_eps():
@@ -94,6 +97,45 @@ def test_multi_reward_normalize_then_sum_batch_normalised():
     np.testing.assert_allclose(
         multi_reward_advantages(R2, aggregation="normalize_then_sum"), A, rtol=1e-3, atol=1e-3
     )
+
+
+def test_multi_reward_nan_is_a_declined_reward():
+    """A NaN reward adds nothing to the weighted sum; an all-NaN completion is unscorable."""
+    R = np.array([[1.0, np.nan], [0.0, 2.0], [np.nan, np.nan], [3.0, 1.0]])
+    w = np.array([1.0, 0.5])
+    A = multi_reward_advantages(R, weights=w, group_size=4)
+    total = np.array([1.0, 1.0, 3.5])
+    expected = (total - total.mean()) / (total.std(ddof=1) + 1e-4)
+    np.testing.assert_allclose(A[[0, 1, 3]], expected)
+    assert A[2] == 0.0
+
+
+def test_multi_reward_normalize_then_sum_closed_form():
+    rng = np.random.default_rng(4)
+    R = rng.normal(size=(2, 4, 2))
+    R[0, 1, 1] = np.nan  # declined by the second reward function only
+    w = np.array([2.0, -0.5])
+    mean = np.nanmean(R, axis=1, keepdims=True)
+    std = np.nanstd(R, axis=1, ddof=1, keepdims=True)
+    total = np.nansum((R - mean) / (std + 1e-4) * w, axis=2)
+    expected = (total - total.mean()) / (total.std(ddof=1) + 1e-4)
+    for scale in ("group", "batch", "none"):  # TRL ignores scale_rewards here
+        A = multi_reward_advantages(
+            R, weights=w, aggregation="normalize_then_sum", scale_rewards=scale
+        )
+        np.testing.assert_allclose(A, expected)
+
+
+def test_multi_reward_bad_input():
+    R = np.ones((2, 4, 2))
+    with pytest.raises(ValueError, match="aggregation must be"):
+        multi_reward_advantages(R, aggregation="sum")
+    with pytest.raises(ValueError, match="weights must be 2 finite"):
+        multi_reward_advantages(R, weights=[1.0, np.nan])
+    with pytest.raises(ValueError, match="scale_rewards must be"):
+        multi_reward_advantages(R, scale_rewards="token")
+    with pytest.raises(ValueError, match="eps must be"):
+        multi_reward_advantages(R, eps=-1.0)
 
 
 def test_std_filter_drops_exactly_degenerate_groups():
@@ -148,8 +190,8 @@ def test_entropy_mask_sequence_and_batch_differ():
         ({"rewards": [1.0, 2.0, 3.0], "group_size": 2}, "multiple"),
         ({"rewards": [[1.0, np.inf]]}, "infinite"),
         ({"rewards": [[1.0, 2.0]], "scale_rewards": "x"}, "scale_rewards"),
-        ({"rewards": [[1.0, 2.0]], "semantics": "x"}, "semantics"),
         ({"rewards": [[1.0, 2.0]], "eps": -1.0}, "eps"),
+        ({"rewards": [[1.0, 2.0]], "eps": np.inf}, "eps"),
     ],
 )
 def test_group_advantages_errors(kwargs, match):

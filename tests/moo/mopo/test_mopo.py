@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mvlearn_ext.moo import (
+from mvlearn_ext.moo.mopo import (
     exact_constrained_policy,
     ipo_regression_loss,
     make_preferences,
@@ -18,7 +18,7 @@ STRUCTURES = ["bradley_terry", "thurstone", "cyclic", "conflicting"]
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 def test_closed_form_maximises_penalised_objective(structure):
-    P = make_preferences(structure, n_arms=6, seed=0)
+    P = make_preferences(structure, n_arms=6, random_state=0)
     rng = np.random.default_rng(0)
     mu, ref = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
     lam, tau = np.array([0.7]), 0.2
@@ -37,7 +37,7 @@ def test_closed_form_maximises_penalised_objective(structure):
 
 
 def test_limits():
-    P = make_preferences("bradley_terry", n_arms=5, seed=1)
+    P = make_preferences("bradley_terry", n_arms=5, random_state=1)
     ref = np.array([0.1, 0.2, 0.3, 0.2, 0.2])
     np.testing.assert_allclose(mopo_policy(P, [0.5], tau=1e6, pi_ref=ref), ref, atol=1e-6)
     s = P @ np.full(5, 0.2)
@@ -49,7 +49,7 @@ def test_limits():
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 def test_regression_loss_minimiser_is_closed_form(structure):
-    P = make_preferences(structure, n_arms=6, seed=2)
+    P = make_preferences(structure, n_arms=6, random_state=2)
     rng = np.random.default_rng(2)
     mu, ref = rng.dirichlet(np.ones(6) * 2), rng.dirichlet(np.ones(6) * 2)
     lam, tau = [0.4], 0.5
@@ -68,7 +68,7 @@ def test_regression_loss_minimiser_is_closed_form(structure):
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("K", [2, 3])
 def test_dual_descent_recovers_exact_front_and_kkt(structure, K):
-    P = make_preferences(structure, n_arms=6, n_objectives=K, seed=3)
+    P = make_preferences(structure, n_arms=6, n_objectives=K, random_state=3)
     tau = 0.1
     base = preference_values(P, mopo_policy(P, np.zeros(K - 1), tau=tau))
     s = P @ np.full(6, 1 / 6)
@@ -88,7 +88,7 @@ def test_dual_descent_recovers_exact_front_and_kkt(structure, K):
 
 
 def test_infeasible_thresholds_raise():
-    P = make_preferences("bradley_terry", n_arms=4, seed=0)
+    P = make_preferences("bradley_terry", n_arms=4, random_state=0)
     with pytest.raises(ValueError, match="not strictly attainable"):
         solve_mopo(P, [1.0], tau=0.1)
     with pytest.raises(ValueError, match="prefs must satisfy"):

@@ -1,12 +1,11 @@
 """Multi-hop tool bandit: a test bed where static scalarisation is weak (ParetoPO study).
 
-The tool bandit of :func:`mvlearn_ext.moo._paretopo.simulate_tool_bandit` has
+The tool bandit of :func:`mvlearn_ext.rl.simulate_tool_bandit` has
 a convex attainable set and rewards in [0, 1]: linear scalarisation reaches
 every point of its front, and ParetoPO cannot beat it there. ParetoPO's
 abstract claims better accuracy/efficiency trade-offs than static
 scalarisation; that can only show where static scalarisation is weak. This
-test bed has both weaknesses, by design (fixed before any method was run on
-it):
+test bed has both weaknesses, by design:
 
 * **A non-convex front.** A question needs ``hops`` facts; each tool call
   retrieves a new fact with probability ``retrieve``; the answer is right
@@ -42,12 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mvlearn_ext.moo._paretopo import (
-    HVCGradientWeights,
-    HVMetaReward,
-    _sweep_args,
-    grpo_advantages,
-)
+from mvlearn_ext.moo import HVCGradientWeights, HVMetaReward, hypervolume
+from mvlearn_ext.rl._advantages import group_advantages
+from mvlearn_ext.rl._tool_bandit import _sweep_args
 from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = [
@@ -66,7 +62,7 @@ def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
 
     Examples
     --------
-    >>> from mvlearn_ext.moo._hop_bandit import hop_success
+    >>> from mvlearn_ext.rl import hop_success
     >>> hop_success([0, 2, 3, 4], hops=3, retrieve=0.5, guess=0.0)
     array([0.    , 0.    , 0.125 , 0.3125])
     """
@@ -155,13 +151,11 @@ def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0
 
     Examples
     --------
-    >>> from mvlearn_ext.moo._hop_bandit import hop_bandit_front
+    >>> from mvlearn_ext.rl import hop_bandit_front
     >>> f = hop_bandit_front(n_grid=2001)
     >>> round(f["hv"], 3), round(f["supported_hv"] / f["hv"], 3)
     (0.59, 0.763)
     """
-    from mvlearn_ext.moo._pareto import hypervolume
-
     max_calls, width, p = _check_bed(max_calls, hops, retrieve, guess, width)
     n_grid = check_count(n_grid, "n_grid", 3)
     mu = np.linspace(max_calls + 8 * width, -8 * width, n_grid)  # efficiency increasing
@@ -232,7 +226,7 @@ def simulate_hop_bandit(
     weight_ema=0.9,
     weight_floor=0.05,
     normalise=False,
-    seed=None,
+    random_state=None,
 ):
     """GRPO on the multi-hop bandit with raw, drifting reward scales (reconstruction study).
 
@@ -302,7 +296,7 @@ def simulate_hop_bandit(
         else None
     )
     norm = np.array([1.0, cost_scale * max_calls]) if cost_scale > 0 else np.ones(2)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     arms = np.arange(max_calls + 1)
     w_path = np.zeros((n_steps, 2))
     for t in range(n_steps):
@@ -318,14 +312,14 @@ def simulate_hop_bandit(
         flat = R.reshape(-1, 2)
         in_stage1 = method == "stage1" or (method == "paretopo" and t < stage1_steps)
         if method == "fixed":
-            A = grpo_advantages(R @ w)
+            A = group_advantages(R @ w)
         elif method == "fixed_norm":
-            A = grpo_advantages((R if normalise else R / norm) @ w)
+            A = group_advantages((R if normalise else R / norm) @ w)
         elif in_stage1 and adaptive:
-            A = grpo_advantages(R @ w_t)
+            A = group_advantages(R @ w_t)
             hw.update(flat.mean(axis=0))
         elif in_stage1 or method == "lu2025":
-            A = grpo_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
+            A = group_advantages(meta.scalarise(flat).reshape(n_prompts, group_size))
             meta.update(flat)
         else:  # stage 2 (alone, or after stage 1)
             A = _rank_advantages_batch(R, R @ w_t, beta)
@@ -345,7 +339,7 @@ def simulate_hop_bandit(
     }
 
 
-def sweep_hop_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
+def sweep_hop_bandit(method, accuracy_weights, *, random_states=(0,), **kwargs):
     """Front traced by one method over its weights, seed by seed (see :func:`simulate_hop_bandit`).
 
     Runs ``weights = (w, 1 - w)`` for every ``w`` and seed. The front of a
@@ -356,17 +350,15 @@ def sweep_hop_bandit(method, accuracy_weights, *, seeds=(0,), **kwargs):
     Returns
     -------
     result : dict
-        ``accuracy``, ``efficiency``, ``mu`` of shape (n_seeds, n_weights),
-        ``hv`` and ``hv_ratio`` of shape (n_seeds,), ``front_hv`` and
+        ``accuracy``, ``efficiency``, ``mu`` of shape (n_random_states, n_weights),
+        ``hv`` and ``hv_ratio`` of shape (n_random_states,), ``front_hv`` and
         ``supported_hv`` (the exact front's, and its supported part's).
     """
-    from mvlearn_ext.moo._pareto import hypervolume
-
-    w, seeds = _sweep_args(accuracy_weights, seeds, kwargs, "sweep_hop_bandit")
-    out = {k: np.zeros((len(seeds), w.size)) for k in ("accuracy", "efficiency", "mu")}
-    for i, sd in enumerate(seeds):
+    w, random_states = _sweep_args(accuracy_weights, random_states, kwargs, "sweep_hop_bandit")
+    out = {k: np.zeros((len(random_states), w.size)) for k in ("accuracy", "efficiency", "mu")}
+    for i, sd in enumerate(random_states):
         for j, wa in enumerate(w):
-            r = simulate_hop_bandit(method, weights=(wa, 1.0 - wa), seed=sd, **kwargs)
+            r = simulate_hop_bandit(method, weights=(wa, 1.0 - wa), random_state=sd, **kwargs)
             for k in ("accuracy", "efficiency", "mu"):
                 out[k][i, j] = r[k]
     pts = np.stack([out["accuracy"], out["efficiency"]], axis=2)

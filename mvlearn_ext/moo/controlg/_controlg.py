@@ -5,8 +5,8 @@ arXiv 2602.05036) is known from its abstract and a short third-party
 summary only: sensing of per-objective difficulty and pairwise antagonism, a
 Pareto-aware log-hypervolume planner that sets target budgets, and a
 deficit-tracking PID controller that assigns discrete single-objective
-blocks, with an auditable schedule. The formulas below are the project
-spec's reconstruction (multiobjective.md §10), not the paper's:
+blocks, with an auditable schedule. The formulas below are this package's
+reconstruction, not the paper's:
 
 * difficulty ``d_k = L_k(t) / L_k(0)``; antagonism ``A_kl = max(0, -cos(g_k, g_l))``
   (EMA-smoothed);
@@ -114,7 +114,7 @@ def _waterfill(d, eps, b_min):
 
 
 def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, max_iter=2000):
-    """Log-hypervolume budget planner (reconstruction, spec §10.2).
+    """Log-hypervolume budget planner (reconstruction).
 
     Maximises ``sum_k log(eps + delta_k(b))`` over the shares ``b`` (on the
     simplex, each ``>= b_min``) with predicted gains ``delta_k(b) = d_k b_k
@@ -150,7 +150,7 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import plan_budgets
+    >>> from mvlearn_ext.moo.controlg import plan_budgets
     >>> plan_budgets([1.0, 1.0, 1.0])
     array([0.33333333, 0.33333333, 0.33333333])
     >>> plan_budgets([1.0, 0.5], eps=0.2).round(3)  # harder objective (d=1) gets more
@@ -239,7 +239,7 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
 
 
 def plan_targets(values, ref, costs, budget):
-    """Continuous log-HV planner (reconstruction, spec §10.3).
+    """Continuous log-HV planner (reconstruction).
 
     ``max_delta sum_k log(f_k + delta_k - r_k)`` s.t. ``sum_k c_k delta_k <=
     budget``, ``delta >= 0``: water-filling ``f_k + delta_k - r_k =
@@ -303,7 +303,7 @@ class PIDController:
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import PIDController
+    >>> from mvlearn_ext.moo.controlg import PIDController
     >>> pid = PIDController(kp=2.0)
     >>> pid.step([0.5, -1.0])
     array([ 1., -2.])
@@ -371,7 +371,7 @@ class ControlGScheduler:
 
     Examples
     --------
-    >>> from mvlearn_ext.moo import ControlGScheduler
+    >>> from mvlearn_ext.moo.controlg import ControlGScheduler
     >>> s = ControlGScheduler(n_objectives=2, targets=[0.75, 0.25])
     >>> [s.next_objective() for _ in range(8)]
     [0, 1, 0, 0, 0, 1, 0, 0]
@@ -524,11 +524,11 @@ def simulate_block_training(
     rates,
     antagonism,
     initial_losses=None,
-    seed=None,
+    random_state=None,
     noise=0.0,
     scheduler_kwargs=None,
 ):
-    """Toy objective dynamics for comparing schedules (spec §10.5).
+    """Toy objective dynamics for comparing schedules.
 
     Training objective ``k`` for a block multiplies ``L_k`` by ``1 - rates_k``
     and every other ``L_l`` by ``1 + antagonism[k, l]`` (times an optional
@@ -554,7 +554,7 @@ def simulate_block_training(
         if initial_losses is None
         else _to_numpy(initial_losses, "initial_losses").copy()
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     factors = np.ones((K, K)) + A  # row k: effect of training k
     np.fill_diagonal(factors, 1 - rates)
     hist = [L.copy()]

@@ -1,17 +1,17 @@
-"""Multi-hop tool bandit (ParetoPO study): exact front, non-convexity, simulator."""
+"""Multi-hop tool bandit: exact front, non-convexity, simulator."""
 
 import numpy as np
 import pytest
 
 from mvlearn_ext.moo import hypervolume, is_nondominated
-from mvlearn_ext.moo._hop_bandit import (
-    _policy,
+from mvlearn_ext.rl import (
     hop_bandit_front,
     hop_success,
     hull_gap,
     simulate_hop_bandit,
     sweep_hop_bandit,
 )
+from mvlearn_ext.rl._hop_bandit import _policy
 
 
 def test_hop_success_closed_form():
@@ -91,8 +91,8 @@ def test_hop_front_is_non_convex():
 
 
 def test_hop_simulator_seeded_and_validated():
-    a = simulate_hop_bandit("paretopo", n_steps=30, stage1_steps=10, seed=3)
-    b = simulate_hop_bandit("paretopo", n_steps=30, stage1_steps=10, seed=3)
+    a = simulate_hop_bandit("paretopo", n_steps=30, stage1_steps=10, random_state=3)
+    b = simulate_hop_bandit("paretopo", n_steps=30, stage1_steps=10, random_state=3)
     assert a["mu"] == b["mu"] and 0 < a["accuracy"] < 1
     assert a["efficiency"] == pytest.approx(1 - a["mean_calls"] / 12)
     assert np.all(a["weights_path"] == [0.5, 0.5])
@@ -102,8 +102,8 @@ def test_hop_simulator_seeded_and_validated():
         simulate_hop_bandit("fixed", weights=(1, -1))
     with pytest.raises(ValueError, match="drift"):
         simulate_hop_bandit("fixed", drift=0.0)
-    with pytest.raises(TypeError, match="seed"):
-        sweep_hop_bandit("fixed", [0.5], seed=1)
+    with pytest.raises(TypeError, match="random_state"):
+        sweep_hop_bandit("fixed", [0.5], random_state=1)
     # integer arguments go through utils' one integer check
     with pytest.raises(TypeError, match="n_steps must be an int, got float"):
         simulate_hop_bandit("fixed", n_steps=2.5)
@@ -117,15 +117,15 @@ def test_hop_lu2025_meta_reward_is_inert_under_group_standardisation():
     # one multiplier per batch scales every group's rewards alike; GRPO's standardisation
     # cancels it up to eps, so the run follows fixed weights on the raw rewards draw for draw
     for w in (0.3, 0.9):
-        f = simulate_hop_bandit("fixed", weights=(w, 1 - w), n_steps=60, seed=1)
-        lu = simulate_hop_bandit("lu2025", weights=(w, 1 - w), n_steps=60, seed=1)
+        f = simulate_hop_bandit("fixed", weights=(w, 1 - w), n_steps=60, random_state=1)
+        lu = simulate_hop_bandit("lu2025", weights=(w, 1 - w), n_steps=60, random_state=1)
         assert lu["mu"] == pytest.approx(f["mu"], abs=1e-3)
 
 
 def test_hop_raw_scales_collapse_fixed_weights():
     # calls saved are priced at 5..20 per call against 1 for a success: even w = 0.9 on
     # accuracy leaves efficiency dominating, and fixed weights drive the policy to 0 calls
-    s = sweep_hop_bandit("fixed", [0.1, 0.9], seeds=(0,), n_steps=150)
+    s = sweep_hop_bandit("fixed", [0.1, 0.9], random_states=(0,), n_steps=150)
     assert np.all(s["efficiency"] > 0.99)
     assert s["hv_ratio"][0] == pytest.approx(0.1 / s["front_hv"], rel=0.02)
 
@@ -145,7 +145,7 @@ def test_hop_stage2_collapses_to_zero_calls_where_fixed_weights_do_not():
     # fixed seed, accuracy weight 0.9: rank advantages (alone, or after stage 1, with raw or
     # normalised rewards) drive the policy to 0 calls; fixed weights on normalised rewards
     # keep the calls that the accuracy needs
-    kw = dict(weights=(0.9, 0.1), n_steps=100, stage1_steps=30, seed=0)
+    kw = dict(weights=(0.9, 0.1), n_steps=100, stage1_steps=30, random_state=0)
     assert simulate_hop_bandit("stage2", **kw)["mean_calls"] < 0.5
     assert simulate_hop_bandit("stage2", normalise=True, **kw)["mean_calls"] < 0.5
     assert simulate_hop_bandit("paretopo", **kw)["mean_calls"] < 0.5
@@ -154,7 +154,7 @@ def test_hop_stage2_collapses_to_zero_calls_where_fixed_weights_do_not():
 
 def test_batched_rank_advantages_match_the_per_group_function():
     from mvlearn_ext.moo import pareto_rank_advantages
-    from mvlearn_ext.moo._hop_bandit import _rank_advantages_batch
+    from mvlearn_ext.rl._hop_bandit import _rank_advantages_batch
 
     rng = np.random.default_rng(4)
     # binary x few levels: many ties and duplicates, as in the bandit

@@ -1,7 +1,4 @@
-"""NumPy parts of BADIT (mvlearn_ext.adapters): exact PiSSA-MoE split, balanced regrouping.
-
-(Kept beside the merging tests; they belong to issue 8 together.)
-"""
+"""NumPy parts of BADIT (mvlearn_ext.adapters): exact PiSSA-MoE split, balanced regrouping."""
 
 import numpy as np
 import pytest

@@ -4,8 +4,8 @@ Reconstruction: MOPO (Agnihotri, Jain, Ramachandran & Wen, "Multi-Objective
 Preference Optimization", arXiv 2505.10892) is known from its abstract only
 (maximise a primary preference objective with lower bounds on the secondary
 ones, KL-regularised, from pairwise preferences, with closed-form iterative
-updates). This module implements the project spec's reconstruction on the
-PsiPO/IPO framework (Azar et al. 2023; spec multiobjective.md §11):
+updates). This module reconstructs it on the PsiPO/IPO framework
+(Azar et al., 2023):
 
 * ``P_k(pi) = E_{y ~ pi, y' ~ mu} p_k(y > y')`` (linear in ``pi``);
 * ``max_pi P_1(pi) - tau KL(pi || pi_ref)`` s.t. ``P_k(pi) >= b_k``, k >= 2;
@@ -22,6 +22,8 @@ import numbers
 
 import numpy as np
 from scipy.optimize import linprog, minimize
+
+from mvlearn_ext.utils._validation import check_real
 
 __all__ = [
     "MOPOResult",
@@ -115,7 +117,15 @@ class MOPOResult:
 
 
 def solve_mopo(
-    prefs, thresholds, *, tau, mu=None, pi_ref=None, step=None, max_iter=20000, tol=1e-10
+    prefs,
+    thresholds,
+    *,
+    tau,
+    mu=None,
+    pi_ref=None,
+    learning_rate=None,
+    max_iter=20000,
+    tol=1e-10,
 ):
     """MOPO's iterative updates: projected dual descent over ``lambda``.
 
@@ -132,7 +142,9 @@ def solve_mopo(
         Lower bounds ``b_k`` on the secondary objectives.
     tau : float
     mu, pi_ref : optional
-    step : float, optional
+    learning_rate : float, optional
+        The dual step size ``eta``; default ``tau / ||S||_2^2``, the inverse
+        of the dual gradient's Lipschitz bound.
     max_iter : int, default=20000
     tol : float, default=1e-10
         Stop when the projected dual gradient is below ``tol``.
@@ -144,8 +156,8 @@ def solve_mopo(
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.moo import make_preferences, solve_mopo
-    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, seed=0)
+    >>> from mvlearn_ext.moo.mopo import make_preferences, solve_mopo
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
     >>> res = solve_mopo(P, [0.55], tau=0.1)
     >>> bool(res.values[1] >= 0.55 - 1e-6)
     True
@@ -158,10 +170,12 @@ def solve_mopo(
         raise ValueError(f"thresholds must have {K - 1} finite entries")
     s = P @ mu
     _check_feasible(s, b)
-    if step is None:
+    if learning_rate is None:
         sc = s[1:] - s[1:].mean(axis=1, keepdims=True)
         L = max(np.linalg.norm(sc, 2) ** 2, 1e-12) / tau
         step = 1.0 / L
+    else:
+        step = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
     lam = np.zeros(K - 1)
     hist = []
     for it in range(1, max_iter + 1):
@@ -245,7 +259,7 @@ def exact_constrained_policy(prefs, thresholds, *, tau, mu=None, pi_ref=None):
 
 
 def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
-    """Population IPO-style loss of a tabular policy (spec §11.2).
+    """Population IPO-style loss of a tabular policy.
 
     ``E_{y, y' ~ mu}[(h_pi(y, y') - tau^{-1} sum_k w_k (p_k(y > y') - 1/2))^2]``
     with ``h_pi = log(pi(y) pi_ref(y') / (pi(y') pi_ref(y)))`` and
@@ -261,8 +275,8 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
     return float(np.einsum("y,z,yz->", mu, mu, (h - target) ** 2))
 
 
-def make_preferences(structure, *, n_arms=6, n_objectives=2, seed=None):
-    """Canonical synthetic preference structures (spec §11.3).
+def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
+    """Canonical synthetic preference structures.
 
     ``"bradley_terry"`` (random utilities, logistic), ``"thurstone"``
     (probit), ``"cyclic"`` (rock-paper-scissors blocks on top of BT),
@@ -275,7 +289,7 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, seed=None):
     """
     from scipy.special import expit, ndtr
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     Y = n_arms
     out = np.empty((n_objectives, Y, Y))
     for k in range(n_objectives):

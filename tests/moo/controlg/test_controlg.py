@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mvlearn_ext.moo import (
+from mvlearn_ext.moo.controlg import (
     ControlGScheduler,
     PIDController,
     antagonism_matrix,
@@ -126,7 +126,7 @@ def test_no_objective_starves():
     for k in range(3):
         gaps = np.diff(np.flatnonzero(seq == k))
         assert gaps.max() <= window
-    # the spec's counter-example: ceil(1/b_min) + 1 is too short
+    # a counter-example: ceil(1/b_min) + 1 is too short
     gaps0 = np.diff(np.concatenate([[-1], np.flatnonzero(seq == 0)]))
     assert gaps0.max() - 1 >= math.ceil(1 / b.min()) + 1 - 1
 
@@ -169,10 +169,10 @@ def test_record_replays_and_is_deterministic():
     A = np.zeros((3, 3))
     A[0, 1] = A[1, 0] = 0.02
     r1 = simulate_block_training(
-        "controlg", n_blocks=50, rates=rates, antagonism=A, seed=3, noise=0.1
+        "controlg", n_blocks=50, rates=rates, antagonism=A, random_state=3, noise=0.1
     )
     r2 = simulate_block_training(
-        "controlg", n_blocks=50, rates=rates, antagonism=A, seed=3, noise=0.1
+        "controlg", n_blocks=50, rates=rates, antagonism=A, random_state=3, noise=0.1
     )
     np.testing.assert_array_equal(r1["choices"], r2["choices"])
     rec = r1["scheduler"].record_json()
@@ -186,7 +186,7 @@ def test_simulator_controlg_beats_round_robin():
     for seed in range(3):
         res = {
             p: simulate_block_training(
-                p, n_blocks=60, rates=rates, antagonism=A, seed=seed, noise=0.1
+                p, n_blocks=60, rates=rates, antagonism=A, random_state=seed, noise=0.1
             )
             for p in ("controlg", "round_robin", "uniform_mix")
         }

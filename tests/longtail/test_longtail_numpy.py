@@ -1,7 +1,4 @@
-"""NumPy parts of AES (mvlearn_ext.longtail): splits, losses, combiners, label-free fusion.
-
-(Kept beside the merging tests; they belong to issue 8 together.)
-"""
+"""NumPy parts of AES (mvlearn_ext.longtail): splits, losses, combiners, label-free fusion."""
 
 import inspect
 import subprocess

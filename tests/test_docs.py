@@ -432,7 +432,7 @@ def test_demo_text_has_no_process_words():
     from mvlearn_ext._demo.registry import DEMO_SECTIONS
 
     texts = []
-    for section in DEMO_SECTIONS.values():
+    for section in DEMO_SECTIONS:
         texts.append(section.title)
         texts += [f"{column}: {text}" for column, text in section.explanations()]
     demo_sources = (ROOT / "mvlearn_ext" / "_demo").glob("*.py")

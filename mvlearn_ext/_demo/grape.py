@@ -18,7 +18,7 @@ COLUMNS = ("R@1", "R@10", "inflation", "hub rate")
 def run(ctx):
     """Rows of the demo table, over ``ctx.seeds``."""
     from mvlearn_ext._demo.registry import DemoRow
-    from mvlearn_ext.rl._grape_toy import evaluate_rewriter, make_shifted_retrieval, train_rewriter
+    from mvlearn_ext.rl import evaluate_rewriter, make_shifted_retrieval, train_rewriter
 
     n_steps = 60 if ctx.quick else 150
     settings = [

@@ -54,7 +54,7 @@ def run_tool_bandit(ctx):
     of the trade-off, the other columns only where on it a method lands.
     ``paretopo_hvc`` is ParetoPO with the ``stage1="hvc_gradient"`` variant.
     """
-    from mvlearn_ext.moo._paretopo import simulate_tool_bandit
+    from mvlearn_ext.moo import simulate_tool_bandit
 
     hvc = {"stage1": "hvc_gradient"}
     runs = (

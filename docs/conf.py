@@ -197,6 +197,8 @@ html_theme_options = {
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc", "sourcelink"],
     "navbar_align": "left",
+    # A search button rather than a field, so that the top bar stays one line.
+    "navbar_persistent": ["search-button"],
     # Install, Getting started, User guide, API reference, Gallery,
     # Benchmarks, Release notes; the rest under "More".
     "header_links_before_dropdown": 7,

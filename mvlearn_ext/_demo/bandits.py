@@ -24,7 +24,8 @@ def _policies():
             "greedy plug-in, n0=sqrt(T)",
             GreedyPlugIn(p=np.inf),
             "reconstruction of the adaptive exploration-free rule "
-            "(Wei, Zhong & Li, arXiv 2510.10374)",
+            "(Wei, Zhong & Li, arXiv 2510.10374); n0 = samples of every group before the "
+            "plug-in rule takes over, T = budget, K = number of groups",
         ),
         (
             "two-stage, n0=T/(4K)",

@@ -106,7 +106,7 @@ _BUILTIN_SECTIONS = (
     ),
     DemoSection(
         name="multitask",
-        title="robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
+        title="robust multi-task regression (20 tasks, 20% outlier tasks, 10 features, isotropic)",
         run="mvlearn_ext._demo.multitask:run",
         columns=("MSE", "MSE related"),
         legend={

@@ -47,6 +47,7 @@ def run(ctx):
     ]
     rows[0].note = (
         "toy shifted retrieval (400 items, aliases nearly orthogonal to native tokens), "
-        "NumPy GRPO G=8; GRAPE reward structure from its reviews, toy and policy are designs"
+        "NumPy GRPO with groups of 8 rewrites; GRAPE reward structure from its reviews, toy and "
+        "policy are designs"
     )
     return rows

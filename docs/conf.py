@@ -146,9 +146,12 @@ if not _HAVE_TORCH and os.environ.get("MVLEARN_EXT_DOCS_REQUIRE_TORCH") == "1":
         "MVLEARN_EXT_DOCS_REQUIRE_TORCH=1 but torch is not installed: the gallery examples "
         f"{', '.join(_TORCH_EXAMPLES)} need it (pip install torch==2.13.0)"
     )
-if not _HAVE_TORCH:
-    # The API pages of mvlearn_ext.deep are still written, from a mocked torch.
-    autodoc_mock_imports = ["torch"]
+# The API pages of mvlearn_ext.deep are written from mocked packages where
+# torch (the pinned CPU build) or the ``llm`` extra's TRL, PEFT and
+# transformers are not installed: the ``docs`` extra brings neither, and the
+# site is built in an environment with only torch and that extra (.ci/run).
+_MOCKABLE = ("torch", "transformers", "trl", "peft", "tokenizers")
+autodoc_mock_imports = [name for name in _MOCKABLE if importlib.util.find_spec(name) is None]
 _RUN_PATTERN = r"/plot_"
 if not _HAVE_TORCH and _TORCH_EXAMPLES:
     _skip = "|".join(re.escape(name) for name in _TORCH_EXAMPLES)
@@ -184,12 +187,36 @@ warnings.filterwarnings(
 html_theme = "pydata_sphinx_theme"
 html_title = f"mvlearn_ext {release}"
 html_static_path: list[str] = []
+# The repository's address, linked from the header; set it where the
+# repository is published under another address.
+REPOSITORY_URL = os.environ.get(
+    "MVLEARN_EXT_REPOSITORY_URL", "https://github.com/mvlearn-ext/mvlearn_ext"
+)
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc", "sourcelink"],
     "navbar_align": "left",
+    # A search button rather than a field, so that the top bar stays one line.
+    "navbar_persistent": ["search-button"],
+    # Install, Getting started, User guide, API reference, Gallery,
+    # Benchmarks, Release notes; the rest under "More".
+    "header_links_before_dropdown": 7,
+    "icon_links": [
+        {
+            "name": "Source repository",
+            "url": REPOSITORY_URL,
+            "icon": "fa-brands fa-github",
+            "type": "fontawesome",
+        }
+    ],
+    "footer_start": ["copyright"],
+    "footer_center": ["footer-links"],
+    "footer_end": ["sphinx-version"],
 }
+# The landing page has no sidebar; a section's pages list its own pages.
+html_sidebars = {"index": []}
+html_context = {"repository_url": REPOSITORY_URL}
 html_show_sourcelink = False
 html_copy_source = False
 
@@ -235,10 +262,26 @@ def _constant_docstrings(app, what, name, obj, options, lines):
             return
 
 
+_SKLEARN_REF = re.compile(r":ref:`(?:([^`<]*?)\s*<[^`>]+>|([^`]+))`")
+
+
+def _unlink_sklearn_refs(app, what, name, obj, options, lines):
+    # A method inherited from scikit-learn (set_output, score, ...) cites labels
+    # of scikit-learn's own user guide, which its 1.2 inventory may lack: keep
+    # the text, drop the link.
+    if not getattr(obj, "__module__", "").startswith("sklearn"):
+        return
+    for i, line in enumerate(lines):
+        lines[i] = _SKLEARN_REF.sub(lambda m: m.group(1) or "the scikit-learn user guide", line)
+
+
 def _skip_metadata_request_methods(app, what, name, obj, skip, options):
-    # scikit-learn generates set_fit_request & co. on every estimator; their
-    # docstrings belong to scikit-learn (and cite a label its 1.2 inventory lacks).
+    # scikit-learn generates set_fit_request & co. on every estimator, and
+    # get_metadata_routing; their docstrings belong to scikit-learn's metadata
+    # routing (and cite a label its 1.2 inventory lacks).
     if name.startswith("set_") and name.endswith("_request"):
+        return True
+    if name == "get_metadata_routing":
         return True
     return None
 
@@ -261,4 +304,5 @@ def setup(app):
     app.connect("builder-inited", _say_which_examples_are_not_run, priority=100)
     app.connect("autodoc-process-docstring", _escape_attribute_names, priority=900)
     app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-process-docstring", _unlink_sklearn_refs, priority=100)
     app.connect("autodoc-process-docstring", _constant_docstrings, priority=950)

@@ -71,6 +71,8 @@ class _Result:
     error: str | None = None
     skipped: str | None = None
     seconds: float = 0.0
+    not_run: list[str] = dataclasses.field(default_factory=list)
+    data: str | None = None
 
 
 def _missing_optional(exc):
@@ -90,20 +92,35 @@ def _skip_reason(modules):
     return "; ".join(f"needs {m}, not installed: {hint(m)}" for m in modules)
 
 
+def _not_run_lines(not_run):
+    hint = optional_module().install_hint
+    return [f"{method} not run: needs {module}; {hint(module)}" for method, module in not_run]
+
+
 def _run_section(section, ctx, stderr):
     start = time.perf_counter()
+    ctx.not_run.clear()
+    data = None
     try:
         missing = section.missing()
         if missing:
             return _Result(section, [], skipped=_skip_reason(missing))
+        if section.handwritten:
+            data = ctx.handwritten_description()
         rows = list(section.resolve()(ctx))
     except Exception as exc:  # keep the other sections' results
         module = _missing_optional(exc)
         if module is not None:
             return _Result(section, [], skipped=_skip_reason([module]))
         stderr.write(f"mvlearn_ext demo: section {section.name!r} failed: {exc}\n")
-        return _Result(section, [], error=f"{type(exc).__name__}: {exc}")
-    return _Result(section, rows, seconds=time.perf_counter() - start)
+        return _Result(section, [], error=f"{type(exc).__name__}: {exc}", data=data)
+    return _Result(
+        section,
+        rows,
+        seconds=time.perf_counter() - start,
+        not_run=_not_run_lines(ctx.not_run),
+        data=data,
+    )
 
 
 @contextlib.contextmanager
@@ -155,6 +172,8 @@ def _section_text(result):
     if result.skipped is not None:
         return [f"[{section.name}] skipped: {result.skipped}"]
     out = [f"[{section.name}] {section.title}"]
+    if result.data is not None:
+        out.append(f"  {result.data}")
     if result.error is not None:
         out.append(f"  failed: {result.error}")
         return out
@@ -170,6 +189,7 @@ def _section_text(result):
     out.append(fmt(header))
     out.append("  ".join("-" * w for w in widths))
     out.extend(fmt(cells) for cells in body)
+    out.extend(f"  {line}" for line in result.not_run)
     explanations = section.explanations()
     width = max(len(column) for column, _ in explanations)
     out.extend(f"  {column.ljust(width)}  {text}" for column, text in explanations)
@@ -186,6 +206,8 @@ def _render_markdown(header_lines, results):
             out += ["", f"`{section.name}` skipped: {result.skipped}"]
             continue
         out += ["", f"**{section.title}** (`{section.name}`)", ""]
+        if result.data is not None:
+            out += [result.data, ""]
         if result.error is not None:
             out.append(f"failed: {result.error}")
             continue
@@ -194,6 +216,7 @@ def _render_markdown(header_lines, results):
         out.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
         out.extend("| " + " | ".join(cells) + " |" for cells in body)
         out.append("")
+        out.extend(f"- {line}" for line in result.not_run)
         out.extend(f"- {column}: {text}" for column, text in section.explanations())
         out.extend(f"- {row.note}" for row in result.rows if row.note)
     return "\n".join(out) + "\n"
@@ -208,6 +231,8 @@ def _render_json(meta, results):
             "error": result.error,
             "skipped": result.skipped,
             "seconds": result.seconds,
+            "data": result.data,
+            "not_run": result.not_run,
             "legend": dict(result.section.explanations()),
             "rows": [
                 {
@@ -321,6 +346,15 @@ def _parse_views(tokens):
     return [int(t) if t.isdigit() else t for t in tokens]
 
 
+def _usage_error(args, stderr, message):
+    """Print the demo's usage and ``message`` as argparse does; return the status 2."""
+    parser = getattr(args, "command_parser", None)
+    if parser is not None:
+        parser.print_usage(stderr)
+    stderr.write(f"mvlearn_ext demo: error: {message}\n")
+    return 2
+
+
 def _select_sections(args, stderr):
     """The sections to run, or None after a usage error."""
     known = {s.name: s for s in DEMO_SECTIONS}
@@ -329,9 +363,8 @@ def _select_sections(args, stderr):
     names = args.section or [name for name in DEFAULT_SECTIONS if name in known]
     unknown = [name for name in names if name not in known]
     if unknown:
-        stderr.write(
-            f"mvlearn_ext demo: error: unknown --section {unknown[0]!r}; "
-            f"available: {', '.join(known)}\n"
+        _usage_error(
+            args, stderr, f"unknown --section {unknown[0]!r}; available: {', '.join(known)}"
         )
         return None
     return [known[name] for name in dict.fromkeys(names)]
@@ -343,8 +376,7 @@ def _cmd_demo(args, stdout, stderr):
     try:
         views = resolve_view_names(_parse_views(args.views), argname="--views")
     except (TypeError, ValueError) as exc:
-        stderr.write(f"mvlearn_ext demo: error: {exc}\n")
-        return 2
+        return _usage_error(args, stderr, str(exc))
     sections = _select_sections(args, stderr)
     if sections is None:
         return 2
@@ -353,8 +385,7 @@ def _cmd_demo(args, stdout, stderr):
 
         n_threads = effective_n_jobs(args.threads)
     except (ImportError, TypeError, ValueError) as exc:
-        stderr.write(f"mvlearn_ext demo: error: --threads {args.threads}: {exc}\n")
-        return 2
+        return _usage_error(args, stderr, f"--threads {args.threads}: {exc}")
     n_seeds = (
         args.seeds if args.seeds is not None else (QUICK_SEEDS if args.quick else DEFAULT_SEEDS)
     )
@@ -373,16 +404,14 @@ def _cmd_demo(args, stdout, stderr):
         progress=progress,
     )
     failed = False
-    try:
-        Xs, y, names = ctx.handwritten()
-        data_lines = [
-            f"mvlearn_ext {mvlearn_ext.__version__} demo on Handwritten (UCI Multiple Features): "
-            f"{len(y)} samples, {len(set(y.tolist()))} classes",
-            "views: " + ", ".join(f"{n} ({X.shape[1]})" for n, X in zip(names, Xs, strict=True)),
-        ]
-    except Exception as exc:  # a broken installation: still run the other sections
-        failed, names = True, views
-        data_lines = [f"mvlearn_ext {mvlearn_ext.__version__} demo: data unavailable ({exc})"]
+    data_lines = [f"mvlearn_ext {mvlearn_ext.__version__} demo"]
+    names = views
+    if any(section.handwritten for section in sections):
+        try:
+            names = ctx.handwritten()[2]
+        except Exception as exc:  # a broken installation: still run the other sections
+            failed = True
+            data_lines = [f"mvlearn_ext {mvlearn_ext.__version__} demo: data unavailable ({exc})"]
     seeds_text = ", ".join(map(str, ctx.seeds))
     spread = (
         f"mean ± standard deviation over seeds {seeds_text}"
@@ -423,7 +452,7 @@ def _cmd_demo(args, stdout, stderr):
     elif args.format == "json":
         meta = {
             "version": mvlearn_ext.__version__,
-            "data": "handwritten",
+            "data": "handwritten" if any(s.handwritten for s in sections) else None,
             "views": names,
             "seeds": list(ctx.seeds),
             "quick": args.quick,
@@ -480,6 +509,8 @@ def build_parser():
     """The :class:`argparse.ArgumentParser` of the command line."""
     parser = argparse.ArgumentParser(
         prog="python -m mvlearn_ext",
+        # No prefix abbreviations: "--thread" is an error, not "--threads".
+        allow_abbrev=False,
         description=(
             "mvlearn_ext: multi-view, multi-task and multi-objective learning. "
             "Run a command with --help for its options."
@@ -492,14 +523,17 @@ def build_parser():
 
     info = commands.add_parser(
         "info",
+        allow_abbrev=False,
         help="versions, compiled core, CPUs, Numba settings and optional dependencies",
         description="Print versions, the compiled core's build, CPUs, Numba settings and every "
         "optional dependency (installed version or 'not installed', and its extras).",
     )
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    info.set_defaults(command_parser=info)
 
     demo = commands.add_parser(
         "demo",
+        allow_abbrev=False,
         help="multi-view clustering of the embedded Handwritten data (the main job)",
         description=(
             "Cluster the embedded Handwritten digits (UCI Multiple Features, six views, 2000 "
@@ -565,6 +599,7 @@ def build_parser():
         action="store_true",
         help="report progress on stderr, one line per method",
     )
+    demo.set_defaults(command_parser=demo)
     return parser
 
 
@@ -600,7 +635,11 @@ def main(argv: Sequence[str] | None = None, *, stdout=None, stderr=None) -> int:
     try:
         # argparse writes help and usage errors to sys.stdout / sys.stderr itself.
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            args = parser.parse_args(None if argv is None else list(argv))
+            args, extra = parser.parse_known_args(None if argv is None else list(argv))
+            if extra:  # reported with the usage of the command they were given to
+                getattr(args, "command_parser", parser).error(
+                    f"unrecognized arguments: {' '.join(extra)}"
+                )
     except SystemExit as exc:  # --help, --version, or a usage error
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     if args.command is None:

@@ -164,7 +164,7 @@ def test_default_demo_is_clustering_only_and_imports_no_optional_dependency():
     # The multi-view methods and the concatenation baselines side by side.
     methods = {row["method"] for row in section["rows"]}
     assert {"HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG", "EOMSCCA"} <= methods
-    assert {"concat k-means (z)", "concat spectral (z)", "concat spectral (bal)"} <= methods
+    assert {"concat k-means, z-scored", "concat spectral, balanced"} <= methods
 
 
 def test_clustering_section_warms_up_before_timing(monkeypatch):
@@ -461,5 +461,83 @@ def test_cimln_section_without_torch_runs_the_baseline_only(monkeypatch):
     assert section["error"] is None and section["skipped"] is None
     (row,) = section["rows"]
     assert row["method"] == f"mean imputation + {incomplete.ANCHOR}"
-    assert "the CIMLN rows need the torch extra" in row["note"]
     assert 0.5 < row["scores"]["ACC"][0] <= 1.0
+    # The missing rows are said so on a line of their own, naming what to install.
+    (line,) = section["not_run"]
+    assert line.startswith("CIMLN") and "needs torch" in line and "torch==2.13.0" in line
+
+
+def test_flag_errors_print_the_demo_usage():
+    """A bad flag of ``demo`` is reported with the demo's usage, not the top level's."""
+    for argv, message in [
+        (["demo", "--foo"], "unrecognized arguments: --foo"),
+        (["demo", "--seeds", "0"], "expected a positive integer"),
+        (["demo", "--section", "nope"], "unknown --section 'nope'"),
+        (["demo", "--views", "pixle"], "unknown view name 'pixle'"),
+    ]:
+        status, out, err = run(argv)
+        assert status == 2, argv
+        assert err.startswith("usage: python -m mvlearn_ext demo "), (argv, err)
+        assert message in err, (argv, err)
+        assert out == ""
+    status, _, err = run(["info", "--foo"])
+    assert status == 2 and err.startswith("usage: python -m mvlearn_ext info ")
+
+
+@pytest.mark.parametrize(
+    "argv", [["demo", "--thread", "2"], ["demo", "--qu"], ["demo", "--sec", "bandits"]]
+)
+def test_prefix_abbreviations_of_flags_are_refused(argv):
+    status, _, err = run(argv)
+    assert status == 2
+    assert f"unrecognized arguments: {argv[1]}" in err
+
+
+def test_each_section_prints_only_its_own_header(monkeypatch):
+    """The Handwritten data are described under the sections that use them, and only there."""
+
+    def other(ctx):
+        return []
+
+    def digits(ctx):
+        _, y, _ = ctx.handwritten()
+        return [_cli.evaluate_over_seeds(ctx, "constant", lambda seed: np.zeros_like(y), y)]
+
+    sections = [
+        _cli.DemoSection("other", "a section on its own data", other),
+        _cli.DemoSection("digits", "a section on Handwritten", digits, handwritten=True),
+    ]
+    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
+    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "kar", "--section", "other"])
+    assert status == 0
+    assert "Handwritten" not in out and "views" not in out
+    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "kar", "--all"])
+    assert status == 0
+    other_block = out[out.index("[other]") : out.index("[digits]")]
+    digits_block = out[out.index("[digits]") :]
+    assert "Handwritten" not in other_block
+    (data,) = [ln for ln in digits_block.splitlines() if ln.strip().startswith("data:")]
+    # Every view code is explained where it is printed.
+    assert "mor = morphological features (6)" in data
+    assert "kar = Karhunen" in data and "(64)" in data
+
+
+def test_a_method_without_its_optional_dependency_is_one_line(monkeypatch):
+    def section(ctx):
+        ctx.skip_method("the network", "torch")
+        return []
+
+    monkeypatch.setattr(_cli, "DEMO_SECTIONS", [_cli.DemoSection("net", "a network", section)])
+    status, out, _ = run(["demo", "--seeds", "1", "--section", "net"])
+    assert status == 0
+    (line,) = [ln for ln in out.splitlines() if "not run" in ln]
+    assert line.strip().startswith("the network not run: needs torch; pip install torch==2.13.0")
+
+
+def test_row_names_spell_out_their_variants():
+    """No abbreviation such as "(z)" or "(bal)" in a row name of the clustering table."""
+    from mvlearn_ext._demo.cluster import METHODS
+
+    for name, _, note in METHODS:
+        assert not re.search(r"\((?:z|bal)\)", name), name
+        assert note, name

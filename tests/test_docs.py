@@ -5,6 +5,7 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -133,16 +134,53 @@ def test_readme_opens_with_the_two_commands():
     assert "torch==2.13.0" in commands[1] and commands[1].endswith("python -m pytest")
 
 
-def test_readme_examples_run():
-    """The Python blocks of the README run, in order, in one namespace."""
-    text = (ROOT / "README.md").read_text()
-    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
-    assert blocks
-    namespace = {}
+def _python_blocks(path):
+    text = path.read_text(encoding="utf-8")
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["README.md", "docs/getting_started.md"])
+def test_python_examples_run_and_print(page, capsys):
+    """The Python blocks of the README and of the tutorial run, in order, in one
+    namespace, and each prints its result."""
+    path = ROOT / page
+    if not path.exists():
+        pytest.skip(f"{page} not present (installed package)")
+    blocks = _python_blocks(path)
+    assert len(blocks) >= 4
+    namespace = {"__name__": "__main__"}
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
-    assert namespace["search"].best_params_["estimator__n_clusters"] in (8, 10, 12)
-    assert namespace["G"].shape == (2000, 500)
+        exec(compile(block, page, "exec"), namespace)  # noqa: S102
+        if "print(" in block:
+            assert capsys.readouterr().out.strip(), f"{page}: a block printed nothing:\n{block}"
+
+
+def _words(text):
+    return len(re.findall(r"[\w`'.,;:()/=-]+", text))
+
+
+def test_readme_paragraphs_and_table_cells_are_short():
+    """No paragraph or table cell of the README over 80 words; every family's
+    estimator is named in the task table."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    long = []
+    for block in re.split(r"\n\s*\n", prose):
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        if lines and all(ln.lstrip().startswith("|") for ln in lines):
+            cells = [c for ln in lines for c in ln.strip().strip("|").split("|")]
+            long += [c.strip() for c in cells if _words(c) > 80]
+        elif _words(block) > 80:
+            long.append(block)
+    assert not long, "README paragraphs or cells over 80 words:\n" + "\n---\n".join(long)
+    families = ["cluster", "multitask", "studies", "bandits", "gaussian_process", "moo"]
+    families += ["federated", "merging", "longtail", "adapters", "rl", "incomplete"]
+    families += ["diffusion", "brain", "extrapolate"]
+    for family in families:
+        module = importlib.import_module(f"mvlearn_ext.{family}")
+        named = [name for name in module.__all__ if f"`{name}`" in text]
+        assert named, f"the README names no estimator or function of mvlearn_ext.{family}"
 
 
 def _read_inventory(path):
@@ -202,3 +240,222 @@ def test_intersphinx_inventories_cover_the_names_the_docstrings_cite():
     assert {"numpy.random.Generator", "torch.nn.Module"} <= cited
     missing = sorted(name for name in cited if name not in inventories[name.split(".", 1)[0]])
     assert not missing, f"cited but not in the docs/_intersphinx inventories: {missing}"
+
+
+# ---------------------------------------------------------------------------
+# The built site (docs/_build/html, from `make -C docs html`): skipped where
+# there is no build.
+
+HTML = ROOT / "docs" / "_build" / "html"
+
+
+def _built_html():
+    if not (HTML / "index.html").exists():
+        pytest.skip("no built site in docs/_build/html (make -C docs html)")
+    return HTML
+
+
+def _estimator_pages():
+    """(module, name, class) of every class of the API reference that has ``fit``."""
+    out = []
+    for module, name, _page in _autosummary_entries():
+        if not _importable(module):
+            continue
+        obj = getattr(importlib.import_module(module), name, None)
+        if inspect.isclass(obj) and callable(getattr(obj, "fit", None)):
+            out.append((module, name, obj))
+    return out
+
+
+def _excluded_bases():
+    """The base classes whose members the class template leaves out (torch's
+    ``Module``, transformers' ``Trainer``, ...): its ``:inherited-members:``."""
+    template = (ROOT / "docs" / "_templates" / "class.rst").read_text()
+    match = re.search(r":inherited-members: *(.*)", template)
+    assert match, "docs/_templates/class.rst lists no inherited members"
+    return {name.strip() for name in match.group(1).split(",") if name.strip()}
+
+
+def _public_methods(cls):
+    """Public methods a reader calls: every method not starting with "_", less
+    scikit-learn's metadata-routing methods (documented by scikit-learn) and
+    those of the bases the class template leaves out."""
+    excluded = _excluded_bases()
+    names = []
+    for name in dir(cls):
+        if name.startswith("_") or name == "get_metadata_routing":
+            continue
+        if name.startswith("set_") and name.endswith("_request"):
+            continue
+        owner = next(c for c in cls.__mro__ if name in c.__dict__)
+        if owner.__name__ in excluded:
+            continue
+        attr = inspect.getattr_static(cls, name, None)
+        if isinstance(attr, (staticmethod, classmethod)) or inspect.isfunction(attr):
+            names.append(name)
+    return names
+
+
+def test_every_estimator_page_lists_fit_and_its_public_methods():
+    """Inherited methods (``fit_predict`` of a mixin, ``get_params``) are on the page too."""
+    html = _built_html()
+    pages = _estimator_pages()
+    assert len(pages) > 30
+    missing = []
+    for module, name, cls in pages:
+        page = html / "api" / "generated" / f"{module}.{name}.html"
+        if not page.exists():
+            missing.append(f"{page.name}: no page")
+            continue
+        text = page.read_text(encoding="utf-8")
+        for method in _public_methods(cls):
+            if f'id="{module}.{name}.{method}"' not in text:
+                missing.append(f"{module}.{name}.{method}")
+    assert "fit" in _public_methods(pages[0][2])
+    assert not missing, "methods missing from the API pages: " + ", ".join(missing[:40])
+
+
+# Words of a development record, not of a user's page: issue numbers,
+# development rounds (not a federated protocol's "round 1"), sessions,
+# helpers (the people, not helper functions), pre-registration, commit
+# hashes and sections of unpublished specifications.
+_PROCESS_PATTERNS = [
+    r"\bissues?[- ]#?[0-9]+\b",
+    r"\b(?:development|decision|dev)[- ]rounds?\b",
+    r"\b(?:until|since|before|after|from|of|in) round [0-9]+(?:'s)?(?![:\w])"
+    r"(?<!in round 0)(?<!in round 1)(?<!in round 2)",
+    r"\bround [0-9]+'s\b",
+    r"\(round [0-9]+\b",
+    r"\brounds? [0-9]+ ?(?:and|/|-|–|to) ?[0-9]+\b",
+    r"\bsessions?\b",
+    r"\bhelpers'|\bhelper's\b|\banother helper\b",
+    r"\bpre-?regist",
+    r"\b(?:committed|fixed|decided) before (?:the|a|each|any) run\b",
+    r"\bcommit(?:ted)? (?:at |as )?[0-9a-f]{7,40}\b",
+    r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-df](?:[0-9a-f]*[a-df]))[0-9a-f]{7,40}(?:\+dirty)?\b",
+    r"\bspec(?:ification)?(?:'s)?,? *\(?§",
+    r"§ *[0-9]",
+]
+_PROCESS_RE = re.compile("|".join(f"(?:{p})" for p in _PROCESS_PATTERNS), re.IGNORECASE)
+
+
+def process_words(text):
+    """Each match of a process word in ``text``, with a little context."""
+    return [
+        text[max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
+        for m in _PROCESS_RE.finditer(text)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "as decided in issue 16",
+        "the default since round 6",
+        "a sixth development round",
+        "(round 4, 10 seeds)",
+        "rounds 5/6 margins",
+        "the next session",
+        "another helper's tests",
+        "a pre-registered rule",
+        "a rule committed before the run",
+        "at c91cb0b+dirty",
+        "commit 4f2f1c0",
+        "spec §9.4",
+        "the spec's §2.4",
+    ],
+)
+def test_process_words_are_caught(text):
+    assert process_words(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "in round 2 each agent reports its training error",
+        "round 1: mean features must have 3 entries",
+        "the Numba helper calls",
+        "a private helper function",
+        "1e10000 samples",
+        "#1f77b4",
+        "the first round of communication",
+        "a decade of 2026 results: 0.853",
+    ],
+)
+def test_process_words_spare_ordinary_text(text):
+    assert not process_words(text), process_words(text)
+
+
+def _visible_text(page):
+    """The text a reader sees on a built page (no script, style or tags)."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.skip, self.parts = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            self.skip += tag in ("script", "style")
+
+        def handle_endtag(self, tag):
+            self.skip -= tag in ("script", "style") and self.skip > 0
+
+        def handle_data(self, data):
+            if not self.skip:
+                self.parts.append(data)
+
+    parser = Text()
+    parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+    return " ".join(parser.parts)
+
+
+def test_built_site_has_no_process_words():
+    html = _built_html()
+    found = []
+    for page in sorted(html.rglob("*.html")):
+        if page.relative_to(html).parts[0] in ("_static", "_sources", "_modules"):
+            continue
+        found += [
+            f"{page.relative_to(html)}: ...{hit}..." for hit in process_words(_visible_text(page))
+        ]
+    assert not found, f"{len(found)} process words on the site:\n" + "\n".join(found[:60])
+
+
+def test_readme_has_no_process_words():
+    found = process_words((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert not found, found
+
+
+def test_demo_text_has_no_process_words():
+    """Titles, column explanations and notes the demo prints, read without running it."""
+    from mvlearn_ext._demo.registry import DEMO_SECTIONS
+
+    texts = []
+    for section in DEMO_SECTIONS:
+        texts.append(section.title)
+        texts += [f"{column}: {text}" for column, text in section.explanations()]
+    demo_sources = (ROOT / "mvlearn_ext" / "_demo").glob("*.py")
+    strings = []
+    for path in demo_sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                strings.append(node.value)
+    found = [hit for text in texts + strings for hit in process_words(text)]
+    assert not found, found
+
+
+@pytest.mark.slow
+def test_demo_output_has_no_process_words():
+    """Every section's printed output (``demo --all --quick``, a few minutes)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "mvlearn_ext", "demo", "--all", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    found = process_words(out.stdout + out.stderr)
+    assert not found, found

@@ -1,6 +1,6 @@
 """The bandits section of ``python -m mvlearn_ext demo``: one regret curve summary.
 
-K = 4 Gaussian groups with variances (0.25, 1, 2, 4) (the spec's §2.4
+K = 4 Gaussian groups with variances (0.25, 1, 2, 4) (a heteroscedastic
 instance), objective R_inf, horizons T = 256, 1024, 4096, a few hundred
 replications per seed. Columns: the fitted log-log slope of the mean proxy
 regret (theory -1.5 for the fast rules, -1 for uniform) and the regret at
@@ -24,7 +24,8 @@ def _policies():
             "greedy plug-in, n0=sqrt(T)",
             GreedyPlugIn(p=np.inf),
             "reconstruction of the adaptive exploration-free rule "
-            "(Wei, Zhong & Li, arXiv 2510.10374)",
+            "(Wei, Zhong & Li, arXiv 2510.10374); n0 = samples of every group before the "
+            "plug-in rule takes over, T = budget, K = number of groups",
         ),
         (
             "two-stage, n0=T/(4K)",

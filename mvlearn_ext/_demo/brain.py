@@ -1,4 +1,4 @@
-"""The ``phenobrain`` demo section: phenotype-routed synthetic connectomes (spec §10.4).
+"""The ``phenobrain`` demo section: phenotype-routed synthetic connectomes.
 
 400 subjects, 16 ROIs in 4 modules; the label is the strength of the 2-hop
 M1 -> M3 route through M2 (phenotype g = 0) or through M4 (g = 1). Test AUC
@@ -37,7 +37,7 @@ NETWORK_MODES = {
     },
 }
 
-#: the networks of the mechanism ablation (``bench_brain_rte.py --ablation``)
+#: the networks of the mechanism ablation (each part of PhenoBrain left out in turn)
 ABLATION = (
     "PhenoBrain, early stopping",
     "PhenoBrain, routing and prior only (no FiLM), early stopping",
@@ -172,16 +172,12 @@ def run(ctx):
     out = [rows[k] for k in names]
     note = (
         f"synthetic connectomes (400 subjects, 16 ROIs), 30% test split, {epochs} epochs "
-        "(the benchmark trains 150); PhenoBrain is a reconstruction from the abstract. "
-        "Honest outcome (bench_brain_rte.py --ablation, seeds 0-9, early stopping): "
-        "PhenoBrain 0.927 +- 0.023 AUC beats logistic late fusion (0.804) and ties the same "
-        "network with the phenotype at its head (0.923; higher on 6 of 10 seeds). On the "
-        "8-route regime no method learns at 800 subjects (AUC 0.55-0.59); at 2400 (the size "
-        "chosen on development seeds; --many-routes-dev, seeds 0-9) PhenoBrain 0.720 +- 0.089 "
-        "beats the phenotype at the head (0.672) on 9 of 10 seeds and logistic late fusion "
-        "(0.620) on 9 of 10"
+        "(the user guide's study trains 150); PhenoBrain is a reconstruction from the "
+        "abstract. In the user guide's study it beats logistic late fusion and ties the same "
+        "network with the phenotype at its head; where the phenotype picks one of several "
+        "routes it beats the head as well"
     )
     if not has_torch:
-        note += "; the networks need the torch extra (pip install torch==2.13.0): skipped"
+        ctx.skip_method("PhenoBrain and the same-network late fusion", "torch")
     out[0].note = note
     return out

@@ -1,4 +1,4 @@
-"""The ``rte_parameter`` and ``rte_discrete`` demo sections (RTE, spec §12.4).
+"""The ``rte_parameter`` and ``rte_discrete`` demo sections (RTE).
 
 Parameter extrapolation: library tasks with ``theta`` in ``[0.5, 1.5]^p``,
 targets with ``theta`` in ``[1.9, 2.3]^p`` known through 5 noisy context
@@ -6,7 +6,7 @@ points; query MSE of RTE against the inductive MLP ``(x, theta_hat) -> y``
 and the family refit (a reference that knows the family's formula).
 Length and compositional extrapolation: compositions of four primitives;
 RTE against a direct MLP given the target's true code and a context-only
-fit. The benchmark functions are shared with ``benchmarks/bench_brain_rte.py``.
+fit.
 """
 
 from __future__ import annotations
@@ -236,8 +236,8 @@ def run_parameter(ctx):
         ("out", "in"),
         lambda seed, res: f"rte_parameter seed {seed}: RTE {res['RTE']['out']:.3f}",
         "f = t1 x^2 + t2 x; library t in [0.5, 1.5]^2, targets t in [1.9, 2.3]^2 from 5 "
-        "noisy points; 'family refit' knows the formula (a reference, not a peer); smaller "
-        "budget than the benchmark",
+        "noisy points; 'family refit' knows the formula (a reference, not a peer); a smaller "
+        "training budget than the user guide's study",
     )
 
 

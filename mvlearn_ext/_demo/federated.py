@@ -41,7 +41,8 @@ def run(ctx):
             times.append(time.perf_counter() - t)
         name = {"unbiased": "KME-MTA", "local": "local ridge", "global": "FedAvg (pooled)"}[method]
         note = (
-            "KME-MTA: reconstruction of Fermanian, Le Bars & Bellet (arXiv 2603.02233)"
+            "KME-MTA: kernel-mean-embedding multi-task averaging, reconstruction of Fermanian, "
+            "Le Bars & Bellet (arXiv 2603.02233); FedAvg: one ridge fit on all agents pooled"
             if method == "unbiased"
             else ""
         )

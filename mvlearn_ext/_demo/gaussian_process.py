@@ -41,7 +41,8 @@ def run(ctx):
             [],
             [],
             [],
-            "sklearn GPR per output; 20 of 100 outputs, time scaled to 100",
+            "scikit-learn GaussianProcessRegressor per output; 20 of 100 outputs, time "
+            "scaled to 100",
         ),
     }
     for seed in ctx.seeds:

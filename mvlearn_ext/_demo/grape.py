@@ -18,7 +18,7 @@ COLUMNS = ("R@1", "R@10", "inflation", "hub rate")
 def run(ctx):
     """Rows of the demo table, over ``ctx.seeds``."""
     from mvlearn_ext._demo.registry import DemoRow
-    from mvlearn_ext.rl._grape_toy import evaluate_rewriter, make_shifted_retrieval, train_rewriter
+    from mvlearn_ext.rl import evaluate_rewriter, make_shifted_retrieval, train_rewriter
 
     n_steps = 60 if ctx.quick else 150
     settings = [
@@ -47,6 +47,7 @@ def run(ctx):
     ]
     rows[0].note = (
         "toy shifted retrieval (400 items, aliases nearly orthogonal to native tokens), "
-        "NumPy GRPO G=8; GRAPE reward structure from its reviews, toy and policy are designs"
+        "NumPy GRPO with groups of 8 rewrites; GRAPE reward structure from its reviews, toy and "
+        "policy are designs"
     )
     return rows

@@ -22,7 +22,8 @@ def _methods():
             "RobustMultiTaskRegressorCV",
             lambda seed: mt.RobustMultiTaskRegressorCV(fit_intercept=False, random_state=seed),
             "default: Kim (ICML 2026) with a Euclidean ridge term, (rho, q) by 5-fold CV "
-            "within tasks (the ridge is not from the paper; chosen on the issue-18 study)",
+            "within tasks (the ridge, not from the paper, shrinks tasks with few rows per "
+            "feature)",
         ),
         (
             "RobustMultiTaskRegressorCV(ridges=(0,))",

@@ -95,6 +95,15 @@ class DemoContext:
     n_threads: int = 1
     progress: Callable[[str], None] = dataclasses.field(default=lambda message: None, repr=False)
     _cache: dict = dataclasses.field(default_factory=dict, repr=False)
+    not_run: list[tuple[str, str]] = dataclasses.field(default_factory=list, repr=False)
+
+    def skip_method(self, method, module):
+        """Record that ``method`` did not run because the optional ``module`` is missing.
+
+        The demo prints one line for it under the section's table, naming the
+        extra to install, so that a missing row is never silent.
+        """
+        self.not_run.append((method, module))
 
     def handwritten(self):
         """``(Xs, y, view_names)`` of the selected Handwritten views, loaded once."""
@@ -103,7 +112,20 @@ class DemoContext:
 
             data = load_handwritten(views=self.views, return_Xs_y=False)
             self._cache["handwritten"] = (data.views, data.target, data.view_names)
+            self._cache["view_descriptions"] = list(data.view_descriptions)
         return self._cache["handwritten"]
+
+    def handwritten_description(self):
+        """One line on the Handwritten data, every view code explained."""
+        Xs, y, names = self.handwritten()
+        views = "; ".join(
+            f"{name} = {descr} ({X.shape[1]})"
+            for name, descr, X in zip(names, self._cache["view_descriptions"], Xs, strict=True)
+        )
+        return (
+            f"data: Handwritten digits (UCI Multiple Features), {len(y)} samples, "
+            f"{len(set(y.tolist()))} classes; views (code = features, count): {views}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +135,8 @@ class DemoSection:
     ``legend`` maps each column (and optionally ``"fit time (s)"``) to its
     one-line explanation, printed under the table; ``requires`` names the
     optional dependencies (import names) without which the section is
-    skipped.
+    skipped; ``handwritten`` says whether the section runs on the embedded
+    Handwritten data (its views are then described under its title).
     """
 
     name: str
@@ -122,6 +145,7 @@ class DemoSection:
     columns: tuple[str, ...] = CLUSTERING_COLUMNS
     legend: Mapping[str, str] | None = None
     requires: tuple[str, ...] = ()
+    handwritten: bool = False
 
     def resolve(self):
         if callable(self.run):

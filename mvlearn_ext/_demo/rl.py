@@ -48,7 +48,8 @@ def run(ctx):
         rows.append(DemoRow(method=label, scores=scores, fit_times=times, note=""))
         ctx.progress(f"{label}: {sum(times):.2f} s")
     rows[0].note = (
-        "toy digits IQA (synthetic qualities), NumPy GRPO G=16; VisualScore rewards "
+        "toy digits image quality assessment (synthetic qualities), NumPy GRPO with groups "
+        "of 16; VisualScore rewards "
         "(authors' code) on a package-designed toy"
     )
     return rows

@@ -86,6 +86,7 @@ _MSE_BY_POPULATION = "population prediction error E[(x^T (b_hat - b))^2] of a ta
 _BUILTIN_SECTIONS = (
     DemoSection(
         name="clustering",
+        handwritten=True,
         title="multi-view clustering of Handwritten (defaults, raw views) beside the "
         "concatenation baselines",
         run="mvlearn_ext._demo.cluster:run_section",
@@ -96,6 +97,7 @@ _BUILTIN_SECTIONS = (
     ),
     DemoSection(
         name="baselines",
+        handwritten=True,
         title="scikit-learn baselines (each view z-scored and scaled to unit total variance, "
         "then concatenated; and the best single view)",
         run=_baselines_section,
@@ -104,7 +106,7 @@ _BUILTIN_SECTIONS = (
     ),
     DemoSection(
         name="multitask",
-        title="robust multi-task regression (20 tasks, 20% outlier tasks, d=10, isotropic)",
+        title="robust multi-task regression (20 tasks, 20% outlier tasks, 10 features, isotropic)",
         run="mvlearn_ext._demo.multitask:run",
         columns=("MSE", "MSE related"),
         legend={
@@ -260,6 +262,7 @@ _BUILTIN_SECTIONS = (
     ),
     DemoSection(
         name="cimln",
+        handwritten=True,
         title="CIMLN vs mean imputation, Handwritten with missing views (CIMLN's unbalanced "
         "protocol, eta = 0.5)",
         run="mvlearn_ext._demo.incomplete:run",

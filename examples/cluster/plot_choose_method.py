@@ -2,7 +2,7 @@
 Choosing between HAGMVC, DRMC and the concatenation baselines
 =============================================================
 
-Before committing to a multi-view method, compare it with what you would do
+Before settling on a multi-view method, compare it with what you would do
 otherwise: cluster the concatenated views. This example fits
 :class:`~mvlearn_ext.cluster.HAGMVC`, :class:`~mvlearn_ext.cluster.DRMC`,
 :class:`~mvlearn_ext.cluster.ConcatSpectral` and

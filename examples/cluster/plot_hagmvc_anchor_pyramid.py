@@ -1,12 +1,15 @@
 """
-HAG-MVC's anchor pyramid, drawn as digits
-=========================================
+HAGMVC's anchor pyramid, drawn as digits
+========================================
 
-:class:`~mvlearn_ext.cluster.HAGMVC` (a reconstruction from the paper's
-abstract) keeps its anchors in each view's own feature space, at every level
-of a pyramid that goes from fine to coarse. On the embedded Handwritten data
-the "pix" view holds 240 pixel averages of each digit, stored row by row as a
-16 x 15 image, so the anchors of that view can be looked at directly.
+:class:`~mvlearn_ext.cluster.HAGMVC` keeps its anchors in each view's own
+feature space, at every level of a pyramid that goes from fine to coarse, and
+every anchor is a convex combination of training samples. With
+``n_levels=2`` the pyramid has a fine level (``n_anchors``, by default up to
+75 anchors per cluster) and a coarse one (half as many, ``ratio=0.5``). On the
+embedded Handwritten data the "pix" view holds 240 pixel averages of each
+digit, stored row by row as a 16 x 15 image, so the anchors of that view can
+be looked at directly: ``anchors_[level][view]``.
 """
 
 import matplotlib.pyplot as plt
@@ -17,14 +20,16 @@ from mvlearn_ext.datasets import load_handwritten
 from mvlearn_ext.metrics import clustering_accuracy
 
 Xs, y = load_handwritten()  # views: fou, fac, kar, pix, zer, mor
-model = HAGMVC(n_clusters=10, random_state=0).fit(Xs)
+model = HAGMVC(n_clusters=10, n_levels=2, random_state=0).fit(Xs)
 print("pyramid sizes:", model.n_anchors_)
 print(f"ACC {clustering_accuracy(y, model.labels_):.3f}")
 
 # %%
 # Each anchor codes a set of samples through the graphs of the levels below
-# it. We label an anchor by the cluster that holds most of its mass and show,
-# per level, up to two anchors of every cluster.
+# it (``graphs_[level]``). We label an anchor by the cluster that holds most
+# of its mass and show, per level, up to two anchors of every cluster. Each
+# anchor reads as a smoothed digit; the coarse level shows the same ten shapes
+# with fewer anchors per shape.
 PIX = 3
 n_levels = len(model.anchors_)
 n_shown = 20
@@ -52,5 +57,5 @@ for level in range(n_levels):
     axes[level][0].set_title(
         f"level {level + 1}: {model.n_anchors_[level]} anchors", loc="left", fontsize=9
     )
-fig.suptitle("HAG-MVC pixel-view anchors on Handwritten (seed 0)")
+fig.suptitle("HAGMVC pixel-view anchors on Handwritten, two levels")
 plt.show()

@@ -1,6 +1,6 @@
 """Contextual extension: groups with linear models on random contexts.
 
-Model (spec §2.5; Reconstruction, the full paper was not available): a
+Model (a reconstruction; the full paper was not available): a
 sample of group ``k`` reveals a context ``x ~ P_k`` in ``R^d`` (exogenous,
 not chosen by the learner) and a response ``y = x^T beta_k + eps``,
 ``Var eps = sigma_k^2``. The goal is every ``beta_k`` in the ``A``-norm:
@@ -87,7 +87,7 @@ def _check_A(A, d):
 
 
 def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
-    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T`` (spec §2.5)."""
+    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T``."""
     m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
     A = _check_A(A, m.shape[1])
     out = np.empty(m.shape[0])
@@ -128,7 +128,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
     """Greedy plug-in allocation for groups with linear models (contextual extension).
 
     Reconstruction (Wei, Zhong & Li, arXiv 2510.10374, from the abstract;
-    model of spec §2.5, see :mod:`mvlearn_ext.bandits._contextual`): after
+    the linear model of :class:`ContextualArmSampler`): after
     ``n0`` samples per group (``n0 >= n_features + 1``), pull
     ``argmax_k c_hat_k^(q/2) / n_k`` with the plug-in
     ``c_hat_k = s_k^2 tr(A Sigma_hat_k^{-1})``: the OLS residual variance

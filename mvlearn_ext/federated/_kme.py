@@ -7,15 +7,14 @@ minimises ``sum_c omega_bc R_c(h)`` with weights learned by estimating
 ``b``'s KME from all agents' KMEs with multi-task-averaging tools, moving
 between local and global learning, with a random-Fourier-feature (RFF)
 implementation that trades communication for accuracy. The weight rule
-here is the project spec's reconstruction (personalized_federated.md §2):
-the unbiased risk estimate of the weighted KME,
+here is a reconstruction: the unbiased risk estimate of the weighted KME,
 
     ``R_b(omega) = ||sum_c omega_c mu_c - mu_b||^2 + 2 omega_b v_b - v_b``,
 
 minimised over the simplex, optionally in its Q-aggregation form
 ``(1 - nu) R_b(omega) + nu sum_c omega_c R_b(e_c)`` (an upper-confidence-style
-correction in the spirit of Blanchard, Fermanian & Marienwald 2024; to
-confirm). Everything is computed from per-agent sufficient statistics:
+correction in the spirit of Blanchard, Fermanian & Marienwald 2024).
+Everything is computed from per-agent sufficient statistics:
 the mean RFF feature (D floats), the scalar ``v_c`` and, for ridge models,
 ``X^T X / n`` and ``X^T y / n``.
 """
@@ -281,8 +280,8 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     nu : float, default=0.3
         Q-aggregation mixing (see :func:`collaboration_weights`); ``0`` is the
         plain unbiased-risk rule, which overfits its noisy risk estimate
-        (spec §2.3). The default is a design choice made on the project's
-        synthetic benchmark, not a value from the paper.
+        (it puts weight on agents whose estimated risk is low by chance).
+        The default is this package's choice, not a value from the paper.
     random_state : int, Generator or None
 
     Attributes

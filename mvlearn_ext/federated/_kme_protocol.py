@@ -136,7 +136,7 @@ class KMEProtocolServer:
 
     Reconstruction of Fermanian, Le Bars & Bellet (arXiv 2603.02233), as in
     :mod:`mvlearn_ext.federated._kme`; the three-round schedule is this
-    package's design (project spec §7.3), not the paper's.
+    package's design, not the paper's.
 
     Parameters
     ----------

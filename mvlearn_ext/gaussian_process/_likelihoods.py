@@ -3,8 +3,7 @@
 Framework-free (NumPy/SciPy) reference of the likelihood that
 :class:`mvlearn_ext.deep.gaussian_process.TLVMOGPRegressor` uses for counts (the torch
 version there is tested against this one). The parametrisation follows the
-T-LVMOGP authors' code for spatial transcriptomics (as summarised in the
-project spec, section 4.4): a latent GP value ``f`` gives the mean
+T-LVMOGP authors' code for spatial transcriptomics: a latent GP value ``f`` gives the mean
 ``m = s softplus(f)`` (``s`` a fixed scale), the negative binomial has
 dispersion ``r = 1 / alpha`` (variance ``m + alpha m^2``), and the zero
 inflation is mean-dependent, ``psi = k_m / (k_m + m)``:

@@ -83,8 +83,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     gradient there). Optimising ``M`` jointly with the hyper-parameters, as
     GPy does, stalls: on smooth fields over a 2-D grid of 1,000 outputs it
     stopped at a held-out RMSE 2.3 times that of independent GPs, where the
-    profiled bound reaches the independent GPs' error
-    (``benchmarks/bench_gp.py``). The schedule otherwise follows GPy's
+    profiled bound reaches the independent GPs' error. The schedule otherwise follows GPy's
     ``optimize_auto``: a first phase of ``int(0.1 * max_iter)`` iterations
     on the ``q(U)`` covariance and the noise only, then ``max_iter``
     iterations on everything. L-BFGS works in rescaled coordinates: the
@@ -103,10 +102,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     n_inducing_latent : int, default=6
         Inducing points ``M_H`` in the latent space (capped at ``n_outputs``).
         They must resolve the outputs' latent manifold, and a grid that is
-        too coarse caps the accuracy whatever the number of iterations. On
-        the benchmark's smooth fields over a 2-D grid of output locations
-        (``benchmarks/bench_gp.py``), 8 latent inducing points left a
-        held-out error of 0.058 above the noise (0.1) and 12 left 0.012.
+        too coarse caps the accuracy whatever the number of iterations
+        (outputs on a 2-D manifold need about 10 or more).
         The cost of an evaluation grows with ``M_H^2`` in the data terms
         and with ``(M_X M_H)^3`` in the inducing algebra.
     latent_posterior : {"gaussian", "point"}, default="gaussian"

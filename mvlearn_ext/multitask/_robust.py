@@ -59,8 +59,9 @@ DEFAULT_REG_LAMBDAS = (
 
 
 #: The default grid of the ridge term's ``rho`` in :class:`RobustMultiTaskRegressorCV`
-#: (with ``ridge_metric="identity"``). It contains 0, the paper's estimator. Not
-#: from the paper: chosen on the study of issue 18 (see the user guide).
+#: (with ``ridge_metric="identity"``). It contains 0, the paper's estimator; the
+#: positive values (not from the paper) let CV fall back to a plain ridge when
+#: tasks are few or small.
 DEFAULT_RIDGES = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
@@ -211,8 +212,9 @@ class _RobustParams:
         second moment of the features (a plain ridge, as in ridge ITL;
         invariant under rotations and a common rescaling of the features,
         not under a general invertible map), or ``S`` itself (the estimator
-        stays invariant under any common invertible map of the features;
-        it missed the issue-18 target in 7 of 24 development settings).
+        stays invariant under any common invertible map of the features,
+        but shrinks little in directions where every task's data are
+        weak, which is where a ridge helps).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept per task (the rows of each task are
         centred with their weighted means; the penalty acts on the slopes).
@@ -267,8 +269,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     (``fusion_threshold_``) the fit is the pooled one, exactly; at
     ``reg_lambda = 0`` it is per-task least squares.
 
-    The solver is derived in the project's spec from the squared-loss
-    structure of the paper's objective; the paper's reference code instead
+    The solver follows from the squared-loss structure of the paper's
+    objective; the paper's reference code instead
     runs L-BFGS-B on a smoothed objective, which stalls where tasks fuse.
 
     Parameters
@@ -362,7 +364,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     Examples
     --------
     >>> from mvlearn_ext.multitask import RobustMultiTaskRegressor
-    >>> from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
     >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
     >>> model = RobustMultiTaskRegressor(reg_lambda=2.0, fit_intercept=False)
     >>> model = model.fit(data.X, data.y, tasks=data.tasks)
@@ -484,12 +486,10 @@ class RobustMultiTaskRegressorCV(MultiTaskLinearMixin, BaseEstimator):
     ``(ridge, reg_lambda)`` is chosen over :data:`DEFAULT_RIDGES` x
     :data:`DEFAULT_REG_LAMBDAS` with a Euclidean ridge term
     (``ridge_metric="identity"``); the ridge grid contains 0, where the fit is
-    the paper's estimator. This default is not from the paper: it was chosen
-    on the simulation study of issue 18, by a rule fixed before the
-    development run (fewest settings where the estimator is above 1.05 times
-    independent ridge or above the better of ridge and pooling): on the
-    development draws it missed none of the 24 settings, the paper's
-    estimator 13 (the guide has the reported figures). It gives up the
+    the paper's estimator. This default is not from the paper: the ridge
+    term guards against the high variance of per-task fits with few rows per
+    feature, where the paper's estimator can lose to independent ridge (the
+    user guide compares the two). It gives up the
     paper's affine invariance: predictions are invariant under a rotation
     and a common rescaling of the features, not
     under features in different units (standardise them, or use the paper's
@@ -539,7 +539,7 @@ task_n_samples_, n_features_in_
     Examples
     --------
     >>> from mvlearn_ext.multitask import RobustMultiTaskRegressorCV
-    >>> from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
     >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
     >>> model = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0)
     >>> model = model.fit(data.X, data.y, tasks=data.tasks)

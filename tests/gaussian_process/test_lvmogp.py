@@ -155,14 +155,12 @@ def smooth_field(seed=0, N=40, g=10, noise=0.1, n_features=200):
 
 
 def test_smooth_field_reaches_the_noise_floor():
-    """Regression test of the LVMOGP accuracy defect (held-out RMSE 2.3x that of
-    independent GPs on the benchmark's smooth fields). The field has
-    output-space rank about 8, which the 10 x 8 inducing grid can represent,
-    so the held-out error must approach the noise (sd 0.1). Joint L-BFGS over
-    the whitened q(U) mean and the hyper-parameters stalled far from it
-    (held-out RMSE 1.50x the noise floor, fitted noise sd 0.18, on this
-    problem); with the mean at its closed-form optimum in every evaluation
-    the fit gets to 1.09x and 0.11."""
+    """The profiled bound reaches the noise floor on a smooth field.
+
+    The field has output-space rank about 8, which the 10 x 8 inducing grid
+    can represent, so the held-out error must approach the noise (sd 0.1);
+    optimising the q(U) mean jointly with the hyper-parameters stalls well
+    above it."""
     X, Ytr, Y, F, missing = smooth_field(N=60, g=10)
     model = LVMOGPRegressor(
         n_inducing=10, n_inducing_latent=8, max_iter=200, random_state=0, n_jobs=1

@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.datasets import make_contaminated_tasks
 from mvlearn_ext.multitask import (
     ARMULRegressor,
     ARMULRegressorCV,

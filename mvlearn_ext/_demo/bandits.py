@@ -54,8 +54,8 @@ def run(ctx):
             sigma=sigma,
             budgets=[32, 64],
             n_replications=2,
-            seed=0,
-            n_threads=ctx.n_threads,
+            random_state=0,
+            n_jobs=ctx.n_threads,
         )
         scores = {c: [] for c in COLUMNS}
         times = []
@@ -66,8 +66,8 @@ def run(ctx):
                 sigma=sigma,
                 budgets=budgets,
                 n_replications=n_rep,
-                seed=int(seed),
-                n_threads=ctx.n_threads,
+                random_state=int(seed),
+                n_jobs=ctx.n_threads,
             )
             times.append(time.perf_counter() - start)
             scores["slope"].append(curve["fit"]["slope"] if curve["fit"] else float("nan"))

@@ -106,20 +106,21 @@ class ContextualArmSampler:
     beta : array-like of shape (n_groups, n_features)
     sigma : array-like of shape (n_groups,)
         Noise standard deviations.
-    seed : int, default=0
+    random_state : int, default=0
+        The root of the counter-based streams (as in :class:`ArmSampler`).
     """
 
-    def __init__(self, *, context_mean, context_cov, beta, sigma, seed=0):
+    def __init__(self, *, context_mean, context_cov, beta, sigma, random_state=0):
         self._m, _, self._Lc, self._B, self._s = _check_model(
             context_mean, context_cov, beta, sigma
         )
-        self.seed = _check_seed(seed)
+        self.random_state = _check_seed(random_state, "random_state")
 
     def sample(self, replication, group, index):
         """``(x, y)`` of observation ``index`` of ``group`` in ``replication``."""
         k = int(group)
         x = np.empty(self._m.shape[1])
-        key = np.uint64(K_.stream_key(self.seed, int(replication), k))
+        key = np.uint64(K_.stream_key(self.random_state, int(replication), k))
         y = K_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
         return x, float(y)
 
@@ -259,9 +260,9 @@ def simulate_contextual(
     sigma,
     budget,
     n_replications=1000,
-    seed=0,
+    random_state=0,
     replication_offset=0,
-    n_threads=None,
+    n_jobs=None,
 ):
     """Monte Carlo replications of :class:`ContextualGreedyPlugIn` (Numba, parallel).
 
@@ -285,9 +286,9 @@ def simulate_contextual(
     counts = np.zeros((R, K), dtype=np.int64)
     coef = np.zeros((R, K, d))
     rp = np.zeros(R)
-    with _numba_threads(n_threads):
+    with _numba_threads(n_jobs):
         K_.ctx_simulate_kernel(
-            rule, budget, K_.CtxTruth(m, Lc, B, s), _check_seed(seed),
+            rule, budget, K_.CtxTruth(m, Lc, B, s), _check_seed(random_state, "random_state"),
             _check_seed(replication_offset, "replication_offset"), c_true, p, counts, coef, rp,
         )  # fmt: skip
     w = c_true ** (q / 2.0)

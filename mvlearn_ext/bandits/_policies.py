@@ -385,7 +385,7 @@ class GreedyPlugIn(_WarmStartPolicy):
     --------
     >>> from mvlearn_ext.bandits import GreedyPlugIn, ArmSampler
     >>> policy = GreedyPlugIn(p="inf").reset(n_groups=2, budget=100)
-    >>> arms = ArmSampler(sigma=[1.0, 2.0], seed=0)
+    >>> arms = ArmSampler(sigma=[1.0, 2.0], random_state=0)
     >>> for _ in range(100):
     ...     k = policy.next_group()
     ...     _ = policy.update(k, arms.sample(0, k, policy.counts_[k]))

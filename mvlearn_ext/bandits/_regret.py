@@ -70,10 +70,12 @@ def fit_loglog_slope(budgets, mean_regret, se=None, *, level=0.95):
     }
 
 
-def regret_curve(policy, *, sigma, budgets, n_replications=1000, seed=0, **simulate_kwargs):
+def regret_curve(
+    policy, *, sigma, budgets, n_replications=1000, random_state=0, **simulate_kwargs
+):
     """Mean proxy regret (and SE) of ``policy`` at every horizon, and its log-log slope.
 
-    Every horizon uses the same seed (common random numbers across ``T``
+    Every horizon uses the same ``random_state`` (common random numbers across ``T``
     and across policies), which lowers the variance of differences.
 
     Returns
@@ -89,7 +91,7 @@ def regret_curve(policy, *, sigma, budgets, n_replications=1000, seed=0, **simul
             sigma=sigma,
             budget=int(T),
             n_replications=n_replications,
-            seed=seed,
+            random_state=random_state,
             **simulate_kwargs,
         )
         m, s = res.mean_regret()

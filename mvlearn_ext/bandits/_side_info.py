@@ -184,7 +184,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
     >>> z = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> sigma = np.exp(0.5 * (-1.0 + 0.8 * z[:, 0]))  # log sigma^2 = -1 + 0.8 z
     >>> policy = SideInfoGreedyPlugIn(group_features=z, p=2).reset(4, 400)
-    >>> arms = ArmSampler(sigma=sigma, seed=0)
+    >>> arms = ArmSampler(sigma=sigma, random_state=0)
     >>> for _ in range(400):
     ...     k = policy.next_group()
     ...     _ = policy.update(k, arms.sample(0, k, policy.counts_[k]))

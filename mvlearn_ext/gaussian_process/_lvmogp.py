@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext._lib import effective_n_jobs
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import check_magnitude
@@ -128,8 +127,9 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     jitter : float, default=1e-6
         Relative jitter added to both inducing covariances.
     n_jobs : int or None, default=None
-        Threads of the compiled kernels (``None`` or ``-1``: every CPU;
-        ``-n``: all but ``n - 1``, as in joblib). The result does not depend
+        Threads of the compiled kernels, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU, ``-k``: all but ``k - 1``). The result does not depend
         on it: every sum over outputs runs in a fixed order, and BLAS and
         OpenMP run on one thread inside ``fit`` and ``predict``.
     random_state : int, RandomState instance or None, default=None
@@ -203,7 +203,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint(N_JOBS_CONSTRAINT),
     }
 
     def __init__(
@@ -221,7 +220,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
@@ -235,7 +233,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
 
     # ------------------------------------------------------------ fitting
 
@@ -293,8 +290,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         -------
         self : LVMOGPRegressor
         """
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
-        nt = effective_n_jobs(n_jobs, name="n_jobs")
+        nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
         # a multi-threaded BLAS only adds overhead (10-100x on a loaded
         # machine) and changes the last bits with the thread count, as the
@@ -399,8 +395,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
-        n_jobs = renamed_param(self, "n_jobs", "n_threads", warn=False)
-        nt = effective_n_jobs(n_jobs, name="n_jobs")
+        nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         with single_threaded_pools():
             m, v = bd.predict_moments(
                 self._theta, self._packer, X, jitter=self.jitter, n_threads=nt

@@ -22,7 +22,9 @@ REPS = 2000
 
 
 def slope(policy, **kw):
-    curve = regret_curve(policy, sigma=SIGMA, budgets=BUDGETS, n_replications=REPS, seed=0, **kw)
+    curve = regret_curve(
+        policy, sigma=SIGMA, budgets=BUDGETS, n_replications=REPS, random_state=0, **kw
+    )
     return curve["fit"]["slope"]
 
 

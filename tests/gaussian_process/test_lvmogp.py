@@ -171,29 +171,3 @@ def test_smooth_field_reaches_the_noise_floor():
     assert rmse < 1.2 * noise_floor
     # and the fitted noise is the simulated one, not inflated by underfitting
     assert 0.7 < np.sqrt(model.noise_variance_) * model.y_std_[0] / 0.1 < 1.3
-
-
-def test_n_threads_is_a_deprecated_alias_of_n_jobs(monkeypatch):
-    """``n_threads`` (renamed ``n_jobs``) still works for one release, with a FutureWarning."""
-    from mvlearn_ext.gaussian_process import _lvmogp
-
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-2, 2, size=(25, 1))
-    Y = np.sin(X + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
-    seen = []
-    resolve = _lvmogp.effective_n_jobs
-
-    def record(n, name):
-        seen.append(n)
-        return resolve(n, name=name)
-
-    monkeypatch.setattr(_lvmogp, "effective_n_jobs", record)
-    kw = dict(n_inducing=6, n_inducing_latent=4, max_iter=10, random_state=0)
-    new = LVMOGPRegressor(**kw, n_jobs=2).fit(X, Y)
-    with pytest.warns(FutureWarning, match=r"`n_threads` was renamed `n_jobs`.*removed in 0\.2"):
-        old = LVMOGPRegressor(**kw, n_threads=2).fit(X, Y)
-    assert seen == [2, 2]  # the old name's value reached the kernels
-    np.testing.assert_array_equal(old.predict(X), new.predict(X))
-    assert LVMOGPRegressor().get_params()["n_threads"] == "deprecated"
-    with pytest.raises(ValueError, match="'n_threads' parameter of LVMOGPRegressor"):
-        LVMOGPRegressor(n_threads=0.5).fit(X, Y)

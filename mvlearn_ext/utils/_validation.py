@@ -100,9 +100,11 @@ def _check_finite(X, where, allow_nan):
         what, mask_fn = "infinity", np.isinf
     if sp.issparse(X):
         location = ""
-    else:
+    elif values.ndim == 2:
         row, col = _first_bad_entry(values, mask_fn)
         location = f" (first at sample {row}, feature {col})"
+    else:
+        location = f" (first at entry {', '.join(map(str, _first_bad_entry(values, mask_fn)))})"
     hint = "" if allow_nan else "; impute or drop the missing values first"
     raise ValueError(f"{where} contains {what}{location}{hint}")
 

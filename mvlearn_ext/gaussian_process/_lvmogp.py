@@ -22,6 +22,12 @@ from mvlearn_ext.utils._validation import check_magnitude
 __all__ = ["LVMOGPRegressor"]
 
 
+def _feature_units(X):
+    """Per column, the power of two nearest above its largest magnitude (1 if all zero)."""
+    top = np.max(np.abs(X), axis=0)
+    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+
+
 def _output_scaling(packer, data):
     """Per-parameter scale ``d`` of the coordinates ``theta / d`` that L-BFGS sees.
 
@@ -302,6 +308,11 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_magnitude(X, "X")
+        # Each input feature is divided by a power of two near its largest
+        # magnitude: the kernel's squared distances then neither underflow nor
+        # overflow whatever the units, and the division is exact.
+        self._x_unit = _feature_units(X)
+        X = X / self._x_unit
         Y, self._y_1d = check_targets(Y, X.shape[0])
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
@@ -363,10 +374,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         p = packer.unpack(theta_full)
         self.latent_outputs_ = p["mu"].copy()
         self.latent_variances_ = np.exp(p["log_S"]) if "log_S" in p else np.zeros_like(p["mu"])
-        self.inducing_inputs_ = p["Z_x"].copy()
+        self.inducing_inputs_ = p["Z_x"] * self._x_unit
         self.inducing_latent_ = p["Z_h"].copy()
         self.variance_ = float(np.exp(p["log_variance"][0]))
-        self.lengthscales_ = np.exp(p["log_ls_x"])
+        self.lengthscales_ = np.exp(p["log_ls_x"]) * self._x_unit
         self.latent_lengthscales_ = np.exp(p["log_ls_h"])
         self.noise_variance_ = float(np.exp(p["log_noise"][0]))
         self.n_inducing_, self.n_inducing_latent_ = p["M"].shape
@@ -395,6 +406,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
+        X = X / self._x_unit
         nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         with single_threaded_pools():
             m, v = bd.predict_moments(

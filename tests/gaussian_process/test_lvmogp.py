@@ -171,3 +171,26 @@ def test_smooth_field_reaches_the_noise_floor():
     assert rmse < 1.2 * noise_floor
     # and the fitted noise is the simulated one, not inflated by underfitting
     assert 0.7 < np.sqrt(model.noise_variance_) * model.y_std_[0] / 0.1 < 1.3
+
+
+@pytest.mark.parametrize("c", [2.0**-997, 2.0**-500, 2.0**500])
+def test_predictions_do_not_depend_on_the_units_of_x(c):
+    """Inputs in other units (a power of two apart: exact) give the same fit."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(25, 2))
+    Y = np.sin(X[:, :1] + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
+    kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=30, random_state=0, n_jobs=1)
+    ref = LVMOGPRegressor(**kw).fit(X, Y)
+    scaled = LVMOGPRegressor(**kw).fit(c * X, Y)
+    np.testing.assert_array_equal(scaled.predict(c * X), ref.predict(X))
+    np.testing.assert_array_equal(scaled.lengthscales_, c * ref.lengthscales_)
+    np.testing.assert_array_equal(scaled.inducing_inputs_, c * ref.inducing_inputs_)
+
+
+def test_tiny_inputs_still_predict_from_x():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(25, 1))
+    Y = np.sin(X + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
+    kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=50, random_state=0, n_jobs=1)
+    model = LVMOGPRegressor(**kw).fit(X * 1e-300, Y)
+    assert model.score(X * 1e-300, Y) > 0.9

@@ -70,7 +70,7 @@ def run(ctx):
                 n_jobs=ctx.n_threads,
             )
             times.append(time.perf_counter() - start)
-            scores["slope"].append(curve["fit"]["slope"] if curve["fit"] else float("nan"))
+            scores["slope"].append(curve["fit"].slope if curve["fit"] else float("nan"))
             scores["regret@4096 (1e-4)"].append(curve["mean"][-1] * 1e4)
         ctx.progress(f"{name}: slope {np.mean(scores['slope']):.2f}, {sum(times):.2f} s")
         rows.append(DemoRow(method=name, scores=scores, fit_times=times, note=f"{name}: {note}"))

@@ -25,7 +25,7 @@ def slope(policy, **kw):
     curve = regret_curve(
         policy, sigma=SIGMA, budgets=BUDGETS, n_replications=REPS, random_state=0, **kw
     )
-    return curve["fit"]["slope"]
+    return curve["fit"].slope
 
 
 def test_warm_start_decides_the_rate():

@@ -22,6 +22,7 @@ import numbers
 
 import numpy as np
 
+from mvlearn_ext.bandits import _contextual_kernels as CK_
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
@@ -121,7 +122,7 @@ class ContextualArmSampler:
         k = int(group)
         x = np.empty(self._m.shape[1])
         key = np.uint64(K_.stream_key(self.random_state, int(replication), k))
-        y = K_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
+        y = CK_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
         return x, float(y)
 
 
@@ -177,7 +178,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
                 f"samples "
                 f"(at least n_features + 1 = {n_features + 1} per group)"
             )
-        return K_.CtxRule(q, n0, _check_A(self.A, int(n_features)))
+        return CK_.CtxRule(q, n0, _check_A(self.A, int(n_features)))
 
     def reset(self, n_groups, budget, n_features):
         """Start a run; returns ``self``."""
@@ -197,7 +198,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
             "t": 0,
         }
         # plain tuples: Numba types them on its fast path (see _kernels)
-        self._work_ = tuple(K_.ctx_work(d))
+        self._work_ = tuple(CK_.ctx_work(d))
         return self
 
     def next_group(self):
@@ -206,7 +207,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
         if self._state_["t"] >= self.budget_:
             raise RuntimeError(f"the budget of {self.budget_} samples is spent")
         s = self._state_
-        return int(K_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
+        return int(CK_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
 
     def update(self, group, x, y):
         """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
@@ -220,7 +221,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
             raise ValueError(f"observation of group {group} has NaN or inf")
         s = self._state_
         stats = (s["counts"], s["gram"], s["xty"], s["yty"], s["scores"])  # a CtxStats
-        K_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)
+        CK_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)
         s["t"] += 1
         return self
 
@@ -287,8 +288,8 @@ def simulate_contextual(
     coef = np.zeros((R, K, d))
     rp = np.zeros(R)
     with _numba_threads(n_jobs):
-        K_.ctx_simulate_kernel(
-            rule, budget, K_.CtxTruth(m, Lc, B, s), _check_seed(random_state, "random_state"),
+        CK_.ctx_simulate_kernel(
+            rule, budget, CK_.CtxTruth(m, Lc, B, s), _check_seed(random_state, "random_state"),
             _check_seed(replication_offset, "replication_offset"), c_true, p, counts, coef, rp,
         )  # fmt: skip
     w = c_true ** (q / 2.0)

@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.moo import solve_simplex_qp
-from mvlearn_ext.utils._validation import validate_array, validate_vector
+from mvlearn_ext.utils._validation import check_allocation, validate_array, validate_vector
 
 __all__ = [
     "KMEPersonalizedRidge",
@@ -248,22 +248,6 @@ def is_constant(mean, std):
     return std <= 8 * np.finfo(np.float64).eps * np.abs(mean)
 
 
-def _check_feature_size(n_components, n_rows):
-    """Refuse an RFF dimension whose feature matrix cannot fit in memory."""
-    import os
-
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # not available on this platform
-        return
-    need = 8 * int(n_components) * max(int(n_rows), 1)
-    if need > memory:
-        raise ValueError(
-            f"n_components={n_components} needs a feature matrix of {need / 2**30:.3g} GiB "
-            f"({n_rows} rows), more than this machine's {memory / 2**30:.3g} GiB of memory"
-        )
-
-
 def _check_agents(Xs, ys):
     if not isinstance(Xs, (list, tuple)) or not isinstance(ys, (list, tuple)):
         raise TypeError("Xs and ys must be lists (one array per agent)")
@@ -377,7 +361,9 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     def fit(self, Xs, ys):
         """Fit every agent's model from per-agent data lists ``Xs``, ``ys``."""
         Xs, ys = _check_agents(Xs, ys)
-        _check_feature_size(self.n_components, max(X.shape[0] for X in Xs))
+        # the largest array: one agent's RFF features
+        n_rows = max(X.shape[0] for X in Xs)
+        check_allocation(self.n_components * n_rows, "n_components", self.n_components)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         Z = [np.column_stack([X, y]) for X, y in zip(Xs, ys, strict=True)]

@@ -17,7 +17,7 @@ from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude
 
 __all__ = ["LVMOGPRegressor"]
 
@@ -253,8 +253,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         Z_x = kmeans_or_distinct(X, m_x, seed)
         m_x = Z_x.shape[0]
         # Output latents from the outputs (missing entries filled by 0, the
-        # standardised mean); noise 1e-3, as this fit has always used (the
-        # torch estimators of the family use 1e-2: see initial_latents).
+        # standardised mean), with a small noise that breaks ties between
+        # identical outputs.
         mu = initial_latents(F, d_h, init=self.init, noise=1e-3, rng=rng, seed=seed)
         Z_h = kmeans_or_distinct(mu, m_h, seed)
         m_h = Z_h.shape[0]
@@ -314,6 +314,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self._x_unit = _feature_units(X)
         X = X / self._x_unit
         Y, self._y_1d = check_targets(Y, X.shape[0])
+        # the latent means and variances: n_outputs x n_latent each
+        check_allocation(Y.shape[1] * self.n_latent, "n_latent", self.n_latent)
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         P = Y.shape[1]

@@ -414,6 +414,37 @@ def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
     return y
 
 
+def check_allocation(n_values, name, value, *, itemsize=8):
+    """Refuse a size hyperparameter whose arrays cannot fit in this machine's memory.
+
+    ``n_values`` is the number of entries of the largest array that ``name``
+    (set to ``value``) makes the estimator allocate for the data at hand; the
+    check runs before the allocation, so that the error names the parameter
+    rather than NumPy's ``MemoryError``.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.utils._validation import check_allocation
+    >>> check_allocation(10**6, "n_components", 1000)
+    >>> check_allocation(10**24, "n_components", 10**12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: n_components=1000000000000 needs an array of ... GiB, more than ...
+    """
+    import os
+
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not available on this platform
+        return
+    need = int(itemsize) * int(n_values)
+    if need > memory:
+        raise ValueError(
+            f"{name}={value} needs an array of {need / 2**30:.3g} GiB, more than this "
+            f"machine's {memory / 2**30:.3g} GiB of memory"
+        )
+
+
 def check_layer_sizes(value, name):
     """The hidden-layer widths ``value`` as a tuple of positive ints.
 

@@ -178,7 +178,7 @@ def test_nan_in_ys_is_named():
 
 def test_a_huge_feature_dimension_is_refused_before_allocation():
     Xs, ys, _ = clustered_agents(1.0, B=2, n=30)
-    with pytest.raises(ValueError, match=r"n_components=1000000000000 needs a feature matrix"):
+    with pytest.raises(ValueError, match=r"n_components=1000000000000 needs an array of"):
         KMEPersonalizedRidge(n_components=10**12).fit(Xs, ys)
 
 

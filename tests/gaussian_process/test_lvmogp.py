@@ -194,3 +194,10 @@ def test_tiny_inputs_still_predict_from_x():
     kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=50, random_state=0, n_jobs=1)
     model = LVMOGPRegressor(**kw).fit(X * 1e-300, Y)
     assert model.score(X * 1e-300, Y) > 0.9
+
+
+def test_a_huge_latent_dimension_is_refused_before_allocation():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(20, 1)), rng.normal(size=(20, 3))
+    with pytest.raises(ValueError, match="n_latent=1000000000000 needs an array of"):
+        LVMOGPRegressor(n_latent=10**12).fit(X, Y)

@@ -27,6 +27,7 @@ from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = [
     "ContextualArmSampler",
@@ -280,6 +281,7 @@ def simulate_contextual(
     K, d = m.shape
     budget = _check_budget(budget)
     R = _check_budget(n_replications, "n_replications")
+    check_allocation(R * K * d, "n_replications", R)
     rule = policy._compile(K, budget, d)
     q, A = rule.q, rule.A
     p = _check_p(policy.p)

@@ -18,6 +18,7 @@ from mvlearn_ext.bandits._objective import (
 )
 from mvlearn_ext.bandits._policies import _AllocationPolicy
 from mvlearn_ext.utils._numba import numba_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
 
@@ -346,6 +347,9 @@ def simulate(
     replication_offset = _check_seed(replication_offset, "replication_offset")
     keys = _check_group_keys(group_keys, n_groups)
     p = _check_p(policy.p)
+    # the largest arrays: the policies' tables over the horizon, the outputs per replication
+    check_allocation(budget + 1, "budget", budget)
+    check_allocation(n_replications * n_groups, "n_replications", n_replications)
     runner = getattr(policy, "_replication_runner", None)
     if runner is not None:
         # Policies with their own compiled step (e.g. SideInfoGreedyPlugIn).

@@ -80,3 +80,12 @@ def test_streams_are_counter_based():
     a, b = arms.block(0, 0, N), arms.block(0, 1, N)
     assert abs(np.corrcoef(a, b)[0, 1]) < 5 / np.sqrt(N)
     assert abs(np.corrcoef(a[:-1], a[1:])[0, 1]) < 5 / np.sqrt(N)
+
+
+def test_huge_sizes_are_refused_before_allocation():
+    from mvlearn_ext.bandits import GreedyPlugIn, simulate
+
+    with pytest.raises(ValueError, match="budget=1000000000000 needs an array of"):
+        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=10**12, n_replications=2)
+    with pytest.raises(ValueError, match="n_replications=1000000000000 needs an array of"):
+        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=100, n_replications=10**12)

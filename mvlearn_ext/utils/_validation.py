@@ -421,15 +421,6 @@ def check_allocation(n_values, name, value, *, itemsize=8):
     (set to ``value``) makes the estimator allocate for the data at hand; the
     check runs before the allocation, so that the error names the parameter
     rather than NumPy's ``MemoryError``.
-
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._validation import check_allocation
-    >>> check_allocation(10**6, "n_components", 1000)
-    >>> check_allocation(10**24, "n_components", 10**12)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: n_components=1000000000000 needs an array of ... GiB, more than ...
     """
     import os
 

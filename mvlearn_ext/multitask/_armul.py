@@ -105,6 +105,10 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     tol : float, default=1e-10
         L-BFGS gradient tolerance (relative to the gradient at the start).
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -144,6 +148,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
@@ -151,6 +156,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = _normalised_weights(moments, self.task_weight)
@@ -229,6 +235,10 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means warm start.
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -273,6 +283,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         n_init=10,
         random_state=None,
         rcond=None,
+        n_jobs=None,
     ):
         self.n_clusters = n_clusters
         self.reg_lambda = reg_lambda
@@ -284,6 +295,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.n_init = n_init
         self.random_state = random_state
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     _coef_attributes = ("prototypes_",)
 
@@ -388,6 +400,10 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     tol : float, default=1e-10
         L-BFGS gradient tolerance (relative to the gradient at the start).
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -432,6 +448,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.rank = rank
         self.reg_lambda = reg_lambda
@@ -440,6 +457,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     _coef_attributes = ("components_", "centers_")
 

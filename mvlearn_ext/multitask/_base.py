@@ -28,7 +28,7 @@ from sklearn.utils.validation import (
 
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
 from mvlearn_ext.utils._validation import check_magnitude
 
 __all__ = ["TaskMoments", "data_scale", "stack_tasks"]
@@ -289,7 +289,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 
     def _fit(self, X, y, tasks, sample_weight):
         X, y, labels, index, sw, scale = self._validate_fit(X, y, tasks, sample_weight)
-        with single_threaded_pools():
+        with fit_threads(self.n_jobs):
             moments = self._moments(X, y, index, sw, labels.shape[0], scale)
             coef = self._solve(moments)
         return self._finish(coef, moments, labels, X.dtype)
@@ -358,6 +358,7 @@ TASK_WEIGHT = [StrOptions({"uniform", "n_samples"})]
 COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "rcond": [Interval(Real, 0, 1, closed="left"), None],
+    "n_jobs": N_JOBS_CONSTRAINT,
 }
 ITER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],

@@ -147,6 +147,10 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     rcond : float or None, default=None
         Rank rule of the least-squares solutions (see
         :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -170,10 +174,11 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
 
     _parameter_constraints: dict = {"reg_lambda": REG_LAMBDA, **COMMON_CONSTRAINTS}
 
-    def __init__(self, reg_lambda=0.0, *, fit_intercept=True, rcond=None):
+    def __init__(self, reg_lambda=0.0, *, fit_intercept=True, rcond=None, n_jobs=None):
         self.reg_lambda = reg_lambda
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         return [_ridge_coef(moments, ridge_units(lam, moments.scale)) for lam in grid]
@@ -198,6 +203,10 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -216,11 +225,20 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
 
     _coef_attributes = ("center_",)
 
-    def __init__(self, reg_lambda=0.0, *, task_weight="n_samples", fit_intercept=True, rcond=None):
+    def __init__(
+        self,
+        reg_lambda=0.0,
+        *,
+        task_weight="n_samples",
+        fit_intercept=True,
+        rcond=None,
+        n_jobs=None,
+    ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = moments.task_weights(self.task_weight)
@@ -250,6 +268,10 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     task_weight : {"uniform", "n_samples"}, default="uniform"
     fit_intercept : bool, default=True
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -265,11 +287,14 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
 
     _coef_attributes = ("center_",)
 
-    def __init__(self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None):
+    def __init__(
+        self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None, n_jobs=None
+    ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = moments.task_weights(self.task_weight)

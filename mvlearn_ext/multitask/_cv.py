@@ -14,7 +14,7 @@ from mvlearn_ext.multitask._base import (
     WithinTaskKFold,
     _sorted_problem,
 )
-from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._threads import fit_threads
 
 __all__ = ["MultiTaskCVMixin", "check_task_splits", "cross_validate_path"]
 
@@ -165,7 +165,7 @@ class MultiTaskCVMixin(MultiTaskLinearMixin):
         X, y, labels, index, sw, scale = self._validate_fit(X, y, tasks, sample_weight)
         m = labels.shape[0]
         splits = check_task_splits(self.cv, X, y, index, self.random_state)
-        with single_threaded_pools():
+        with fit_threads(self.n_jobs):
             scores = cross_validate_path(
                 self._cv_path,
                 candidates,

@@ -111,13 +111,21 @@ class IndependentTaskRegressorCV(_GridCV):
     _parameter_constraints: dict = _cv_constraints(IndependentTaskRegressor)
 
     def __init__(
-        self, reg_lambdas=None, *, cv=5, random_state=None, fit_intercept=True, rcond=None
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        fit_intercept=True,
+        rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class MeanRegularizedRegressorCV(_GridCV):
@@ -160,6 +168,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         task_weight="uniform",
         fit_intercept=True,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -167,6 +176,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class ARMULRegressorCV(_GridCV):
@@ -211,6 +221,7 @@ class ARMULRegressorCV(_GridCV):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -220,6 +231,7 @@ class ARMULRegressorCV(_GridCV):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class LowRankARMULRegressorCV(_GridCV):
@@ -265,6 +277,7 @@ class LowRankARMULRegressorCV(_GridCV):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -275,6 +288,7 @@ class LowRankARMULRegressorCV(_GridCV):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class ClusteredARMULRegressorCV(_GridCV):
@@ -322,6 +336,7 @@ class ClusteredARMULRegressorCV(_GridCV):
         tol=1e-10,
         n_init=10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -334,3 +349,4 @@ class ClusteredARMULRegressorCV(_GridCV):
         self.tol = tol
         self.n_init = n_init
         self.rcond = rcond
+        self.n_jobs = n_jobs

@@ -283,6 +283,11 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         range, with no added regularisation.
     verbose : int, default=0
         Print the progress of ``fit`` to standard error.
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_tasks, n_features)
@@ -392,6 +397,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         tol=1e-10,
         rcond=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
@@ -402,6 +408,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _path(self, moments, qs):
@@ -552,6 +559,11 @@ class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
         range, with no added regularisation.
     verbose : int, default=0
         Print the progress of ``fit`` to standard error.
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
+
     Attributes
     ----------
     reg_lambda_ : float
@@ -608,6 +620,7 @@ class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
         tol=1e-10,
         rcond=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -620,6 +633,7 @@ class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     _coef_attributes = ("center_",)

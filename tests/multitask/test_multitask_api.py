@@ -274,3 +274,15 @@ def test_demo_section_runs():
     for row in rows:
         assert len(row.scores["MSE"]) == 2 and len(row.fit_times) == 2
         assert all(np.isfinite(row.scores["MSE"]))
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_n_jobs_is_validated_and_does_not_change_the_fit(estimator, data):
+    X, y, tasks = data.X, data.y, data.tasks
+    with pytest.raises(ValueError, match="n_jobs"):
+        clone(estimator).set_params(n_jobs=0).fit(X, y, tasks=tasks)
+    if "random_state" in estimator.get_params():
+        estimator = clone(estimator).set_params(random_state=0)
+    one = clone(estimator).fit(X, y, tasks=tasks)
+    every = clone(estimator).set_params(n_jobs=-1).fit(X, y, tasks=tasks)
+    np.testing.assert_array_equal(every.coef_, one.coef_)

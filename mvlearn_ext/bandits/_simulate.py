@@ -347,8 +347,7 @@ def simulate(
     replication_offset = _check_seed(replication_offset, "replication_offset")
     keys = _check_group_keys(group_keys, n_groups)
     p = _check_p(policy.p)
-    # the largest arrays: the policies' tables over the horizon, the outputs per replication
-    check_allocation(budget + 1, "budget", budget)
+    # the outputs: one row of n_groups per replication
     check_allocation(n_replications * n_groups, "n_replications", n_replications)
     runner = getattr(policy, "_replication_runner", None)
     if runner is not None:

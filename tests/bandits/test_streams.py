@@ -89,3 +89,5 @@ def test_huge_sizes_are_refused_before_allocation():
         simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=10**12, n_replications=2)
     with pytest.raises(ValueError, match="n_replications=1000000000000 needs an array of"):
         simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=100, n_replications=10**12)
+    with pytest.raises(ValueError, match="budget=1000000000000 needs an array of"):
+        GreedyPlugIn(p=2).reset(n_groups=2, budget=10**12)

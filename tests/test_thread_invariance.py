@@ -212,17 +212,17 @@ def test_bandit_simulation_gives_the_same_bits_on_one_and_two_threads():
                 sigma=[0.5, 1.0, 2.0],
                 budget=200,
                 n_replications=64,
-                seed=3,
-                n_threads=n,
+                random_state=3,
+                n_jobs=n,
             )
         return {"counts": res.counts, "estimates": res.estimates, "rp": res.rp}
 
     assert_same_bits(run(1), run(2))
 
 
-def test_bandit_n_threads_is_validated():
-    with pytest.raises(ValueError, match="n_threads"):
-        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=10, n_threads=0)
+def test_bandit_n_jobs_is_validated():
+    with pytest.raises(ValueError, match="n_jobs"):
+        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=10, n_jobs=0)
 
 
 # --------------------------------------------------------------------------- multitask
@@ -281,6 +281,6 @@ def test_lvmogp_gives_the_same_bits_on_one_and_two_threads():
     assert_same_bits(fits[1], fits[2])
 
 
-def test_lvmogp_n_threads_is_validated():
+def test_lvmogp_n_jobs_is_validated():
     with pytest.raises(ValueError, match="n_jobs"):
         LVMOGPRegressor(n_jobs=0).fit(np.zeros((3, 1)), np.zeros((3, 2)))

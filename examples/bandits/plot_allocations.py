@@ -21,12 +21,14 @@ budget = 1000
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.2), sharey=True)
 for ax, p in zip(axes, [1.0, 2.0, "inf"], strict=True):
     policy = GreedyPlugIn(p=p).reset(n_groups=len(sigma), budget=budget)
-    arms = ArmSampler(sigma=sigma, seed=0)
+    arms = ArmSampler(sigma=sigma, random_state=0)
     for _ in range(budget):
         k = policy.next_group()
         policy.update(k, arms.sample(0, k, policy.counts_[k]))
     # Over many replications the counts vary; show their spread too.
-    res = simulate(GreedyPlugIn(p=p), sigma=sigma, budget=budget, n_replications=300, seed=0)
+    res = simulate(
+        GreedyPlugIn(p=p), sigma=sigma, budget=budget, n_replications=300, random_state=0
+    )
     oracle = oracle_allocation(sigma, budget, p)
     pos = np.arange(len(sigma))
     ax.bar(pos - 0.2, oracle, 0.4, label="oracle", color="0.7")

@@ -26,7 +26,7 @@ policies = {
     "uniform": UniformAllocation(p=2),
 }
 curves = {
-    name: regret_curve(policy, sigma=sigma, budgets=budgets, n_replications=400, seed=0)
+    name: regret_curve(policy, sigma=sigma, budgets=budgets, n_replications=400, random_state=0)
     for name, policy in policies.items()
 }
 
@@ -36,7 +36,7 @@ for name, curve in curves.items():
     mean, se = np.asarray(curve["mean"]), np.asarray(curve["se"])
     label = name
     if curve["fit"] is not None:
-        label += f" (slope {curve['fit']['slope']:.2f})"
+        label += f" (slope {curve['fit'].slope:.2f})"
     ax.errorbar(budgets, mean, yerr=2 * se, marker="o", capsize=2, label=label)
 # The theory slope -2, drawn through the greedy curve's first point.
 greedy = np.asarray(curves["greedy plug-in"]["mean"])

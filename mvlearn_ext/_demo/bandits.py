@@ -55,8 +55,8 @@ def run(ctx):
             sigma=sigma,
             budgets=[32, 64],
             n_replications=2,
-            seed=0,
-            n_threads=ctx.n_threads,
+            random_state=0,
+            n_jobs=ctx.n_threads,
         )
         scores = {c: [] for c in COLUMNS}
         times = []
@@ -67,11 +67,11 @@ def run(ctx):
                 sigma=sigma,
                 budgets=budgets,
                 n_replications=n_rep,
-                seed=int(seed),
-                n_threads=ctx.n_threads,
+                random_state=int(seed),
+                n_jobs=ctx.n_threads,
             )
             times.append(time.perf_counter() - start)
-            scores["slope"].append(curve["fit"]["slope"] if curve["fit"] else float("nan"))
+            scores["slope"].append(curve["fit"].slope if curve["fit"] else float("nan"))
             scores["regret@4096 (1e-4)"].append(curve["mean"][-1] * 1e4)
         ctx.progress(f"{name}: slope {np.mean(scores['slope']):.2f}, {sum(times):.2f} s")
         rows.append(DemoRow(method=name, scores=scores, fit_times=times, note=f"{name}: {note}"))

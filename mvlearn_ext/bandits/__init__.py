@@ -17,8 +17,8 @@ well, measured by ``R_p(n) = (sum_k (sigma_k^2 / n_k)^p)^(1/p)`` (``max`` for
   engine parallel over replications; they agree exactly for the same seed
   (:class:`ArmSampler` gives the online run the same observations).
 * Closed forms: :func:`rp_objective`, :func:`oracle_allocation`,
-  :func:`oracle_value`, :func:`round_allocation`; regret curves and slopes:
-  :func:`fit_loglog_slope`, :func:`regret_curve`.
+  :func:`oracle_value`, :func:`round_allocation`; regret curves and their
+  slopes: :func:`regret_curve` (through :func:`mvlearn_ext.studies.fit_loglog_slope`).
 """
 
 from mvlearn_ext.bandits._contextual import (
@@ -45,7 +45,7 @@ from mvlearn_ext.bandits._policies import (
     UniformAllocation,
     VarianceUCB,
 )
-from mvlearn_ext.bandits._regret import fit_loglog_slope, regret_curve
+from mvlearn_ext.bandits._regret import regret_curve
 from mvlearn_ext.bandits._side_info import SideInfoGreedyPlugIn, log_variance_tables
 from mvlearn_ext.bandits._simulate import ArmSampler, SimulationResult, simulate
 
@@ -65,7 +65,6 @@ __all__ = [
     "VarianceUCB",
     "allocation_exponent",
     "contextual_oracle_weights",
-    "fit_loglog_slope",
     "log_variance_tables",
     "oracle_allocation",
     "oracle_value",

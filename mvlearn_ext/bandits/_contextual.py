@@ -1,6 +1,6 @@
 """Contextual extension: groups with linear models on random contexts.
 
-Model (spec §2.5; Reconstruction, the full paper was not available): a
+Model (a reconstruction; the full paper was not available): a
 sample of group ``k`` reveals a context ``x ~ P_k`` in ``R^d`` (exogenous,
 not chosen by the learner) and a response ``y = x^T beta_k + eps``,
 ``Var eps = sigma_k^2``. The goal is every ``beta_k`` in the ``A``-norm:
@@ -22,10 +22,12 @@ import numbers
 
 import numpy as np
 
+from mvlearn_ext.bandits import _contextual_kernels as CK_
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = [
     "ContextualArmSampler",
@@ -87,7 +89,7 @@ def _check_A(A, d):
 
 
 def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
-    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T`` (spec §2.5)."""
+    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T``."""
     m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
     A = _check_A(A, m.shape[1])
     out = np.empty(m.shape[0])
@@ -106,21 +108,22 @@ class ContextualArmSampler:
     beta : array-like of shape (n_groups, n_features)
     sigma : array-like of shape (n_groups,)
         Noise standard deviations.
-    seed : int, default=0
+    random_state : int, default=0
+        The root of the counter-based streams (as in :class:`ArmSampler`).
     """
 
-    def __init__(self, *, context_mean, context_cov, beta, sigma, seed=0):
+    def __init__(self, *, context_mean, context_cov, beta, sigma, random_state=0):
         self._m, _, self._Lc, self._B, self._s = _check_model(
             context_mean, context_cov, beta, sigma
         )
-        self.seed = _check_seed(seed)
+        self.random_state = _check_seed(random_state, "random_state")
 
     def sample(self, replication, group, index):
         """``(x, y)`` of observation ``index`` of ``group`` in ``replication``."""
         k = int(group)
         x = np.empty(self._m.shape[1])
-        key = np.uint64(K_.stream_key(self.seed, int(replication), k))
-        y = K_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
+        key = np.uint64(K_.stream_key(self.random_state, int(replication), k))
+        y = CK_.ctx_draw(key, int(index), self._m[k], self._Lc[k], self._B[k], self._s[k], x)
         return x, float(y)
 
 
@@ -128,7 +131,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
     """Greedy plug-in allocation for groups with linear models (contextual extension).
 
     Reconstruction (Wei, Zhong & Li, arXiv 2510.10374, from the abstract;
-    model of spec §2.5, see :mod:`mvlearn_ext.bandits._contextual`): after
+    the linear model of :class:`ContextualArmSampler`): after
     ``n0`` samples per group (``n0 >= n_features + 1``), pull
     ``argmax_k c_hat_k^(q/2) / n_k`` with the plug-in
     ``c_hat_k = s_k^2 tr(A Sigma_hat_k^{-1})``: the OLS residual variance
@@ -176,7 +179,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
                 f"samples "
                 f"(at least n_features + 1 = {n_features + 1} per group)"
             )
-        return K_.CtxRule(q, n0, _check_A(self.A, int(n_features)))
+        return CK_.CtxRule(q, n0, _check_A(self.A, int(n_features)))
 
     def reset(self, n_groups, budget, n_features):
         """Start a run; returns ``self``."""
@@ -196,7 +199,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
             "t": 0,
         }
         # plain tuples: Numba types them on its fast path (see _kernels)
-        self._work_ = tuple(K_.ctx_work(d))
+        self._work_ = tuple(CK_.ctx_work(d))
         return self
 
     def next_group(self):
@@ -205,7 +208,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
         if self._state_["t"] >= self.budget_:
             raise RuntimeError(f"the budget of {self.budget_} samples is spent")
         s = self._state_
-        return int(K_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
+        return int(CK_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
 
     def update(self, group, x, y):
         """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
@@ -219,7 +222,7 @@ class ContextualGreedyPlugIn(_OnlineRun):
             raise ValueError(f"observation of group {group} has NaN or inf")
         s = self._state_
         stats = (s["counts"], s["gram"], s["xty"], s["yty"], s["scores"])  # a CtxStats
-        K_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)
+        CK_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)
         s["t"] += 1
         return self
 
@@ -259,9 +262,9 @@ def simulate_contextual(
     sigma,
     budget,
     n_replications=1000,
-    seed=0,
+    random_state=0,
     replication_offset=0,
-    n_threads=None,
+    n_jobs=None,
 ):
     """Monte Carlo replications of :class:`ContextualGreedyPlugIn` (Numba, parallel).
 
@@ -278,6 +281,7 @@ def simulate_contextual(
     K, d = m.shape
     budget = _check_budget(budget)
     R = _check_budget(n_replications, "n_replications")
+    check_allocation(R * K * d, "n_replications", R)
     rule = policy._compile(K, budget, d)
     q, A = rule.q, rule.A
     p = _check_p(policy.p)
@@ -285,9 +289,9 @@ def simulate_contextual(
     counts = np.zeros((R, K), dtype=np.int64)
     coef = np.zeros((R, K, d))
     rp = np.zeros(R)
-    with _numba_threads(n_threads):
-        K_.ctx_simulate_kernel(
-            rule, budget, K_.CtxTruth(m, Lc, B, s), _check_seed(seed),
+    with _numba_threads(n_jobs):
+        CK_.ctx_simulate_kernel(
+            rule, budget, CK_.CtxTruth(m, Lc, B, s), _check_seed(random_state, "random_state"),
             _check_seed(replication_offset, "replication_offset"), c_true, p, counts, coef, rp,
         )  # fmt: skip
     w = c_true ** (q / 2.0)

@@ -1,4 +1,4 @@
-"""Numba kernels of the mean-estimation bandits (plain, side information, contextual).
+"""Numba kernels of the mean-estimation bandits: streams, plain rules, Monte Carlo engine.
 
 Everything the online policies and :func:`mvlearn_ext.bandits.simulate` do
 per step lives here, so both run *the same compiled code*: the sample
@@ -7,7 +7,7 @@ what makes the online interface and the Monte Carlo engine agree exactly for
 the same seeds.
 
 Random numbers are counter based. The stream of replication ``r`` and group
-``g`` under seed ``s`` has the key ``key(s, r, g)`` (three rounds of the
+``g`` under seed ``s`` has the key ``key(s, r, g)`` (three passes of the
 SplitMix64 finaliser, Steele, Lea & Flood, OOPSLA 2014); the ``j``-th sample
 of that stream uses the sub-key ``s_j = mix(key + (j + 1) * gamma)`` (the
 ``j``-th SplitMix64 output) as its first uniform and
@@ -16,11 +16,12 @@ depends only on ``(s, r, g, j)``, never on the order in which the policy
 asked for it, nor on the thread that ran the replication.
 
 Kernels take plain contiguous arrays, scalars and small named tuples of them
-(:class:`Welford`, :class:`Source`, :class:`SideConfig`, ...: one argument
+(:class:`Welford`, :class:`Source`, :class:`Streams`, ...: one argument
 per role instead of one per array) and assume valid input; the drivers in
 :mod:`mvlearn_ext.bandits._simulate`, :mod:`mvlearn_ext.bandits._policies`,
 :mod:`mvlearn_ext.bandits._side_info` and :mod:`mvlearn_ext.bandits._contextual`
-validate. The side-information and contextual kernels follow the plain ones.
+validate. The side-information kernels (:mod:`._side_kernels`) and the
+contextual ones (:mod:`._contextual_kernels`) build on these.
 """
 
 from __future__ import annotations
@@ -30,40 +31,23 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from mvlearn_ext.utils._kernels import cholesky_solve
 from mvlearn_ext.utils._numba import jit
 
 __all__ = [
     "DIST_CODES",
     "POLICY_CODES",
-    "CtxRule",
-    "CtxStats",
-    "CtxTruth",
-    "CtxWork",
     "Outputs",
     "PlainRule",
     "PlainState",
-    "SideConfig",
-    "SideWork",
     "Source",
     "Streams",
     "Welford",
     "advance",
     "cholesky_inplace",
     "count_table",
-    "ctx_choose",
-    "ctx_draw",
-    "ctx_observe",
-    "ctx_simulate_kernel",
-    "ctx_stats",
-    "ctx_work",
     "draw_value",
     "plugin_targets",
     "rp_value",
-    "side_advance",
-    "side_fit",
-    "side_simulate_kernel",
-    "side_work",
     "simulate_kernel",
     "step",
     "stream_key",
@@ -676,82 +660,6 @@ def simulate_kernel(rule, target0, streams, p, out):
         _store_replication(out, r, state.n, state.mean, sigma2, p)
 
 
-class SideConfig(NamedTuple):
-    """The side-information greedy rule and its log-linear model (read-only)."""
-
-    n0: int  # warm start: samples per group before the greedy rule
-    tab: np.ndarray  # (budget + 1,): count_table(q, budget)
-    Z: np.ndarray  # (K, m): design rows (1, z_k) or z_k
-    coef_known: np.ndarray  # (m,): the known coefficients when ``known``
-    known: bool
-    tau2_fixed: float  # tau^2 (< 0: estimate it; inf: no pooling)
-    btab: np.ndarray  # (budget + 1,): bias b(nu) of log s^2 by count
-    vtab: np.ndarray  # (budget + 1,): variance psi'(nu / 2) of log s^2 by count
-
-
-class SideWork(NamedTuple):
-    """Outputs and workspace of :func:`side_fit`."""
-
-    out: np.ndarray  # (K,): the plug-in variances
-    coef: np.ndarray  # (m,): the fitted coefficients (NaN if not fitted)
-    ws: np.ndarray  # (4, K): l, v, weights, log s^2
-    use: np.ndarray  # bool (K,): groups with a usable variance
-    G: np.ndarray  # (m, m): normal equations
-    L: np.ndarray  # (m, m): their Cholesky factor
-    col: np.ndarray  # (m,): right-hand side, then a solve's column
-
-
-@jit
-def side_work(K, m):
-    """A zeroed :class:`SideWork` for ``K`` groups and ``m`` coefficients."""
-    return SideWork(
-        np.zeros(K),
-        np.zeros(m),
-        np.zeros((4, K)),
-        np.zeros(K, dtype=np.bool_),
-        np.zeros((m, m)),
-        np.zeros((m, m)),
-        np.zeros(m),
-    )
-
-
-class CtxStats(NamedTuple):
-    """The contextual groups' sufficient statistics (updated in place)."""
-
-    n: np.ndarray  # int64 (K,): samples per group
-    G: np.ndarray  # (K, d, d): sum of x x^T
-    b: np.ndarray  # (K, d): sum of x y
-    yy: np.ndarray  # (K,): sum of y^2
-    score: np.ndarray  # (K,): plug-in scores
-
-
-class CtxWork(NamedTuple):
-    """Workspace of the contextual kernels."""
-
-    L: np.ndarray  # (d, d): Cholesky factor
-    work: np.ndarray  # (d,): a solve's output
-    col: np.ndarray  # (d,): a column of G^-1
-    e: np.ndarray  # (d,): a unit vector
-
-
-@jit
-def ctx_stats(K, d):
-    """Zeroed :class:`CtxStats` for ``K`` groups in dimension ``d``."""
-    return CtxStats(
-        np.zeros(K, dtype=np.int64),
-        np.zeros((K, d, d)),
-        np.zeros((K, d)),
-        np.zeros(K),
-        np.zeros(K),
-    )
-
-
-@jit
-def ctx_work(d):
-    """A zeroed :class:`CtxWork` in dimension ``d``."""
-    return CtxWork(np.zeros((d, d)), np.zeros(d), np.zeros(d), np.zeros(d))
-
-
 # ---------------------------------------------------------------------------
 # Small dense linear algebra
 
@@ -774,313 +682,3 @@ def cholesky_inplace(G, L):
         for j in range(i + 1, d):
             L[i, j] = 0.0
     return True
-
-
-# ---------------------------------------------------------------------------
-# Side information per group (mvlearn_ext.bandits._side_info)
-
-
-@jit
-def side_fit(n, m2, cfg, work):
-    """Plug-in variances of the log-linear side-information model into ``work.out``.
-
-    ``n``, ``m2``: the groups' counts and sums of squared deviations; ``cfg``
-    a :class:`SideConfig`. ``cfg.tau2_fixed < 0`` estimates ``tau^2``
-    (DerSimonian--Laird), ``inf`` is no pooling. ``work.coef`` receives the
-    coefficients (NaN if not fitted). Returns ``tau^2`` (``inf`` when the
-    model is not used). One function without array-argument calls besides
-    the Cholesky helpers: it runs once per step, and Numba's reference
-    counting on helper calls would dominate its cost.
-    """
-    _, _, Z, coef_known, known, tau2_fixed, btab, vtab = cfg
-    out, coef, ws, use, G, L, col = work
-    K, m = Z.shape
-    lk = ws[0]
-    vk = ws[1]
-    ak = ws[2]
-    ls = ws[3]
-    n_use = 0
-    for k in range(K):
-        if n[k] >= 2 and m2[k] > 0.0:
-            use[k] = True
-            n_use += 1
-            ls[k] = np.log(m2[k] / (n[k] - 1.0))
-            lk[k] = ls[k] - btab[n[k]]
-            vk[k] = vtab[n[k]]
-        else:
-            use[k] = False
-    m_fit = 0 if known else m
-    if known:
-        for i in range(m):
-            coef[i] = coef_known[i]
-    tau2 = tau2_fixed
-    ok = not np.isinf(tau2)
-    estimate = ok and tau2 < 0.0
-    df = n_use - m_fit
-    if estimate and df <= 0:
-        ok = False
-    if ok and n_use < m_fit:
-        ok = False
-    # Stage 0: fixed-effect fit and the moment estimate of tau^2; stage 1: final fit.
-    stage = 0 if estimate else 1
-    while ok and stage < 2:
-        for k in range(K):
-            if not use[k]:
-                ak[k] = 0.0
-            elif stage == 0:
-                ak[k] = 1.0 / vk[k]
-            else:
-                ak[k] = 1.0 / (vk[k] + tau2)
-        if not known:
-            # Normal equations G coef = Z^T A l, Cholesky G = L L^T, two triangular solves.
-            for i in range(m):
-                col[i] = 0.0
-                for j in range(m):
-                    G[i, j] = 0.0
-            for k in range(K):
-                if use[k]:
-                    for i in range(m):
-                        col[i] += ak[k] * Z[k, i] * lk[k]
-                        for j in range(i + 1):
-                            G[i, j] += ak[k] * Z[k, i] * Z[k, j]
-            if not cholesky_inplace(G, L):
-                ok = False
-                break
-            cholesky_solve(L, L.shape[0], col, coef)
-        if stage == 0:
-            Q = 0.0
-            sa = 0.0
-            tr = 0.0
-            for k in range(K):
-                if not use[k]:
-                    continue
-                pred = 0.0
-                for i in range(m):
-                    pred += Z[k, i] * coef[i]
-                r = lk[k] - pred
-                Q += ak[k] * r * r
-                sa += ak[k]
-                if not known:
-                    # a_k^2 z_k^T G^-1 z_k = a_k^2 |L^-1 z_k|^2 (forward substitution).
-                    h = 0.0
-                    for i in range(m):
-                        acc = Z[k, i]
-                        for t in range(i):
-                            acc -= L[i, t] * col[t]
-                        col[i] = acc / L[i, i]
-                        h += col[i] * col[i]
-                    tr += ak[k] * ak[k] * h
-            c = sa - tr
-            if c <= 0.0:
-                ok = False
-                break
-            tau2 = max(0.0, (Q - df) / c)
-        stage += 1
-    if not ok:
-        if not known:
-            for i in range(m):
-                coef[i] = np.nan
-        for k in range(K):
-            out[k] = m2[k] / (n[k] - 1.0) if n[k] >= 2 else 0.0
-        return np.inf
-    for k in range(K):
-        pred = 0.0
-        for i in range(m):
-            pred += Z[k, i] * coef[i]
-        if use[k]:
-            w = tau2 / (tau2 + vk[k])
-            out[k] = np.exp(w * ls[k] + (1.0 - w) * pred)
-        else:
-            out[k] = np.exp(pred)
-    return tau2
-
-
-@jit
-def side_advance(mode, cfg, state, k_in, x_in, source, work):
-    """One step (or the rest of a run) of the side-information greedy rule.
-
-    Same modes as :func:`advance` on the :class:`Welford` ``state``
-    (``state.steps = [t, warm_done]``): the least-sampled group while
-    ``n_min < cfg.n0`` (ties to the lowest index; once the warm start is
-    over it stays over), then ``argmax_k out_k * cfg.tab[n_k]`` with ``out``
-    the plug-in variances of :func:`side_fit` computed from the current
-    state. ``MODE_RUN`` draws from the :class:`Source` ``source``.
-    """
-    state_i, n, mean, m2 = state
-    n0, tab = cfg[0], cfg[1]
-    K = n.shape[0]
-    budget = tab.shape[0] - 1
-    k = k_in
-    for _ in range(_n_steps(mode, budget, state_i[0])):
-        if mode != MODE_OBSERVE:
-            k = -1
-            if state_i[1] == 0:
-                k = _warm_start(n, n0, state_i, 1)
-            if k < 0:
-                side_fit(n, m2, cfg, work)
-                out = work[0]
-                k = 0
-                best = out[0] * tab[n[0]]
-                for j in range(1, K):
-                    s = out[j] * tab[n[j]]
-                    if s > best:
-                        best = s
-                        k = j
-            if mode == MODE_CHOOSE:
-                return k
-            x = _source_draw(source, k, n[k])
-        else:
-            x = x_in
-        _welford(n, mean, m2, k, x)
-        state_i[0] += 1
-    return k
-
-
-@jit(parallel=True)
-def side_simulate_kernel(cfg, streams, p, out):
-    """``out.counts.shape[0]`` replications of the side-information rule (``prange``).
-
-    As :func:`simulate_kernel`, with the rule's :class:`SideConfig` ``cfg``.
-    """
-    R = out[0].shape[0]
-    K, m = cfg[2].shape
-    sigma = streams[3]
-    sigma2 = sigma * sigma
-    for r in prange(R):
-        state = Welford(
-            np.zeros(2, dtype=np.int64), np.zeros(K, dtype=np.int64), np.zeros(K), np.zeros(K)
-        )
-        source = _replication_source(streams, r)
-        side_advance(MODE_RUN, cfg, state, 0, 0.0, source, side_work(K, m))
-        _store_replication(out, r, state.n, state.mean, sigma2, p)
-
-
-# ---------------------------------------------------------------------------
-# Contextual groups (mvlearn_ext.bandits._contextual)
-
-
-class CtxRule(NamedTuple):
-    """The contextual greedy plug-in rule (read-only)."""
-
-    q: float  # allocation exponent
-    n0: int  # warm start: samples per group before the greedy rule
-    A: np.ndarray  # (d, d): the loss's weight matrix
-
-
-class CtxTruth(NamedTuple):
-    """The simulated groups: contexts ``x ~ N(m_k, Lc_k Lc_k^T)``, ``y = x^T beta_k + eps``."""
-
-    m: np.ndarray  # (K, d): context means
-    Lc: np.ndarray  # (K, d, d): Cholesky factors of the context covariances
-    beta: np.ndarray  # (K, d): coefficients
-    sigma: np.ndarray  # (K,): noise standard deviations
-
-
-@jit
-def _ctx_score(q, A, n_k, G, b, yy, work):
-    """Plug-in ``c_k^(q/2) / n_k`` with ``c_k = s2 n tr(A G^-1)``; 0 if ``G`` is singular."""
-    L, sol, col, e = work
-    d = G.shape[0]
-    if n_k <= d or not cholesky_inplace(G, L):
-        return 0.0
-    cholesky_solve(L, L.shape[0], b, sol)
-    rss = yy
-    for i in range(d):
-        rss -= b[i] * sol[i]
-    s2 = max(rss, 0.0) / (n_k - d)
-    tr = 0.0
-    for j in range(d):  # column j of G^-1
-        for i in range(d):
-            e[i] = 0.0
-        e[j] = 1.0
-        cholesky_solve(L, L.shape[0], e, col)
-        for i in range(d):
-            tr += A[j, i] * col[i]
-    c = s2 * n_k * tr
-    if q == 2.0:
-        return c / n_k
-    return c ** (0.5 * q) / n_k
-
-
-@jit
-def ctx_observe(rule, k, x, y, stats, work):
-    """Add ``(x, y)`` to group ``k``'s sufficient statistics and rescore it."""
-    n, G, b, yy, score = stats
-    d = x.shape[0]
-    n[k] += 1
-    for i in range(d):
-        b[k, i] += x[i] * y
-        for j in range(d):
-            G[k, i, j] += x[i] * x[j]
-    yy[k] += y * y
-    q, _, A = rule
-    score[k] = _ctx_score(q, A, n[k], G[k], b[k], yy[k], work)
-
-
-@jit
-def ctx_choose(n0, n, score):
-    """The least-sampled group while ``n_min < n0``, then the largest score."""
-    kmin = 0
-    for k in range(1, n.shape[0]):
-        if n[k] < n[kmin]:
-            kmin = k
-    if n[kmin] < n0:
-        return kmin
-    best = 0
-    for k in range(1, n.shape[0]):
-        if score[k] > score[best]:
-            best = k
-    return best
-
-
-@jit
-def ctx_draw(key, j, m, Lc, beta, sigma_k, x):
-    """Context ``x = m + Lc z`` and response ``y = x^T beta + sigma_k eps`` of sample ``j``."""
-    d = m.shape[0]
-    sub = _mix64(key + (np.uint64(j) + _ONE) * _GAMMA)
-    z = np.empty(d)
-    c = 0
-    for i in range(d):
-        z[i], c = _normal(sub, c)
-    y = 0.0
-    for i in range(d):
-        s = m[i]
-        for t in range(d):
-            s += Lc[i, t] * z[t]
-        x[i] = s
-        y += s * beta[i]
-    eps, c = _normal(sub, c)
-    return y + sigma_k * eps
-
-
-@jit(parallel=True)
-def ctx_simulate_kernel(rule, budget, truth, seed, rep_offset, c_true, p, out_counts, out_beta,
-                        out_rp):  # fmt: skip
-    """``out_counts.shape[0]`` replications of the contextual rule (``prange``)."""
-    R = out_counts.shape[0]
-    m, Lc, beta, sigma = truth
-    n0 = rule[1]
-    K, d = m.shape
-    for r in prange(R):
-        stats = ctx_stats(K, d)
-        work = ctx_work(d)
-        n, G, b = stats.n, stats.G, stats.b
-        L, sol = work.L, work.work
-        x = np.zeros(d)
-        keys = np.empty(K, dtype=np.uint64)
-        for k in range(K):
-            keys[k] = stream_key(seed, rep_offset + r, k)
-        for _ in range(budget):
-            k = ctx_choose(n0, n, stats.score)
-            y = ctx_draw(keys[k], n[k], m[k], Lc[k], beta[k], sigma[k], x)
-            ctx_observe(rule, k, x, y, stats, work)
-        for k in range(K):
-            out_counts[r, k] = n[k]
-            if cholesky_inplace(G[k], L):
-                cholesky_solve(L, L.shape[0], b[k], sol)
-                for i in range(d):
-                    out_beta[r, k, i] = sol[i]
-            else:
-                for i in range(d):
-                    out_beta[r, k, i] = np.nan
-        out_rp[r] = rp_value(c_true, n, p)

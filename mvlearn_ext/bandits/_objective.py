@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from mvlearn_ext.bandits import _kernels
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = [
     "allocation_exponent",
@@ -59,6 +60,9 @@ def _check_budget(budget, name="budget", minimum=1):
     budget = int(budget)
     if budget < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {budget}")
+    # every count sizes an array of that many entries (tables over the horizon,
+    # one row per replication): refuse what cannot be allocated, by name
+    check_allocation(budget + 1, name, budget)
     return budget
 
 

@@ -342,15 +342,15 @@ class TwoStagePlugIn(_WarmStartPolicy):
     ----------
     p : float or "inf", default=2.0
         Order of the objective ``R_p``.
-    warm_start : int, "sqrt" or "linear", default="sqrt"
+    warm_start : int, "sqrt" or "linear", default="linear"
         ``n0``: an int ``>= 2``; ``"sqrt"`` = ``ceil(sqrt(T))``; ``"linear"``
-        = ``max(2, floor(linear_fraction * T / K))``. The rate depends on it:
-        with ``"sqrt"`` the plug-in variances keep a relative error of order
-        ``T^(-1/4)`` and the regret decays about as ``T^(-5/4)`` (``p =
-        inf``) or ``T^(-3/2)`` (finite ``p``); ``"linear"`` restores the fast
-        rates (spec §4, verified numerically there).
+        = ``max(2, floor(linear_fraction * T / K))``. The rate depends on it,
+        hence the linear default: with ``"sqrt"`` the plug-in variances keep
+        a relative error of order ``T^(-1/4)`` after the single allocation
+        and the regret decays only about as ``T^(-5/4)`` (``p = inf``) or
+        ``T^(-3/2)`` (finite ``p``); ``"linear"`` gives the fast rates.
     linear_fraction : float, default=0.25
-        ``c`` of the linear schedule (the spec's ``T / (4K)``).
+        ``c`` of the linear schedule (``T / (4K)`` by default).
     """
 
     _code = K_.TWO_STAGE
@@ -374,16 +374,18 @@ class GreedyPlugIn(_WarmStartPolicy):
     ----------
     p : float or "inf", default=2.0
     warm_start : int, "sqrt" or "linear", default="sqrt"
-        ``n0`` (see :class:`TwoStagePlugIn`). A 2-sample warm start lets a
-        near-zero first variance estimate starve a group: the spec measured a
-        slope near -0.44 instead of -1.5 for ``p = inf``.
+        ``n0`` (see :class:`TwoStagePlugIn`). Not fewer than a few samples
+        per group: a near-zero first variance estimate from a 2-sample warm
+        start can starve a group and destroy the regret rate; ``"sqrt"``
+        keeps the fast rate, because the greedy rule keeps updating the
+        plug-in variances.
     linear_fraction : float, default=0.25
 
     Examples
     --------
     >>> from mvlearn_ext.bandits import GreedyPlugIn, ArmSampler
     >>> policy = GreedyPlugIn(p="inf").reset(n_groups=2, budget=100)
-    >>> arms = ArmSampler(sigma=[1.0, 2.0], seed=0)
+    >>> arms = ArmSampler(sigma=[1.0, 2.0], random_state=0)
     >>> for _ in range(100):
     ...     k = policy.next_group()
     ...     _ = policy.update(k, arms.sample(0, k, policy.counts_[k]))

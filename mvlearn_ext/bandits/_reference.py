@@ -1,8 +1,8 @@
 """Plain-Python reference implementations of the allocation rules.
 
 Used by the tests (an independent implementation of every selection rule,
-compared with the compiled kernels on the same observations) and by the
-benchmark (the "plain Python loop" that :func:`simulate` is timed against).
+compared with the compiled kernels on the same observations), and a plain
+Python loop to time :func:`simulate` against.
 Written from the rules in the docstrings of
 :mod:`mvlearn_ext.bandits._policies`, not from the kernels.
 """

@@ -65,6 +65,7 @@ import numpy as np
 from scipy import special
 
 from mvlearn_ext.bandits import _kernels as K_
+from mvlearn_ext.bandits import _side_kernels as SK_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _AllocationPolicy, _check_n_groups, resolve_warm_start
 
@@ -184,7 +185,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
     >>> z = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> sigma = np.exp(0.5 * (-1.0 + 0.8 * z[:, 0]))  # log sigma^2 = -1 + 0.8 z
     >>> policy = SideInfoGreedyPlugIn(group_features=z, p=2).reset(4, 400)
-    >>> arms = ArmSampler(sigma=sigma, seed=0)
+    >>> arms = ArmSampler(sigma=sigma, random_state=0)
     >>> for _ in range(400):
     ...     k = policy.next_group()
     ...     _ = policy.update(k, arms.sample(0, k, policy.counts_[k]))
@@ -235,7 +236,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         )
 
     def _side_compile(self, n_groups, budget):
-        """Validate; returns the kernel configuration (a :class:`_kernels.SideConfig`)."""
+        """Validate; returns the kernel configuration (a :class:`_side_kernels.SideConfig`)."""
         n_groups = _check_n_groups(n_groups)
         budget = _check_budget(budget)
         q = allocation_exponent(_check_p(self.p))
@@ -268,7 +269,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
                 raise ValueError("coef contains NaN or inf")
             known = True
         btab, vtab = log_variance_tables(budget)
-        return K_.SideConfig(
+        return SK_.SideConfig(
             n0=n0,
             tab=K_.count_table(q, budget),
             Z=Z,
@@ -289,7 +290,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         def run(rep_offset, presampled, out_counts, out_means, out_rp):
             streams = K_.Streams(dist, shape, mean, sigma, seed, rep_offset, keys, presampled)
             out = K_.Outputs(out_counts, out_means, out_rp)
-            K_.side_simulate_kernel(cfg, streams, p, out)
+            SK_.side_simulate_kernel(cfg, streams, p, out)
 
         return run
 
@@ -308,7 +309,7 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
             "m2": np.zeros(K),
             "steps": np.zeros(2, dtype=np.int64),  # [samples so far, warm start over]
         }
-        self._work_ = K_.side_work(K, m)
+        self._work_ = SK_.side_work(K, m)
         # The online path never draws: a source of placeholders.
         source = K_.Source(
             0, 0.0, np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.uint64), np.zeros((1, 1, 1)), 0
@@ -320,12 +321,12 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         s = self._state_
         cfg, source, work = self._args_
         state = (s["steps"], s["counts"], s["means"], s["m2"])  # a Welford
-        return K_.side_advance(mode, cfg, state, group, x, source, work)
+        return SK_.side_advance(mode, cfg, state, group, x, source, work)
 
     def _fit_now(self):
         self._require_started()
         s, w = self._state_, self._work_
-        tau2 = K_.side_fit(s["counts"], s["m2"], self._args_[0], self._args_[2])
+        tau2 = SK_.side_fit(s["counts"], s["m2"], self._args_[0], self._args_[2])
         return w.out.copy(), w.coef.copy(), float(tau2)
 
     @property

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import numbers
 
@@ -19,6 +18,7 @@ from mvlearn_ext.bandits._objective import (
 )
 from mvlearn_ext.bandits._policies import _AllocationPolicy
 from mvlearn_ext.utils._numba import numba_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
 
@@ -29,7 +29,7 @@ DEFAULT_SHAPE = {"bernoulli": 0.2, "gamma": 1.0, "three_point": 0.5}
 _PRESAMPLE_BYTES = 64 * 2**20
 
 
-def _check_seed(seed, name="seed"):
+def _check_seed(seed, name="random_state"):
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{name} must be a non-negative int, got {type(seed).__name__}")
     if not 0 <= seed < 2**64:
@@ -78,11 +78,11 @@ class ArmSampler:
 
     Observation ``j`` of group ``k`` in replication ``r`` is
     ``mean_k + sigma_k * z`` with ``z`` a standardised draw (mean 0,
-    variance 1) that depends only on ``(seed, r, group_keys[k], j)``
+    variance 1) that depends only on ``(random_state, r, group_keys[k], j)``
     (counter-based SplitMix64 streams, see
     :mod:`mvlearn_ext.bandits._kernels`). Feeding an online policy with
     ``sample(r, k, policy.counts_[k])`` therefore reproduces replication
-    ``r`` of :func:`simulate` with the same seed exactly.
+    ``r`` of :func:`simulate` with the same ``random_state`` exactly.
 
     Families (all standardised to mean ``mean_k`` and standard deviation
     ``sigma_k``):
@@ -100,7 +100,7 @@ class ArmSampler:
       default ``shape = 1`` (exponential);
     * a callable ``sampler(group, size, rng) -> array of size observations``
       (``rng`` a :class:`numpy.random.Generator` seeded by
-      ``SeedSequence(seed, spawn_key=(r, group_keys[k]))``); its draws are
+      ``SeedSequence(random_state, spawn_key=(r, group_keys[k]))``); its draws are
       the actual observations (``mean``/``sigma`` are not applied). A
       callable draws a block of ``budget`` observations per (replication,
       group) at once.
@@ -114,7 +114,10 @@ class ArmSampler:
     distribution : str or callable, default="gaussian"
     shape : float or None, default=None
         The family's shape parameter (see above).
-    seed : int, default=0
+    random_state : int, default=0
+        The root of the counter-based streams, an int in ``[0, 2**64)``
+        (not a generator: every stream is derived from it by its key, so
+        that any replication can be reproduced alone).
     group_keys : array-like of int or None, default=None
         Stream identity of each group (``arange(n_groups)``): permuting the
         groups together with their keys permutes the streams.
@@ -129,7 +132,7 @@ class ArmSampler:
         mean=None,
         distribution="gaussian",
         shape=None,
-        seed=0,
+        random_state=0,
         group_keys=None,
         budget=None,
     ):
@@ -138,7 +141,7 @@ class ArmSampler:
         self.mean = _check_mean(mean, K)
         self.distribution = distribution
         self._dist, self._shape = _check_family(distribution, shape)
-        self.seed = _check_seed(seed)
+        self.random_state = _check_seed(random_state, "random_state")
         self.group_keys = _check_group_keys(group_keys, K)
         if self._dist == K_.PRESAMPLED:
             self.budget = _check_budget(budget, "budget")
@@ -153,11 +156,11 @@ class ArmSampler:
             block = self._blocks.get((r, k))
             if block is None:
                 block = _user_block(
-                    self.distribution, self.seed, r, k, self.group_keys[k], self.budget
+                    self.distribution, self.random_state, r, k, self.group_keys[k], self.budget
                 )
                 self._blocks[(r, k)] = block
             return float(block[j])
-        key = np.uint64(K_.stream_key(self.seed, r, int(self.group_keys[k])))
+        key = np.uint64(K_.stream_key(self.random_state, r, int(self.group_keys[k])))
         return float(K_.draw_value(self._dist, self._shape, self.mean[k], self.sigma[k], key, j))
 
     def block(self, replication, group, size):
@@ -166,7 +169,7 @@ class ArmSampler:
         if self._dist == K_.PRESAMPLED:
             return np.array([self.sample(r, k, j) for j in range(size)])
         out = np.empty(int(size))
-        key = np.uint64(K_.stream_key(self.seed, r, int(self.group_keys[k])))
+        key = np.uint64(K_.stream_key(self.random_state, r, int(self.group_keys[k])))
         K_.draw_block(self._dist, self._shape, self.mean[k], self.sigma[k], key, out)
         return out
 
@@ -259,17 +262,14 @@ class SimulationResult:
         return np.max(np.abs(self.counts - star), axis=1) / np.sqrt(self.budget)
 
 
-def _numba_threads(n_threads):
-    """The Numba thread count of a simulation call (``None``: Numba's current setting).
+def _numba_threads(n_jobs):
+    """The Numba thread count of a simulation call.
 
-    Validated and resolved by :func:`mvlearn_ext.utils.effective_n_jobs`
-    (``-n``: all CPUs but ``n - 1``), then capped at Numba's pool. Every
-    replication draws from its own streams, so the counts and estimates do
-    not depend on it.
+    Resolved by :func:`mvlearn_ext.utils.effective_n_jobs`, then capped at
+    Numba's pool. Every replication draws from its own streams, so the
+    counts and estimates do not depend on it.
     """
-    if n_threads is None:
-        return contextlib.nullcontext()
-    return numba_threads(effective_n_jobs(n_threads, name="n_threads"))
+    return numba_threads(effective_n_jobs(n_jobs, name="n_jobs"))
 
 
 def simulate(
@@ -281,10 +281,10 @@ def simulate(
     mean=None,
     distribution="gaussian",
     shape=None,
-    seed=0,
+    random_state=0,
     replication_offset=0,
     group_keys=None,
-    n_threads=None,
+    n_jobs=None,
 ):
     """Monte Carlo replications of an allocation policy, compiled and parallel.
 
@@ -292,7 +292,7 @@ def simulate(
     streams (see :class:`ArmSampler`); replications run in parallel over
     Numba threads (``prange``). Replication ``r`` uses the streams of index
     ``replication_offset + r``, so a study split into batches reproduces one
-    big run, and :class:`ArmSampler` with the same seed reproduces any
+    big run, and :class:`ArmSampler` with the same ``random_state`` reproduces any
     replication online.
 
     Parameters
@@ -314,12 +314,14 @@ def simulate(
         ``budget`` observations per (replication, group) are drawn in Python
         (in chunks) and the policy kernel replays them.
     shape : float or None, default=None
-    seed : int, default=0
+    random_state : int, default=0
+        The root of the streams (see :class:`ArmSampler`).
     replication_offset : int, default=0
     group_keys : array-like of int or None, default=None
-    n_threads : int or None, default=None
-        Numba threads for this call (``None``: Numba's current setting;
-        ``-n``: all CPUs but ``n - 1``). The result does not depend on it.
+    n_jobs : int or None, default=None
+        Numba threads over replications, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``:
+        every CPU). The result does not depend on it.
 
     Returns
     -------
@@ -329,7 +331,7 @@ def simulate(
     --------
     >>> from mvlearn_ext.bandits import GreedyPlugIn, simulate
     >>> res = simulate(GreedyPlugIn(p=2), sigma=[0.5, 1.0, 2.0], budget=256,
-    ...                n_replications=100, seed=0)
+    ...                n_replications=100, random_state=0)
     >>> res.counts.shape, bool((res.counts.sum(axis=1) == 256).all())
     ((100, 3), True)
     """
@@ -341,10 +343,12 @@ def simulate(
     n_replications = _check_budget(n_replications, "n_replications")
     mean = _check_mean(mean, n_groups)
     dist, shape_value = _check_family(distribution, shape)
-    seed = _check_seed(seed)
+    seed = _check_seed(random_state, "random_state")
     replication_offset = _check_seed(replication_offset, "replication_offset")
     keys = _check_group_keys(group_keys, n_groups)
     p = _check_p(policy.p)
+    # the outputs: one row of n_groups per replication
+    check_allocation(n_replications * n_groups, "n_replications", n_replications)
     runner = getattr(policy, "_replication_runner", None)
     if runner is not None:
         # Policies with their own compiled step (e.g. SideInfoGreedyPlugIn).
@@ -365,7 +369,7 @@ def simulate(
     estimates = np.zeros((n_replications, n_groups))
     rp = np.zeros(n_replications)
     empty = np.zeros((1, 1, 1))
-    with _numba_threads(n_threads):
+    with _numba_threads(n_jobs):
         if dist != K_.PRESAMPLED:
             run(replication_offset, empty, counts, estimates, rp)
         else:

@@ -91,8 +91,8 @@ def replicate_regret(setting, rng):
         budget=int(setting["T"]),
         n_replications=int(setting["batch"]),
         distribution=setting["distribution"],
-        seed=seed,
-        n_threads=1,
+        random_state=seed,
+        n_jobs=1,
     )
     seconds = time.perf_counter() - start
     reg = res.regret

@@ -44,13 +44,6 @@ def check_generator(random_state, name="random_state"):
     Returns
     -------
     rng : numpy.random.Generator
-
-    Examples
-    --------
-    >>> from mvlearn_ext.datasets._base import check_generator
-    >>> rng = check_generator(0)
-    >>> int(rng.integers(100)) == int(check_generator(0).integers(100))
-    True
     """
     check_random_state_type(random_state, name)
     if random_state is None:
@@ -71,12 +64,6 @@ def check_seed_sequence(random_state, name="random_state"):
     operating system; a ``Generator`` or ``RandomState`` is asked for 128
     bits of entropy (and so advanced). NumPy's global random state is never
     used.
-
-    Examples
-    --------
-    >>> from mvlearn_ext.datasets._base import check_seed_sequence
-    >>> check_seed_sequence(7).entropy
-    7
     """
     check_random_state_type(random_state, name)
     if random_state is None:

@@ -18,6 +18,20 @@ __all__ = ["make_multiview_blobs"]
 _CHUNK_VALUES = 1 << 20
 
 
+def _draw_rows(rng, mu, seen, std, dtype, chunk_values=_CHUNK_VALUES):
+    """Rows ``mu[seen] + std * N(0, I)``, drawn in blocks of about ``chunk_values`` values."""
+    n_samples, d = seen.shape[0], mu.shape[1]
+    X = np.empty((n_samples, d), dtype=dtype)
+    step = max(1, chunk_values // d)
+    for start in range(0, n_samples, step):
+        stop = min(start + step, n_samples)
+        block = rng.standard_normal((stop - start, d))
+        block *= std
+        block += mu[seen[start:stop]]
+        X[start:stop] = block
+    return X
+
+
 def _check_real(value, name, low, high):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(
@@ -269,15 +283,7 @@ def make_multiview_blobs(
             rows = rng.choice(n_samples, size=n_redrawn, replace=False)
             seen[rows] = rng.integers(0, n_clusters, size=n_redrawn)
 
-        X = np.empty((n_samples, d), dtype=dtype)
-        step = max(1, _CHUNK_VALUES // d)
-        for start in range(0, n_samples, step):
-            stop = min(start + step, n_samples)
-            block = rng.standard_normal((stop - start, d))
-            block *= std
-            block += mu[seen[start:stop]]
-            X[start:stop] = block
-        Xs.append(X)
+        Xs.append(_draw_rows(rng, mu, seen, std, dtype))
         centers.append(mu.astype(dtype, copy=False))
 
     if return_centers:

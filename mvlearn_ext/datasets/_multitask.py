@@ -31,8 +31,7 @@ def make_contaminated_tasks(
 ):
     """Linear tasks near a common centre, a fraction of them arbitrary outliers.
 
-    The synthetic design of Kim (2026), as described in the project's spec
-    (section 7.1, taken from the paper's reference code):
+    The synthetic design of Kim (2026), taken from the paper's reference code:
 
     * centre ``theta* = 2 e_1`` (``center="axis"``) or ``2 u`` with ``u``
       uniform on the upper unit hemisphere (``"dense"``);
@@ -88,7 +87,7 @@ def make_contaminated_tasks(
 
     Examples
     --------
-    >>> from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
     >>> data = make_contaminated_tasks(n_tasks=5, n_samples=8, n_features=3, random_state=0)
     >>> data.X.shape, data.coef.shape, int(data.outliers.sum())
     ((40, 3), (5, 3), 0)

@@ -1,7 +1,7 @@
 """Two-dimensional toy tasks with few pairs and many unpaired conditions, and metrics.
 
 A design of this package for the demo of the semi-supervised multi-objective
-diffusion method (spec section 7.4), not the paper's benchmarks: the
+diffusion method, not the paper's benchmarks: the
 condition is ``c ~ U[low, high]`` and each task ``k`` has a target
 ``x | c ~ N(m_k(c), noise^2 I)`` in the plane, ``m_sine(c) = (c, sin 2c)``,
 ``m_parabola(c) = (c, c^2 - 1)``.

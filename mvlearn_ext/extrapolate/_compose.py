@@ -27,7 +27,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from mvlearn_ext.extrapolate._continuous import _SHARED_CONSTRAINTS, _check_tasks, _fit_mlp
+from mvlearn_ext.extrapolate._continuous import (
+    _SHARED_CONSTRAINTS,
+    _check_tasks,
+    _fit_mlp,
+    _require_context,
+)
 from mvlearn_ext.extrapolate._families import _as_float_array
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_layer_sizes
@@ -350,8 +355,10 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
                 best = (float(err[r]), r // len(chains), chains[r % len(chains)])
         return self.codes_[best[1]], best[2]
 
-    def predict(self, x, context_x, context_y):
-        """Predictions of a target task at ``x`` from its context points."""
+    def predict(self, x, context_x=None, context_y=None):
+        """Predictions of a target task at ``x`` from its context points (required)."""
+        check_is_fitted(self)
+        _require_context(context_x, context_y)
         anchor, chain = self.decompose(context_x, context_y)
         return self.predict_relation(x, anchor, chain)
 
@@ -423,9 +430,11 @@ class InductiveCompositionRegressor(BaseEstimator):
         self.model_ = _fit_mlp(self, int(rng.randint(2**31 - 1)), F, np.concatenate(ys))
         return self
 
-    def predict(self, x, code):
-        """Predictions at ``x`` of the task with the given code."""
+    def predict(self, x, code=None):
+        """Predictions at ``x`` of the task with the given code (required)."""
         check_is_fitted(self)
+        if code is None:
+            raise ValueError("code is required: the primitives of the task to predict")
         x = _as_float_array(x, "x", ndim=(1,))
         c = _check_code(code, self.n_primitives)
         return self.model_.predict(np.column_stack([x, self._encode(c, x.size)]))

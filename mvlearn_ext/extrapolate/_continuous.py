@@ -101,6 +101,16 @@ _SHARED_CONSTRAINTS = {
 }
 
 
+def _require_context(context_x, context_y):
+    """Refuse a prediction without the target task's context points."""
+    missing = [n for n, v in (("context_x", context_x), ("context_y", context_y)) if v is None]
+    if missing:
+        raise ValueError(
+            f"{' and '.join(missing)} required: a prediction for a new task needs its "
+            "context points"
+        )
+
+
 class _TaskModel(VerboseMixin, BaseEstimator):
     """Shared input handling of the continuous-regime estimators."""
 
@@ -383,18 +393,21 @@ class RelationalTaskExtrapolator(_TaskModel):
         best = int(order[int(np.argmin(losses))])
         return best, theta - self.task_params_[best]
 
-    def predict(self, x, context_x, context_y):
+    def predict(self, x, context_x=None, context_y=None):
         """Predictions of the target task at ``x`` from its context points.
 
         Parameters
         ----------
         x : array-like of shape (m,)
         context_x, context_y : array-like of shape (n_context,)
+            The target task's context points (required).
 
         Returns
         -------
         y : ndarray of shape (m,)
         """
+        check_is_fitted(self)
+        _require_context(context_x, context_y)
         anchor, phi = self.decompose(context_x, context_y)
         return self.predict_relation(x, self.task_params_[anchor], phi)
 
@@ -480,6 +493,8 @@ class InductiveTaskRegressor(_TaskModel):
             raise ValueError(f"params must have shape ({self.family_.n_params},), got {th.shape}")
         return self.model_.predict(np.column_stack([x, np.tile(th, (x.size, 1))]))
 
-    def predict(self, x, context_x, context_y):
-        """Predictions at ``x`` with ``theta_hat`` estimated from the context."""
+    def predict(self, x, context_x=None, context_y=None):
+        """Predictions at ``x`` with ``theta_hat`` estimated from the context (required)."""
+        check_is_fitted(self)
+        _require_context(context_x, context_y)
         return self.predict_params(x, self.estimate_task(context_x, context_y))

@@ -7,15 +7,14 @@ minimises ``sum_c omega_bc R_c(h)`` with weights learned by estimating
 ``b``'s KME from all agents' KMEs with multi-task-averaging tools, moving
 between local and global learning, with a random-Fourier-feature (RFF)
 implementation that trades communication for accuracy. The weight rule
-here is the project spec's reconstruction (personalized_federated.md §2):
-the unbiased risk estimate of the weighted KME,
+here is a reconstruction: the unbiased risk estimate of the weighted KME,
 
     ``R_b(omega) = ||sum_c omega_c mu_c - mu_b||^2 + 2 omega_b v_b - v_b``,
 
 minimised over the simplex, optionally in its Q-aggregation form
 ``(1 - nu) R_b(omega) + nu sum_c omega_c R_b(e_c)`` (an upper-confidence-style
-correction in the spirit of Blanchard, Fermanian & Marienwald 2024; to
-confirm). Everything is computed from per-agent sufficient statistics:
+correction in the spirit of Blanchard, Fermanian & Marienwald 2024).
+Everything is computed from per-agent sufficient statistics:
 the mean RFF feature (D floats), the scalar ``v_c`` and, for ridge models,
 ``X^T X / n`` and ``X^T y / n``.
 """
@@ -32,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.moo import solve_simplex_qp
-from mvlearn_ext.utils._validation import validate_array, validate_vector
+from mvlearn_ext.utils._validation import check_allocation, validate_array, validate_vector
 
 __all__ = [
     "KMEPersonalizedRidge",
@@ -229,6 +228,26 @@ def ditto_ridge(grams, moments, global_coef, *, reg_lambda=1.0, alpha=1e-3):
     )
 
 
+def _mean_and_scale(Z):
+    """Column means and standard deviations of ``Z``, whatever its units.
+
+    Each column is divided by a power of two near its largest magnitude
+    before squaring (so that values near 1e-300 keep their spread), and a
+    column whose spread is at rounding level relative to its magnitude
+    gets the scale 1.
+    """
+    top = np.max(np.abs(Z), axis=0)
+    unit = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+    W = Z / unit
+    mean, std = W.mean(0), W.std(0)
+    return mean * unit, np.where(is_constant(mean, std), 1.0, std * unit)
+
+
+def is_constant(mean, std):
+    """Columns whose spread is at rounding level relative to their magnitude."""
+    return std <= 8 * np.finfo(np.float64).eps * np.abs(mean)
+
+
 def _check_agents(Xs, ys):
     if not isinstance(Xs, (list, tuple)) or not isinstance(ys, (list, tuple)):
         raise TypeError("Xs and ys must be lists (one array per agent)")
@@ -276,13 +295,16 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         Gaussian-kernel width on the standardised ``z``; ``"median"`` is the
         median pairwise distance of (up to 500) pooled standardised samples.
     alpha : float, default=1e-3
-        Ridge penalty (intercept unpenalised).
+        Ridge penalty on the coefficients of the standardised features (each
+        feature divided by its pooled standard deviation, ``z_scale_``), so
+        that the fit does not depend on the units of ``X``; the intercept is
+        unpenalised.
     weights : {"unbiased", "local", "global"}, default="unbiased"
     nu : float, default=0.3
         Q-aggregation mixing (see :func:`collaboration_weights`); ``0`` is the
         plain unbiased-risk rule, which overfits its noisy risk estimate
-        (spec §2.3). The default is a design choice made on the project's
-        synthetic benchmark, not a value from the paper.
+        (it puts weight on agents whose estimated risk is low by chance).
+        The default is this package's choice, not a value from the paper.
     random_state : int, Generator or None
 
     Attributes
@@ -290,7 +312,12 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     weights_ : ndarray of shape (n_agents, n_agents)
     coef_ : ndarray of shape (n_agents, n_features)
     intercept_ : ndarray of shape (n_agents,)
+    z_mean_, z_scale_ : ndarray of shape (n_features + 1,)
+        The pooled mean and standard deviation of ``z = (x, y)`` (1 for a
+        column that does not vary relative to its magnitude).
+    bandwidth_ : float
     n_agents_ : int
+    n_features_in_ : int
 
     Examples
     --------
@@ -334,12 +361,14 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     def fit(self, Xs, ys):
         """Fit every agent's model from per-agent data lists ``Xs``, ``ys``."""
         Xs, ys = _check_agents(Xs, ys)
+        # the largest array: one agent's RFF features
+        n_rows = max(X.shape[0] for X in Xs)
+        check_allocation(self.n_components * n_rows, "n_components", self.n_components)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         Z = [np.column_stack([X, y]) for X, y in zip(Xs, ys, strict=True)]
         allz = np.vstack(Z)  # standardisation is a global, public-statistics step (design)
-        self.z_mean_ = allz.mean(0)
-        self.z_scale_ = allz.std(0) + 1e-12
+        self.z_mean_, self.z_scale_ = _mean_and_scale(allz)
         bw = self.bandwidth
         if bw == "median":
             sub = (allz[rng.permutation(allz.shape[0])[:500]] - self.z_mean_) / self.z_scale_
@@ -356,7 +385,8 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         self.weights_ = collaboration_weights(
             means, var, method=self.weights, nu=self.nu, n_samples=n
         )
-        rs = [agent_ridge_statistics(X, y) for X, y in zip(Xs, ys, strict=True)]
+        x_scale = self.z_scale_[:-1]
+        rs = [agent_ridge_statistics(X / x_scale, y) for X, y in zip(Xs, ys, strict=True)]
         theta = weighted_ridge(
             np.stack([r[0] for r in rs]),
             np.stack([r[1] for r in rs]),
@@ -364,14 +394,28 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
             alpha=self.alpha,
         )
         self.intercept_ = theta[:, 0]
-        self.coef_ = theta[:, 1:]
+        self.coef_ = theta[:, 1:] / x_scale
         self.n_agents_ = len(Xs)
         self.n_features_in_ = Xs[0].shape[1]
         return self
 
-    def predict(self, X, agent):
-        """Predictions of agent ``agent``'s model, shape (n_samples,)."""
+    def predict(self, X, agent=None):
+        """Predictions of agent ``agent``'s model, shape (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        agent : int or None, default=None
+            The agent whose model predicts; may be omitted only when the
+            model was fitted on a single agent.
+        """
         check_is_fitted(self)
+        if agent is None:
+            if self.n_agents_ != 1:
+                raise ValueError(
+                    f"agent is required: the model was fitted on {self.n_agents_} agents"
+                )
+            agent = 0
         if (
             isinstance(agent, bool)
             or not isinstance(agent, Integral)
@@ -383,7 +427,7 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
             raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
         return X @ self.coef_[agent] + self.intercept_[agent]
 
-    def score(self, X, y, agent=0):  # noqa: D102 - RegressorMixin's R^2 for one agent
+    def score(self, X, y, agent=None):  # noqa: D102 - RegressorMixin's R^2 for one agent
         from sklearn.metrics import r2_score
 
         return r2_score(y, self.predict(X, agent))

@@ -26,6 +26,7 @@ from mvlearn_ext.federated._kme import (
     agent_kme_statistics,
     agent_ridge_statistics,
     collaboration_weights,
+    is_constant,
     weighted_ridge,
 )
 
@@ -47,7 +48,8 @@ class KMEProtocolClient:
         given ``z_mean``, ``z_scale``, ``seed``, ``n_components`` and
         ``bandwidth``: the mean RFF feature of the standardised ``z``
         (``D`` floats), the variance scalar ``v`` and the ridge statistics
-        ``X^T X / n``, ``X^T y / n`` (with a leading 1-column);
+        ``X^T X / n``, ``X^T y / n`` of the features divided by the pooled
+        scale ``z_scale[:-1]`` (with a leading 1-column);
     ``"model"``
         its personalised coefficients ``coef`` (intercept first), which it
         stores as ``coef_`` / ``intercept_`` and answers with its training
@@ -96,7 +98,8 @@ class KMEProtocolClient:
             )
             zs = (z - np.asarray(message["z_mean"])) / np.asarray(message["z_scale"])
             mean, var = agent_kme_statistics(fmap.transform(zs))
-            gram, moment, n = agent_ridge_statistics(self.X, self.y)
+            x_scale = np.asarray(message["z_scale"])[:-1]
+            gram, moment, n = agent_ridge_statistics(self.X / x_scale, self.y)
             return {
                 "mean_feature": mean,
                 "variance": var,
@@ -136,7 +139,7 @@ class KMEProtocolServer:
 
     Reconstruction of Fermanian, Le Bars & Bellet (arXiv 2603.02233), as in
     :mod:`mvlearn_ext.federated._kme`; the three-round schedule is this
-    package's design (project spec §7.3), not the paper's.
+    package's design, not the paper's.
 
     Parameters
     ----------
@@ -278,8 +281,9 @@ class KMEProtocolServer:
             mean = n @ means / N
             # exact pooling of per-agent sums of squares (Chan, Golub & LeVeque 1979)
             pooled = m2.sum(0) + n @ (means - mean) ** 2
+            std = np.sqrt(pooled / N)
             self.z_mean_ = mean
-            self.z_scale_ = np.sqrt(pooled / N) + 1e-12
+            self.z_scale_ = np.where(is_constant(mean, std), 1.0, std)
             self.n_samples_ = n.astype(int)
         elif rnd == 1:
             means = np.stack([np.asarray(r["mean_feature"], dtype=np.float64) for r in reps])
@@ -297,9 +301,10 @@ class KMEProtocolServer:
             self.weights_ = collaboration_weights(
                 means, var, method=self.weights, nu=self.nu, n_samples=n
             )
+            # the clients' ridge statistics are of the standardised features
             theta = weighted_ridge(grams, moments, self.weights_, alpha=self.alpha)
             self.intercept_ = theta[:, 0]
-            self.coef_ = theta[:, 1:]
+            self.coef_ = theta[:, 1:] / self.z_scale_[:-1]
         elif rnd == 2:
             self.train_mse_ = np.array([float(r["train_mse"]) for r in reps])
         else:

@@ -99,12 +99,9 @@ def initial_latents(F, n_latent, *, init, noise, rng, seed):
     init : {"pca", "spectral"}
     noise : float
         Scale of the added Gaussian noise, which breaks ties between
-        identical outputs. The two halves of the family drifted apart when
-        the torch half copied this initialisation; each caller keeps the
-        value it had, so that its fits are unchanged: 1e-3 for the L-BFGS fit
-        of ``LVMOGPRegressor``, 1e-2 for the Adam fits of
-        ``TLVMOGPRegressor`` and ``GSLVMOGPRegressor``. No study has compared
-        the two values on either fit.
+        identical outputs (1e-3 for the L-BFGS fit of ``LVMOGPRegressor``,
+        1e-2 for the Adam fits of ``TLVMOGPRegressor`` and
+        ``GSLVMOGPRegressor``).
     rng : numpy.random.Generator
         Draws the noise.
     seed : int

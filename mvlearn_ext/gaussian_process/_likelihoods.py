@@ -3,16 +3,15 @@
 Framework-free (NumPy/SciPy) reference of the likelihood that
 :class:`mvlearn_ext.deep.gaussian_process.TLVMOGPRegressor` uses for counts (the torch
 version there is tested against this one). The parametrisation follows the
-T-LVMOGP authors' code for spatial transcriptomics (as summarised in the
-project spec, section 4.4): a latent GP value ``f`` gives the mean
+T-LVMOGP authors' code for spatial transcriptomics: a latent GP value ``f`` gives the mean
 ``m = s softplus(f)`` (``s`` a fixed scale), the negative binomial has
 dispersion ``r = 1 / alpha`` (variance ``m + alpha m^2``), and the zero
-inflation is mean-dependent, ``psi = k_m / (k_m + m)``:
+inflation is mean-dependent, ``psi = k / (k + m)`` with ``k = zero_inflation``:
 
 * ``P(y = 0) = psi + (1 - psi) NB(0; r, m)``,
 * ``P(y = k) = (1 - psi) NB(k; r, m)`` for ``k > 0``.
 
-``k_m = 0`` is the plain negative binomial. Expectations over a Gaussian
+``zero_inflation = 0`` is the plain negative binomial. Expectations over a Gaussian
 ``q(f) = N(mu, v)`` use Gauss-Hermite quadrature.
 """
 
@@ -30,7 +29,7 @@ def softplus(f):
     return np.logaddexp(0.0, f)
 
 
-def zinb_logpmf(y, f, alpha, *, scale=1.0, k_m=0.1):
+def zinb_logpmf(y, f, alpha, *, scale=1.0, zero_inflation=0.1):
     """Log-probability of counts ``y`` under the zero-inflated negative binomial.
 
     Parameters
@@ -43,8 +42,8 @@ def zinb_logpmf(y, f, alpha, *, scale=1.0, k_m=0.1):
         Dispersion ``alpha = 1 / r`` (broadcast against ``f``).
     scale : float or array-like > 0, default=1.0
         The fixed scale factor ``s`` of the mean.
-    k_m : float >= 0, default=0.1
-        Zero inflation ``psi = k_m / (k_m + m)``; ``0`` gives the plain
+    zero_inflation : float >= 0, default=0.1
+        ``k`` in the zero-inflation probability ``psi = k / (k + m)``; ``0`` gives the plain
         negative binomial.
 
     Returns
@@ -58,8 +57,8 @@ def zinb_logpmf(y, f, alpha, *, scale=1.0, k_m=0.1):
         raise ValueError("y must hold non-negative integer counts")
     if np.any(alpha <= 0):
         raise ValueError("alpha must be positive")
-    if k_m < 0:
-        raise ValueError(f"k_m must be non-negative, got {k_m}")
+    if zero_inflation < 0:
+        raise ValueError(f"zero_inflation must be non-negative, got {zero_inflation}")
     m = np.asarray(scale, dtype=np.float64) * softplus(f)
     r = 1.0 / alpha
     log_rm = np.log(r + m)
@@ -70,10 +69,10 @@ def zinb_logpmf(y, f, alpha, *, scale=1.0, k_m=0.1):
         ylogm = np.where(y > 0, y * (log_m - log_rm), 0.0)
     log_nb0 = r * (np.log(r) - log_rm)
     log_nb = gammaln(y + r) - gammaln(r) - gammaln(y + 1.0) + log_nb0 + ylogm
-    if k_m == 0:
+    if zero_inflation == 0:
         return log_nb
-    log_km = np.log(k_m + m)
-    log_psi = np.log(k_m) - log_km
+    log_km = np.log(zero_inflation + m)
+    log_psi = np.log(zero_inflation) - log_km
     with np.errstate(divide="ignore"):
         log_1mpsi = log_m - log_km
     zero = np.logaddexp(log_psi, log_1mpsi + log_nb0)

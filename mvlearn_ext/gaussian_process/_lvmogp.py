@@ -15,12 +15,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext._lib import effective_n_jobs
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude
 
 __all__ = ["LVMOGPRegressor"]
+
+
+def _feature_units(X):
+    """Per column, the power of two nearest above its largest magnitude (1 if all zero)."""
+    top = np.max(np.abs(X), axis=0)
+    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
 
 
 def _output_scaling(packer, data):
@@ -83,8 +88,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     gradient there). Optimising ``M`` jointly with the hyper-parameters, as
     GPy does, stalls: on smooth fields over a 2-D grid of 1,000 outputs it
     stopped at a held-out RMSE 2.3 times that of independent GPs, where the
-    profiled bound reaches the independent GPs' error
-    (``benchmarks/bench_gp.py``). The schedule otherwise follows GPy's
+    profiled bound reaches the independent GPs' error. The schedule otherwise follows GPy's
     ``optimize_auto``: a first phase of ``int(0.1 * max_iter)`` iterations
     on the ``q(U)`` covariance and the noise only, then ``max_iter``
     iterations on everything. L-BFGS works in rescaled coordinates: the
@@ -103,10 +107,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     n_inducing_latent : int, default=6
         Inducing points ``M_H`` in the latent space (capped at ``n_outputs``).
         They must resolve the outputs' latent manifold, and a grid that is
-        too coarse caps the accuracy whatever the number of iterations. On
-        the benchmark's smooth fields over a 2-D grid of output locations
-        (``benchmarks/bench_gp.py``), 8 latent inducing points left a
-        held-out error of 0.058 above the noise (0.1) and 12 left 0.012.
+        too coarse caps the accuracy whatever the number of iterations
+        (outputs on a 2-D manifold need about 10 or more).
         The cost of an evaluation grows with ``M_H^2`` in the data terms
         and with ``(M_X M_H)^3`` in the inducing algebra.
     latent_posterior : {"gaussian", "point"}, default="gaussian"
@@ -131,8 +133,9 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     jitter : float, default=1e-6
         Relative jitter added to both inducing covariances.
     n_jobs : int or None, default=None
-        Threads of the compiled kernels (``None`` or ``-1``: every CPU;
-        ``-n``: all but ``n - 1``, as in joblib). The result does not depend
+        Threads of the compiled kernels, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU, ``-k``: all but ``k - 1``). The result does not depend
         on it: every sum over outputs runs in a fixed order, and BLAS and
         OpenMP run on one thread inside ``fit`` and ``predict``.
     random_state : int, RandomState instance or None, default=None
@@ -206,7 +209,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint(N_JOBS_CONSTRAINT),
     }
 
     def __init__(
@@ -224,7 +226,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
@@ -238,7 +239,6 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
 
     # ------------------------------------------------------------ fitting
 
@@ -253,8 +253,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         Z_x = kmeans_or_distinct(X, m_x, seed)
         m_x = Z_x.shape[0]
         # Output latents from the outputs (missing entries filled by 0, the
-        # standardised mean); noise 1e-3, as this fit has always used (the
-        # torch estimators of the family use 1e-2: see initial_latents).
+        # standardised mean), with a small noise that breaks ties between
+        # identical outputs.
         mu = initial_latents(F, d_h, init=self.init, noise=1e-3, rng=rng, seed=seed)
         Z_h = kmeans_or_distinct(mu, m_h, seed)
         m_h = Z_h.shape[0]
@@ -296,8 +296,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         -------
         self : LVMOGPRegressor
         """
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
-        nt = effective_n_jobs(n_jobs, name="n_jobs")
+        nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
         # a multi-threaded BLAS only adds overhead (10-100x on a loaded
         # machine) and changes the last bits with the thread count, as the
@@ -309,7 +308,14 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_magnitude(X, "X")
+        # Each input feature is divided by a power of two near its largest
+        # magnitude: the kernel's squared distances then neither underflow nor
+        # overflow whatever the units, and the division is exact.
+        self._x_unit = _feature_units(X)
+        X = X / self._x_unit
         Y, self._y_1d = check_targets(Y, X.shape[0])
+        # the latent means and variances: n_outputs x n_latent each
+        check_allocation(Y.shape[1] * self.n_latent, "n_latent", self.n_latent)
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         P = Y.shape[1]
@@ -370,10 +376,10 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         p = packer.unpack(theta_full)
         self.latent_outputs_ = p["mu"].copy()
         self.latent_variances_ = np.exp(p["log_S"]) if "log_S" in p else np.zeros_like(p["mu"])
-        self.inducing_inputs_ = p["Z_x"].copy()
+        self.inducing_inputs_ = p["Z_x"] * self._x_unit
         self.inducing_latent_ = p["Z_h"].copy()
         self.variance_ = float(np.exp(p["log_variance"][0]))
-        self.lengthscales_ = np.exp(p["log_ls_x"])
+        self.lengthscales_ = np.exp(p["log_ls_x"]) * self._x_unit
         self.latent_lengthscales_ = np.exp(p["log_ls_h"])
         self.noise_variance_ = float(np.exp(p["log_noise"][0]))
         self.n_inducing_, self.n_inducing_latent_ = p["M"].shape
@@ -402,8 +408,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
-        n_jobs = renamed_param(self, "n_jobs", "n_threads", warn=False)
-        nt = effective_n_jobs(n_jobs, name="n_jobs")
+        X = X / self._x_unit
+        nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         with single_threaded_pools():
             m, v = bd.predict_moments(
                 self._theta, self._packer, X, jitter=self.jitter, n_threads=nt

@@ -36,6 +36,16 @@ from mvlearn_ext.utils._warnings import warn
 __all__ = ["ARMULRegressor", "ClusteredARMULRegressor", "LowRankARMULRegressor"]
 
 
+def norm_units(value, scale):
+    """A norm-penalty level on the coefficients of ``X`` in the units of ``X / scale``.
+
+    ``C ||theta||`` is ``C / scale ||scale theta||`` (an overflow to ``inf``
+    is the penalty's own limit, every task fused).
+    """
+    with np.errstate(over="ignore"):
+        return float(value) / scale
+
+
 def _lbfgs(fun, x0, max_iter, tol, who):
     """L-BFGS-B to a gradient tolerance relative to the start; warns at ``max_iter``."""
     g0 = np.max(np.abs(fun(x0)[1]))
@@ -64,6 +74,7 @@ class _Subset:
         self.evecs = np.ascontiguousarray(moments.evecs[idx])
         self.n = moments.n[idx]
         self.rcond = moments.rcond
+        self.scale = moments.scale
         self.m, self.d = self.b.shape
 
 
@@ -94,6 +105,10 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     tol : float, default=1e-10
         L-BFGS gradient tolerance (relative to the gradient at the start).
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -105,6 +120,8 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     fusion_threshold_ : float
         The smallest ``reg_lambda`` with every task fused.
     n_iter_ : int
+        L-BFGS iterations run (1 where the fit is in closed form:
+        ``reg_lambda`` 0 or at least the fusion threshold).
 
     References
     ----------
@@ -119,6 +136,9 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         **ITER_CONSTRAINTS,
     }
 
+    _coef_attributes = ("center_",)
+    _penalty_attributes = ("fusion_threshold_",)
+
     def __init__(
         self,
         reg_lambda=0.1,
@@ -128,6 +148,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
@@ -135,6 +156,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = _normalised_weights(moments, self.task_weight)
@@ -145,13 +167,13 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         out = [None] * len(grid)
         gamma = gamma_dp
         for pos in np.argsort(np.asarray(grid, dtype=float), kind="stable"):
-            C = float(grid[pos])
+            C = norm_units(grid[pos], moments.scale)
             if C == 0.0:
                 coef = _least_squares_fits(moments, gamma_dp)
-                fused, n_iter, center = np.zeros(moments.m, bool), 0, gamma_dp
+                fused, n_iter, center = np.zeros(moments.m, bool), 1, gamma_dp
             elif C >= cstar:
                 coef = np.tile(gamma_dp, (moments.m, 1))
-                fused, n_iter, center = np.ones(moments.m, bool), 0, gamma_dp
+                fused, n_iter, center = np.ones(moments.m, bool), 1, gamma_dp
             else:
                 lam = C * np.sqrt(moments.d / moments.n)
                 gamma, n_iter = self._minimise(moments, lam, w, gamma)
@@ -199,6 +221,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     Parameters
     ----------
     n_clusters : int, default=3
+        Number of prototypes; at most the number of tasks.
     reg_lambda : float, default=0.1
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
@@ -212,6 +235,10 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means warm start.
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -256,6 +283,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         n_init=10,
         random_state=None,
         rcond=None,
+        n_jobs=None,
     ):
         self.n_clusters = n_clusters
         self.reg_lambda = reg_lambda
@@ -267,12 +295,21 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.n_init = n_init
         self.random_state = random_state
         self.rcond = rcond
+        self.n_jobs = n_jobs
+
+    _coef_attributes = ("prototypes_",)
 
     def _solve_one(self, moments, C):
         from sklearn.cluster import KMeans
 
+        if self.n_clusters > moments.m:
+            raise ValueError(
+                f"n_clusters={self.n_clusters} exceeds the number of tasks ({moments.m}): "
+                "every prototype needs at least one task"
+            )
+        C = norm_units(C, moments.scale)
         w = _normalised_weights(moments, self.task_weight)
-        K = min(self.n_clusters, moments.m)
+        K = self.n_clusters
         ols = _least_squares_fits(moments, _pooled(moments, w))
         km = KMeans(K, n_init=self.n_init, random_state=self.random_state).fit(ols)
         labels = km.labels_.astype(np.int64)
@@ -363,6 +400,10 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     tol : float, default=1e-10
         L-BFGS gradient tolerance (relative to the gradient at the start).
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -380,6 +421,8 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     objective_ : float
         The objective at the fit (up to a constant).
     n_iter_ : int
+        L-BFGS iterations run (1 where the fit is in closed form:
+        ``reg_lambda`` 0, or ``rank`` at least ``min(n_tasks, n_features)``).
 
     References
     ----------
@@ -405,6 +448,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.rank = rank
         self.reg_lambda = reg_lambda
@@ -413,8 +457,12 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
+
+    _coef_attributes = ("components_", "centers_")
 
     def _solve_one(self, moments, C):
+        C = norm_units(C, moments.scale)
         m, d = moments.m, moments.d
         w = _normalised_weights(moments, self.task_weight)
         K = min(self.rank, m, d)
@@ -436,7 +484,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             _, vals, _ = armul_prox_tasks(
                 *args, np.ascontiguousarray(coef), np.full(m, np.finfo(float).max), w
             )
-            self.objective_, self.n_iter_ = float(vals.sum()), 0
+            self.objective_, self.n_iter_ = float(vals.sum()), 1
             return coef
         lam_eff = np.where(np.isfinite(lam), lam, np.finfo(float).max)
 

@@ -12,11 +12,9 @@ task ``j`` with weights ``s_i`` is, up to a constant,
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 
 import numpy as np
-import sklearn
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
@@ -30,28 +28,23 @@ from sklearn.utils.validation import (
 
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
 from mvlearn_ext.utils._validation import check_magnitude
 
-_CONTROLLER = None
+__all__ = ["TaskMoments", "data_scale", "stack_tasks"]
 
 
-def single_threaded_blas():
-    """A context that limits BLAS to one thread.
+def data_scale(X):
+    """The power of two nearest above ``max |X|`` (1 for an all-zero ``X``).
 
-    The solvers do their algebra on many small ``d x d`` matrices (and
-    scipy's L-BFGS on ``d`` variables), where BLAS threads only add
-    synchronisation: on a loaded 2-core machine they made ARMUL's L-BFGS 5-10x
-    slower. The Numba kernels keep their own threads.
+    The solvers work on ``X / scale``, whose entries are at most 1 in
+    magnitude, so that ``X^T X`` neither underflows nor overflows whatever
+    the units of ``X``; a power of two keeps the division exact.
     """
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
-
-
-__all__ = ["TaskMoments", "single_threaded_blas", "stack_tasks"]
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if not top > 0.0:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
 
 
 def stack_tasks(Xs, ys, sample_weights=None):
@@ -103,9 +96,12 @@ class TaskMoments:
     (m,), ``n`` (m,) (sum of the weights of each task, its effective
     sample size); ``evals``/``evecs``/``rank``/``theta``/``c0`` from
     :func:`mvlearn_ext.multitask._kernels.task_eigh`, computed on first use.
+    ``scale`` is the factor ``X`` was divided by (:func:`data_scale`): the
+    moments are those of ``X / scale``, and coefficients solved on them are
+    ``scale`` times those of ``X``.
     """
 
-    def __init__(self, X, y, sw, starts, fit_intercept, rcond=None):
+    def __init__(self, X, y, sw, starts, fit_intercept, rcond=None, scale=1.0):
         self.Sigma, self.b, self.xbar, self.ybar, self.n = task_moments(
             X, y, sw, starts, bool(fit_intercept)
         )
@@ -114,6 +110,7 @@ class TaskMoments:
             rows = int(np.max(np.diff(starts))) if starts.shape[0] > 1 else 1
             rcond = float(np.finfo(np.float64).eps * max(rows, self.d))
         self.rcond = rcond
+        self.scale = float(scale)
         self._eig = None
 
     def _ensure_eig(self):
@@ -143,25 +140,6 @@ _ROUTING_HINT = (
 )
 
 
-def _inside_model_selection():
-    """Whether the caller is scikit-learn's cross-validation (``_fit_and_score``).
-
-    Without metadata routing, GridSearchCV, cross_validate and friends pass
-    ``tasks`` to ``fit`` but score with ``score(X_test, y_test)``: every
-    candidate would score NaN (the error is caught and replaced by
-    ``error_score``) and a ``best_params_`` would still be picked.
-    """
-    frame = sys._getframe(2)
-    while frame is not None:
-        if (
-            frame.f_code.co_name == "_fit_and_score"
-            and frame.f_globals.get("__name__") == "sklearn.model_selection._validation"
-        ):
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _label(value):
     """A task label as a plain Python value (for messages)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -189,8 +167,17 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 
     Subclasses implement ``_solve(moments) -> coef`` (an ``(m, d)`` float64
     array of slopes, in the centred coordinates when ``fit_intercept``),
-    storing any fitted diagnostics on ``self``.
+    storing any fitted diagnostics on ``self``. The moments are those of
+    ``X / moments.scale`` (see :func:`data_scale`): a penalty on the
+    coefficients is converted to those units by the solver, and
+    :meth:`_unscale` brings fitted attributes in coefficient units back.
     """
+
+    #: Fitted attributes in the units of the coefficients (divided by the
+    #: data scale after the fit) and in the units of ``reg_lambda`` for a
+    #: norm penalty (multiplied by it).
+    _coef_attributes = ()
+    _penalty_attributes = ()
 
     # ``tasks`` is requested by default wherever it is accepted, so that it is
     # routed through Pipeline / GridSearchCV once metadata routing is enabled.
@@ -213,17 +200,6 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         tasks = self._check_tasks(tasks, X.shape[0])
         labels, index = np.unique(tasks, return_inverse=True)
         index = index.reshape(-1).astype(np.int64)
-        if (
-            labels.shape[0] > 1
-            and not sklearn.get_config()["enable_metadata_routing"]
-            and _inside_model_selection()
-        ):
-            raise ValueError(
-                f"{type(self).__name__} is fitted on {labels.shape[0]} tasks inside "
-                "scikit-learn's model selection without metadata routing: tasks reaches fit "
-                "but not score, so every candidate would score NaN. To route tasks, "
-                + _ROUTING_HINT
-            )
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         counts = np.bincount(index, minlength=labels.shape[0])
         small = np.flatnonzero(counts < 2)
@@ -236,7 +212,10 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         zero = np.flatnonzero(wsum <= 0)
         if zero.size:
             raise ValueError(f"sample_weight sums to zero on task {_label(labels[zero[0]])!r}")
-        return X, np.asarray(y, dtype=np.float64), labels, index, sw
+        scale = data_scale(X)
+        if scale != 1.0:
+            X = X / X.dtype.type(scale)
+        return X, np.asarray(y, dtype=np.float64), labels, index, sw, scale
 
     @staticmethod
     def _check_tasks(tasks, n_rows):
@@ -280,26 +259,38 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         return pos.astype(np.int64)
 
     # -- fitting --------------------------------------------------------------
-    def _moments(self, X, y, index, sw, n_tasks):
+    def _moments(self, X, y, index, sw, n_tasks, scale):
         Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, n_tasks)
-        return TaskMoments(Xs, ys, sws, starts, self.fit_intercept, getattr(self, "rcond", None))
+        return TaskMoments(
+            Xs, ys, sws, starts, self.fit_intercept, getattr(self, "rcond", None), scale
+        )
+
+    def _unscale(self, scale):
+        """Fitted attributes from the units of ``X / scale`` to those of ``X``."""
+        for name in self._coef_attributes:
+            if hasattr(self, name):
+                setattr(self, name, getattr(self, name) / scale)
+        for name in self._penalty_attributes:
+            if hasattr(self, name):
+                setattr(self, name, getattr(self, name) * scale)
 
     def _finish(self, coef, moments, labels, dtype):
         self.tasks_ = labels
         self.n_tasks_ = labels.shape[0]
         self.task_n_samples_ = moments.n.copy()
-        self.coef_ = coef.astype(dtype, copy=False)
         if self.fit_intercept:
             intercept = moments.ybar - np.einsum("jk,jk->j", moments.xbar, coef)
         else:
             intercept = np.zeros(coef.shape[0])
+        self.coef_ = (coef / moments.scale).astype(dtype, copy=False)
         self.intercept_ = intercept.astype(dtype, copy=False)
+        self._unscale(moments.scale)
         return self
 
     def _fit(self, X, y, tasks, sample_weight):
-        X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
-        with single_threaded_blas():
-            moments = self._moments(X, y, index, sw, labels.shape[0])
+        X, y, labels, index, sw, scale = self._validate_fit(X, y, tasks, sample_weight)
+        with fit_threads(self.n_jobs):
+            moments = self._moments(X, y, index, sw, labels.shape[0], scale)
             coef = self._solve(moments)
         return self._finish(coef, moments, labels, X.dtype)
 
@@ -361,11 +352,13 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 
 
 # Parameter constraints reused by the estimators.
+CV = ["cv_object"]
 REG_LAMBDA = [Interval(Real, 0, None, closed="left"), Options(Real, {np.inf})]
 TASK_WEIGHT = [StrOptions({"uniform", "n_samples"})]
 COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "rcond": [Interval(Real, 0, 1, closed="left"), None],
+    "n_jobs": N_JOBS_CONSTRAINT,
 }
 ITER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -419,6 +412,8 @@ class WithinTaskKFold:
     def split(self, X, y=None, groups=None):
         if groups is None:
             raise ValueError("WithinTaskKFold needs the task labels as groups")
+        if self.n_splits > len(groups):
+            raise ValueError(f"n_splits={self.n_splits} exceeds the number of rows, {len(groups)}")
         labels, index = np.unique(np.asarray(groups), return_inverse=True)
         folds = within_task_folds(
             index.reshape(-1), labels.shape[0], self.n_splits, self.random_state

@@ -29,8 +29,21 @@ __all__ = [
 ]
 
 
+def ridge_units(value, scale):
+    """A ridge strength on the coefficients of ``X`` in the units of ``X / scale``.
+
+    ``value/2 ||theta||^2`` is ``value / scale^2 / 2 ||scale theta||^2``;
+    divided twice so that ``scale^2`` cannot underflow (an overflow to
+    ``inf`` is the ridge's own limit, coefficients 0).
+    """
+    with np.errstate(over="ignore"):
+        return float(value) / scale / scale
+
+
 def _pooled(moments, w, ridge=0.0):
-    """``(sum_j w_j (Sigma_j + ridge I))^+ sum_j w_j b_j``."""
+    """``(sum_j w_j (Sigma_j + ridge I))^+ sum_j w_j b_j`` (0 for an infinite ridge)."""
+    if np.isinf(ridge):
+        return np.zeros(moments.d)
     if ridge == 0.0:
         lam = np.full(moments.m, np.inf)
         beta, _, _, _, _ = irls_center(
@@ -45,7 +58,9 @@ def _pooled(moments, w, ridge=0.0):
             moments.rcond,
         )
         return beta
-    M = np.tensordot(w, moments.Sigma, axes=1) + ridge * w.sum() * np.eye(moments.d)
+    # normalised weights: the ridge enters as itself, and a large one cannot overflow
+    w = w / w.sum()
+    M = np.tensordot(w, moments.Sigma, axes=1) + ridge * np.eye(moments.d)
     return np.linalg.solve(M, w @ moments.b)
 
 
@@ -132,6 +147,10 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     rcond : float or None, default=None
         Rank rule of the least-squares solutions (see
         :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -155,13 +174,18 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
 
     _parameter_constraints: dict = {"reg_lambda": REG_LAMBDA, **COMMON_CONSTRAINTS}
 
-    def __init__(self, reg_lambda=0.0, *, fit_intercept=True, rcond=None):
+    def __init__(self, reg_lambda=0.0, *, fit_intercept=True, rcond=None, n_jobs=None):
         self.reg_lambda = reg_lambda
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
-        return [_ridge_coef(moments, lam) for lam in grid]
+        return [_ridge_coef(moments, ridge_units(lam, moments.scale)) for lam in grid]
+
+    def _path_per_task(self, moments, lams):
+        """The fit with a ridge strength per task (``lams`` of shape (n_tasks,))."""
+        return _ridge_coef(moments, [ridge_units(lam, moments.scale) for lam in lams])
 
 
 class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
@@ -174,11 +198,15 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     Parameters
     ----------
     reg_lambda : float, default=0.0
-        Ridge strength.
+        Ridge strength (``inf``: all coefficients 0).
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -195,17 +223,28 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, reg_lambda=0.0, *, task_weight="n_samples", fit_intercept=True, rcond=None):
+    _coef_attributes = ("center_",)
+
+    def __init__(
+        self,
+        reg_lambda=0.0,
+        *,
+        task_weight="n_samples",
+        fit_intercept=True,
+        rcond=None,
+        n_jobs=None,
+    ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = moments.task_weights(self.task_weight)
         out = []
         for lam in grid:
-            beta = _pooled(moments, w, float(lam))
+            beta = _pooled(moments, w, ridge_units(lam, moments.scale))
             self.center_ = beta
             out.append(np.tile(beta, (moments.m, 1)))
         return out
@@ -229,6 +268,10 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     task_weight : {"uniform", "n_samples"}, default="uniform"
     fit_intercept : bool, default=True
     rcond : float or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -242,11 +285,16 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None):
+    _coef_attributes = ("center_",)
+
+    def __init__(
+        self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None, n_jobs=None
+    ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
         w = moments.task_weights(self.task_weight)
@@ -254,7 +302,7 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         bt = np.einsum("jkl,jk->jl", V, moments.b)
         out = []
         for lam in grid:
-            lam = float(lam)
+            lam = ridge_units(lam, moments.scale)
             if lam == 0.0 or np.isinf(lam):
                 beta = _pooled(moments, w)
                 self.center_ = beta

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.base import BaseEstimator
 
 from mvlearn_ext.multitask._armul import (
     ARMULRegressor,
     ClusteredARMULRegressor,
     LowRankARMULRegressor,
 )
-from mvlearn_ext.multitask._base import (
-    MultiTaskLinearMixin,
-    TaskMoments,
-    _sorted_problem,
-    single_threaded_blas,
-)
+from mvlearn_ext.multitask._base import CV
 from mvlearn_ext.multitask._baselines import (
     IndependentTaskRegressor,
     MeanRegularizedRegressor,
-    _ridge_coef,
 )
-from mvlearn_ext.multitask._cv import cross_validate_path, select_global, select_per_task
+from mvlearn_ext.multitask._cv import MultiTaskCVMixin, check_grid, select_global, select_per_task
 
 __all__ = [
     "ARMULRegressorCV",
@@ -35,7 +26,7 @@ __all__ = [
 ]
 
 
-class _GridCV(MultiTaskLinearMixin, BaseEstimator):
+class _GridCV(MultiTaskCVMixin, BaseEstimator):
     """K-fold CV within tasks of a baseline's ``reg_lambda`` (see the subclasses)."""
 
     _estimator_class = None
@@ -47,68 +38,35 @@ class _GridCV(MultiTaskLinearMixin, BaseEstimator):
         params = {k: v for k, v in self.get_params().items() if k in own}
         return self._estimator_class(reg_lambda=value, **params)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, tasks=None, sample_weight=None):
-        """Choose ``reg_lambda`` by cross-validation within tasks, then refit.
+    def _candidates(self):
+        return check_grid(self.reg_lambdas, self._default_grid, "reg_lambdas")
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        tasks : array-like of shape (n_samples,), default=None
-        sample_weight : array-like of shape (n_samples,), default=None
+    def _cv_path(self, moments, grid):
+        return self._estimator(float(grid[0]))._path(moments, grid)
 
-        Returns
-        -------
-        self
-        """
-        grid = self._default_grid if self.reg_lambdas is None else self.reg_lambdas
-        grid = np.asarray(grid, dtype=float).reshape(-1)
-        if grid.size == 0 or np.any(np.isnan(grid)) or np.any(grid < 0):
-            raise ValueError("reg_lambdas must be a non-empty grid of values >= 0")
-        X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
-        m = labels.shape[0]
-        Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, m)
-        base = self._estimator(float(grid[0]))
-        scores = cross_validate_path(
-            base._path,
-            grid,
-            Xs,
-            ys,
-            index[order],
-            sws,
-            m,
-            n_splits=self.cv,
-            random_state=self.random_state,
-            fit_intercept=self.fit_intercept,
-            rcond=self.rcond,
-        )
-        with single_threaded_blas():
-            return self._refit(grid, scores, Xs, ys, sws, starts, labels, X.dtype)
-
-    def _refit(self, grid, scores, Xs, ys, sws, starts, labels, dtype):
-        moments = TaskMoments(Xs, ys, sws, starts, self.fit_intercept, self.rcond)
+    def _refit(self, grid, scores, moments):
         if self._per_task:
             best, per_task = select_per_task(scores)
             self.reg_lambda_ = grid[best]
             self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": per_task.T}
-            coef = _ridge_coef(moments, self.reg_lambda_)
-        else:
-            best, mean, std = select_global(scores)
-            self.reg_lambda_ = float(grid[best])
-            self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
-            final = self._estimator(self.reg_lambda_)
-            coef = final._solve(moments)
-            # the fitted attributes of the solve (centre, fusion, iterations, ...)
-            for name, value in vars(final).items():
-                if name.endswith("_") and not name.startswith("_"):
-                    setattr(self, name, value)
-        return self._finish(coef, moments, labels, dtype)
+            return self._estimator(0.0)._path_per_task(moments, self.reg_lambda_)
+        best, mean, std = select_global(scores)
+        self.reg_lambda_ = float(grid[best])
+        self.cv_results_ = {"reg_lambda": grid, "mean_test_mse": mean, "std_test_mse": std}
+        final = self._estimator(self.reg_lambda_)
+        coef = final._solve(moments)
+        # the fitted attributes of the solve (centre, fusion, iterations, ...)
+        for name, value in vars(final).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(self, name, value)
+        self._coef_attributes = final._coef_attributes
+        self._penalty_attributes = final._penalty_attributes
+        return coef
 
 
 _CV_CONSTRAINTS = {
     "reg_lambdas": ["array-like", None],
-    "cv": [Interval(Integral, 2, None, closed="left")],
+    "cv": CV,
     "random_state": ["random_state"],
 }
 
@@ -120,51 +78,83 @@ def _cv_constraints(estimator_class):
     return {**_CV_CONSTRAINTS, **{k: v for k, v in own.items() if k not in skip}}
 
 
-_ARMUL_GRID = "0, 21 values from 1e-4 to 10, and inf"
-
-_CV_DOC = """:class:`{name}` with ``reg_lambda`` chosen by K-fold CV within tasks{how}.
+class IndependentTaskRegressorCV(_GridCV):
+    """:class:`IndependentTaskRegressor` with ``reg_lambda`` chosen by CV for every task.
 
     Parameters
     ----------
     reg_lambdas : array-like of float or None, default=None
-        The grid (``None``: {grid}).
-    cv : int, default=5
+        The grid (``None``: 0 and 25 values from 1e-6 to 1e2).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices. The score of a value is the validation
+        MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fold assignment.
-    Other parameters as in :class:`{name}`.
+        Seeds the fold assignment when ``cv`` is an int.
+    Other parameters as in :class:`IndependentTaskRegressor`.
 
     Attributes
     ----------
-    reg_lambda_ : {kind}
-        The selected value{sel}.
+    reg_lambda_ : ndarray of shape (n_tasks,)
+        The selected value of every task.
     cv_results_ : dict of ndarray
+        ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
-        As in :class:`{name}`.
+        As in :class:`IndependentTaskRegressor`, for the model refitted on all rows.
     """
 
-
-def _cv_doc(name, *, grid=_ARMUL_GRID, how="", kind="float", sel=""):
-    """The docstring of the CV variant of the estimator ``name``."""
-    return _CV_DOC.format(name=name, how=how, grid=grid, kind=kind, sel=sel)
-
-
-class IndependentTaskRegressorCV(_GridCV):
     _estimator_class = IndependentTaskRegressor
     _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25))
     _per_task = True
     _parameter_constraints: dict = _cv_constraints(IndependentTaskRegressor)
 
     def __init__(
-        self, reg_lambdas=None, *, cv=5, random_state=None, fit_intercept=True, rcond=None
+        self,
+        reg_lambdas=None,
+        *,
+        cv=5,
+        random_state=None,
+        fit_intercept=True,
+        rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class MeanRegularizedRegressorCV(_GridCV):
+    """:class:`MeanRegularizedRegressor` with ``reg_lambda`` chosen by CV within tasks.
+
+    Parameters
+    ----------
+    reg_lambdas : array-like of float or None, default=None
+        The grid (``None``: 0, 25 values from 1e-6 to 1e2, and inf).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices. The score of a value is the validation
+        MSE averaged over tasks, then over splits.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment when ``cv`` is an int.
+    Other parameters as in :class:`MeanRegularizedRegressor`.
+
+    Attributes
+    ----------
+    reg_lambda_ : float
+        The selected value.
+    cv_results_ : dict of ndarray
+        ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`MeanRegularizedRegressor`, for the model refitted on all rows.
+    """
+
     _estimator_class = MeanRegularizedRegressor
     _default_grid = (0.0, *np.geomspace(1e-6, 1e2, 25), np.inf)
     _parameter_constraints: dict = _cv_constraints(MeanRegularizedRegressor)
@@ -178,6 +168,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         task_weight="uniform",
         fit_intercept=True,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -185,9 +176,36 @@ class MeanRegularizedRegressorCV(_GridCV):
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
         self.rcond = rcond
+        self.n_jobs = n_jobs
 
 
 class ARMULRegressorCV(_GridCV):
+    """:class:`ARMULRegressor` with ``reg_lambda`` chosen by CV within tasks.
+
+    Parameters
+    ----------
+    reg_lambdas : array-like of float or None, default=None
+        The grid (``None``: 0, 21 values from 1e-4 to 10, and inf).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices. The score of a value is the validation
+        MSE averaged over tasks, then over splits.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment when ``cv`` is an int.
+    Other parameters as in :class:`ARMULRegressor`.
+
+    Attributes
+    ----------
+    reg_lambda_ : float
+        The selected value.
+    cv_results_ : dict of ndarray
+        ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`ARMULRegressor`, for the model refitted on all rows.
+    """
+
     _estimator_class = ARMULRegressor
     _default_grid = (0.0, *np.geomspace(1e-4, 10.0, 21), np.inf)
     _parameter_constraints: dict = _cv_constraints(ARMULRegressor)
@@ -203,6 +221,7 @@ class ARMULRegressorCV(_GridCV):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -212,22 +231,36 @@ class ARMULRegressorCV(_GridCV):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
-
-
-IndependentTaskRegressorCV.__doc__ = _cv_doc(
-    "IndependentTaskRegressor",
-    grid="0 and 25 values from 1e-6 to 1e2",
-    how=", separately for every task",
-    kind="ndarray of shape (n_tasks,)",
-    sel=" of every task",
-)
-MeanRegularizedRegressorCV.__doc__ = _cv_doc(
-    "MeanRegularizedRegressor", grid="0, 25 values from 1e-6 to 1e2, and inf"
-)
-ARMULRegressorCV.__doc__ = _cv_doc("ARMULRegressor")
+        self.n_jobs = n_jobs
 
 
 class LowRankARMULRegressorCV(_GridCV):
+    """:class:`LowRankARMULRegressor` with ``reg_lambda`` chosen by CV within tasks.
+
+    Parameters
+    ----------
+    reg_lambdas : array-like of float or None, default=None
+        The grid (``None``: 0, 21 values from 1e-4 to 10, and inf).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices. The score of a value is the validation
+        MSE averaged over tasks, then over splits.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment when ``cv`` is an int.
+    Other parameters as in :class:`LowRankARMULRegressor`.
+
+    Attributes
+    ----------
+    reg_lambda_ : float
+        The selected value.
+    cv_results_ : dict of ndarray
+        ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`LowRankARMULRegressor`, for the model refitted on all rows.
+    """
+
     _estimator_class = LowRankARMULRegressor
     _default_grid = ARMULRegressorCV._default_grid
     _parameter_constraints: dict = _cv_constraints(LowRankARMULRegressor)
@@ -244,6 +277,7 @@ class LowRankARMULRegressorCV(_GridCV):
         max_iter=1000,
         tol=1e-10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -254,12 +288,36 @@ class LowRankARMULRegressorCV(_GridCV):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
-
-
-LowRankARMULRegressorCV.__doc__ = _cv_doc("LowRankARMULRegressor")
+        self.n_jobs = n_jobs
 
 
 class ClusteredARMULRegressorCV(_GridCV):
+    """:class:`ClusteredARMULRegressor` with ``reg_lambda`` chosen by CV within tasks.
+
+    Parameters
+    ----------
+    reg_lambdas : array-like of float or None, default=None
+        The grid (``None``: 0, 21 values from 1e-4 to 10, and inf).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices. The score of a value is the validation
+        MSE averaged over tasks, then over splits.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment when ``cv`` is an int, and the k-means warm start.
+    Other parameters as in :class:`ClusteredARMULRegressor`.
+
+    Attributes
+    ----------
+    reg_lambda_ : float
+        The selected value.
+    cv_results_ : dict of ndarray
+        ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
+    coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
+        As in :class:`ClusteredARMULRegressor`, for the model refitted on all rows.
+    """
+
     _estimator_class = ClusteredARMULRegressor
     _default_grid = ARMULRegressorCV._default_grid
     _parameter_constraints: dict = _cv_constraints(ClusteredARMULRegressor)
@@ -278,6 +336,7 @@ class ClusteredARMULRegressorCV(_GridCV):
         tol=1e-10,
         n_init=10,
         rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -290,9 +349,4 @@ class ClusteredARMULRegressorCV(_GridCV):
         self.tol = tol
         self.n_init = n_init
         self.rcond = rcond
-
-
-ClusteredARMULRegressorCV.__doc__ = _cv_doc(
-    "ClusteredARMULRegressor",
-    how=" (``random_state`` seeds the folds and the k-means warm start)",
-)
+        self.n_jobs = n_jobs

@@ -1,8 +1,8 @@
-"""Pure-NumPy route of the robust multi-task solver (reference and benchmark peer).
+"""Pure-NumPy route of the robust multi-task solver (a reference for the tests).
 
 The same mathematics as the Numba kernels, written with batched NumPy
-(``einsum``, stacked ``eigh``): used by the tests as the reference of the
-kernels and by ``benchmarks/bench_multitask.py`` as the peer.
+(``einsum``, stacked ``eigh``): the reference of the kernels in the
+tests, and a peer to time them against.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
@@ -11,15 +11,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.multitask._base import (
     COMMON_CONSTRAINTS,
+    CV,
     ITER_CONSTRAINTS,
     REG_LAMBDA,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
-    TaskMoments,
-    _sorted_problem,
-    single_threaded_blas,
 )
-from mvlearn_ext.multitask._cv import cross_validate_path, select_global
+from mvlearn_ext.multitask._cv import MultiTaskCVMixin, check_grid, select_global
 from mvlearn_ext.multitask._kernels import irls_center, recover_coef
 from mvlearn_ext.utils._warnings import warn
 
@@ -59,8 +57,9 @@ DEFAULT_REG_LAMBDAS = (
 
 
 #: The default grid of the ridge term's ``rho`` in :class:`RobustMultiTaskRegressorCV`
-#: (with ``ridge_metric="identity"``). It contains 0, the paper's estimator. Not
-#: from the paper: chosen on the study of issue 18 (see the user guide).
+#: (with ``ridge_metric="identity"``). It contains 0, the paper's estimator; the
+#: positive values (not from the paper) let CV fall back to a plain ridge when
+#: tasks are few or small.
 DEFAULT_RIDGES = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
@@ -149,12 +148,12 @@ def robust_multitask_path(
         if q == 0.0:
             # beta is not identified at lambda = 0: every task is its own OLS fit,
             # and the pooled fit fills the directions a task does not explore.
-            center, r, n_iter, converged = beta_dp, r_dp.copy(), 0, True
+            center, r, n_iter, converged = beta_dp, r_dp.copy(), 1, True
             shrink = np.ones(moments.m)
             objective = 0.0
         elif q >= qstar:
             # Exact fusion (necessary and sufficient): every task at beta_DP.
-            center, r, n_iter, converged = beta_dp, r_dp.copy(), 0, True
+            center, r, n_iter, converged = beta_dp, r_dp.copy(), 1, True
             shrink = np.zeros(moments.m)
             objective = float(np.sum(w * 0.5 * r**2))
         else:
@@ -183,54 +182,12 @@ def _balancedness(moments, w):
     e, V = np.linalg.eigh(S)
     keep = e > moments.rcond * max(e[-1], 0.0)
     if not np.any(keep):
-        return np.inf
+        # no feature varies in any task: every task has the same (zero) second
+        # moment, the perfectly balanced case
+        return 1.0
     R = V[:, keep] / np.sqrt(e[keep])
     M = np.matmul(np.matmul(R.T, moments.Sigma), R)
     return float(np.max(np.linalg.eigvalsh(M)[:, -1]))
-
-
-class _RobustParams:
-    """Docstring fragments shared by the estimator and its CV variant."""
-
-    params = """
-    task_weight : {"uniform", "n_samples"}, default="uniform"
-        Task weights ``w_j``: 1 (the paper's synthetic experiments), or the
-        effective ``n_j`` (its HAR script). Decides which pooled fit exact
-        fusion reaches: the task-balanced one, or pooled least squares.
-    lambda_scale : {"n_features", "rank"}, default="n_features"
-        ``d_j`` in ``lambda_j = reg_lambda sqrt(d_j / n_j)``: the number of
-        features ``d`` (the paper), or ``rank(Sigma_j)`` (at least 1; the
-        rank rule of ``rcond``). The two agree when every ``Sigma_j`` has
-        full rank (``n_j >= d``, or ``n_j > d`` with an intercept). With
-        ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
-        refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
-        ``reg_lambda`` carries over to the refit. Not from the paper.
-    ridge_metric : {"identity", "second_moment"}, default="identity"
-        ``M`` of the ridge term (see ``ridge``; no effect when it is 0):
-        ``tr(S) / d`` times the identity, with ``S`` the task-weighted mean
-        second moment of the features (a plain ridge, as in ridge ITL;
-        invariant under rotations and a common rescaling of the features,
-        not under a general invertible map), or ``S`` itself (the estimator
-        stays invariant under any common invertible map of the features;
-        it missed the issue-18 target in 7 of 24 development settings).
-    fit_intercept : bool, default=True
-        Fit an unpenalised intercept per task (the rows of each task are
-        centred with their weighted means; the penalty acts on the slopes).
-    max_iter : int, default=1000
-        Maximum reweighting iterations for ``beta``.
-    tol : float, default=1e-10
-        Stop when the change of ``beta`` is at most ``tol * (1 +
-        ||beta||_S)``, both in the norm of the task-weighted mean second
-        moment ``S`` (the pooled root-mean-square prediction; the rule is
-        invariant under invertible maps of the features).
-    rcond : float or None, default=None
-        Eigenvalues of ``Sigma_j`` at most ``rcond`` times the largest count
-        as zero (the rank rule; ``None``: machine epsilon times
-        ``max(n_j, d)``). Singular ``Sigma_j`` are handled through their
-        range, with no added regularisation.
-    verbose : int, default=0
-        Print the progress of ``fit`` to standard error.
-"""
 
 
 class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
@@ -267,8 +224,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     (``fusion_threshold_``) the fit is the pooled one, exactly; at
     ``reg_lambda = 0`` it is per-task least squares.
 
-    The solver is derived in the project's spec from the squared-loss
-    structure of the paper's objective; the paper's reference code instead
+    The solver follows from the squared-loss structure of the paper's
+    objective; the paper's reference code instead
     runs L-BFGS-B on a smoothed objective, which stalls where tasks fuse.
 
     Parameters
@@ -283,12 +240,54 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         theta_j^T M theta_j`` (``M`` set by ``ridge_metric``), and the
         penalty is measured in ``Sigma_j + rho M``. This is the paper's
         estimator on each task's rows augmented with ``d`` rows ``sqrt(n_j
-        rho) M^{{1/2}}`` with responses 0, so the solver, the closed forms and
+        rho) M^{1/2}`` with responses 0, so the solver, the closed forms and
         the fusion threshold carry over: ``reg_lambda = 0`` gives ridge per
         task, ``inf`` a pooled ridge fit. 0 (default) is the paper's estimator.
         Not from the paper. :class:`RobustMultiTaskRegressorCV` chooses it
         with ``reg_lambda`` (by default over :data:`DEFAULT_RIDGES`).
-    {params}
+    task_weight : {"uniform", "n_samples"}, default="uniform"
+        Task weights ``w_j``: 1 (the paper's synthetic experiments), or the
+        effective ``n_j`` (its HAR script). Decides which pooled fit exact
+        fusion reaches: the task-balanced one, or pooled least squares.
+    lambda_scale : {"n_features", "rank"}, default="n_features"
+        ``d_j`` in ``lambda_j = reg_lambda sqrt(d_j / n_j)``: the number of
+        features ``d`` (the paper), or ``rank(Sigma_j)`` (at least 1; the
+        rank rule of ``rcond``). The two agree when every ``Sigma_j`` has
+        full rank (``n_j >= d``, or ``n_j > d`` with an intercept). With
+        ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
+        refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
+        ``reg_lambda`` carries over to the refit. Not from the paper.
+    ridge_metric : {"identity", "second_moment"}, default="identity"
+        ``M`` of the ridge term (see ``ridge``; no effect when it is 0):
+        ``tr(S) / d`` times the identity, with ``S`` the task-weighted mean
+        second moment of the features (a plain ridge, as in ridge ITL;
+        invariant under rotations and a common rescaling of the features,
+        not under a general invertible map), or ``S`` itself (the estimator
+        stays invariant under any common invertible map of the features,
+        but shrinks little in directions where every task's data are
+        weak, which is where a ridge helps).
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept per task (the rows of each task are
+        centred with their weighted means; the penalty acts on the slopes).
+    max_iter : int, default=1000
+        Maximum reweighting iterations for ``beta``.
+    tol : float, default=1e-10
+        Stop when the change of ``beta`` is at most ``tol * (1 +
+        ||beta||_S)``, both in the norm of the task-weighted mean second
+        moment ``S`` (the pooled root-mean-square prediction; the rule is
+        invariant under invertible maps of the features).
+    rcond : float or None, default=None
+        Eigenvalues of ``Sigma_j`` at most ``rcond`` times the largest count
+        as zero (the rank rule; ``None``: machine epsilon times
+        ``max(n_j, d)``). Singular ``Sigma_j`` are handled through their
+        range, with no added regularisation.
+    verbose : int, default=0
+        Print the progress of ``fit`` to standard error.
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_tasks, n_features)
@@ -308,16 +307,18 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     fused_ : ndarray of bool of shape (n_tasks,)
         ``shrinkage_ == 0``.
     fusion_threshold_ : float
-        ``q* = max_j ||theta_hat_j - beta_DP||_{{Sigma_j}} sqrt(n_j / d_j)``:
+        ``q* = max_j ||theta_hat_j - beta_DP||_{Sigma_j} sqrt(n_j / d_j)``:
         every ``reg_lambda >= q*`` gives the pooled fit ``beta_DP``.
     balancedness_ : float
-        ``max_j lambda_max(S^{{+/2}} Sigma_j S^{{+/2}})`` with ``S`` the
+        ``max_j lambda_max(S^{+/2} Sigma_j S^{+/2})`` with ``S`` the
         task-weighted mean second moment, on its range (large values: the
-        estimator falls back towards independent fits).
+        estimator falls back towards independent fits); 1 when no feature
+        varies.
     objective_ : float
-        The profile objective ``sum_j w_j H_{{lambda_j}}(r_j)`` at the solution.
+        The profile objective ``sum_j w_j H_{lambda_j}(r_j)`` at the solution.
     n_iter_ : int
-        Reweighting iterations run.
+        Reweighting iterations run (1 where the fit is in closed form:
+        ``reg_lambda`` 0 or at least ``fusion_threshold_``).
     tasks_ : ndarray of shape (n_tasks,)
         The sorted task labels seen in ``fit``.
     n_tasks_ : int
@@ -362,7 +363,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
     Examples
     --------
     >>> from mvlearn_ext.multitask import RobustMultiTaskRegressor
-    >>> from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
     >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
     >>> model = RobustMultiTaskRegressor(reg_lambda=2.0, fit_intercept=False)
     >>> model = model.fit(data.X, data.y, tasks=data.tasks)
@@ -396,6 +397,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         tol=1e-10,
         rcond=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
@@ -406,6 +408,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _path(self, moments, qs):
@@ -422,6 +425,8 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
             tol=self.tol,
         )
         return results, qstar
+
+    _coef_attributes = ("center_",)
 
     def _store(self, result, qstar, moments, q):
         w = moments.task_weights(self.task_weight)
@@ -472,24 +477,17 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         return self._fit(X, y, tasks, sample_weight)
 
 
-RobustMultiTaskRegressor.__doc__ = RobustMultiTaskRegressor.__doc__.replace(
-    "{params}", _RobustParams.params.strip("\n").lstrip()
-)
-
-
-class RobustMultiTaskRegressorCV(MultiTaskLinearMixin, BaseEstimator):
+class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
     """:class:`RobustMultiTaskRegressor` with ``reg_lambda`` and ``ridge`` chosen by CV.
 
     **The default is not the paper's estimator.** By default the pair
     ``(ridge, reg_lambda)`` is chosen over :data:`DEFAULT_RIDGES` x
     :data:`DEFAULT_REG_LAMBDAS` with a Euclidean ridge term
     (``ridge_metric="identity"``); the ridge grid contains 0, where the fit is
-    the paper's estimator. This default is not from the paper: it was chosen
-    on the simulation study of issue 18, by a rule fixed before the
-    development run (fewest settings where the estimator is above 1.05 times
-    independent ridge or above the better of ridge and pooling): on the
-    development draws it missed none of the 24 settings, the paper's
-    estimator 13 (the guide has the reported figures). It gives up the
+    the paper's estimator. This default is not from the paper: the ridge
+    term guards against the high variance of per-task fits with few rows per
+    feature, where the paper's estimator can lose to independent ridge (the
+    user guide compares the two). It gives up the
     paper's affine invariance: predictions are invariant under a rotation
     and a common rescaling of the features, not
     under features in different units (standardise them, or use the paper's
@@ -508,19 +506,64 @@ class RobustMultiTaskRegressorCV(MultiTaskLinearMixin, BaseEstimator):
     ----------
     reg_lambdas : array-like of float or None, default=None
         The grid of ``q``. ``None``: :data:`DEFAULT_REG_LAMBDAS`, the
-        reference grid {{0.1, 0.4, 0.7, 1, 2, 4, 8, 12, 16}} widened with
+        reference grid {0.1, 0.4, 0.7, 1, 2, 4, 8, 12, 16} widened with
         0 (independent least squares), 0.01, 0.03, intermediate values,
         24, 32, 64 and ``inf`` (the pooled fit).
-    cv : int, default=5
-        Number of folds (at least 2).
+    cv : int, cross-validation generator or iterable, default=5
+        An int: that many folds, each task's rows dealt to every fold
+        (:class:`WithinTaskKFold`); a splitter: its ``split(X, y, groups)``
+        with the task positions as groups; an iterable: ``(train,
+        validation)`` row indices.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fold assignment.
+        Seeds the fold assignment when ``cv`` is an int.
     ridges : array-like of float or None, default=None
         The grid of the ridge term's ``rho`` (see
         :class:`RobustMultiTaskRegressor`'s ``ridge``), chosen jointly with
         ``q`` by the same CV. ``None``: :data:`DEFAULT_RIDGES`,
         ``(0, 0.03, 0.1, 0.3, 1, 3)``. ``(0,)``: the paper's estimator.
-    {params}
+    task_weight : {"uniform", "n_samples"}, default="uniform"
+        Task weights ``w_j``: 1 (the paper's synthetic experiments), or the
+        effective ``n_j`` (its HAR script). Decides which pooled fit exact
+        fusion reaches: the task-balanced one, or pooled least squares.
+    lambda_scale : {"n_features", "rank"}, default="n_features"
+        ``d_j`` in ``lambda_j = reg_lambda sqrt(d_j / n_j)``: the number of
+        features ``d`` (the paper), or ``rank(Sigma_j)`` (at least 1; the
+        rank rule of ``rcond``). The two agree when every ``Sigma_j`` has
+        full rank (``n_j >= d``, or ``n_j > d`` with an intercept). With
+        ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
+        refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
+        ``reg_lambda`` carries over to the refit. Not from the paper.
+    ridge_metric : {"identity", "second_moment"}, default="identity"
+        ``M`` of the ridge term (see ``ridge``; no effect when it is 0):
+        ``tr(S) / d`` times the identity, with ``S`` the task-weighted mean
+        second moment of the features (a plain ridge, as in ridge ITL;
+        invariant under rotations and a common rescaling of the features,
+        not under a general invertible map), or ``S`` itself (the estimator
+        stays invariant under any common invertible map of the features,
+        but shrinks little in directions where every task's data are
+        weak, which is where a ridge helps).
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept per task (the rows of each task are
+        centred with their weighted means; the penalty acts on the slopes).
+    max_iter : int, default=1000
+        Maximum reweighting iterations for ``beta``.
+    tol : float, default=1e-10
+        Stop when the change of ``beta`` is at most ``tol * (1 +
+        ||beta||_S)``, both in the norm of the task-weighted mean second
+        moment ``S`` (the pooled root-mean-square prediction; the rule is
+        invariant under invertible maps of the features).
+    rcond : float or None, default=None
+        Eigenvalues of ``Sigma_j`` at most ``rcond`` times the largest count
+        as zero (the rank rule; ``None``: machine epsilon times
+        ``max(n_j, d)``). Singular ``Sigma_j`` are handled through their
+        range, with no added regularisation.
+    verbose : int, default=0
+        Print the progress of ``fit`` to standard error.
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
+
     Attributes
     ----------
     reg_lambda_ : float
@@ -531,15 +574,17 @@ class RobustMultiTaskRegressorCV(MultiTaskLinearMixin, BaseEstimator):
         ``reg_lambda``, ``ridge``, ``mean_test_mse`` and ``std_test_mse``
         (over folds) for every pair of grid values: ``ridges`` outer,
         ``reg_lambdas`` inner.
-    coef_, intercept_, center_, shrinkage_, outlier_scores_, fused_, \
-fusion_threshold_, balancedness_, objective_, n_iter_, tasks_, n_tasks_, \
-task_n_samples_, n_features_in_
+    coef_, intercept_, center_, shrinkage_, outlier_scores_, fused_
+        As in :class:`RobustMultiTaskRegressor`, for the refitted model.
+    fusion_threshold_, balancedness_, objective_, n_iter_
+        As in :class:`RobustMultiTaskRegressor`, for the refitted model.
+    tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`RobustMultiTaskRegressor`, for the refitted model.
 
     Examples
     --------
     >>> from mvlearn_ext.multitask import RobustMultiTaskRegressorCV
-    >>> from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
     >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
     >>> model = RobustMultiTaskRegressorCV(fit_intercept=False, random_state=0)
     >>> model = model.fit(data.X, data.y, tasks=data.tasks)
@@ -549,7 +594,7 @@ task_n_samples_, n_features_in_
 
     _parameter_constraints: dict = {
         "reg_lambdas": ["array-like", None],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv": CV,
         "random_state": ["random_state"],
         "ridges": ["array-like", None],
         "task_weight": TASK_WEIGHT,
@@ -575,6 +620,7 @@ task_n_samples_, n_features_in_
         tol=1e-10,
         rcond=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.reg_lambdas = reg_lambdas
         self.cv = cv
@@ -587,18 +633,15 @@ task_n_samples_, n_features_in_
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _grid(self):
-        grid = DEFAULT_REG_LAMBDAS if self.reg_lambdas is None else self.reg_lambdas
-        grid = np.asarray(grid, dtype=float).reshape(-1)
-        if grid.size == 0 or np.any(np.isnan(grid)) or np.any(grid < 0):
-            raise ValueError("reg_lambdas must be a non-empty grid of values >= 0")
-        ridges = DEFAULT_RIDGES if self.ridges is None else self.ridges
-        ridges = np.asarray(ridges, dtype=float).reshape(-1)
-        if ridges.size == 0 or not np.all(np.isfinite(ridges)) or np.any(ridges < 0):
-            raise ValueError("ridges must be a non-empty grid of finite values >= 0")
-        return grid, ridges
+    _coef_attributes = ("center_",)
+
+    def _candidates(self):
+        self._qs = check_grid(self.reg_lambdas, DEFAULT_REG_LAMBDAS, "reg_lambdas")
+        self._ridges = check_grid(self.ridges, DEFAULT_RIDGES, "ridges", allow_inf=False)
+        return [(float(r), float(q)) for r in self._ridges for q in self._qs]
 
     def _estimator(self, q, ridge=0.0):
         return RobustMultiTaskRegressor(
@@ -613,48 +656,19 @@ task_n_samples_, n_features_in_
             rcond=self.rcond,
         )
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, tasks=None, sample_weight=None):
-        """Choose ``reg_lambda`` by cross-validation within tasks, then refit.
+    def _cv_path(self, moments, pairs):
+        # one path over q (ascending, warm started) per value of the ridge
+        return [
+            res["coef"]
+            for r in self._ridges
+            for res in self._estimator(1.0, float(r))._path(moments, self._qs)[0]
+        ]
 
-        Parameters are those of :meth:`RobustMultiTaskRegressor.fit`.
-
-        Returns
-        -------
-        self : RobustMultiTaskRegressorCV
-        """
-        grid, ridges = self._grid()
-        X, y, labels, index, sw = self._validate_fit(X, y, tasks, sample_weight)
-        m = labels.shape[0]
-        Xs, ys, sws, starts, order = _sorted_problem(X, y, index, sw, m)
-        idx = index[order]
-        pairs = [(float(r), float(q)) for r in ridges for q in grid]
-
-        def path(moments, pairs):
-            # one path over q (ascending, warm started) per value of the ridge
-            return [
-                res["coef"]
-                for r in ridges
-                for res in self._estimator(1.0, float(r))._path(moments, grid)[0]
-            ]
-
-        scores = cross_validate_path(
-            path,
-            pairs,
-            Xs,
-            ys,
-            idx,
-            sws,
-            m,
-            n_splits=self.cv,
-            random_state=self.random_state,
-            fit_intercept=self.fit_intercept,
-            rcond=self.rcond,
-        )
+    def _refit(self, pairs, scores, moments):
         best, mean, std = select_global(scores)
         self.cv_results_ = {
-            "reg_lambda": np.tile(grid, ridges.size),
-            "ridge": np.repeat(ridges, grid.size),
+            "reg_lambda": np.tile(self._qs, self._ridges.size),
+            "ridge": np.repeat(self._ridges, self._qs.size),
             "mean_test_mse": mean,
             "std_test_mse": std,
         }
@@ -664,9 +678,7 @@ task_n_samples_, n_features_in_
             f"(CV MSE {mean[best]:.4g})"
         )
         final = self._estimator(self.reg_lambda_, self.ridge_)
-        with single_threaded_blas():
-            moments = TaskMoments(Xs, ys, sws, starts, self.fit_intercept, self.rcond)
-            coef = final._solve(moments)
+        coef = final._solve(moments)
         for name in (
             "center_",
             "shrinkage_",
@@ -678,19 +690,7 @@ task_n_samples_, n_features_in_
             "n_iter_",
         ):
             setattr(self, name, getattr(final, name))
-        return self._finish(coef, moments, labels, X.dtype)
-
-
-RobustMultiTaskRegressorCV.__doc__ = (
-    RobustMultiTaskRegressorCV.__doc__.replace(
-        "{params}", _RobustParams.params.strip("\n").lstrip()
-    )
-    .replace("{{", "{")
-    .replace("}}", "}")
-)
-RobustMultiTaskRegressor.__doc__ = RobustMultiTaskRegressor.__doc__.replace("{{", "{").replace(
-    "}}", "}"
-)
+        return coef
 
 
 def robust_multitask_regression(X, y, tasks=None, *, reg_lambda=1.0, sample_weight=None, **params):

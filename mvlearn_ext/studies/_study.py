@@ -11,6 +11,8 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
+from mvlearn_ext.utils import effective_n_jobs
+
 from ._seeding import (
     SEEDING_SCHEME,
     _check_root_seed,
@@ -503,7 +505,8 @@ class Study:
         ----------
         n_jobs : int, optional
             Parallel jobs, as in joblib (``-1``: all CPUs or all dask
-            workers). ``None``: joblib's default (1, or the active
+            workers; a local count is capped at the CPUs available).
+            ``None``: joblib's default (1, or the active
             ``joblib.parallel_config``; every worker for "dask").
         backend : {"loky", "threading", "sequential", "dask"} or str or object, optional
             A joblib backend name (also any registered one, e.g. "ray" after
@@ -576,6 +579,9 @@ class Study:
         if output == "frame":
             _import_pandas("Study.run(output='frame')")
         backend, mapper = self._resolve_backend(backend, client)
+        if n_jobs is not None and backend != "dask" and mapper is None:
+            # local workers: never more than the CPUs (dask's -1 means its workers)
+            n_jobs = effective_n_jobs(n_jobs)
         if backend == "dask":
             distributed = _import_distributed()
             if client is None:

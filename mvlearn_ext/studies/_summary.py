@@ -159,11 +159,13 @@ def _isna(v):
 
 
 class LogLogFit(NamedTuple):
-    """Least-squares line through ``(log x, log y)``: ``log y = intercept + slope log x``.
+    """Line through ``(log x, log y)``: ``log y = intercept + slope log x``.
 
-    Natural logarithms; ``slope`` does not depend on the base. ``slope_se``
-    and ``intercept_se`` are the usual OLS standard errors (NaN with fewer
-    than 3 points).
+    Natural logarithms; ``slope`` does not depend on the base.
+    ``slope_se`` and ``intercept_se`` are standard errors (NaN for an
+    unweighted fit of 2 points, which has no residual to estimate the noise
+    from); ``ci_low`` and ``ci_high`` the normal interval of the slope at the
+    fit's ``level``.
     """
 
     slope: float
@@ -171,22 +173,36 @@ class LogLogFit(NamedTuple):
     slope_se: float
     intercept_se: float
     n: int
+    ci_low: float
+    ci_high: float
 
 
-def fit_loglog_slope(x, y):
+def fit_loglog_slope(x, y, se=None, *, level=0.95):
     """Fit ``y ~ C x**slope`` by least squares on log-log axes, with standard errors.
+
+    Without ``se``, ordinary least squares with the residual variance. With
+    ``se`` (the standard errors of the ``y``, e.g. of Monte Carlo means), weighted
+    least squares with the delta-method variance ``(se / y)^2`` of each
+    ``log y``, whose standard errors then come from those variances; a zero
+    ``se`` (a deterministic point) falls back to ordinary least squares. The
+    errors cover the noise of the ``y`` only, not a curvature of the curve
+    (pre-asymptotic terms).
 
     Parameters
     ----------
     x, y : array-like of shape (n,)
         Positive, finite values (e.g. horizons ``T`` and mean regrets), n >= 2
         with at least two distinct ``x``.
+    se : array-like of shape (n,) or None, default=None
+        Non-negative standard errors of ``y``.
+    level : float, default=0.95
+        Coverage of the slope's normal interval, in (0, 1).
 
     Returns
     -------
     fit : LogLogFit
         ``slope``, ``intercept`` (of ``log y`` at ``log x = 0``), their
-        standard errors, and ``n``.
+        standard errors, ``n``, and the slope's interval.
 
     Examples
     --------
@@ -195,6 +211,8 @@ def fit_loglog_slope(x, y):
     >>> round(fit.slope, 6), round(float(np.exp(fit.intercept)), 6), fit.n
     (-1.5, 3.0, 7)
     """
+    from scipy.stats import norm
+
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
@@ -204,19 +222,35 @@ def fit_loglog_slope(x, y):
     for name, v in (("x", x), ("y", y)):
         if not np.all(np.isfinite(v)) or np.any(v <= 0):
             raise ValueError(f"{name} must be finite and positive for a log-log fit")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     n = x.size
     lx, ly = np.log(x), np.log(y)
     if n < 2 or np.ptp(lx) == 0:
         raise ValueError("a log-log fit needs at least two distinct x values")
-    mx = lx.mean()
-    sxx = float(np.sum((lx - mx) ** 2))
-    slope = float(np.sum((lx - mx) * (ly - ly.mean())) / sxx)
-    intercept = float(ly.mean() - slope * mx)
-    if n > 2:
-        resid = ly - (intercept + slope * lx)
-        s2 = float(resid @ resid) / (n - 2)
-        slope_se = math.sqrt(s2 / sxx)
-        intercept_se = math.sqrt(s2 * (1.0 / n + mx * mx / sxx))
+    if se is not None:
+        se = np.asarray(se, dtype=float)
+        if se.shape != y.shape or not np.all(np.isfinite(se)) or np.any(se < 0):
+            raise ValueError(f"se must hold {n} finite values >= 0, one per y")
+    if se is not None and np.all(se > 0):
+        w = (y / se) ** 2
+        X = np.column_stack([np.ones(n), lx])
+        cov = np.linalg.inv(X.T @ (w[:, None] * X))
+        intercept, slope = (float(v) for v in cov @ X.T @ (w * ly))
+        slope_se, intercept_se = math.sqrt(cov[1, 1]), math.sqrt(cov[0, 0])
     else:
-        slope_se = intercept_se = math.nan
-    return LogLogFit(slope, intercept, slope_se, intercept_se, n)
+        mx = lx.mean()
+        sxx = float(np.sum((lx - mx) ** 2))
+        slope = float(np.sum((lx - mx) * (ly - ly.mean())) / sxx)
+        intercept = float(ly.mean() - slope * mx)
+        if n > 2:
+            resid = ly - (intercept + slope * lx)
+            s2 = float(resid @ resid) / (n - 2)
+            slope_se = math.sqrt(s2 / sxx)
+            intercept_se = math.sqrt(s2 * (1.0 / n + mx * mx / sxx))
+        else:
+            slope_se = intercept_se = math.nan
+    z = float(norm.ppf(0.5 + level / 2.0))
+    return LogLogFit(
+        slope, intercept, slope_se, intercept_se, n, slope - z * slope_se, slope + z * slope_se
+    )

@@ -100,9 +100,11 @@ def _check_finite(X, where, allow_nan):
         what, mask_fn = "infinity", np.isinf
     if sp.issparse(X):
         location = ""
-    else:
+    elif values.ndim == 2:
         row, col = _first_bad_entry(values, mask_fn)
         location = f" (first at sample {row}, feature {col})"
+    else:
+        location = f" (first at entry {', '.join(map(str, _first_bad_entry(values, mask_fn)))})"
     hint = "" if allow_nan else "; impute or drop the missing values first"
     raise ValueError(f"{where} contains {what}{location}{hint}")
 
@@ -410,6 +412,28 @@ def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
         _check_finite(y, name, allow_nan=False)
         check_magnitude(y, name)
     return y
+
+
+def check_allocation(n_values, name, value, *, itemsize=8):
+    """Refuse a size hyperparameter whose arrays cannot fit in this machine's memory.
+
+    ``n_values`` is the number of entries of the largest array that ``name``
+    (set to ``value``) makes the estimator allocate for the data at hand; the
+    check runs before the allocation, so that the error names the parameter
+    rather than NumPy's ``MemoryError``.
+    """
+    import os
+
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not available on this platform
+        return
+    need = int(itemsize) * int(n_values)
+    if need > memory:
+        raise ValueError(
+            f"{name}={value} needs an array of {need / 2**30:.3g} GiB, more than this "
+            f"machine's {memory / 2**30:.3g} GiB of memory"
+        )
 
 
 def check_layer_sizes(value, name):

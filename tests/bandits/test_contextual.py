@@ -34,8 +34,8 @@ def test_oracle_weights_closed_form():
 def test_online_and_simulate_agree_exactly():
     budget = 150
     policy = ContextualGreedyPlugIn(p=2, warm_start=6)
-    res = simulate_contextual(policy, budget=budget, n_replications=3, seed=8, **MODEL)
-    arms = ContextualArmSampler(seed=8, **MODEL)
+    res = simulate_contextual(policy, budget=budget, n_replications=3, random_state=8, **MODEL)
+    arms = ContextualArmSampler(random_state=8, **MODEL)
     for r in range(3):
         policy.reset(K, budget, D)
         for _ in range(budget):
@@ -53,7 +53,7 @@ def test_allocation_tracks_the_contextual_oracle_and_regret_decays():
     regrets = []
     for T in (500, 4000):
         res = simulate_contextual(
-            ContextualGreedyPlugIn(p=np.inf), budget=T, n_replications=300, seed=1, **MODEL
+            ContextualGreedyPlugIn(p=np.inf), budget=T, n_replications=300, random_state=1, **MODEL
         )
         c = res["c"]
         np.testing.assert_allclose(res["counts"].mean(0) / T, c / c.sum(), atol=0.02)

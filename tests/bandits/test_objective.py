@@ -1,4 +1,4 @@
-"""Closed forms of R_p, the oracle allocation and the rounding (spec §1, §4)."""
+"""Closed forms of R_p, the oracle allocation and the rounding."""
 
 import numpy as np
 import pytest

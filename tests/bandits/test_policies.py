@@ -57,7 +57,7 @@ def run_online(policy, arms, replication, budget, sigma=SIGMA):
 def test_online_and_simulate_agree_exactly(p):
     budget, reps = 160, 3
     for distribution in ("gaussian", "bernoulli"):
-        arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution=distribution, seed=11)
+        arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution=distribution, random_state=11)
         for policy in all_policies(p):
             res = simulate(
                 policy,
@@ -66,7 +66,7 @@ def test_online_and_simulate_agree_exactly(p):
                 budget=budget,
                 n_replications=reps,
                 distribution=distribution,
-                seed=11,
+                random_state=11,
             )
             for r in range(reps):
                 online, _ = run_online(policy, arms, r, budget)
@@ -81,14 +81,14 @@ def test_online_and_simulate_agree_for_a_user_sampler():
         return rng.standard_t(5, size=size) * (group + 1)
 
     budget = 120
-    arms = ArmSampler(sigma=SIGMA, distribution=sampler, seed=3, budget=budget)
+    arms = ArmSampler(sigma=SIGMA, distribution=sampler, random_state=3, budget=budget)
     res = simulate(
         GreedyPlugIn(p=2),
         sigma=SIGMA,
         budget=budget,
         n_replications=4,
         distribution=sampler,
-        seed=3,
+        random_state=3,
     )
     for r in range(4):
         online, _ = run_online(GreedyPlugIn(p=2), arms, r, budget)
@@ -113,9 +113,11 @@ def _rule_name(policy):
 def test_kernels_match_the_plain_python_reference(p):
     """Every selection rule, re-implemented in plain Python, picks the same counts."""
     budget = 200
-    arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution="gaussian", seed=5)
+    arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution="gaussian", random_state=5)
     for policy in all_policies(p):
-        res = simulate(policy, sigma=SIGMA, mean=MEAN, budget=budget, n_replications=3, seed=5)
+        res = simulate(
+            policy, sigma=SIGMA, mean=MEAN, budget=budget, n_replications=3, random_state=5
+        )
         _, pp, _, _ = policy._compile(4, budget, SIGMA)
         for r in range(3):
             samples = np.stack([arms.block(r, k, budget) for k in range(4)])
@@ -138,7 +140,7 @@ def test_allocations_sum_to_the_budget_and_fixed_rules_are_exact(p):
         for policy in all_policies(p):
             if budget < 4 * 19 and isinstance(policy, (TwoStagePlugIn, GreedyPlugIn)):
                 continue
-            res = simulate(policy, sigma=SIGMA, budget=budget, n_replications=5, seed=0)
+            res = simulate(policy, sigma=SIGMA, budget=budget, n_replications=5, random_state=0)
             assert np.all(res.counts.sum(axis=1) == budget)
             assert np.all(res.counts >= 1)
     res = simulate(UniformAllocation(p=p), sigma=SIGMA, budget=37, n_replications=2)
@@ -151,9 +153,13 @@ def test_allocations_sum_to_the_budget_and_fixed_rules_are_exact(p):
 
 def test_two_stage_follows_the_plug_in_allocation_of_its_warm_start():
     budget, n0 = 400, 25
-    arms = ArmSampler(sigma=SIGMA, seed=2)
+    arms = ArmSampler(sigma=SIGMA, random_state=2)
     res = simulate(
-        TwoStagePlugIn(p=2, warm_start=n0), sigma=SIGMA, budget=budget, n_replications=3, seed=2
+        TwoStagePlugIn(p=2, warm_start=n0),
+        sigma=SIGMA,
+        budget=budget,
+        n_replications=3,
+        random_state=2,
     )
     for r in range(3):
         var = np.array([np.var(arms.block(r, k, n0), ddof=1) for k in range(4)])
@@ -170,46 +176,53 @@ def test_invariances(cls, p):
     """Permutation permutes; mean shifts and a common scale leave the allocation unchanged."""
     budget, reps = 300, 40
     policy = cls(p=p)
-    base = simulate(policy, sigma=SIGMA, budget=budget, n_replications=reps, seed=7)
+    base = simulate(policy, sigma=SIGMA, budget=budget, n_replications=reps, random_state=7)
     perm = np.array([3, 1, 0, 2])
     permuted = simulate(
-        policy, sigma=SIGMA[perm], budget=budget, n_replications=reps, seed=7, group_keys=perm
+        policy,
+        sigma=SIGMA[perm],
+        budget=budget,
+        n_replications=reps,
+        random_state=7,
+        group_keys=perm,
     )
     np.testing.assert_array_equal(permuted.counts, base.counts[:, perm])
     shifted = simulate(
-        policy, sigma=SIGMA, mean=MEAN * 100, budget=budget, n_replications=reps, seed=7
+        policy, sigma=SIGMA, mean=MEAN * 100, budget=budget, n_replications=reps, random_state=7
     )
     # Shifting changes the data at rounding level only: allow no more than one flip.
     assert np.sum(np.any(shifted.counts != base.counts, axis=1)) <= 1
     # Scaling by a power of two is exact in floating point.
-    scaled = simulate(policy, sigma=4.0 * SIGMA, budget=budget, n_replications=reps, seed=7)
+    scaled = simulate(
+        policy, sigma=4.0 * SIGMA, budget=budget, n_replications=reps, random_state=7
+    )
     np.testing.assert_array_equal(scaled.counts, base.counts)
 
 
 def test_confidence_bonus_rules_are_not_scale_free():
     """CH-AS' bonus assumes [0, 1] rewards: scaling changes its allocation (documented)."""
-    base = simulate(CHAS(), sigma=SIGMA / 8, budget=300, n_replications=20, seed=1)
-    scaled = simulate(CHAS(), sigma=SIGMA * 8, budget=300, n_replications=20, seed=1)
+    base = simulate(CHAS(), sigma=SIGMA / 8, budget=300, n_replications=20, random_state=1)
+    scaled = simulate(CHAS(), sigma=SIGMA * 8, budget=300, n_replications=20, random_state=1)
     assert not np.array_equal(base.counts, scaled.counts)
 
 
 def test_batches_threads_and_seeds():
     policy = GreedyPlugIn(p=2)
-    full = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, seed=4)
+    full = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, random_state=4)
     tail = simulate(
-        policy, sigma=SIGMA, budget=200, n_replications=4, seed=4, replication_offset=6
+        policy, sigma=SIGMA, budget=200, n_replications=4, random_state=4, replication_offset=6
     )
     np.testing.assert_array_equal(full.counts[6:], tail.counts)
-    one = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, seed=4, n_threads=1)
+    one = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, random_state=4, n_jobs=1)
     np.testing.assert_array_equal(full.counts, one.counts)
     np.testing.assert_array_equal(full.estimates, one.estimates)
-    other = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, seed=5)
+    other = simulate(policy, sigma=SIGMA, budget=200, n_replications=10, random_state=5)
     assert not np.array_equal(full.estimates, other.estimates)
 
 
 def test_state_save_restore_and_pickle():
     budget = 150
-    arms = ArmSampler(sigma=SIGMA, seed=9)
+    arms = ArmSampler(sigma=SIGMA, random_state=9)
     for policy in (GreedyPlugIn(p=2), TwoStagePlugIn(p=np.inf, warm_start=10), GAFSMax(), CHAS()):
         reference, path = run_online(policy, arms, 0, budget)
         expected = reference.counts_
@@ -230,7 +243,9 @@ def test_state_save_restore_and_pickle():
 
 def test_rademacher_variance_oracle():
     """X = mu + sigma r: the 1/n sample variance is exactly sigma^2 (1 - rbar^2)."""
-    arms = ArmSampler(sigma=[2.0, 0.5], mean=[1.0, -1.0], distribution="rademacher", seed=0)
+    arms = ArmSampler(
+        sigma=[2.0, 0.5], mean=[1.0, -1.0], distribution="rademacher", random_state=0
+    )
     policy = UniformAllocation().reset(2, 400)
     for _ in range(400):
         k = policy.next_group()

@@ -151,9 +151,9 @@ def test_online_and_simulate_agree_exactly(kwargs):
             budget=budget,
             n_replications=reps,
             distribution=distribution,
-            seed=11,
+            random_state=11,
         )
-        arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution=distribution, seed=11)
+        arms = ArmSampler(sigma=SIGMA, mean=MEAN, distribution=distribution, random_state=11)
         for r in range(reps):
             online, _ = run_online(policy, arms, r, budget)
             np.testing.assert_array_equal(online.counts_, res.counts[r])
@@ -168,9 +168,9 @@ def test_online_and_simulate_agree_for_a_user_sampler():
     budget = 120
     policy = SideInfoGreedyPlugIn(group_features=Z, p=2)
     res = simulate(
-        policy, sigma=SIGMA, budget=budget, n_replications=3, distribution=sampler, seed=3
+        policy, sigma=SIGMA, budget=budget, n_replications=3, distribution=sampler, random_state=3
     )
-    arms = ArmSampler(sigma=SIGMA, distribution=sampler, seed=3, budget=budget)
+    arms = ArmSampler(sigma=SIGMA, distribution=sampler, random_state=3, budget=budget)
     for r in range(3):
         online, _ = run_online(policy, arms, r, budget)
         np.testing.assert_array_equal(online.counts_, res.counts[r])
@@ -180,8 +180,8 @@ def test_online_and_simulate_agree_for_a_user_sampler():
 @pytest.mark.parametrize("p", [2, np.inf])
 def test_infinite_deviation_is_exactly_greedy(p):
     side = SideInfoGreedyPlugIn(group_features=Z, p=p, deviation_sd=np.inf)
-    a = simulate(side, sigma=SIGMA, budget=300, n_replications=30, seed=5)
-    b = simulate(GreedyPlugIn(p=p), sigma=SIGMA, budget=300, n_replications=30, seed=5)
+    a = simulate(side, sigma=SIGMA, budget=300, n_replications=30, random_state=5)
+    b = simulate(GreedyPlugIn(p=p), sigma=SIGMA, budget=300, n_replications=30, random_state=5)
     np.testing.assert_array_equal(a.counts, b.counts)
     np.testing.assert_array_equal(a.estimates, b.estimates)
 
@@ -197,7 +197,9 @@ def test_oracle_limit_known_model(p):
     """
     budget = 1000
     policy = SideInfoGreedyPlugIn(group_features=Z, p=p, coef=COEF, deviation_sd=0.0, warm_start=2)
-    res = simulate(policy, sigma=SIGMA, mean=MEAN, budget=budget, n_replications=20, seed=0)
+    res = simulate(
+        policy, sigma=SIGMA, mean=MEAN, budget=budget, n_replications=20, random_state=0
+    )
     assert (res.counts == res.counts[0]).all()
     # Plain-Python greedy with the true variances after the same warm start.
     q = allocation_exponent(p)
@@ -208,7 +210,9 @@ def test_oracle_limit_known_model(p):
     star = oracle_allocation(SIGMA, budget, p)
     assert np.abs(res.counts[0] - star).max() < K - 1
     # Its regret is rounding level, far below the estimation error of greedy plug-in.
-    greedy = simulate(GreedyPlugIn(p=p), sigma=SIGMA, budget=budget, n_replications=200, seed=0)
+    greedy = simulate(
+        GreedyPlugIn(p=p), sigma=SIGMA, budget=budget, n_replications=200, random_state=0
+    )
     assert res.regret[0] <= greedy.mean_regret()[0] / 10
     if np.isinf(p):
         # Greedy on the true sigma^2 / n_k minimises the max exactly over integer
@@ -231,14 +235,14 @@ def test_group_order_invariance():
             sigma=SIGMA,
             budget=300,
             n_replications=30,
-            seed=7,
+            random_state=7,
         )
         permuted = simulate(
             SideInfoGreedyPlugIn(group_features=Z[perm], **kwargs),
             sigma=SIGMA[perm],
             budget=300,
             n_replications=30,
-            seed=7,
+            random_state=7,
             group_keys=perm,
         )
         np.testing.assert_array_equal(permuted.counts, base.counts[:, perm])
@@ -254,7 +258,7 @@ def test_side_information_helps_when_the_model_holds():
     rng = np.random.default_rng(0)
     z = rng.normal(size=(8, 2))
     sigma = np.exp(0.5 * (z @ np.array([0.8, -0.5])))
-    kw = dict(sigma=sigma, budget=256, n_replications=300, seed=1)
+    kw = dict(sigma=sigma, budget=256, n_replications=300, random_state=1)
     side = simulate(SideInfoGreedyPlugIn(group_features=z, p=2), **kw)
     greedy = simulate(GreedyPlugIn(p=2), **kw)
     diff, se = paired(side, greedy)
@@ -267,7 +271,7 @@ def test_uninformative_features_cost_little():
     rng = np.random.default_rng(0)
     z = rng.normal(size=(K, 2))
     sigma = np.sqrt(np.geomspace(0.25, 4.0, K))
-    kw = dict(sigma=sigma, budget=400, n_replications=300, seed=1)
+    kw = dict(sigma=sigma, budget=400, n_replications=300, random_state=1)
     side = simulate(SideInfoGreedyPlugIn(group_features=z, p=2), **kw)
     greedy = simulate(GreedyPlugIn(p=2), **kw)
     diff, se = paired(side, greedy)
@@ -276,7 +280,7 @@ def test_uninformative_features_cost_little():
 
 def test_state_save_restore_and_pickle():
     budget = 120
-    arms = ArmSampler(sigma=SIGMA, seed=9)
+    arms = ArmSampler(sigma=SIGMA, random_state=9)
     make = lambda: SideInfoGreedyPlugIn(group_features=Z, p=2, warm_start=4)  # noqa: E731
     reference, path = run_online(make(), arms, 0, budget)
     policy = make().reset(K, budget)
@@ -385,11 +389,11 @@ def test_bad_input(call, exc, match):
 
 def test_batches_and_threads_reproduce_one_run():
     policy = SideInfoGreedyPlugIn(group_features=Z, p=2)
-    full = simulate(policy, sigma=SIGMA, budget=200, n_replications=8, seed=4)
+    full = simulate(policy, sigma=SIGMA, budget=200, n_replications=8, random_state=4)
     tail = simulate(
-        policy, sigma=SIGMA, budget=200, n_replications=3, seed=4, replication_offset=5
+        policy, sigma=SIGMA, budget=200, n_replications=3, random_state=4, replication_offset=5
     )
     np.testing.assert_array_equal(full.counts[5:], tail.counts)
-    one = simulate(policy, sigma=SIGMA, budget=200, n_replications=8, seed=4, n_threads=1)
+    one = simulate(policy, sigma=SIGMA, budget=200, n_replications=8, random_state=4, n_jobs=1)
     np.testing.assert_array_equal(full.counts, one.counts)
     np.testing.assert_array_equal(full.estimates, one.estimates)

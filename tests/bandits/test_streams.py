@@ -11,7 +11,11 @@ N = 200_000
 
 def draws(distribution, shape=None, seed=0):
     arms = ArmSampler(
-        sigma=[1.0, 3.0], mean=[0.0, 2.0], distribution=distribution, shape=shape, seed=seed
+        sigma=[1.0, 3.0],
+        mean=[0.0, 2.0],
+        distribution=distribution,
+        shape=shape,
+        random_state=seed,
     )
     return arms.block(0, 0, N), arms.block(1, 1, N)
 
@@ -61,16 +65,29 @@ def test_three_point_is_strictly_subgaussian_exactly_on_its_range():
 
 
 def test_streams_are_counter_based():
-    arms = ArmSampler(sigma=[1.0, 2.0, 0.5], seed=42)
+    arms = ArmSampler(sigma=[1.0, 2.0, 0.5], random_state=42)
     block = arms.block(3, 1, 50)
     assert [arms.sample(3, 1, j) for j in (49, 0, 17)] == [block[49], block[0], block[17]]
     assert not np.array_equal(block, arms.block(3, 2, 50))
     assert not np.array_equal(block, arms.block(4, 1, 50))
-    assert not np.array_equal(block, ArmSampler(sigma=[1.0, 2.0, 0.5], seed=43).block(3, 1, 50))
+    assert not np.array_equal(
+        block, ArmSampler(sigma=[1.0, 2.0, 0.5], random_state=43).block(3, 1, 50)
+    )
     # A group's stream follows its key, not its position.
-    moved = ArmSampler(sigma=[2.0, 1.0, 0.5], seed=42, group_keys=[1, 0, 2])
+    moved = ArmSampler(sigma=[2.0, 1.0, 0.5], random_state=42, group_keys=[1, 0, 2])
     np.testing.assert_array_equal(moved.block(3, 0, 50), block)
     # Streams of different groups/replications are uncorrelated.
     a, b = arms.block(0, 0, N), arms.block(0, 1, N)
     assert abs(np.corrcoef(a, b)[0, 1]) < 5 / np.sqrt(N)
     assert abs(np.corrcoef(a[:-1], a[1:])[0, 1]) < 5 / np.sqrt(N)
+
+
+def test_huge_sizes_are_refused_before_allocation():
+    from mvlearn_ext.bandits import GreedyPlugIn, simulate
+
+    with pytest.raises(ValueError, match="budget=1000000000000 needs an array of"):
+        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=10**12, n_replications=2)
+    with pytest.raises(ValueError, match="n_replications=1000000000000 needs an array of"):
+        simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=100, n_replications=10**12)
+    with pytest.raises(ValueError, match="budget=1000000000000 needs an array of"):
+        GreedyPlugIn(p=2).reset(n_groups=2, budget=10**12)

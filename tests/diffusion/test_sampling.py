@@ -47,7 +47,7 @@ def test_forward_marginal_closed_form_and_samples():
 
 @pytest.mark.parametrize(
     "T, variance, sigma2, expected",
-    [  # values of the spec (section 7.5), computed independently
+    [  # reference values computed independently of the package
         (50, "beta", 0.25, 0.266),
         (50, "beta_tilde", 0.25, 0.197),
         (1000, "beta", 0.25, 0.2508),

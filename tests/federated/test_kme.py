@@ -151,3 +151,60 @@ def test_estimator_contract_and_errors():
         KMEPersonalizedRidge().fit([np.full((5, 3), np.nan)], [np.zeros(5)])
     with pytest.raises(ValueError):
         KMEPersonalizedRidge(nu=2.0).fit(Xs, ys)
+
+
+def test_predict_before_fit_is_not_fitted_and_agent_is_required():
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.estimator_checks import check_estimators_unfitted
+
+    check_estimators_unfitted("KMEPersonalizedRidge", KMEPersonalizedRidge())
+    with pytest.raises(NotFittedError):
+        KMEPersonalizedRidge().predict(np.zeros((2, 3)), 0)
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=30)
+    m = KMEPersonalizedRidge(n_components=16, random_state=0).fit(Xs, ys)
+    with pytest.raises(ValueError, match="agent is required: the model was fitted on 3 agents"):
+        m.predict(Xs[0])
+    one = KMEPersonalizedRidge(n_components=16, random_state=0).fit(Xs[:1], ys[:1])
+    np.testing.assert_array_equal(one.predict(Xs[0]), one.predict(Xs[0], 0))
+
+
+def test_nan_in_ys_is_named():
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=30)
+    ys = [y.copy() for y in ys]
+    ys[2][4] = np.nan
+    with pytest.raises(ValueError, match=r"ys\[2\] contains NaN \(first at entry 4\)"):
+        KMEPersonalizedRidge(n_components=16).fit(Xs, ys)
+
+
+def test_a_huge_feature_dimension_is_refused_before_allocation():
+    Xs, ys, _ = clustered_agents(1.0, B=2, n=30)
+    with pytest.raises(ValueError, match=r"n_components=1000000000000 needs an array of"):
+        KMEPersonalizedRidge(n_components=10**12).fit(Xs, ys)
+
+
+@pytest.mark.parametrize("c", [1e-300, 1e-150, 1e150])
+def test_fit_does_not_depend_on_the_units_of_x(c):
+    """Standardised features: X -> c X divides the coefficients by c, nothing else."""
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=30)
+    ref = KMEPersonalizedRidge(n_components=32, random_state=0).fit(Xs, ys)
+    scaled = KMEPersonalizedRidge(n_components=32, random_state=0).fit([c * X for X in Xs], ys)
+    np.testing.assert_allclose(scaled.weights_, ref.weights_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scaled.coef_ * c, ref.coef_, rtol=1e-9)
+    for b in range(3):
+        pred = scaled.predict(c * Xs[b], b)
+        np.testing.assert_allclose(pred, ref.predict(Xs[b], b), rtol=1e-9, atol=1e-12)
+        assert np.ptp(pred) > 0.1 * np.ptp(ys[b])
+
+
+def test_protocol_matches_the_estimator_with_standardised_ridge():
+    from mvlearn_ext.federated import InProcessSimulator, KMEProtocolClient, KMEProtocolServer
+
+    Xs, ys, _ = clustered_agents(1.0, B=3, n=30)
+    Xs = [X * 1e-3 for X in Xs]  # features in other units than the targets
+    server = KMEProtocolServer(3, n_components=32, random_state=0)
+    clients = [KMEProtocolClient(b, X, y) for b, (X, y) in enumerate(zip(Xs, ys, strict=True))]
+    InProcessSimulator(server, clients).run(server.n_rounds)
+    est = KMEPersonalizedRidge(n_components=32, random_state=0).fit(Xs, ys)
+    np.testing.assert_allclose(server.z_scale_, est.z_scale_, rtol=1e-12)
+    np.testing.assert_allclose(server.weights_, est.weights_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(server.coef_, est.coef_, rtol=1e-9)

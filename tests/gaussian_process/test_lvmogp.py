@@ -155,14 +155,12 @@ def smooth_field(seed=0, N=40, g=10, noise=0.1, n_features=200):
 
 
 def test_smooth_field_reaches_the_noise_floor():
-    """Regression test of the LVMOGP accuracy defect (held-out RMSE 2.3x that of
-    independent GPs on the benchmark's smooth fields). The field has
-    output-space rank about 8, which the 10 x 8 inducing grid can represent,
-    so the held-out error must approach the noise (sd 0.1). Joint L-BFGS over
-    the whitened q(U) mean and the hyper-parameters stalled far from it
-    (held-out RMSE 1.50x the noise floor, fitted noise sd 0.18, on this
-    problem); with the mean at its closed-form optimum in every evaluation
-    the fit gets to 1.09x and 0.11."""
+    """The profiled bound reaches the noise floor on a smooth field.
+
+    The field has output-space rank about 8, which the 10 x 8 inducing grid
+    can represent, so the held-out error must approach the noise (sd 0.1);
+    optimising the q(U) mean jointly with the hyper-parameters stalls well
+    above it."""
     X, Ytr, Y, F, missing = smooth_field(N=60, g=10)
     model = LVMOGPRegressor(
         n_inducing=10, n_inducing_latent=8, max_iter=200, random_state=0, n_jobs=1
@@ -175,27 +173,31 @@ def test_smooth_field_reaches_the_noise_floor():
     assert 0.7 < np.sqrt(model.noise_variance_) * model.y_std_[0] / 0.1 < 1.3
 
 
-def test_n_threads_is_a_deprecated_alias_of_n_jobs(monkeypatch):
-    """``n_threads`` (renamed ``n_jobs``) still works for one release, with a FutureWarning."""
-    from mvlearn_ext.gaussian_process import _lvmogp
-
+@pytest.mark.parametrize("c", [2.0**-997, 2.0**-500, 2.0**500])
+def test_predictions_do_not_depend_on_the_units_of_x(c):
+    """Inputs in other units (a power of two apart: exact) give the same fit."""
     rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(25, 2))
+    Y = np.sin(X[:, :1] + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
+    kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=30, random_state=0, n_jobs=1)
+    ref = LVMOGPRegressor(**kw).fit(X, Y)
+    scaled = LVMOGPRegressor(**kw).fit(c * X, Y)
+    np.testing.assert_array_equal(scaled.predict(c * X), ref.predict(X))
+    np.testing.assert_array_equal(scaled.lengthscales_, c * ref.lengthscales_)
+    np.testing.assert_array_equal(scaled.inducing_inputs_, c * ref.inducing_inputs_)
+
+
+def test_tiny_inputs_still_predict_from_x():
+    rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(25, 1))
     Y = np.sin(X + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
-    seen = []
-    resolve = _lvmogp.effective_n_jobs
+    kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=50, random_state=0, n_jobs=1)
+    model = LVMOGPRegressor(**kw).fit(X * 1e-300, Y)
+    assert model.score(X * 1e-300, Y) > 0.9
 
-    def record(n, name):
-        seen.append(n)
-        return resolve(n, name=name)
 
-    monkeypatch.setattr(_lvmogp, "effective_n_jobs", record)
-    kw = dict(n_inducing=6, n_inducing_latent=4, max_iter=10, random_state=0)
-    new = LVMOGPRegressor(**kw, n_jobs=2).fit(X, Y)
-    with pytest.warns(FutureWarning, match=r"`n_threads` was renamed `n_jobs`.*removed in 0\.2"):
-        old = LVMOGPRegressor(**kw, n_threads=2).fit(X, Y)
-    assert seen == [2, 2]  # the old name's value reached the kernels
-    np.testing.assert_array_equal(old.predict(X), new.predict(X))
-    assert LVMOGPRegressor().get_params()["n_threads"] == "deprecated"
-    with pytest.raises(ValueError, match="'n_threads' parameter of LVMOGPRegressor"):
-        LVMOGPRegressor(n_threads=0.5).fit(X, Y)
+def test_a_huge_latent_dimension_is_refused_before_allocation():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(20, 1)), rng.normal(size=(20, 3))
+    with pytest.raises(ValueError, match="n_latent=1000000000000 needs an array of"):
+        LVMOGPRegressor(n_latent=10**12).fit(X, Y)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.datasets import make_contaminated_tasks
 from mvlearn_ext.multitask import (
     ARMULRegressor,
     ClusteredARMULRegressor,
@@ -347,7 +347,7 @@ def test_one_far_outlier_leaves_the_centre_bounded_while_pooling_follows_it():
 
 
 def test_far_apart_tasks_cost_at_most_lambda_squared_over_ols():
-    """In-sample error on unrelated tasks: about ITL + lambda^2, never more (spec 9.6)."""
+    """In-sample error on unrelated tasks: about ITL + lambda^2, never more."""
     rng = np.random.default_rng(11)
     d, n, m, q = 5, 40, 6, 1.0
     lam = q * np.sqrt(d / n)

@@ -280,3 +280,21 @@ def test_on_error_continue_runs_the_rest(tmp_path):
     assert single.failures == [single] and single.replication == 2
     with pytest.raises(ValueError, match="on_error"):
         study.run(on_error="ignore")
+
+
+def test_a_huge_local_n_jobs_is_capped_at_the_cpus(reference, monkeypatch):
+    import joblib
+
+    study, frame = reference
+    seen = []
+    real = joblib.parallel_config
+
+    def record(**config):
+        seen.append(config.get("n_jobs"))
+        return real(**config)
+
+    monkeypatch.setattr(joblib, "parallel_config", record)
+    assert study.run(backend="threading", n_jobs=10**6, progress=False).equals(frame)
+    assert seen and 1 <= seen[0] <= joblib.cpu_count()
+    with pytest.raises(ValueError, match="n_jobs"):
+        study.run(backend="threading", n_jobs=0, progress=False)

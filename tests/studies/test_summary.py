@@ -108,6 +108,32 @@ def test_loglog_slope_two_points_and_errors():
         fit_loglog_slope([2.0, 2.0], [1.0, 3.0])
 
 
+def test_loglog_slope_weighted_by_standard_errors():
+    """With se, weighted least squares on log y with variances (se / y)^2."""
+    rng = np.random.default_rng(2)
+    x = 2.0 ** np.arange(6, 12)
+    y = 3.0 * x**-1.5 * np.exp(rng.normal(0, 0.05, size=x.size))
+    se = y * rng.uniform(0.01, 0.1, size=x.size)
+    fit = fit_loglog_slope(x, y, se, level=0.9)
+    # the reference: ordinary least squares on rows scaled by 1 / sigma_i, sigma_i = se_i / y_i
+    A = np.column_stack([np.ones(x.size), np.log(x)]) / (se / y)[:, None]
+    coef, *_ = np.linalg.lstsq(A, np.log(y) / (se / y), rcond=None)
+    cov = np.linalg.inv(A.T @ A)
+    assert (fit.intercept, fit.slope) == pytest.approx(tuple(coef), rel=1e-10)
+    assert fit.slope_se == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-10)
+    assert fit.intercept_se == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-10)
+    z = stats.norm.ppf(0.95)
+    assert fit.ci_low == pytest.approx(fit.slope - z * fit.slope_se, rel=1e-12)
+    assert fit.ci_high == pytest.approx(fit.slope + z * fit.slope_se, rel=1e-12)
+    # a zero standard error (a deterministic point) falls back to least squares
+    se[0] = 0.0
+    assert fit_loglog_slope(x, y, se) == fit_loglog_slope(x, y)
+    with pytest.raises(ValueError, match="se must hold 6 finite values"):
+        fit_loglog_slope(x, y, -se)
+    with pytest.raises(ValueError, match="level"):
+        fit_loglog_slope(x, y, level=1.0)
+
+
 def test_format_summary(frame):
     table = summarize(frame, by=["delta", "method"], value="mse")
     wide = format_summary(table, index="delta", columns="method", digits=2)

@@ -415,3 +415,18 @@ def test_check_count_and_check_real_accept_and_refuse():
         check_real("1", "a")
     with pytest.raises(TypeError, match="a must be a real number, got bool"):
         check_real(False, "a")
+
+
+def test_check_allocation_names_the_parameter():
+    from mvlearn_ext.utils._validation import check_allocation
+
+    check_allocation(10**6, "n_components", 1000)  # 8 MB: fine
+    with pytest.raises(ValueError, match=r"n_components=1000000000000 needs an array of .* GiB"):
+        check_allocation(10**24, "n_components", 10**12)
+
+
+def test_a_nan_in_a_vector_is_named_with_its_entry():
+    from mvlearn_ext.utils._validation import validate_vector
+
+    with pytest.raises(ValueError, match=r"ys\[1\] contains NaN \(first at entry 2\)"):
+        validate_vector([0.0, 1.0, np.nan], "ys[1]")

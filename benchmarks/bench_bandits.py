@@ -102,8 +102,8 @@ def throughput(repeats=3, n_rep=10_000, budget=2**14, n_groups=10, python_reps=4
                 sigma=sigma,
                 budget=budget,
                 n_replications=reps,
-                seed=1,
-                n_threads=min(threads, numba.config.NUMBA_NUM_THREADS),
+                random_state=1,
+                n_jobs=min(threads, numba.config.NUMBA_NUM_THREADS),
             )
             times.append(time.perf_counter() - t0)
         med = statistics.median(times)
@@ -129,7 +129,7 @@ def throughput(repeats=3, n_rep=10_000, budget=2**14, n_groups=10, python_reps=4
         "steps_per_second": budget / py,
     }
     # The online interface driven from Python (a compiled step per call).
-    arms = ArmSampler(sigma=sigma, seed=0)
+    arms = ArmSampler(sigma=sigma, random_state=0)
     times = []
     for r in range(2):
         t0 = time.perf_counter()
@@ -194,7 +194,7 @@ def grid(n_batches, batch, records, n_jobs=2, grid=GRID):
 
 
 def slopes(table):
-    from mvlearn_ext.bandits import fit_loglog_slope
+    from mvlearn_ext.studies import fit_loglog_slope
 
     rows = []
     for (K, dist, p, pol), g in table.groupby(["K", "distribution", "p", "policy"]):
@@ -210,7 +210,7 @@ def slopes(table):
         if (g["mean"] > 0).all():
             se = g["se"].fillna(0).to_numpy()
             fit = fit_loglog_slope(g["T"].to_numpy(), g["mean"].to_numpy(), se)
-            entry.update(slope=fit["slope"], ci_low=fit["ci_low"], ci_high=fit["ci_high"])
+            entry.update(slope=fit.slope, ci_low=fit.ci_low, ci_high=fit.ci_high)
         rows.append(entry)
     return rows
 
@@ -354,7 +354,7 @@ def report(payload, through=None):
             lines.append(f"| {pol} | " + " | ".join(cells) + " |")
         lines.append("")
     # Upper-range slopes (T >= 2^11), where the sqrt(T) floor no longer binds at K = 10.
-    from mvlearn_ext.bandits import fit_loglog_slope
+    from mvlearn_ext.studies import fit_loglog_slope
 
     lines.append("Slope over T = 2^11..2^14 only (greedy_sqrt, gafs_max, ch_as; Gaussian):\n")
     lines += [
@@ -376,7 +376,7 @@ def report(payload, through=None):
                     cells.append("n/a")
                     continue
                 fit = fit_loglog_slope(g["T"], g["mean"], g["se"].fillna(0))
-                cells.append(f"{fit['slope']:.2f}")
+                cells.append(f"{fit.slope:.2f}")
         lines.append(f"| {pol} | " + " | ".join(cells) + " |")
     lines.append("")
     chk = payload["checks"]["no_worse_than_peers_T16384"]

@@ -93,7 +93,9 @@ def run(n_instances, reps, p=2.0, horizons=HORIZONS, warm_starts=("sqrt", 2)):
                     }
                     for name, pol in policies.items():
                         t0 = time.perf_counter()
-                        res = simulate(pol, sigma=sigma, budget=T, n_replications=reps, random_state=i)
+                        res = simulate(
+                            pol, sigma=sigma, budget=T, n_replications=reps, random_state=i
+                        )
                         timing[name] += time.perf_counter() - t0
                         steps[name] += reps * T
                         per[name].append(res.regret)

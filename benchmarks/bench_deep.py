@@ -486,7 +486,7 @@ def main():
         return
     seeds = (0, 1, 2)
     res = {"cimln_handwritten_eta0.5": POINTER}
-    from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     vs = {}
     for reward, filters in (

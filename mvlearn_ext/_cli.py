@@ -371,12 +371,13 @@ def _select_sections(args, stderr):
 
 
 def _cmd_demo(args, stdout, stderr):
-    from mvlearn_ext.datasets._handwritten import resolve_view_names
+    from mvlearn_ext.datasets import handwritten_view_names
 
     try:
-        views = resolve_view_names(_parse_views(args.views), argname="--views")
+        views = handwritten_view_names(_parse_views(args.views))
     except (TypeError, ValueError) as exc:
-        return _usage_error(args, stderr, str(exc))
+        # the message names load_handwritten's `views`, which the command line spells --views
+        return _usage_error(args, stderr, f"--{exc}")
     sections = _select_sections(args, stderr)
     if sections is None:
         return 2

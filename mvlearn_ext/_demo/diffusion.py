@@ -1,7 +1,7 @@
 """The ``diffusion`` demo sections: two-stage distillation against the labelled-only generalist.
 
 ``run`` (NumPy, seconds): the polynomial-Gaussian oracle of
-:mod:`mvlearn_ext.diffusion._two_stage` on the two 2-D toy tasks (32 pairs
+:func:`mvlearn_ext.diffusion.two_stage_polynomial` on the two 2-D toy tasks (32 pairs
 and 2000 unpaired conditions per task). ``run_torch`` (torch, about half a
 minute per model and seed): tiny epsilon-networks of
 :mod:`mvlearn_ext.deep.diffusion` (specialists 2 x 32 MLPs, closed-form

@@ -1,7 +1,7 @@
 """The ``grape`` section of ``python -m mvlearn_ext demo``: GRAPE's rank reward end to end.
 
 A softmax query rewriter is trained by NumPy GRPO against the frozen toy
-retriever of :mod:`mvlearn_ext.rl._grape_toy`; held-out Recall@1 and
+retriever of :func:`mvlearn_ext.rl.make_shifted_retrieval`; held-out Recall@1 and
 Recall@10 of the original queries (the baseline), of the rank-reward policy
 and of the similarity-reward policy (the ablation open to score inflation),
 with the mean negative score (inflation) and the share of rewrites that

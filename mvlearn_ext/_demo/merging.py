@@ -61,8 +61,8 @@ def run(ctx):
     from threadpoolctl import threadpool_limits
 
     from mvlearn_ext import merging
+    from mvlearn_ext._demo._merging_toy import TASKS_3, make_digit_experts
     from mvlearn_ext._demo.registry import DemoRow
-    from mvlearn_ext.merging._toy import TASKS_3, make_digit_experts
 
     width = 32 if ctx.quick else 64
     rows = {}

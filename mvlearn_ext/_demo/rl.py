@@ -1,7 +1,7 @@
 """The ``grpo`` section of ``python -m mvlearn_ext demo``: VisualScore's rewards on a toy.
 
 A tiny two-token softmax scorer is trained by NumPy GRPO on the toy
-multi-task quality problem of :mod:`mvlearn_ext.rl._toy`; held-out SRCC per
+multi-task quality problem of :mod:`mvlearn_ext._demo._rl_toy`; held-out SRCC per
 task for the Gaussian reward against the binary reward (the baseline), with
 and without VisualScore's std filter and entropy gating.
 """
@@ -15,8 +15,8 @@ COLUMNS = ("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv shar
 
 def run(ctx):
     """Rows of the demo table (one per reward/filter setting), over ``ctx.seeds``."""
+    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
     from mvlearn_ext._demo.registry import DemoRow
-    from mvlearn_ext.rl._toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     settings = [
         ("Gaussian reward + filters", "gaussian", True),

@@ -1,8 +1,8 @@
 """Data sets: the embedded Handwritten data and synthetic generators.
 
-:func:`load_handwritten`
+:func:`load_handwritten`, :func:`handwritten_view_names`
     The UCI "Multiple Features" handwritten digits, six views, shipped with
-    the package (no download).
+    the package (no download), and the codes of a selection of its views.
 :func:`make_multiview_blobs`
     Gaussian clusters seen through several views, with per-view
     informativeness and noise.
@@ -16,11 +16,12 @@
 """
 
 from mvlearn_ext.datasets._generators import make_multiview_blobs
-from mvlearn_ext.datasets._handwritten import load_handwritten
+from mvlearn_ext.datasets._handwritten import handwritten_view_names, load_handwritten
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
 from mvlearn_ext.datasets._suite import load_mvc_dataset, load_mvc_suite, mvc_suite_names
 
 __all__ = [
+    "handwritten_view_names",
     "load_handwritten",
     "load_mvc_dataset",
     "load_mvc_suite",

@@ -12,7 +12,7 @@ from sklearn.utils import Bunch
 
 from mvlearn_ext.datasets._base import check_generator, check_random_state_type
 
-__all__ = ["load_handwritten"]
+__all__ = ["handwritten_view_names", "load_handwritten"]
 
 _FORMAT_VERSION = 1
 _ARCHIVE = "handwritten.npz"
@@ -47,22 +47,47 @@ def _describe_valid_names():
     return "; ".join(parts)
 
 
-def resolve_view_names(views, *, argname="views"):
-    """Turn a ``views`` argument into a list of view codes, in the order given.
+def handwritten_view_names(views=None):
+    """The codes of the Handwritten views that ``views`` selects, in the order given.
+
+    :func:`load_handwritten` selects its views with this function, so it
+    checks a selection and names the views it returns without reading the
+    data (``load_handwritten(views=views, return_Xs_y=False).view_names``).
 
     Parameters
     ----------
-    views : None, str, int or sequence of str and int
+    views : None, str, int or list of str and int, default=None
         ``None`` selects the six views in the canonical order
         ``("fou", "fac", "kar", "pix", "zer", "mor")``. A name is a view code
-        or one of its aliases (case, spaces and hyphens do not matter); an
-        int is the position of the view in the canonical order, 0 to 5.
-    argname : str, default="views"
-        The argument name used in error messages.
+        or one of its aliases (``"fourier"``, ``"profile"``,
+        ``"karhunen_loeve"``, ``"pixel"``, ``"zernike"``, ``"morphological"``;
+        case, spaces and hyphens do not matter); an int is the position of the
+        view in the canonical order, 0 to 5.
 
     Returns
     -------
     codes : list of str
+        The three-letter code of each selected view.
+
+    Raises
+    ------
+    ValueError
+        If ``views`` names an unknown view, an index outside 0-5, the same
+        view twice, or no view.
+    TypeError
+        If ``views`` or one of its entries has an unsupported type.
+
+    See Also
+    --------
+    load_handwritten : the data of the selected views.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.datasets import handwritten_view_names
+    >>> handwritten_view_names()
+    ['fou', 'fac', 'kar', 'pix', 'zer', 'mor']
+    >>> handwritten_view_names(["Pixel", 0, "morphological"])
+    ['pix', 'fou', 'mor']
     """
     if views is None:
         return list(VIEW_CODES)
@@ -72,11 +97,11 @@ def resolve_view_names(views, *, argname="views"):
         items = list(views)
     else:
         raise TypeError(
-            f"{argname} must be None, a view name, a view index or a list of them, "
+            f"views must be None, a view name, a view index or a list of them, "
             f"got {type(views).__name__}"
         )
     if not items:
-        raise ValueError(f"{argname} is empty; select at least one view, or pass None for all")
+        raise ValueError("views is empty; select at least one view, or pass None for all")
     codes = []
     for item in items:
         if isinstance(item, str):
@@ -85,7 +110,7 @@ def resolve_view_names(views, *, argname="views"):
                 close = difflib.get_close_matches(key, list(_NAME_TO_CODE), n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise ValueError(
-                    f"{argname}: unknown view name {item!r}.{hint} "
+                    f"views: unknown view name {item!r}.{hint} "
                     f"Valid names: {_describe_valid_names()}."
                 )
             code = _NAME_TO_CODE[key]
@@ -93,17 +118,17 @@ def resolve_view_names(views, *, argname="views"):
             index = int(item)
             if not 0 <= index < len(VIEW_CODES):
                 raise ValueError(
-                    f"{argname}: view index {index} is out of range; indices run from 0 to "
+                    f"views: view index {index} is out of range; indices run from 0 to "
                     f"{len(VIEW_CODES) - 1} in the order {', '.join(VIEW_CODES)}"
                 )
             code = VIEW_CODES[index]
         else:
             raise TypeError(
-                f"{argname}: each entry must be a view name (str) or index (int), "
+                f"views: each entry must be a view name (str) or index (int), "
                 f"got {item!r} of type {type(item).__name__}"
             )
         if code in codes:
-            raise ValueError(f"{argname}: view {code!r} is selected twice (as {item!r})")
+            raise ValueError(f"views: view {code!r} is selected twice (as {item!r})")
         codes.append(code)
     return codes
 
@@ -225,6 +250,10 @@ def load_handwritten(
     TypeError
         If ``views`` or ``random_state`` has an unsupported type.
 
+    See Also
+    --------
+    handwritten_view_names : the codes of a selection of views, without the data.
+
     References
     ----------
     .. [1] Duin, R. (1998). Multiple Features [Dataset]. UCI Machine Learning
@@ -245,7 +274,7 @@ def load_handwritten(
     >>> data.view_names
     ['pix', 'fou']
     """
-    codes = resolve_view_names(views)
+    codes = handwritten_view_names(views)
     for name, value in (
         ("shuffle", shuffle),
         ("return_Xs_y", return_Xs_y),

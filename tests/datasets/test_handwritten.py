@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mvlearn_ext.datasets import _handwritten as hw
-from mvlearn_ext.datasets import load_handwritten
+from mvlearn_ext.datasets import handwritten_view_names, load_handwritten
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CSV_DIR = REPO_ROOT.parent / "shared" / "data" / "uci_mfeat"
@@ -64,6 +64,7 @@ def test_bunch_contents():
     ],
 )
 def test_view_selection(views, expected):
+    assert handwritten_view_names(views) == expected
     data = load_handwritten(views=views, return_Xs_y=False)
     assert data.view_names == expected
     full, _ = load_handwritten()
@@ -88,6 +89,8 @@ def test_view_selection(views, expected):
     ],
 )
 def test_view_selection_errors(views, error, match):
+    with pytest.raises(error, match=match):
+        handwritten_view_names(views)
     with pytest.raises(error, match=match):
         load_handwritten(views=views)
 

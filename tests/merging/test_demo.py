@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 
+from mvlearn_ext._demo._merging_toy import make_digit_experts, merge_methods
 from mvlearn_ext._demo.merging import COLUMNS, run
 from mvlearn_ext._demo.registry import DemoContext
-from mvlearn_ext.merging._toy import make_digit_experts, merge_methods
 
 
 def test_demo_section_rows():

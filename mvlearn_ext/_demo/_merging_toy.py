@@ -1,4 +1,4 @@
-"""Small NumPy MLP experts on scikit-learn's bundled digits, for the merging demo and benchmark.
+"""The toy of the ``merging`` demo section: small NumPy MLP experts on scikit-learn's digits.
 
 A ReLU body (64 -> width -> width) is pre-trained on a pretext task (digit
 parity), then copied and fine-tuned, body and a fresh head, on disjoint class

@@ -1,4 +1,4 @@
-"""A NumPy GRPO run on a toy multi-task quality-scoring problem (VisualScore demo).
+"""The toy of the ``grpo`` demo section: NumPy GRPO on a multi-task quality-scoring problem.
 
 "Images" are scikit-learn digits with a synthetic ground-truth quality on a
 1-5 scale per task (a design of this package, not the paper's data):
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
-from mvlearn_ext.rl._rewards import accuracy_reward
+from mvlearn_ext.rl import accuracy_reward, entropy_mask, group_advantages, std_filter
 
 TASKS = ("technical", "aesthetics", "alignment")
 _N1, _N2 = 5, 4

@@ -8,12 +8,12 @@ than only at the classifier level", through (i) a phenotype-conditioned
 long-range routing mechanism that learns a subject-specific multi-hop
 communication kernel, and (ii) a phenotype-guided regulation of attention
 that uses the phenotype as a conditional prior. Everything below the level
-of those two sentences is this package's design (spec ``deep_methods.md``
-§10): the polynomial kernel ``K(p) = sum_h alpha_h(p) A_hat^h`` with
-``alpha(p) = softmax(MLP(p))`` (or a heat kernel with a phenotype-dependent
-time), FiLM modulation of the messages, an additive ``log K_tilde(p)``
-attention bias and a KL regulariser. The paper's datasets (built from public
-imaging data) are not reproduced.
+of those two sentences is this package's design: the polynomial kernel
+``K(p) = sum_h alpha_h(p) A_hat^h`` with ``alpha(p) = softmax(MLP(p))`` (or
+a heat kernel with a phenotype-dependent time), FiLM modulation of the
+messages, an additive ``log K_tilde(p)`` attention bias and a KL
+regulariser. The paper's datasets (built from public imaging data) are not
+reproduced.
 
 The kernel, the normalisation and the regulariser have NumPy references in
 :mod:`mvlearn_ext.brain`.
@@ -37,7 +37,6 @@ from torch.nn import functional as F
 
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
 from mvlearn_ext.deep._bridge import resolve_device
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
@@ -176,10 +175,6 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batches; the global torch RNG is left as it was.
     verbose : int, default=0
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
-    epochs : int, default="deprecated"
-        Deprecated alias of ``n_epochs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -230,8 +225,6 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
-        "epochs": deprecated_constraint([Interval(Integral, 0, None, closed="left")]),
     }
 
     def __init__(
@@ -256,8 +249,6 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        n_threads="deprecated",
-        epochs="deprecated",
     ):
         self.n_hops = n_hops
         self.kernel = kernel
@@ -278,8 +269,6 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
-        self.epochs = epochs
 
     # -- input ---------------------------------------------------------------
     def _check_inputs(self, connectomes, phenotypes, *, reset):
@@ -363,7 +352,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PhenoBrainClassifier
         """
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
+        n_jobs = self.n_jobs
         if n_jobs is None:
             return self._fit(connectomes, y, phenotypes)
         previous = torch.get_num_threads()
@@ -432,7 +421,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         )
         self.loss_history_ = []
         best_val, best_state, stale = np.inf, None, 0
-        n_epochs = renamed_param(self, "n_epochs", "epochs")
+        n_epochs = self.n_epochs
         self.best_epoch_ = n_epochs
         start = time.perf_counter()
         for epoch in self._progress(range(n_epochs), desc="fit", unit="epoch"):

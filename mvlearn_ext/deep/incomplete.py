@@ -22,7 +22,6 @@ from torch import nn
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
@@ -130,24 +129,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     after a reconstruction-only pretraining; the clusters are k-means on the
     completed concatenation ``z = [h_1, ..., h_V]``.
 
-    **The default switches the causal loss off** (``causal_weight=0``), so
-    ``CIMLN()`` is the autoencoders with the meta-generator, without the
-    causal-invariant module. This was decided (issue 18) by a rule fixed
-    before the runs, on development seeds only (Handwritten with CIMLN's
-    missing views and an unbalanced-observation test bed; ``bench_deep.py
-    --cimln dev_decision``, the benchmarks' small configurations): a near
-    tie, dropping the loss cost 0.002 ACC on Handwritten and gained 0.0095
-    on the other bed (per-seed differences up to 0.14 either way). On the
-    reported seeds 0-9 it gained 0.072 and 0.004 (user guide). At the
-    default sizes, on Handwritten with CIMLN's missing views (seeds 0-9),
-    ``CIMLN()`` scores 0.900 +- 0.049 ACC and the paper's configuration
-    0.894 +- 0.064, a tie. On the unbalanced-observation test bed no
-    weight of the causal loss raises accuracy beyond the spread. The loss
-    can only remove structure from the clusters: its exact minimum is an
-    assignment that ignores every view (the user guide's diagnostic).
-    **The paper's configuration** (the authors' code) is
-    ``CIMLN(causal_weight=0.1)``: the loss on the factual target
-    (``causal_target="factual"``, still the default) at weight 0.1.
+    **The default switches the causal loss off** (``causal_weight=0``):
+    ``CIMLN()`` is the autoencoders with the meta-generator. The loss can
+    only remove structure from the clusters (its exact minimum is an
+    assignment that ignores every view), so it is opt-in. **The paper's
+    configuration** (the authors' code) is ``CIMLN(causal_weight=0.1)``.
 
     Follows the authors' code (``jinjiaqi1998/CIMLN``) except where marked:
 
@@ -162,7 +148,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     * the causal KL takes the softmax assignments once; the code's second
       softmax is ``causal_kl="double_softmax"``;
     * each view is standardised on its observed rows;
-    * ``causal_target`` (this package's re-derivation, issue 18): the code
+    * ``causal_target`` (a re-derivation of this package): the code
       detaches ``q_fact`` (``"factual"``), so the counterfactual completion
       is pulled toward an assignment that depends on the well-observed
       views, which entrenches the bias the loss should remove.
@@ -195,16 +181,14 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     meta_weight : float, default=0.01
     causal_weight : float, default=0.0
         Weight of the causal-invariance loss; ``0`` (the default, see above)
-        switches it off. The paper's configuration is ``0.1`` (the default
-        before issue 18).
+        switches it off. The paper's configuration is ``0.1``.
     use_meta : bool, default=True
         ``False`` imputes a missing view embedding by ``h_agg`` (an ablation).
     meta_loss : {"nll", "code"}, default="nll"
     causal_kl : {"single", "double_softmax"}, default="single"
     causal_target : {"factual", "counterfactual", "symmetric", "balanced"}, default="factual"
         Which side of the causal KL is trained (see above); ``"balanced"``
-        is the symmetric KL plus the balance term. The benchmarks use it
-        with ``causal_weight=1`` and ``temperature=0.2``.
+        is the symmetric KL plus the balance term.
     n_init : int, default=10
         Restarts of the k-means runs.
     random_state : int, RandomState instance or None, default=None
@@ -213,10 +197,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     device : str or None, default=None
         ``None`` picks CUDA when available.
     verbose : int, default=0
-    epochs : int, default="deprecated"
-        Deprecated alias of ``n_epochs`` (renamed in 0.1, removed in 0.2).
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -245,7 +225,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     >>> from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
     >>> Xs, y = make_multiview_blobs(90, n_views=3, n_features=[4, 4, 4], random_state=0)
     >>> mask = make_unbalanced_mask(90, 3, random_state=0)
-    >>> model = CIMLN(n_clusters=3, hidden=(16,), embed_dim=4, pretrain_epochs=2, epochs=2,
+    >>> model = CIMLN(n_clusters=3, hidden=(16,), embed_dim=4, pretrain_epochs=2, n_epochs=2,
     ...               n_init=2, random_state=0).fit(mask_views(Xs, mask))
     >>> model.labels_.shape, model.embedding_.shape
     ((90,), (90, 12))
@@ -272,8 +252,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "random_state": ["random_state"],
         "device": [str, None],
         "verbose": ["verbose"],
-        "epochs": deprecated_constraint([Interval(Integral, 0, None, closed="left")]),
-        "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
     }
 
     def __init__(
@@ -299,8 +277,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         random_state=None,
         device=None,
         verbose=0,
-        epochs="deprecated",
-        lr="deprecated",
     ):
         self.n_clusters = n_clusters
         self.embed_dim = embed_dim
@@ -322,8 +298,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
-        self.epochs = epochs
-        self.lr = lr
 
     # -- input ---------------------------------------------------------------
     def _prepare(self, Xs, mask):
@@ -449,10 +423,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             X = [torch.from_numpy(x).to(device) for x in Xn]
             M = torch.from_numpy(m).to(device)
             probs = torch.as_tensor(self.view_probs_, dtype=torch.float32, device=device)
-            opt = torch.optim.Adam(net.parameters(), lr=renamed_param(self, "learning_rate", "lr"))
+            opt = torch.optim.Adam(net.parameters(), lr=self.learning_rate)
             self.loss_history_ = []
             start = time.perf_counter()
-            main_epochs = renamed_param(self, "n_epochs", "epochs")
+            main_epochs = self.n_epochs
             for stage, n_epochs in (("pretrain", self.pretrain_epochs), ("main", main_epochs)):
                 self._stage = stage
                 if stage == "main":

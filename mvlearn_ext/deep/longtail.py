@@ -37,7 +37,6 @@ from torch.nn import functional as F
 from mvlearn_ext.deep._bridge import resolve_device, seeded_generator
 from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
 from mvlearn_ext.longtail import combine_gradients as _combine_np
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
@@ -438,8 +437,6 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         busy machine.
     random_state : int or None, default=None
     verbose : bool, default=False
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -477,7 +474,6 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     def __init__(
@@ -497,7 +493,6 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=False,
-        n_threads="deprecated",
     ):
         self.hidden = hidden
         self.heads = heads
@@ -513,7 +508,6 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
 
     def _losses(self, counts):
         out = []
@@ -551,7 +545,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"ars_params has unknown keys {unknown}; ARSLoss accepts {sorted(accepted)}"
                 )
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
+        n_jobs = self.n_jobs
         if n_jobs is None:
             return self._fit(X, y)
         previous = torch.get_num_threads()

@@ -193,7 +193,7 @@ def test_aes_predict_before_fit_raises():
 
 @pytest.mark.slow
 def test_long_tail_digits_demo_acceptance():
-    """Spec 5.4: AES few-class accuracy above CE's (imbalance 20, balanced test set)."""
+    """AES raises the few-class accuracy above its CE head's (imbalance 20, balanced test set)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

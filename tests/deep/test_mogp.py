@@ -489,17 +489,6 @@ def test_docstring_example():
     assert attempted >= 2  # the examples of both estimators ran
 
 
-def test_deep_mogp_is_a_deprecated_alias():
-    """The module's old name still finds every name, with a DeprecationWarning."""
-    import mvlearn_ext.deep.gaussian_process as new
-    import mvlearn_ext.deep.mogp as old
-
-    with pytest.warns(DeprecationWarning, match="mvlearn_ext.deep.gaussian_process"):
-        assert old.GSLVMOGPRegressor is new.GSLVMOGPRegressor
-    with pytest.raises(AttributeError):
-        old.no_such_name  # noqa: B018
-
-
 def test_the_shared_base_is_abstract():
     """The SVI base names its hooks as abstract: neither it nor a subclass lacking one builds."""
     from mvlearn_ext.deep.gaussian_process._base import _SVILVMOGPRegressor

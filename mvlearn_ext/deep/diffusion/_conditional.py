@@ -21,7 +21,6 @@ from mvlearn_ext.deep.diffusion._training import (
     _train,
     _unequal,
 )
-from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 
 
@@ -37,8 +36,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     Parameters
     ----------
     hidden : tuple of int, default=(32, 32)
-        Widths of the hidden layers (the spec's specialist: 2 x 32; its
-        generalist: 3 x 128).
+        Widths of the hidden layers.
     n_tasks : int, default=1
     n_steps : int, default=50
         ``T`` of the linear schedule rescaled to ``T`` steps
@@ -51,11 +49,9 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     lr_schedule : {"constant", "cosine"}, default="constant"
         ``"cosine"`` decays the step size from ``learning_rate`` to 0 over the
         ``n_iter`` steps (half a cosine period), so that the last iterate
-        settles instead of jittering at the scale of ``learning_rate``. On the toy
-        tasks it made the 3 x 128 networks' conditional means 2-3 times more
-        accurate at 3000 steps, but it under-trains small networks given
-        few steps (a 2 x 32 network at 3000 steps), so it is not the
-        default; see the user guide.
+        settles instead of jittering at the scale of ``learning_rate``; it
+        under-trains small networks given few steps, so it is not the
+        default.
     weight_decay : float, default=0.0
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
@@ -64,8 +60,6 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     device : str or None, default=None
         ``None`` picks CUDA when available.
     verbose : int, default=0
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -111,7 +105,6 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         random_state=None,
         device=None,
         verbose=0,
-        lr="deprecated",
     ):
         self.hidden = hidden
         self.n_tasks = n_tasks
@@ -125,7 +118,6 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
-        self.lr = lr
 
     # -- input ---------------------------------------------------------------
     def _conditions(self, C, n=None, name="C"):
@@ -217,7 +209,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
             Kt = torch.as_tensor(t_ids, device=device)
             Wt = torch.as_tensor(w, dtype=torch.float32, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, dtype=torch.float32, device=device)
-            learning_rate = renamed_param(self, "learning_rate", "lr")
+            learning_rate = self.learning_rate
             opt = torch.optim.Adam(
                 net.parameters(), lr=learning_rate, weight_decay=self.weight_decay
             )

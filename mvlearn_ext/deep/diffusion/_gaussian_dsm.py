@@ -20,7 +20,6 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
-from mvlearn_ext.utils._deprecation import renamed_param
 
 
 def _check_domain(domain):
@@ -77,8 +76,6 @@ class GaussianDSMDiffusion(BaseEstimator):
         Seeds the mini-batches, the noise and the steps (the global torch
         RNG is restored after ``fit``).
     device : str or None, default=None
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -123,7 +120,6 @@ class GaussianDSMDiffusion(BaseEstimator):
         sampler="ddpm",
         random_state=None,
         device=None,
-        lr="deprecated",
     ):
         self.degree = degree
         self.domain = domain
@@ -135,7 +131,6 @@ class GaussianDSMDiffusion(BaseEstimator):
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
-        self.lr = lr
 
     def _basis(self, C):
         """Legendre basis of the conditions (validated by the shell model)."""
@@ -189,7 +184,7 @@ class GaussianDSMDiffusion(BaseEstimator):
             Zt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, device=device)
             Pt = torch.as_tensor(Phi, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, device=device)
-            learning_rate = renamed_param(self, "learning_rate", "lr")
+            learning_rate = self.learning_rate
             opt = torch.optim.Adam([A, log_v], lr=learning_rate)
             bs = self.batch_size  # rows drawn with replacement, whatever n
 

@@ -13,7 +13,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
 from mvlearn_ext.diffusion._schedule import make_schedule
-from mvlearn_ext.utils._deprecation import deprecated_constraint
 from mvlearn_ext.utils._validation import check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
@@ -24,7 +23,6 @@ COMMON_CONSTRAINTS: dict = {
     "lr_schedule": [StrOptions({"constant", "cosine"})],
     "random_state": ["random_state"],
     "device": [str, None],
-    "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
 }
 SAMPLER_CONSTRAINT = [StrOptions({"ddpm", "ddim"})]
 

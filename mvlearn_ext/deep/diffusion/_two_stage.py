@@ -18,7 +18,6 @@ from mvlearn_ext.diffusion._two_stage import (
     make_pseudo_pairs,
     task_sample_weights,
 )
-from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 
 
@@ -93,8 +92,6 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
     device : str or None, default=None
     verbose : int, default=0
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -136,7 +133,6 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         random_state=None,
         device=None,
         verbose=0,
-        lr="deprecated",
     ):
         self.specialist = specialist
         self.specialist_hidden = specialist_hidden
@@ -154,7 +150,6 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
-        self.lr = lr
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, pairs, unpaired, *, specialists=None):
@@ -190,7 +185,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         common = dict(
             n_steps=self.n_steps,
             batch_size=self.batch_size,
-            learning_rate=renamed_param(self, "learning_rate", "lr"),
+            learning_rate=self.learning_rate,
             lr_schedule=self.lr_schedule,
             device=self.device,
             verbose=max(0, int(self.verbose) - 1),

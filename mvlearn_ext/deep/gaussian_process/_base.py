@@ -27,7 +27,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import check_magnitude
 
@@ -75,8 +74,6 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     # ------------------------------------------------------------ input
@@ -145,7 +142,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         self : object
             The fitted estimator.
         """
-        with _torch_threads(renamed_param(self, "n_jobs", "n_threads")):
+        with _torch_threads(self.n_jobs):
             return self._fit(X, Y)
 
     def _fit(self, X, Y, callback=None):
@@ -196,7 +193,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         self.loss_curve_, n_iter = _train_svi(
             module, X_t, Y_t, O_t, n_obs=n_obs, n_epochs=self.n_epochs,
             batch_size=self.batch_size, output_batch_size=self.output_batch_size,
-            lr=renamed_param(self, "learning_rate", "lr"),
+            lr=self.learning_rate,
             sample_latents=self.latent_posterior != "point", seed=seed, verbose=self.verbose,
             desc=type(self).__name__, callback=callback,
         )  # fmt: skip
@@ -248,7 +245,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         S = 1 if self.latent_posterior == "point" else self.n_predict_samples
         gen = torch.Generator().manual_seed(self._predict_seed)
         eps = torch.randn(S, self.n_outputs_, module.d_h, generator=gen, dtype=dtype)
-        with _torch_threads(renamed_param(self, "n_jobs", "n_threads", warn=False)):
+        with _torch_threads(self.n_jobs):
             m, v = module.predict_moments(Xs, eps)
         m, v = m.numpy().astype(np.float64), v.numpy().astype(np.float64)
         if self.likelihood == "gaussian":

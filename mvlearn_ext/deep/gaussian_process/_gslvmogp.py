@@ -79,10 +79,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
     verbose : int, default=0
         The parameters shared with :class:`TLVMOGPRegressor` mean what they
         mean there.
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -153,8 +149,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        lr="deprecated",
-        n_threads="deprecated",
     ):
         self.n_terms = n_terms
         self.n_latent = n_latent
@@ -179,8 +173,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.lr = lr
-        self.n_threads = n_threads
 
     def _latent_width(self):
         return self.n_terms * self.n_latent

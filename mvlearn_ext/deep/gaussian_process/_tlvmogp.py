@@ -47,8 +47,8 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     latents through a Lipschitz-regularised network, stochastic variational
     inference, zero-inflated counts); the details here (residual blocks,
     spectral-norm bound, whitened SVGP, ZINB form, double minibatching,
-    prediction by total variance) follow the authors' public code as
-    described in the project's specification, with these deliberate
+    prediction by total variance) follow the authors' public code, with
+    these deliberate
     differences: the spectral-norm bound is an exact projection after each
     step instead of a one-power-iteration clamp, ``sn_ub`` defaults to
     ``0.9`` (``1.0``, the authors' default, gives no lower Lipschitz bound),
@@ -119,10 +119,6 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         and the prediction draws (the global torch RNG is restored).
     verbose : int, default=0
         Show a progress bar over the epochs (on standard error).
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -215,8 +211,6 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        lr="deprecated",
-        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
@@ -243,8 +237,6 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.lr = lr
-        self.n_threads = n_threads
 
     def _latent_width(self):
         """Columns of ``h_p`` (the latent coordinates of one output)."""

@@ -11,7 +11,10 @@ import mvlearn_ext
 
 SKIP_PREFIXES = ("mvlearn_ext.deep", "mvlearn_ext.datasets._build_")
 # Modules whose examples need an optional package: skipped (not failed) without it.
-NEEDS = {"mvlearn_ext.studies._plot": ("matplotlib", "pandas")}
+NEEDS = {
+    "mvlearn_ext.studies._plot": ("matplotlib", "pandas"),
+    "mvlearn_ext.utils._torch": ("torch",),
+}
 
 
 def _modules():

@@ -139,7 +139,7 @@ def phenobrain_benchmark(
                 **NETWORK_MODES[name],
                 **extra,
                 n_epochs=n_epochs,
-                hidden=hidden,
+                embed_dim=hidden,
                 n_jobs=n_jobs,
                 random_state=seed,
             ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])

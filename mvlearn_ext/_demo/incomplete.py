@@ -14,10 +14,22 @@ from __future__ import annotations
 
 #: The benchmarks' small CIMLN configuration (``bench_deep.py``), with the same masks per seed.
 SMALL = dict(
-    hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10, n_init=5
+    hidden_layer_sizes=(128,),
+    embed_dim=32,
+    batch_size=256,
+    n_epochs_pretrain=15,
+    n_epochs=10,
+    n_init=5,
 )
 #: ``--quick``: a shorter configuration than the benchmark's (6 + 4 epochs).
-QUICK = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=6, n_epochs=4, n_init=3)
+QUICK = dict(
+    hidden_layer_sizes=(64,),
+    embed_dim=16,
+    batch_size=256,
+    n_epochs_pretrain=6,
+    n_epochs=4,
+    n_init=3,
+)
 #: The paper's (the authors' code's) causal loss: ``causal_weight=0.1`` on the factual target.
 CODE_CAUSAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 1.0}
 #: Anchor clustering after mean imputation: of HAGMVC and LMVSC, the one with the higher mean

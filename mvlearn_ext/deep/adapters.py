@@ -25,7 +25,7 @@ from mvlearn_ext.adapters import (
     regroup_permutation,
     unit_gradient_vectors,
 )
-from mvlearn_ext.deep._bridge import seeded_generator
+from mvlearn_ext.utils._torch import seeded_generator
 
 __all__ = ["LoRAMoELinear"]
 

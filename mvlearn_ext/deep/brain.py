@@ -36,8 +36,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import resolve_device, with_torch_threads
 from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
@@ -145,7 +146,8 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     n_hops : int, default=3
         ``H`` of the polynomial kernel.
     kernel : {"polynomial", "heat"}, default="polynomial"
-    hidden : int, default=32
+    embed_dim : int, default=32
+        Width of the ROI embeddings, of the attention and of the head.
     phenotype_mode : {"mechanism", "late", "none"}, default="mechanism"
     film : bool, default=True
         FiLM modulation of the messages by ``p`` (``phenotype_mode="mechanism"``
@@ -171,7 +173,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     device : str or None, default="cpu"
         ``None`` picks CUDA when available.
     n_jobs : int or None, default=None
-        torch intra-op threads during ``fit`` (restored afterwards).
+        Threads of torch's intra-op pool during ``fit`` and prediction
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batches; the global torch RNG is left as it was.
     verbose : int, default=0
@@ -184,7 +188,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     phenotype_mean_, phenotype_scale_ : ndarray of shape (n_phenotypes,)
         The standardisation of the phenotypes learned at ``fit``.
     network_ : torch.nn.Module
-    loss_history_ : list of dict
+    loss_curve_ : list of dict
         Mean ``ce`` and ``reg`` per epoch (and ``val_ce`` with early stopping).
     best_epoch_ : int
         The epoch whose weights were kept (the last one without early stopping).
@@ -200,7 +204,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     >>> from mvlearn_ext.brain import make_phenotype_connectomes
     >>> from mvlearn_ext.deep.brain import PhenoBrainClassifier
     >>> A, P, y = make_phenotype_connectomes(60, random_state=0)
-    >>> clf = PhenoBrainClassifier(n_epochs=2, hidden=8, random_state=0)
+    >>> clf = PhenoBrainClassifier(n_epochs=2, embed_dim=8, random_state=0)
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
     (3, 2)
     """
@@ -208,7 +212,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_hops": [Interval(Integral, 0, None, closed="left")],
         "kernel": [StrOptions({"polynomial", "heat"})],
-        "hidden": [Interval(Integral, 1, None, closed="left")],
+        "embed_dim": [Interval(Integral, 1, None, closed="left")],
         "phenotype_mode": [StrOptions({"mechanism", "late", "none"})],
         "film": ["boolean"],
         "prior_bias": [Interval(Real, 0, None, closed="left")],
@@ -222,7 +226,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "device": [str, None],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -232,7 +236,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         *,
         n_hops=3,
         kernel="polynomial",
-        hidden=32,
+        embed_dim=32,
         phenotype_mode="mechanism",
         film=True,
         prior_bias=1.0,
@@ -252,7 +256,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     ):
         self.n_hops = n_hops
         self.kernel = kernel
-        self.hidden = hidden
+        self.embed_dim = embed_dim
         self.phenotype_mode = phenotype_mode
         self.film = film
         self.prior_bias = prior_bias
@@ -337,6 +341,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, connectomes, y, *, phenotypes=None):
         """Train the network.
 
@@ -352,15 +357,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PhenoBrainClassifier
         """
-        n_jobs = self.n_jobs
-        if n_jobs is None:
-            return self._fit(connectomes, y, phenotypes)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(int(n_jobs))
-        try:
-            return self._fit(connectomes, y, phenotypes)
-        finally:
-            torch.set_num_threads(previous)
+        return self._fit(connectomes, y, phenotypes)
 
     def _fit(self, connectomes, y, phenotypes):
         A, P = self._check_inputs(connectomes, phenotypes, reset=True)
@@ -408,7 +405,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             net = _PhenoBrainNet(
                 self.n_rois_,
                 self.n_phenotypes_,
-                self.hidden,
+                self.embed_dim,
                 self.n_hops,
                 self.classes_.size,
                 mode=self.phenotype_mode,
@@ -419,7 +416,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         opt = torch.optim.Adam(
             net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
         )
-        self.loss_history_ = []
+        self.loss_curve_ = []
         best_val, best_state, stale = np.inf, None, 0
         n_epochs = self.n_epochs
         self.best_epoch_ = n_epochs
@@ -448,7 +445,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                     best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
                 else:
                     stale += 1
-            self.loss_history_.append(record)
+            self.loss_curve_.append(record)
             self._log(
                 f"epoch {epoch + 1}/{n_epochs}: ce {ce_sum / n:.4f} reg {reg_sum / n:.4f}"
                 + (f" val_ce {record['val_ce']:.4f}" if val is not None else "")
@@ -464,6 +461,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # -- inference -----------------------------------------------------------
+    @with_torch_threads
     def _forward(self, connectomes, phenotypes):
         check_is_fitted(self)
         A, P = self._check_inputs(connectomes, phenotypes, reset=False)

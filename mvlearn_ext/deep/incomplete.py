@@ -20,8 +20,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from torch import nn
 
 from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import resolve_device, with_torch_threads
 from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
@@ -163,10 +164,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     n_clusters : int, default=8
     embed_dim : int, default=64
         ``d``.
-    hidden : tuple of int, default=(256, 128)
+    hidden_layer_sizes : tuple of int, default=(256, 128)
         Hidden widths of the encoders (the decoders mirror them; the code
         uses 500-500-300).
-    pretrain_epochs : int, default=30
+    n_epochs_pretrain : int, default=30
         Reconstruction-only epochs (the code: 100).
     n_epochs : int, default=20
         Epochs of the full objective (the code: 50).
@@ -196,6 +197,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         is restored after ``fit``).
     device : str or None, default=None
         ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` (restored
+        afterwards): ``None`` means 1, ``-1`` every available CPU; never
+        more than the available CPUs.
     verbose : int, default=0
 
     Attributes
@@ -207,8 +212,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         The observed views used at ``fit``.
     view_probs_ : ndarray of shape (n_views,)
         The counterfactual masking probabilities ``beta_v``.
-    loss_history_ : list of dict
-        Mean losses per epoch (``rec``, ``meta``, ``causal``).
+    loss_curve_ : list of dict
+        Mean losses per epoch (``stage``, ``rec``, ``meta``, ``causal``).
     n_views_ : int
     n_features_per_view_ : tuple of int
 
@@ -225,8 +230,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     >>> from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
     >>> Xs, y = make_multiview_blobs(90, n_views=3, n_features=[4, 4, 4], random_state=0)
     >>> mask = make_unbalanced_mask(90, 3, random_state=0)
-    >>> model = CIMLN(n_clusters=3, hidden=(16,), embed_dim=4, pretrain_epochs=2, n_epochs=2,
-    ...               n_init=2, random_state=0).fit(mask_views(Xs, mask))
+    >>> model = CIMLN(n_clusters=3, hidden_layer_sizes=(16,), embed_dim=4, n_epochs_pretrain=2,
+    ...               n_epochs=2, n_init=2, random_state=0).fit(mask_views(Xs, mask))
     >>> model.labels_.shape, model.embedding_.shape
     ((90,), (90, 12))
     """
@@ -234,8 +239,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
-        "hidden": [tuple, list],
-        "pretrain_epochs": [Interval(Integral, 0, None, closed="left")],
+        "hidden_layer_sizes": [tuple, list],
+        "n_epochs_pretrain": [Interval(Integral, 0, None, closed="left")],
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -251,6 +256,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "verbose": ["verbose"],
     }
 
@@ -259,8 +265,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         n_clusters=8,
         *,
         embed_dim=64,
-        hidden=(256, 128),
-        pretrain_epochs=30,
+        hidden_layer_sizes=(256, 128),
+        n_epochs_pretrain=30,
         n_epochs=20,
         batch_size=128,
         learning_rate=3e-4,
@@ -276,12 +282,13 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         n_init=10,
         random_state=None,
         device=None,
+        n_jobs=None,
         verbose=0,
     ):
         self.n_clusters = n_clusters
         self.embed_dim = embed_dim
-        self.hidden = hidden
-        self.pretrain_epochs = pretrain_epochs
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.n_epochs_pretrain = n_epochs_pretrain
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -297,6 +304,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # -- input ---------------------------------------------------------------
@@ -387,6 +395,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             return net.complete(H, m, C, self.use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, Xs, y=None, *, mask=None):
         """Fit the network and cluster the completed embeddings.
 
@@ -407,7 +416,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         raw, Xn, m = self._prepare(Xs, mask)
         self.n_views_ = len(raw)
         self.n_features_per_view_ = tuple(X.shape[1] for X in raw)
-        hidden = check_layer_sizes(self.hidden, "hidden")
+        hidden = check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)
@@ -424,10 +433,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             M = torch.from_numpy(m).to(device)
             probs = torch.as_tensor(self.view_probs_, dtype=torch.float32, device=device)
             opt = torch.optim.Adam(net.parameters(), lr=self.learning_rate)
-            self.loss_history_ = []
+            self.loss_curve_ = []
             start = time.perf_counter()
             main_epochs = self.n_epochs
-            for stage, n_epochs in (("pretrain", self.pretrain_epochs), ("main", main_epochs)):
+            for stage, n_epochs in (("pretrain", self.n_epochs_pretrain), ("main", main_epochs)):
                 self._stage = stage
                 if stage == "main":
                     Z = self._embed(net, X, M).cpu().numpy()
@@ -453,7 +462,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                         sums += [float(rec.detach()), float(meta.detach()), float(causal.detach())]
                     n_batches = -(-n // self.batch_size)
                     rec_m, meta_m, causal_m = sums / n_batches
-                    self.loss_history_.append(
+                    self.loss_curve_.append(
                         {"stage": stage, "rec": rec_m, "meta": meta_m, "causal": causal_m}
                     )
                     self._log(

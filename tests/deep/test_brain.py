@@ -14,7 +14,7 @@ from mvlearn_ext.brain import (
 )
 from mvlearn_ext.deep.brain import PhenoBrainClassifier
 
-TINY = dict(hidden=8, n_epochs=3, batch_size=32)
+TINY = dict(embed_dim=8, n_epochs=3, batch_size=32)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -100,7 +100,7 @@ def test_regulariser_weight_pulls_attention_towards_the_prior(data):
     kls = []
     for w in (0.0, 20.0):
         clf = PhenoBrainClassifier(reg_weight=w, random_state=0, **kw).fit(A, y, phenotypes=P)
-        kls.append(clf.loss_history_[-1]["reg"])
+        kls.append(clf.loss_curve_[-1]["reg"])
     assert kls[1] < kls[0]
 
 
@@ -132,8 +132,8 @@ def test_seed_determinism_clone_and_global_rng_untouched(data):
 
 def test_learns_the_phenotype_routed_label_on_its_training_set():
     A, P, y = make_phenotype_connectomes(200, label_noise=0.0, random_state=1)
-    clf = PhenoBrainClassifier(random_state=0, n_epochs=60, hidden=16).fit(A, y, phenotypes=P)
-    assert clf.loss_history_[-1]["ce"] < 0.5 * clf.loss_history_[0]["ce"]
+    clf = PhenoBrainClassifier(random_state=0, n_epochs=60, embed_dim=16).fit(A, y, phenotypes=P)
+    assert clf.loss_curve_[-1]["ce"] < 0.5 * clf.loss_curve_[0]["ce"]
     assert clf.score(A, y, phenotypes=P) > 0.85
 
 
@@ -142,7 +142,7 @@ def test_early_stopping_keeps_the_best_validation_epoch(data):
     kw = {**TINY, "n_epochs": 40}
     clf = PhenoBrainClassifier(early_stopping=True, n_iter_no_change=3, random_state=0, **kw)
     clf.fit(A, y, phenotypes=P)
-    val = [h["val_ce"] for h in clf.loss_history_]
+    val = [h["val_ce"] for h in clf.loss_curve_]
     assert val[clf.best_epoch_ - 1] <= min(val) + 1e-4
     assert len(val) <= clf.best_epoch_ + 3
     # the kept weights are the best epoch's: refitting for exactly best_epoch_ epochs agrees

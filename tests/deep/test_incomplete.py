@@ -9,7 +9,9 @@ from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
 from mvlearn_ext.metrics import clustering_accuracy
 
-SMALL = dict(hidden=(16,), embed_dim=4, pretrain_epochs=3, n_epochs=3, n_init=2, batch_size=64)
+SMALL = dict(
+    hidden_layer_sizes=(16,), embed_dim=4, n_epochs_pretrain=3, n_epochs=3, n_init=2, batch_size=64
+)
 
 
 @pytest.fixture(autouse=True)
@@ -64,12 +66,12 @@ def test_beta_zero_gives_zero_causal_loss(data):
     Xs, _, mask = data
     model = CIMLN(n_clusters=3, random_state=0, beta=0.0, causal_weight=1.0, **SMALL)
     model.fit(Xs, mask=mask)
-    assert all(h["causal"] == 0.0 for h in model.loss_history_)
+    assert all(h["causal"] == 0.0 for h in model.loss_curve_)
     # and positive with masking on, in both masking modes and both KL variants
     for kw in ({}, {"cf_view_probs": "uniform"}, {"causal_kl": "double_softmax"}):
         m2 = CIMLN(n_clusters=3, random_state=0, causal_weight=1.0, **SMALL, **kw)
         m2.fit(Xs, mask=mask)
-        assert max(h["causal"] for h in m2.loss_history_) > 0
+        assert max(h["causal"] for h in m2.loss_curve_) > 0
 
 
 def test_view_probs_follow_observation_rates(data):
@@ -158,7 +160,7 @@ def test_causal_targets_run(data):
         )
         model.fit(Xs, mask=mask)
         assert np.isfinite(model.embedding_).all()
-        assert max(h["causal"] for h in model.loss_history_ if h["stage"] == "main") != 0
+        assert max(h["causal"] for h in model.loss_curve_ if h["stage"] == "main") != 0
     with pytest.raises(ValueError, match="causal_target"):
         CIMLN(n_clusters=3, causal_target="both").fit(Xs, mask=mask)
 
@@ -169,7 +171,14 @@ def test_demo_section_rows_are_the_estimators_own(monkeypatch):
     from mvlearn_ext._demo.registry import DemoContext
     from mvlearn_ext.datasets import load_handwritten
 
-    tiny = dict(hidden=(8,), embed_dim=4, batch_size=512, pretrain_epochs=1, n_epochs=1, n_init=1)
+    tiny = dict(
+        hidden_layer_sizes=(8,),
+        embed_dim=4,
+        batch_size=512,
+        n_epochs_pretrain=1,
+        n_epochs=1,
+        n_init=1,
+    )
     monkeypatch.setattr(demo, "QUICK", tiny)
     rows = demo.run(DemoContext(seeds=(3,), quick=True))
     assert len(rows) == 3 and rows[2].method == f"mean imputation + {demo.ANCHOR}"

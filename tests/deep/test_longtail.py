@@ -170,7 +170,7 @@ def _long_tail_data(seed=0):
 
 def test_aes_classifier_fits_predicts_and_is_reproducible():
     X, y = _long_tail_data()
-    params = dict(stage1_epochs=3, stage2_epochs=2, random_state=0)
+    params = dict(n_epochs_stage1=3, n_epochs_stage2=2, random_state=0)
     a = AESClassifier(**params).fit(X, y + 10)
     b = AESClassifier(**params).fit(X, y + 10)
     pred = a.predict(X[:30])
@@ -181,7 +181,7 @@ def test_aes_classifier_fits_predicts_and_is_reproducible():
     assert a.combiner_weights_.sum() == pytest.approx(1.0)
     assert a.predict_head(X[:5], "ars").shape == (5,)
     with pytest.raises(ValueError, match="heads entries"):
-        AESClassifier(heads=("ce", "focal"), stage1_epochs=1, stage2_epochs=1).fit(X, y)
+        AESClassifier(heads=("ce", "focal"), n_epochs_stage1=1, n_epochs_stage2=1).fit(X, y)
 
 
 def test_aes_predict_before_fit_raises():

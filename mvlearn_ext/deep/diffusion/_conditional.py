@@ -22,6 +22,7 @@ from mvlearn_ext.deep.diffusion._training import (
     _unequal,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._torch import torch_threads, with_torch_threads
 
 
 class ConditionalDiffusion(VerboseMixin, BaseEstimator):
@@ -35,20 +36,20 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
 
     Parameters
     ----------
-    hidden : tuple of int, default=(32, 32)
+    hidden_layer_sizes : tuple of int, default=(32, 32)
         Widths of the hidden layers.
     n_tasks : int, default=1
     n_steps : int, default=50
         ``T`` of the linear schedule rescaled to ``T`` steps
         (:func:`mvlearn_ext.diffusion.make_schedule`).
-    n_iter : int, default=2000
+    max_iter : int, default=2000
         Adam steps.
     batch_size : int, default=128
     learning_rate : float, default=2e-3
         Adam's step size.
-    lr_schedule : {"constant", "cosine"}, default="constant"
+    learning_rate_schedule : {"constant", "cosine"}, default="constant"
         ``"cosine"`` decays the step size from ``learning_rate`` to 0 over the
-        ``n_iter`` steps (half a cosine period), so that the last iterate
+        ``max_iter`` steps (half a cosine period), so that the last iterate
         settles instead of jittering at the scale of ``learning_rate``; it
         under-trains small networks given few steps, so it is not the
         default.
@@ -59,14 +60,20 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         global torch RNG is restored after ``fit``).
     device : str or None, default=None
         ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     verbose : int, default=0
 
     Attributes
     ----------
     network_ : EpsMLP
     schedule_ : DiffusionSchedule
-    loss_history_ : list of float
+    loss_curve_ : list of float
         Mean training loss per block of 100 steps.
+    n_iter_ : int
+        Adam steps taken (``max_iter``).
 
     Examples
     --------
@@ -75,16 +82,16 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> C = rng.uniform(-1, 1, (64, 1))
     >>> X = np.hstack([C, 2 * C]) + 0.05 * rng.normal(size=(64, 2))
-    >>> model = ConditionalDiffusion(n_iter=50, random_state=0).fit(C, X)
+    >>> model = ConditionalDiffusion(max_iter=50, random_state=0).fit(C, X)
     >>> model.sample(C[:5], random_state=0).shape
     (5, 2)
     """
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "hidden": [tuple, list],
+        "hidden_layer_sizes": [tuple, list],
         "n_tasks": [Interval(Integral, 1, None, closed="left")],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "sampler": SAMPLER_CONSTRAINT,
         "verbose": ["verbose"],
@@ -93,30 +100,32 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        hidden=(32, 32),
+        hidden_layer_sizes=(32, 32),
         n_tasks=1,
         n_steps=50,
-        n_iter=2000,
+        max_iter=2000,
         batch_size=128,
         learning_rate=2e-3,
-        lr_schedule="constant",
+        learning_rate_schedule="constant",
         weight_decay=0.0,
         sampler="ddpm",
         random_state=None,
         device=None,
+        n_jobs=None,
         verbose=0,
     ):
-        self.hidden = hidden
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.n_tasks = n_tasks
         self.n_steps = n_steps
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.weight_decay = weight_decay
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # -- input ---------------------------------------------------------------
@@ -155,6 +164,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         return t.astype(np.int64)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, C, X, tasks=None, sample_weight=None):
         """Train the epsilon-network by denoising score matching.
 
@@ -178,7 +188,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         -------
         self : ConditionalDiffusion
         """
-        hidden = _check_hidden(self.hidden)
+        hidden = _check_hidden(self.hidden_layer_sizes)
         for attr in ("c_mean_", "c_scale_"):
             self.__dict__.pop(attr, None)
         X = _check_samples(X)
@@ -202,7 +212,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
             torch.manual_seed(seed)
             gen = torch.Generator(device=device)
             gen.manual_seed(seed)
-            net = EpsMLP(d, C.shape[1], hidden=hidden, n_tasks=self.n_tasks).to(device)
+            net = EpsMLP(d, C.shape[1], hidden_layer_sizes=hidden, n_tasks=self.n_tasks).to(device)
             Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
             Ct = torch.as_tensor((C - self.c_mean_) / self.c_scale_, dtype=torch.float32)
             Xt, Ct = Xt.to(device), Ct.to(device)
@@ -226,12 +236,13 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
                 per_row = ((pred - eps) ** 2).mean(1)
                 return per_row.mean() if weighted else (Wt[idx] * per_row).mean()
 
-            self.loss_history_ = _train(
+            self.n_iter_ = self.max_iter
+            self.loss_curve_ = _train(
                 opt,
                 batch_loss,
-                n_iter=self.n_iter,
+                max_iter=self.max_iter,
                 lr=learning_rate,
-                lr_schedule=self.lr_schedule,
+                learning_rate_schedule=self.learning_rate_schedule,
                 est=self,
             )
         self.network_ = net.eval()
@@ -261,7 +272,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         def eps(x, t):
             if x.shape[0] != n:
                 raise ValueError(f"x has {x.shape[0]} rows for {n} conditions")
-            with torch.no_grad():
+            with torch.no_grad(), torch_threads(self.n_jobs):
                 xt = torch.as_tensor(x, dtype=torch.float32, device=self.device_)
                 tf = torch.full((n,), (t + 1) / T, dtype=torch.float32, device=self.device_)
                 return net(xt, tf, Ct, K).double().cpu().numpy()

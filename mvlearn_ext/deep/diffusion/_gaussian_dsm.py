@@ -20,6 +20,7 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
+from mvlearn_ext.utils._torch import with_torch_threads
 
 
 def _check_domain(domain):
@@ -64,18 +65,23 @@ class GaussianDSMDiffusion(BaseEstimator):
         The condition range mapped to [-1, 1]; default the range of the
         conditions given to ``fit``.
     n_steps : int, default=50
-    n_iter : int, default=1500
+    max_iter : int, default=1500
         Adam steps.
     batch_size : int, default=128
         Rows per step, drawn with replacement (so more than ``n`` is fine).
     learning_rate : float, default=2e-2
         Adam's step size.
-    lr_schedule : {"constant", "cosine"}, default="cosine"
+    learning_rate_schedule : {"constant", "cosine"}, default="cosine"
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batches, the noise and the steps (the global torch
         RNG is restored after ``fit``).
     device : str or None, default=None
+        ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
 
     Attributes
     ----------
@@ -84,8 +90,10 @@ class GaussianDSMDiffusion(BaseEstimator):
     var_ : ndarray of shape (d,)
         ``s^2`` in data units.
     schedule_ : DiffusionSchedule
-    loss_history_ : list of float
+    loss_curve_ : list of float
         Mean training loss per block of 100 steps.
+    n_iter_ : int
+        Adam steps taken (``max_iter``).
 
     Examples
     --------
@@ -103,7 +111,7 @@ class GaussianDSMDiffusion(BaseEstimator):
         **COMMON_CONSTRAINTS,
         "degree": [Interval(Integral, 0, None, closed="left")],
         "domain": [tuple, list, None],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "sampler": SAMPLER_CONSTRAINT,
     }
 
@@ -113,30 +121,33 @@ class GaussianDSMDiffusion(BaseEstimator):
         degree=5,
         domain=None,
         n_steps=50,
-        n_iter=1500,
+        max_iter=1500,
         batch_size=128,
         learning_rate=2e-2,
-        lr_schedule="cosine",
+        learning_rate_schedule="cosine",
         sampler="ddpm",
         random_state=None,
         device=None,
+        n_jobs=None,
     ):
         self.degree = degree
         self.domain = domain
         self.n_steps = n_steps
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
 
     def _basis(self, C):
         """Legendre basis of the conditions (validated by the shell model)."""
         return self.polynomial_._basis(C)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, C, X):
         """Fit ``A`` and ``log s^2`` by denoising score matching.
 
@@ -197,8 +208,13 @@ class GaussianDSMDiffusion(BaseEstimator):
                 pred = _gaussian_form_eps(xt, a, Pt[idx] @ A, log_v.exp())
                 return ((pred - eps) ** 2).mean()
 
-            self.loss_history_ = _train(
-                opt, batch_loss, n_iter=self.n_iter, lr=learning_rate, lr_schedule=self.lr_schedule
+            self.n_iter_ = self.max_iter
+            self.loss_curve_ = _train(
+                opt,
+                batch_loss,
+                max_iter=self.max_iter,
+                lr=learning_rate,
+                learning_rate_schedule=self.learning_rate_schedule,
             )
         self.coef_std_ = A.detach().cpu().numpy()
         self.var_std_ = np.exp(log_v.detach().cpu().numpy())

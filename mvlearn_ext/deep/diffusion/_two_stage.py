@@ -19,6 +19,7 @@ from mvlearn_ext.diffusion._two_stage import (
     task_sample_weights,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._torch import with_torch_threads
 
 
 def _check_task_lists(pairs, unpaired):
@@ -65,20 +66,20 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         least squares, sampled directly, not by diffusion);
         ``"gaussian_dsm"``, the diffusion models of
         :class:`GaussianDSMDiffusion` (the Gaussian-posterior denoiser with a
-        polynomial mean, fitted by DSM with ``specialist_iter`` Adam steps
+        polynomial mean, fitted by DSM with ``max_iter_specialist`` Adam steps
         at its own default step size, sampled by reverse diffusion). The
         last two need scalar conditions and use ``specialist_degree``.
-    specialist_hidden : tuple of int, default=(32, 32)
+    hidden_layer_sizes_specialist : tuple of int, default=(32, 32)
     specialist_degree : int, default=5
         Degree of the ``"polynomial"`` and ``"gaussian_dsm"`` specialists.
-    generalist_hidden : tuple of int, default=(128, 128, 128)
+    hidden_layer_sizes_generalist : tuple of int, default=(128, 128, 128)
     n_steps : int, default=50
-    specialist_iter : int, default=1500
-    generalist_iter : int, default=3000
+    max_iter_specialist : int, default=1500
+    max_iter_generalist : int, default=3000
     batch_size : int, default=128
     learning_rate : float, default=2e-3
         Adam's step size of the networks trained here.
-    lr_schedule : {"constant", "cosine"}, default="constant"
+    learning_rate_schedule : {"constant", "cosine"}, default="constant"
         Step-size schedule of the networks trained here (see
         :class:`ConditionalDiffusion`; the ``"gaussian_dsm"`` specialists
         always use their own default, a cosine decay).
@@ -91,6 +92,11 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     n_per_condition : int, default=1
     random_state : int, RandomState instance or None, default=None
     device : str or None, default=None
+        ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     verbose : int, default=0
 
     Attributes
@@ -103,11 +109,11 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
         "specialist": [StrOptions({"diffusion", "polynomial", "gaussian_dsm"})],
-        "specialist_hidden": [tuple, list],
+        "hidden_layer_sizes_specialist": [tuple, list],
         "specialist_degree": [Interval(Integral, 0, None, closed="left")],
-        "generalist_hidden": [tuple, list],
-        "specialist_iter": [Interval(Integral, 0, None, closed="left")],
-        "generalist_iter": [Interval(Integral, 0, None, closed="left")],
+        "hidden_layer_sizes_generalist": [tuple, list],
+        "max_iter_specialist": [Interval(Integral, 0, None, closed="left")],
+        "max_iter_generalist": [Interval(Integral, 0, None, closed="left")],
         "weights": ["array-like", None],
         "mix_weight": [Interval(Real, 0, 1, closed="left")],
         "n_per_condition": [Interval(Integral, 1, None, closed="left")],
@@ -118,40 +124,43 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         self,
         *,
         specialist="diffusion",
-        specialist_hidden=(32, 32),
+        hidden_layer_sizes_specialist=(32, 32),
         specialist_degree=5,
-        generalist_hidden=(128, 128, 128),
+        hidden_layer_sizes_generalist=(128, 128, 128),
         n_steps=50,
-        specialist_iter=1500,
-        generalist_iter=3000,
+        max_iter_specialist=1500,
+        max_iter_generalist=3000,
         batch_size=128,
         learning_rate=2e-3,
-        lr_schedule="constant",
+        learning_rate_schedule="constant",
         weights=None,
         mix_weight=0.0,
         n_per_condition=1,
         random_state=None,
         device=None,
+        n_jobs=None,
         verbose=0,
     ):
         self.specialist = specialist
-        self.specialist_hidden = specialist_hidden
+        self.hidden_layer_sizes_specialist = hidden_layer_sizes_specialist
         self.specialist_degree = specialist_degree
-        self.generalist_hidden = generalist_hidden
+        self.hidden_layer_sizes_generalist = hidden_layer_sizes_generalist
         self.n_steps = n_steps
-        self.specialist_iter = specialist_iter
-        self.generalist_iter = generalist_iter
+        self.max_iter_specialist = max_iter_specialist
+        self.max_iter_generalist = max_iter_generalist
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.weights = weights
         self.mix_weight = mix_weight
         self.n_per_condition = n_per_condition
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, pairs, unpaired, *, specialists=None):
         """Run both stages.
 
@@ -175,8 +184,8 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         """
         pairs = _check_task_lists(pairs, unpaired)
         K = len(pairs)
-        _check_hidden(self.specialist_hidden, "specialist_hidden")
-        _check_hidden(self.generalist_hidden, "generalist_hidden")
+        _check_hidden(self.hidden_layer_sizes_specialist, "hidden_layer_sizes_specialist")
+        _check_hidden(self.hidden_layer_sizes_generalist, "hidden_layer_sizes_generalist")
         lam = None if self.weights is None else np.asarray(self.weights, dtype=np.float64)
         if lam is not None and lam.shape != (K,):
             raise ValueError(f"weights must have shape ({K},), got {lam.shape}")
@@ -186,8 +195,9 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
             n_steps=self.n_steps,
             batch_size=self.batch_size,
             learning_rate=self.learning_rate,
-            lr_schedule=self.lr_schedule,
+            learning_rate_schedule=self.learning_rate_schedule,
             device=self.device,
+            n_jobs=self.n_jobs,
             verbose=max(0, int(self.verbose) - 1),
         )
         start = time.perf_counter()
@@ -217,16 +227,17 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
                     degree=self.specialist_degree,
                     domain=domain,
                     n_steps=self.n_steps,
-                    n_iter=self.specialist_iter,
+                    max_iter=self.max_iter_specialist,
                     batch_size=self.batch_size,
                     random_state=int(seeds[k]),
                     device=self.device,
+                    n_jobs=self.n_jobs,
                 )
                 self.specialists_.append(spec.fit(C, X))
                 continue
             spec = ConditionalDiffusion(
-                hidden=self.specialist_hidden,
-                n_iter=self.specialist_iter,
+                hidden_layer_sizes=self.hidden_layer_sizes_specialist,
+                max_iter=self.max_iter_specialist,
                 random_state=int(seeds[k]),
                 **common,
             )
@@ -250,9 +261,9 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
             )
             Cp, Xp, Tp = np.vstack([Cp, Cr]), np.vstack([Xp, Xr]), np.concatenate([Tp, Tr])
         self.generalist_ = ConditionalDiffusion(
-            hidden=self.generalist_hidden,
+            hidden_layer_sizes=self.hidden_layer_sizes_generalist,
             n_tasks=K,
-            n_iter=self.generalist_iter,
+            max_iter=self.max_iter_generalist,
             random_state=int(seeds[K + 1]),
             **common,
         ).fit(Cp, Xp, Tp, sample_weight=w)

@@ -11,7 +11,6 @@ initialised) and ``_set_kernel_attributes``: the base is abstract
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from abc import ABCMeta, abstractmethod
@@ -24,25 +23,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import resolve_device, torch_threads
 from mvlearn_ext.utils._validation import check_magnitude
-
-
-@contextlib.contextmanager
-def _torch_threads(n_threads):
-    """Temporarily set torch's intra-op threads (``None``: leave them)."""
-    if n_threads is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(n_threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):
@@ -57,7 +43,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "latent_posterior": [StrOptions({"full", "meanfield", "point"})],
         "likelihood": [StrOptions({"gaussian", "zinb"})],
-        "k_m": [Interval(Real, 0, None, closed="left")],
+        "zero_inflation": [Interval(Real, 0, None, closed="left")],
         "count_scale": [Interval(Real, 0, None, closed="neither")],
         "n_quadrature": [Interval(Integral, 1, None, closed="left")],
         "tighter_bound": ["boolean"],
@@ -71,7 +57,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str, None],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -117,7 +103,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         return {
             "latent": self.latent_posterior,
             "likelihood": self.likelihood,
-            "k_m": self.k_m,
+            "zero_inflation": self.zero_inflation,
             "count_scale": self.count_scale,
             "n_quadrature": self.n_quadrature,
             "tighter_bound": self.tighter_bound,
@@ -142,7 +128,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         self : object
             The fitted estimator.
         """
-        with _torch_threads(self.n_jobs):
+        with torch_threads(self.n_jobs):
             return self._fit(X, Y)
 
     def _fit(self, X, Y, callback=None):
@@ -245,7 +231,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         S = 1 if self.latent_posterior == "point" else self.n_predict_samples
         gen = torch.Generator().manual_seed(self._predict_seed)
         eps = torch.randn(S, self.n_outputs_, module.d_h, generator=gen, dtype=dtype)
-        with _torch_threads(self.n_jobs):
+        with torch_threads(self.n_jobs):
             m, v = module.predict_moments(Xs, eps)
         m, v = m.numpy().astype(np.float64), v.numpy().astype(np.float64)
         if self.likelihood == "gaussian":

@@ -56,7 +56,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         initial latents).
     latent_posterior : {"full", "meanfield", "point"}, default="full"
     likelihood : {"gaussian", "zinb"}, default="gaussian"
-    k_m : float >= 0, default=0.1
+    zero_inflation : float >= 0, default=0.1
     count_scale : float > 0, default=1.0
     n_quadrature : int, default=20
     tighter_bound : bool, default=False
@@ -132,7 +132,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         n_inducing_latent=6,
         latent_posterior="full",
         likelihood="gaussian",
-        k_m=0.1,
+        zero_inflation=0.1,
         count_scale=1.0,
         n_quadrature=20,
         tighter_bound=False,
@@ -156,7 +156,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_inducing_latent = n_inducing_latent
         self.latent_posterior = latent_posterior
         self.likelihood = likelihood
-        self.k_m = k_m
+        self.zero_inflation = zero_inflation
         self.count_scale = count_scale
         self.n_quadrature = n_quadrature
         self.tighter_bound = tighter_bound

@@ -1,0 +1,230 @@
+"""The torch estimators' shared rules: threads bounded by ``n_jobs``, devices, sizes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+torch = pytest.importorskip("torch")
+
+from mvlearn_ext.utils import effective_n_jobs  # noqa: E402
+from mvlearn_ext.utils._torch import (  # noqa: E402
+    check_allocation,
+    resolve_device,
+    torch_threads,
+)
+
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _estimators():
+    """(name, unfitted instance, fit(est), predict(est)) for every torch estimator."""
+    from mvlearn_ext.brain import make_phenotype_connectomes
+    from mvlearn_ext.datasets import make_multiview_blobs
+    from mvlearn_ext.deep.brain import PhenoBrainClassifier
+    from mvlearn_ext.deep.diffusion import (
+        ConditionalDiffusion,
+        GaussianDSMDiffusion,
+        TwoStageDiffusion,
+    )
+    from mvlearn_ext.deep.gaussian_process import GSLVMOGPRegressor, TLVMOGPRegressor
+    from mvlearn_ext.deep.incomplete import CIMLN
+    from mvlearn_ext.deep.longtail import AESClassifier
+    from mvlearn_ext.diffusion import make_toy_tasks
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    Y = np.sin(X[:, :1] + np.arange(3))
+    Xs, _ = make_multiview_blobs(40, n_views=2, n_features=[3, 3], random_state=0)
+    A, P, yb = make_phenotype_connectomes(24, random_state=0)
+    C, Xc = make_toy_tasks(n_pairs=16, random_state=0).pairs[0]
+    toy = make_toy_tasks(n_pairs=16, n_unpaired=8, random_state=0)
+    gp = dict(n_inducing=4, n_epochs=1, batch_size=20, random_state=0)
+    return [
+        (
+            "AESClassifier",
+            AESClassifier(n_epochs_stage1=1, n_epochs_stage2=1, random_state=0),
+            lambda e: e.fit(X, y),
+            lambda e: e.predict(X),
+        ),
+        (
+            "TLVMOGPRegressor",
+            TLVMOGPRegressor(**gp),
+            lambda e: e.fit(X, Y),
+            lambda e: e.predict(X),
+        ),
+        (
+            "GSLVMOGPRegressor",
+            GSLVMOGPRegressor(n_terms=1, **gp),
+            lambda e: e.fit(X, Y),
+            lambda e: e.predict(X),
+        ),
+        (
+            "PhenoBrainClassifier",
+            PhenoBrainClassifier(n_epochs=1, embed_dim=4, random_state=0),
+            lambda e: e.fit(A, yb, phenotypes=P),
+            lambda e: e.predict(A, phenotypes=P),
+        ),
+        (
+            "CIMLN",
+            CIMLN(
+                n_clusters=2,
+                hidden_layer_sizes=(4,),
+                embed_dim=2,
+                n_epochs_pretrain=1,
+                n_epochs=1,
+                n_init=1,
+                random_state=0,
+            ),
+            lambda e: e.fit(Xs),
+            None,
+        ),
+        (
+            "ConditionalDiffusion",
+            ConditionalDiffusion(hidden_layer_sizes=(4,), max_iter=2, random_state=0),
+            lambda e: e.fit(C, Xc),
+            lambda e: e.sample(C[:3], random_state=0),
+        ),
+        (
+            "GaussianDSMDiffusion",
+            GaussianDSMDiffusion(degree=1, max_iter=2, random_state=0),
+            lambda e: e.fit(C, Xc),
+            lambda e: e.sample(C[:3], random_state=0),
+        ),
+        (
+            "TwoStageDiffusion",
+            TwoStageDiffusion(
+                hidden_layer_sizes_specialist=(4,),
+                hidden_layer_sizes_generalist=(4,),
+                max_iter_specialist=2,
+                max_iter_generalist=2,
+                random_state=0,
+            ),
+            lambda e: e.fit(toy.pairs, toy.unpaired),
+            lambda e: e.sample(C[:3], np.zeros(3, dtype=int), random_state=0),
+        ),
+    ]
+
+
+ESTIMATORS = _estimators()
+IDS = [case[0] for case in ESTIMATORS]
+
+
+def test_torch_threads_sets_the_resolved_count_and_restores():
+    before = torch.get_num_threads()
+    for n_jobs, expected in ((None, 1), (-1, CPUS), (10**6, CPUS), (1, 1)):
+        with torch_threads(n_jobs) as n:
+            assert n == expected == torch.get_num_threads()
+        assert torch.get_num_threads() == before
+    for bad in (0, -(CPUS + 1)):
+        with pytest.raises(ValueError, match="n_jobs"):
+            with torch_threads(bad):
+                pass
+    assert torch.get_num_interop_threads() <= max(CPUS, 1)
+
+
+@pytest.mark.parametrize("name, est, fit, predict", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("n_jobs", [None, -1, 10**6])
+def test_fit_and_predict_use_the_resolved_n_jobs(name, est, fit, predict, n_jobs, monkeypatch):
+    """torch runs on effective_n_jobs(n_jobs) threads inside fit and predict, then is restored."""
+    seen = []
+    original = torch.set_num_threads
+
+    def record(n):
+        seen.append(n)
+        original(n)
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(torch, "set_num_threads", record)
+    est = clone(est).set_params(n_jobs=n_jobs)
+    fit(est)
+    if predict is not None:
+        predict(est)
+    assert seen, "torch.set_num_threads was never called"
+    expected = effective_n_jobs(n_jobs)
+    # each call sets the resolved count first and restores torch's setting last
+    assert seen[0] == expected and seen[-1] == before
+    assert set(seen) <= {expected, before}
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("name, est, fit, predict", ESTIMATORS[:1], ids=IDS[:1])
+def test_n_jobs_zero_is_refused_by_name(name, est, fit, predict):
+    with pytest.raises(ValueError, match="n_jobs"):
+        fit(clone(est).set_params(n_jobs=0))
+
+
+def test_a_huge_n_jobs_starts_no_more_threads_than_cpus():
+    """AESClassifier(n_jobs=10**6): the process's threads grow by at most the CPU count."""
+    code = textwrap.dedent(
+        """
+        import os, threading, time
+        import numpy as np
+        import torch
+        from mvlearn_ext.deep.longtail import AESClassifier
+
+        def count():
+            return len(os.listdir("/proc/self/task"))
+
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(42, 5)); y = (X[:, 0] > 0).astype(int)
+        # warm up the libraries' own pools (BLAS, torch's) on one thread
+        AESClassifier(n_epochs_stage1=1, n_epochs_stage2=1, random_state=0).fit(X, y)
+        base = count()
+        peak = [base]
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                peak[0] = max(peak[0], count())
+                time.sleep(0.001)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        AESClassifier(n_epochs_stage1=3, n_epochs_stage2=2, n_jobs=10**6, random_state=0).fit(X, y)
+        done.set()
+        watcher.join()
+        print(base, peak[0])
+        """
+    )
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("counts threads through /proc")
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    base, peak = int(out[-2]), int(out[-1])
+    # the watcher thread itself, and at most one new torch worker per CPU
+    assert peak - base <= CPUS + 1
+
+
+@pytest.mark.parametrize("name, est, fit, predict", ESTIMATORS, ids=IDS)
+def test_a_device_this_machine_lacks_is_refused_by_name(name, est, fit, predict):
+    if torch.cuda.is_available() and torch.cuda.device_count() > 7:
+        pytest.skip("this machine has a cuda:7")
+    for device in ("cuda:7", "tpu", "meta"):
+        with pytest.raises(ValueError, match="device"):
+            fit(clone(est).set_params(device=device))
+
+
+def test_resolve_device():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device(None).type in ("cpu", "cuda")
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        resolve_device("toaster")
+    with pytest.raises(TypeError, match="device"):
+        resolve_device(3.5)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            resolve_device("cuda")
+
+
+def test_check_allocation_names_the_parameter():
+    check_allocation(10, "n_latent", 10, what="the latents")
+    with pytest.raises(ValueError, match=r"n_latent=1000000000000 is too large: the latents"):
+        check_allocation(10**12 * 10**3, "n_latent", 10**12, what="the latents")

@@ -16,7 +16,8 @@ import numpy as np
 
 COLUMNS = ("AUC",)
 
-#: method label -> PhenoBrainClassifier keyword arguments
+#: method label -> PhenoBrainClassifier keyword arguments (``phenotype_mode`` and ``film``
+#: select the ablation subclass, see :func:`_network`)
 NETWORK_MODES = {
     "PhenoBrain (reconstruction)": {"phenotype_mode": "mechanism"},
     "same network, late fusion": {"phenotype_mode": "late"},
@@ -50,6 +51,20 @@ REGIMES = {
     "two_routes": ("make_phenotype_connectomes", 400),
     "many_routes": ("make_routed_connectomes", 800),
 }
+
+
+def _network(phenotype_mode="mechanism", film=True):
+    """PhenoBrainClassifier, or the ablation that routes the phenotype elsewhere."""
+    from mvlearn_ext.deep.brain import PhenoBrainClassifier
+
+    if phenotype_mode == "mechanism" and film:
+        return PhenoBrainClassifier
+
+    class Ablation(PhenoBrainClassifier):
+        _phenotype_mode = phenotype_mode
+        _film = film
+
+    return Ablation
 
 
 def _upper(A):
@@ -130,13 +145,13 @@ def phenobrain_benchmark(
         score = model.predict_proba(flat[idx_te])[:, 1]
         out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
     if networks:
-        from mvlearn_ext.deep.brain import PhenoBrainClassifier
-
         extra = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
         for name in networks:
             start = time.perf_counter()
-            clf = PhenoBrainClassifier(
-                **NETWORK_MODES[name],
+            kwargs = dict(NETWORK_MODES[name])
+            network = _network(kwargs.pop("phenotype_mode", "mechanism"), kwargs.pop("film", True))
+            clf = network(
+                **kwargs,
                 **extra,
                 n_epochs=n_epochs,
                 embed_dim=hidden,

@@ -31,7 +31,7 @@ QUICK = dict(
     n_init=3,
 )
 #: The paper's (the authors' code's) causal loss: ``causal_weight=0.1`` on the factual target.
-CODE_CAUSAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 1.0}
+CODE_CAUSAL = {"causal_weight": 0.1, "temperature": 1.0}
 #: Anchor clustering after mean imputation: of HAGMVC and LMVSC, the one with the higher mean
 #: development ACC on Handwritten (``bench_deep.py --cimln dev_decision``, seeds 100-103).
 ANCHOR = "HAGMVC"

@@ -9,9 +9,8 @@ long-range routing mechanism that learns a subject-specific multi-hop
 communication kernel, and (ii) a phenotype-guided regulation of attention
 that uses the phenotype as a conditional prior. Everything below the level
 of those two sentences is this package's design: the polynomial kernel
-``K(p) = sum_h alpha_h(p) A_hat^h`` with ``alpha(p) = softmax(MLP(p))`` (or
-a heat kernel with a phenotype-dependent time), FiLM modulation of the
-messages, an additive ``log K_tilde(p)`` attention bias and a KL
+``K(p) = sum_h alpha_h(p) A_hat^h`` with ``alpha(p) = softmax(MLP(p))``,
+FiLM modulation of the messages, an additive ``log K_tilde(p)`` attention bias and a KL
 regulariser. The paper's datasets (built from public imaging data) are not
 reproduced.
 
@@ -29,7 +28,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from torch import nn
@@ -47,25 +46,27 @@ _EPS = 1e-6
 
 
 class _PhenoBrainNet(nn.Module):
-    """Routing layer, one regulated attention layer, attention pooling, MLP head."""
+    """Routing layer, one regulated attention layer, attention pooling, MLP head.
 
-    def __init__(
-        self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, kernel, prior_bias, film
-    ):
+    ``mode`` says where the phenotype enters: ``"mechanism"`` (hop weights,
+    FiLM when ``film``, attention prior, head), ``"late"`` (the head only;
+    hop weights shared by all subjects) or ``"none"``.
+    """
+
+    def __init__(self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, prior_bias, film):
         super().__init__()
-        self.mode, self.kernel = mode, kernel
+        self.mode = mode
         self.use_film = film and mode == "mechanism"
-        n_alpha = n_hops + 1 if kernel == "polynomial" else 1
         if mode == "mechanism":
             self.alpha_mlp = nn.Sequential(
-                nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_alpha)
+                nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_hops + 1)
             )
             if self.use_film:
                 self.film = nn.Linear(n_pheno, 2 * hidden)
                 nn.init.zeros_(self.film.weight)
                 nn.init.zeros_(self.film.bias)
-        else:  # the same kernel, with hop weights (or time) shared by all subjects
-            self.alpha_logits = nn.Parameter(torch.zeros(n_alpha))
+        else:  # the same kernel, with hop weights shared by all subjects
+            self.alpha_logits = nn.Parameter(torch.zeros(n_hops + 1))
         self.embed = nn.Linear(n_rois, hidden)
         self.q = nn.Linear(hidden, hidden)
         self.k = nn.Linear(hidden, hidden)
@@ -81,37 +82,31 @@ class _PhenoBrainNet(nn.Module):
             logits = self.alpha_mlp(p)
         else:
             logits = self.alpha_logits.expand(p.shape[0], -1)
-        if self.kernel == "polynomial":
-            return torch.softmax(logits, dim=1)
-        return F.softplus(logits)  # heat: diffusion time t(p) > 0, shape (B, 1)
+        return torch.softmax(logits, dim=1)
 
-    def routing(self, graph, p):
-        """``K(p)``: graph is the hop-power stack (polynomial) or ``(lam, U)`` (heat)."""
+    def routing(self, powers, p):
+        """``K(p) = sum_h alpha_h(p) A_hat^h`` from the hop-power stack ``powers``."""
         alpha = self.hop_weights(p)
-        if self.kernel == "polynomial":
-            return torch.einsum("bh,bhij->bij", alpha, graph), alpha
-        lam, U = graph
-        decay = torch.exp(-alpha * (1.0 - lam))
-        return torch.einsum("bik,bk,bjk->bij", U, decay, U), alpha
+        return torch.einsum("bh,bhij->bij", alpha, powers), alpha
 
-    def forward(self, graph, X, p):
-        K, alpha = self.routing(graph, p)
+    def forward(self, powers, X, p):
+        K, alpha = self.routing(powers, p)
         H = torch.relu(K @ self.embed(X))
         if self.use_film:
             gamma, beta = self.film(p).chunk(2, dim=1)
             H = H * (1.0 + gamma[:, None, :]) + beta[:, None, :]
         Kp = K.clamp_min(0.0) + _EPS
-        prior = Kp / Kp.sum(dim=2, keepdim=True)
+        log_prior = (Kp / Kp.sum(dim=2, keepdim=True)).log()
         d = H.shape[-1]
         scores = self.q(H) @ self.k(H).transpose(1, 2) / d**0.5
-        attn = torch.softmax(scores + self.prior_bias * prior.log(), dim=2)
+        log_attn = torch.log_softmax(scores + self.prior_bias * log_prior, dim=2)
+        attn = log_attn.exp()
         H = self.norm(H + attn @ self.v(H))
         w = torch.softmax(self.pool(H).squeeze(-1), dim=1)
         z = (w[:, :, None] * H).sum(1)
         if self.mode in ("mechanism", "late"):
             z = torch.cat([z, p], dim=1)
-        log_attn = attn.clamp_min(1e-12).log()
-        reg = (attn * (log_attn - prior.log())).sum(2).mean()
+        reg = (attn * (log_attn - log_prior)).sum(2).mean()
         return self.head(z), reg, K, alpha, attn
 
 
@@ -124,9 +119,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     1. ``A_hat = D^{-1/2} max(A, 0) D^{-1/2}``
        (:func:`mvlearn_ext.brain.normalize_connectome`);
     2. routing kernel ``K(p) = sum_{h=0}^{H} alpha_h(p) A_hat^h`` with
-       ``alpha(p) = softmax(MLP_alpha(p))`` (``kernel="polynomial"``), or
-       ``exp(-t(p) (I - A_hat))`` with ``t(p) = softplus(MLP(p))``
-       (``kernel="heat"``);
+       ``alpha(p) = softmax(MLP_alpha(p))``;
     3. messages ``H = relu(K(p) X W)``, FiLM-modulated:
        ``H * (1 + gamma(p)) + beta(p)``;
     4. one ROI self-attention layer whose scores get the additive prior
@@ -135,24 +128,19 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     5. attention pooling over ROIs, concatenation with ``p``, MLP head; loss
        ``CE + reg_weight * L_reg``.
 
-    ``phenotype_mode="late"`` is the late-fusion ablation of the same network
-    (hop weights, or heat time, and attention prior shared by all subjects,
-    no FiLM; ``p`` only enters at the head); ``"none"`` ignores ``p``
-    altogether (a graph network without phenotype). All forms beyond the
-    abstract's two sentences are design choices (see the module docstring).
+    All forms beyond the abstract's two sentences are design choices (see
+    the module docstring). The ablations of the phenotype paths are not
+    parameters: a subclass that sets the class attribute ``_phenotype_mode``
+    to ``"late"`` (hop weights and attention prior shared by all subjects,
+    no FiLM, ``p`` only at the head) or ``"none"`` (no phenotype at all), or
+    ``_film = False``, builds them.
 
     Parameters
     ----------
     n_hops : int, default=3
         ``H`` of the polynomial kernel.
-    kernel : {"polynomial", "heat"}, default="polynomial"
     embed_dim : int, default=32
         Width of the ROI embeddings, of the attention and of the head.
-    phenotype_mode : {"mechanism", "late", "none"}, default="mechanism"
-    film : bool, default=True
-        FiLM modulation of the messages by ``p`` (``phenotype_mode="mechanism"``
-        only); ``False`` leaves the routing kernel and the attention prior as
-        the only phenotype paths below the head (an ablation).
     prior_bias : float >= 0, default=1.0
         ``lambda_b``, weight of the log-prior in the attention scores.
     reg_weight : float >= 0, default=0.1
@@ -209,12 +197,15 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     (3, 2)
     """
 
+    # Where the phenotype enters ("mechanism", "late" or "none") and whether
+    # it modulates the messages (FiLM): fixed here, overridden by the
+    # subclasses that build the ablations.
+    _phenotype_mode = "mechanism"
+    _film = True
+
     _parameter_constraints: dict = {
         "n_hops": [Interval(Integral, 0, None, closed="left")],
-        "kernel": [StrOptions({"polynomial", "heat"})],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
-        "phenotype_mode": [StrOptions({"mechanism", "late", "none"})],
-        "film": ["boolean"],
         "prior_bias": [Interval(Real, 0, None, closed="left")],
         "reg_weight": [Interval(Real, 0, None, closed="left")],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
@@ -235,10 +226,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self,
         *,
         n_hops=3,
-        kernel="polynomial",
         embed_dim=32,
-        phenotype_mode="mechanism",
-        film=True,
         prior_bias=1.0,
         reg_weight=0.1,
         top_k=None,
@@ -255,10 +243,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         verbose=0,
     ):
         self.n_hops = n_hops
-        self.kernel = kernel
         self.embed_dim = embed_dim
-        self.phenotype_mode = phenotype_mode
-        self.film = film
         self.prior_bias = prior_bias
         self.reg_weight = reg_weight
         self.top_k = top_k
@@ -319,25 +304,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     def _tensors(self, A, P, device):
         A_hat = normalize_connectome(A, mode="symmetric", top_k=self.top_k)
-        if self.kernel == "polynomial":
-            graph = torch.as_tensor(hop_powers(A_hat, self.n_hops), dtype=torch.float32)
-            graph = graph.to(device)
-        else:
-            lam, U = np.linalg.eigh(A_hat)
-            graph = (
-                torch.as_tensor(lam, dtype=torch.float32, device=device),
-                torch.as_tensor(U, dtype=torch.float32, device=device),
-            )
+        powers = torch.as_tensor(hop_powers(A_hat, self.n_hops), dtype=torch.float32)
+        powers = powers.to(device)
         X = torch.as_tensor(A, dtype=torch.float32, device=device)
         Pz = (P - self.phenotype_mean_) / self.phenotype_scale_
         Pt = torch.as_tensor(Pz, dtype=torch.float32, device=device)
-        return graph, X, Pt
-
-    @staticmethod
-    def _take(graph, idx):
-        if isinstance(graph, tuple):
-            return tuple(g[idx] for g in graph)
-        return graph[idx]
+        return powers, X, Pt
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -351,7 +323,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             Symmetric functional-connectivity matrices.
         y : array-like of shape (n_subjects,)
         phenotypes : array-like of shape (n_subjects, q)
-            Required (also with ``phenotype_mode="none"``, for a uniform API).
+            Required.
 
         Returns
         -------
@@ -377,7 +349,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)
-        graph, X, Pt = self._tensors(A, P, device)
+        powers, X, Pt = self._tensors(A, P, device)
         yt = torch.as_tensor(y_idx, dtype=torch.long, device=device)
         train = np.arange(A.shape[0])
         val = None
@@ -408,10 +380,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 self.embed_dim,
                 self.n_hops,
                 self.classes_.size,
-                mode=self.phenotype_mode,
-                kernel=self.kernel,
+                mode=self._phenotype_mode,
                 prior_bias=self.prior_bias,
-                film=self.film,
+                film=self._film,
             ).to(device)
         opt = torch.optim.Adam(
             net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
@@ -427,7 +398,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             ce_sum = reg_sum = 0.0
             for b in range(0, n, self.batch_size):
                 idx = order[b : b + self.batch_size]
-                logits, reg, *_ = net(self._take(graph, idx), X[idx], Pt[idx])
+                logits, reg, *_ = net(powers[idx], X[idx], Pt[idx])
                 ce = F.cross_entropy(logits, yt[idx])
                 loss = ce + self.reg_weight * reg
                 opt.zero_grad()
@@ -438,7 +409,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             record = {"ce": ce_sum / n, "reg": reg_sum / n}
             if val is not None:
                 with torch.no_grad():
-                    logits = net(self._take(graph, val_t), X[val_t], Pt[val_t])[0]
+                    logits = net(powers[val_t], X[val_t], Pt[val_t])[0]
                     record["val_ce"] = float(F.cross_entropy(logits, yt[val_t]))
                 if record["val_ce"] < best_val - 1e-4:
                     best_val, stale, self.best_epoch_ = record["val_ce"], 0, epoch + 1
@@ -466,9 +437,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         A, P = self._check_inputs(connectomes, phenotypes, reset=False)
         device = next(self.network_.parameters()).device
-        graph, X, Pt = self._tensors(A, P, device)
+        powers, X, Pt = self._tensors(A, P, device)
         with torch.no_grad():
-            logits, _, K, alpha, attn = self.network_(graph, X, Pt)
+            logits, _, K, alpha, attn = self.network_(powers, X, Pt)
         return logits.cpu(), K.cpu().numpy(), alpha.cpu().numpy(), attn.cpu().numpy()
 
     def predict_proba(self, connectomes, *, phenotypes=None):
@@ -493,7 +464,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return accuracy_score(y, pred, sample_weight=sample_weight)
 
     def hop_weights(self, connectomes, *, phenotypes=None):
-        """``alpha(p)`` per subject, shape (n_subjects, H + 1) (heat: ``t(p)``, (n, 1))."""
+        """``alpha(p)`` per subject, shape (n_subjects, H + 1)."""
         return self._forward(connectomes, phenotypes)[2].astype(np.float64)
 
     def routing_kernels(self, connectomes, *, phenotypes=None):

@@ -16,7 +16,7 @@ import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from torch import nn
 
 from mvlearn_ext.base import MultiViewClusterMixin
@@ -95,19 +95,9 @@ def _kl(p, q):
     return (p * (p.clamp_min(1e-12).log() - q.clamp_min(1e-12).log())).sum(1).mean()
 
 
-def _causal_divergence(qf, qc, target):
-    """The invariance penalty between factual and counterfactual assignments."""
-    if target == "factual":  # the code's direction: pull q_cf toward a fixed q_fact
-        return _kl(qf.detach(), qc)
-    if target == "counterfactual":  # pull q_fact toward the assignment without the masked views
-        return _kl(qc.detach(), qf)
-    sym = 0.5 * (_kl(qf, qc) + _kl(qc, qf))  # "symmetric", both sides trained
-    if target == "balanced":  # plus log K - H(mean q) per pattern, against the collapse
-        k = qf.shape[1]
-        for q in (qf, qc):
-            pbar = q.mean(0).clamp_min(1e-12)
-            sym = sym + 0.5 * (np.log(k) + (pbar * pbar.log()).sum())
-    return sym
+def _causal_divergence(qf, qc):
+    """``KL(q_fact || q_cf)`` with ``q_fact`` fixed: the counterfactual side is trained."""
+    return _kl(qf.detach(), qc)
 
 
 class CIMLN(MultiViewClusterMixin, BaseEstimator):
@@ -125,7 +115,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     ``KL(q_fact || q_cf)`` between the soft cluster assignments
     ``q_ik = softmax_k(-||z_i - mu_k|| / T)`` of the factual and the
     counterfactual completions; ``beta_v`` targets the *low-missing-rate*
-    views (the paper's statement; the authors' code masks uniformly). The
+    views (the paper's statement). The
     objective is ``L_rec + meta_weight L_meta + causal_weight L_causal``
     after a reconstruction-only pretraining; the clusters are k-means on the
     completed concatenation ``z = [h_1, ..., h_V]``.
@@ -138,26 +128,23 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
 
     Follows the authors' code (``jinjiaqi1998/CIMLN``) except where marked:
 
-    * ``cf_view_probs="observation"`` masks view ``v`` with probability
-      ``min(1, beta V o_v / sum_u o_u)``, ``o_v`` its observation rate (the
-      normalisation is a design choice, to confirm with the paper); the
-      code's uniform ``beta`` is ``"uniform"``;
+    * view ``v`` is masked with probability ``min(1, beta V o_v / sum_u o_u)``,
+      ``o_v`` its observation rate, as the paper states (the code masks every
+      view with ``beta``; both rules are
+      :func:`mvlearn_ext.incomplete.counterfactual_view_probs`);
     * a sample's last observed view is never masked (the code has no guard);
-    * ``meta_loss="nll"`` uses ``sigma^2`` in a Gaussian likelihood; in the
-      code the variance is only regularised by ``mean log sigma^2``
-      (``"code"``);
-    * the causal KL takes the softmax assignments once; the code's second
-      softmax is ``causal_kl="double_softmax"``;
-    * each view is standardised on its observed rows;
-    * ``causal_target`` (a re-derivation of this package): the code
-      detaches ``q_fact`` (``"factual"``), so the counterfactual completion
-      is pulled toward an assignment that depends on the well-observed
-      views, which entrenches the bias the loss should remove.
-      ``"counterfactual"`` detaches ``q_cf`` instead and ``"symmetric"``
-      trains both sides (``0.5 KL(q_f || q_cf) + 0.5 KL(q_cf || q_f)``);
-      both are minimised by a collapse of every sample into one cluster,
-      which ``"balanced"`` prevents by adding
-      ``0.5 (log K - H(mean_i q_i))`` for each pattern.
+    * the meta-generator is trained by the Gaussian likelihood of the
+      observed embeddings under ``N(mu, sigma^2)`` (the code only
+      regularises ``mean log sigma^2``);
+    * the causal KL takes the softmax assignments once (the code applies a
+      second softmax);
+    * each view is standardised on its observed rows.
+
+    As in the code, ``q_fact`` is held fixed in the KL, so the loss trains
+    the counterfactual completion toward the factual assignment. A subclass
+    that sets the class attribute ``_use_meta = False`` imputes a missing
+    view embedding by ``h_agg`` instead of the meta-generator (the
+    ablation of that module).
 
     Parameters
     ----------
@@ -176,20 +163,12 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         Adam learning rate.
     beta : float in [0, 1], default=0.3
         Mean counterfactual masking probability.
-    cf_view_probs : {"observation", "uniform"}, default="observation"
     temperature : float, default=1.0
         ``T`` of the soft assignments.
     meta_weight : float, default=0.01
     causal_weight : float, default=0.0
         Weight of the causal-invariance loss; ``0`` (the default, see above)
         switches it off. The paper's configuration is ``0.1``.
-    use_meta : bool, default=True
-        ``False`` imputes a missing view embedding by ``h_agg`` (an ablation).
-    meta_loss : {"nll", "code"}, default="nll"
-    causal_kl : {"single", "double_softmax"}, default="single"
-    causal_target : {"factual", "counterfactual", "symmetric", "balanced"}, default="factual"
-        Which side of the causal KL is trained (see above); ``"balanced"``
-        is the symmetric KL plus the balance term.
     n_init : int, default=10
         Restarts of the k-means runs.
     random_state : int, RandomState instance or None, default=None
@@ -236,6 +215,10 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     ((90,), (90, 12))
     """
 
+    # The meta-generator fills the missing view embeddings; a subclass sets
+    # False to fill them with h_agg (the ablation of the meta-generator).
+    _use_meta = True
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
@@ -245,14 +228,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, 1, closed="both")],
-        "cf_view_probs": [StrOptions({"observation", "uniform"})],
         "temperature": [Interval(Real, 0, None, closed="neither")],
         "meta_weight": [Interval(Real, 0, None, closed="left")],
         "causal_weight": [Interval(Real, 0, None, closed="left")],
-        "use_meta": ["boolean"],
-        "meta_loss": [StrOptions({"nll", "code"})],
-        "causal_kl": [StrOptions({"single", "double_softmax"})],
-        "causal_target": [StrOptions({"factual", "counterfactual", "symmetric", "balanced"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],
@@ -271,14 +249,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         batch_size=128,
         learning_rate=3e-4,
         beta=0.3,
-        cf_view_probs="observation",
         temperature=1.0,
         meta_weight=0.01,
         causal_weight=0.0,
-        use_meta=True,
-        meta_loss="nll",
-        causal_kl="single",
-        causal_target="factual",
         n_init=10,
         random_state=None,
         device=None,
@@ -293,14 +266,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.beta = beta
-        self.cf_view_probs = cf_view_probs
         self.temperature = temperature
         self.meta_weight = meta_weight
         self.causal_weight = causal_weight
-        self.use_meta = use_meta
-        self.meta_loss = meta_loss
-        self.causal_kl = causal_kl
-        self.causal_target = causal_target
         self.n_init = n_init
         self.random_state = random_state
         self.device = device
@@ -339,7 +307,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         return Xs, out, m
 
     def _losses(self, net, X, m, gen, probs):
-        d = self.embed_dim
         H = net.encode([x * mv[:, None] for x, mv in zip(X, m.T, strict=True)])
         V = H.shape[0]
         mf = m.to(H.dtype)
@@ -353,7 +320,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         meta = torch.zeros((), dtype=H.dtype, device=H.device)
         causal = torch.zeros((), dtype=H.dtype, device=H.device)
         if self._stage == "main":
-            if self.use_meta and self.meta_weight > 0:
+            if self._use_meta and self.meta_weight > 0:
                 terms = []
                 for v in range(V):
                     others = mf.clone()
@@ -365,14 +332,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     agg = (H[:, sel] * o).sum(0) / o.sum(0)
                     mu, var = net.meta(agg, C[v])
                     target = H[v, sel]
-                    if self.meta_loss == "nll":
-                        terms.append(0.5 * (var.log() + (mu - target) ** 2 / var).mean())
-                    else:
-                        terms.append((((mu - target) ** 2).mean() + var.log().mean()) / d)
+                    terms.append(0.5 * (var.log() + (mu - target) ** 2 / var).mean())
                 if terms:
                     meta = torch.stack(terms).mean()
             if self.causal_weight > 0 and self.beta > 0:
-                Z = net.complete(H, m, C, self.use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
+                Z = net.complete(H, m, C, self._use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
                 keep = torch.rand(m.shape, generator=gen, device=m.device) >= probs
                 cf = m & keep
                 empty = ~cf.any(1)
@@ -380,19 +344,18 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     score = torch.rand(m.shape, generator=gen, device=m.device) * m
                     pick = score.argmax(1)
                     cf[empty, pick[empty]] = True
-                Zc = net.complete(H, cf, C, self.use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
+                Zc = net.complete(H, cf, C, self._use_meta)
+                Zc = Zc.permute(1, 0, 2).reshape(H.shape[1], -1)
                 qf = net.assign(Z, self.temperature)
                 qc = net.assign(Zc, self.temperature)
-                if self.causal_kl == "double_softmax":
-                    qf, qc = torch.softmax(qf, 1), torch.softmax(qc, 1)
-                causal = _causal_divergence(qf, qc, self.causal_target)
+                causal = _causal_divergence(qf, qc)
         return rec, meta, causal
 
     def _embed(self, net, X, m):
         with torch.no_grad():
             H = net.encode([x * mv[:, None] for x, mv in zip(X, m.T, strict=True)])
             C = net.context(H, m)
-            return net.complete(H, m, C, self.use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
+            return net.complete(H, m, C, self._use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_torch_threads
@@ -421,7 +384,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)
         n = m.shape[0]
-        self.view_probs_ = counterfactual_view_probs(m, self.beta, mode=self.cf_view_probs)
+        self.view_probs_ = counterfactual_view_probs(m, self.beta, mode="observation")
         self.mask_ = m
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)

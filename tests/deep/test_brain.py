@@ -59,6 +59,15 @@ def test_kernel_is_permutation_equivariant(data, fitted):
     np.testing.assert_allclose(Kp, Pm @ K @ Pm.T, atol=1e-5)
 
 
+def _ablation(mode):
+    """The network with the phenotype only at its head ("late") or nowhere ("none")."""
+
+    class Ablation(PhenoBrainClassifier):
+        _phenotype_mode = mode
+
+    return Ablation
+
+
 def test_phenotype_conditions_the_kernel_only_in_mechanism_mode(data):
     A, P, y = data
     g0, g1 = np.flatnonzero(P[:, 0] == 0)[:3], np.flatnonzero(P[:, 0] == 1)[:3]
@@ -71,7 +80,7 @@ def test_phenotype_conditions_the_kernel_only_in_mechanism_mode(data):
     Ks = mech.routing_kernels(same, phenotypes=np.array([[0.0, 0.0], [1.0, 0.0]]))
     assert np.abs(Ks[0] - Ks[1]).max() > 1e-5
     for mode in ("late", "none"):
-        m = PhenoBrainClassifier(phenotype_mode=mode, random_state=0, **TINY)
+        m = _ablation(mode)(random_state=0, **TINY)
         m.fit(A, y, phenotypes=P)
         a = m.hop_weights(A[idx], phenotypes=P[idx])
         np.testing.assert_allclose(a, np.repeat(a[:1], 6, axis=0))
@@ -102,17 +111,6 @@ def test_regulariser_weight_pulls_attention_towards_the_prior(data):
         clf = PhenoBrainClassifier(reg_weight=w, random_state=0, **kw).fit(A, y, phenotypes=P)
         kls.append(clf.loss_curve_[-1]["reg"])
     assert kls[1] < kls[0]
-
-
-def test_heat_kernel_variant(data):
-    A, P, y = data
-    clf = PhenoBrainClassifier(kernel="heat", random_state=0, **TINY).fit(A, y, phenotypes=P)
-    t = clf.hop_weights(A[:3], phenotypes=P[:3])
-    assert t.shape == (3, 1) and (t > 0).all()
-    K = clf.routing_kernels(A[:3], phenotypes=P[:3])
-    from mvlearn_ext.brain import heat_kernel
-
-    np.testing.assert_allclose(K, heat_kernel(normalize_connectome(A[:3]), t[:, 0]), atol=1e-5)
 
 
 def test_seed_determinism_clone_and_global_rng_untouched(data):
@@ -184,8 +182,6 @@ def test_bad_input_is_refused_clearly(data, fitted):
         est.fit(A, np.zeros(80), phenotypes=P)
     with pytest.raises(ValueError, match="n_hops"):
         PhenoBrainClassifier(n_hops=-1).fit(A, y, phenotypes=P)
-    with pytest.raises(ValueError, match="phenotype_mode"):
-        PhenoBrainClassifier(phenotype_mode="early").fit(A, y, phenotypes=P)
     with pytest.raises(ValueError, match="fitted on 16"):
         fitted.predict(A[:, :8, :8], phenotypes=P)
     with pytest.raises(ValueError, match="fitted on 2"):

@@ -76,7 +76,7 @@ COVERED_ELSEWHERE = {
     # fit(tasks, ...) / fit(codes, ...) take task libraries, not (X, y).
     "mvlearn_ext.extrapolate": "tests/extrapolate/",
     # fit(A, phenotypes, y) takes connectomes with a phenotype per subject.
-    "mvlearn_ext.deep.brain": "tests/deep/test_brain.py",
+    "mvlearn_ext.brain": "tests/brain/test_phenobrain.py",
     # conditional generators: fit(C, X) or fit(pairs, unpaired), a stochastic
     # sample() and no predict; the checks that apply run there.
     "mvlearn_ext.deep.diffusion": "tests/deep/test_diffusion.py",

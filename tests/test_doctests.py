@@ -14,6 +14,10 @@ SKIP_PREFIXES = ("mvlearn_ext.deep", "mvlearn_ext.datasets._build_")
 NEEDS = {
     "mvlearn_ext.studies._plot": ("matplotlib", "pandas"),
     "mvlearn_ext.utils._torch": ("torch",),
+    "mvlearn_ext.incomplete._cimln": ("torch",),
+    "mvlearn_ext.longtail._aes": ("torch",),
+    "mvlearn_ext.brain._phenobrain": ("torch",),
+    "mvlearn_ext.adapters._lora_moe": ("torch",),
 }
 
 

@@ -55,7 +55,7 @@ REGIMES = {
 
 def _network(phenotype_mode="mechanism", film=True):
     """PhenoBrainClassifier, or the ablation that routes the phenotype elsewhere."""
-    from mvlearn_ext.deep.brain import PhenoBrainClassifier
+    from mvlearn_ext.brain import PhenoBrainClassifier
 
     if phenotype_mode == "mechanism" and film:
         return PhenoBrainClassifier
@@ -92,7 +92,7 @@ def phenobrain_benchmark(
     default) or ``"many_routes"``
     (:func:`~mvlearn_ext.brain.make_routed_connectomes`, 800 subjects, a
     one-hot phenotype choosing one of 8 routes). ``networks`` names the
-    :class:`~mvlearn_ext.deep.brain.PhenoBrainClassifier` variants to run
+    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` variants to run
     (keys of :data:`NETWORK_MODES`; empty: scikit-learn baselines only, no
     torch). ``n_iter_no_change`` is the networks' early-stopping patience
     (None: the classifier's default, 20); ``baselines`` names the

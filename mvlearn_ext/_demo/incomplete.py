@@ -50,7 +50,7 @@ OUTCOME = (
 
 def variants():
     """``[(row label, CIMLN keyword arguments)]``: the defaults first, then the ablation."""
-    from mvlearn_ext.deep.incomplete import CIMLN
+    from mvlearn_ext.incomplete import CIMLN
 
     if CIMLN().causal_weight == 0:
         return [
@@ -79,7 +79,7 @@ def run(ctx):
     if has_torch:
         import torch
 
-        from mvlearn_ext.deep.incomplete import CIMLN
+        from mvlearn_ext.incomplete import CIMLN
 
         config = QUICK if ctx.quick else SMALL
         previous = torch.get_num_threads()

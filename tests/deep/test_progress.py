@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from mvlearn_ext.brain import make_phenotype_connectomes
+from mvlearn_ext.brain import PhenoBrainClassifier, make_phenotype_connectomes
 from mvlearn_ext.datasets import make_multiview_blobs
-from mvlearn_ext.deep.brain import PhenoBrainClassifier
 from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
 from mvlearn_ext.deep.gaussian_process import TLVMOGPRegressor
-from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.diffusion import make_toy_tasks
+from mvlearn_ext.incomplete import CIMLN
 
 
 @pytest.fixture(autouse=True)

@@ -11,10 +11,13 @@ from sklearn.base import clone
 
 torch = pytest.importorskip("torch")
 
-from mvlearn_ext.utils import effective_n_jobs  # noqa: E402
+from mvlearn_ext.utils import effective_n_jobs, project_simplex  # noqa: E402
 from mvlearn_ext.utils._torch import (  # noqa: E402
+    as_numpy,
+    as_tensor,
     check_allocation,
     resolve_device,
+    seeded_generator,
     torch_threads,
 )
 
@@ -23,18 +26,17 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 
 def _estimators():
     """(name, unfitted instance, fit(est), predict(est)) for every torch estimator."""
-    from mvlearn_ext.brain import make_phenotype_connectomes
+    from mvlearn_ext.brain import PhenoBrainClassifier, make_phenotype_connectomes
     from mvlearn_ext.datasets import make_multiview_blobs
-    from mvlearn_ext.deep.brain import PhenoBrainClassifier
     from mvlearn_ext.deep.diffusion import (
         ConditionalDiffusion,
         GaussianDSMDiffusion,
         TwoStageDiffusion,
     )
     from mvlearn_ext.deep.gaussian_process import GSLVMOGPRegressor, TLVMOGPRegressor
-    from mvlearn_ext.deep.incomplete import CIMLN
-    from mvlearn_ext.deep.longtail import AESClassifier
     from mvlearn_ext.diffusion import make_toy_tasks
+    from mvlearn_ext.incomplete import CIMLN
+    from mvlearn_ext.longtail import AESClassifier
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
@@ -166,7 +168,7 @@ def test_a_huge_n_jobs_starts_no_more_threads_than_cpus():
         import os, threading, time
         import numpy as np
         import torch
-        from mvlearn_ext.deep.longtail import AESClassifier
+        from mvlearn_ext.longtail import AESClassifier
 
         def count():
             return len(os.listdir("/proc/self/task"))
@@ -228,3 +230,72 @@ def test_check_allocation_names_the_parameter():
     check_allocation(10, "n_latent", 10, what="the latents")
     with pytest.raises(ValueError, match=r"n_latent=1000000000000 is too large: the latents"):
         check_allocation(10**12 * 10**3, "n_latent", 10**12, what="the latents")
+
+
+def test_round_trip_keeps_dtype_and_shares_memory():
+    X = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = as_tensor(X)
+    assert t.dtype == torch.float32
+    t[0, 0] = 42.0
+    assert X[0, 0] == 42.0  # a view, no copy
+    assert as_tensor(np.arange(3)).dtype == torch.float64
+    np.testing.assert_array_equal(as_numpy(t * 2), X * 2)
+    with pytest.raises(TypeError, match="numeric"):
+        as_tensor(np.array(["a"]))
+
+
+def test_compiled_kernels_take_tensor_memory():
+    """Tensors from the bridge go through the compiled core without a copy."""
+    t = torch.randn(50, 7, dtype=torch.float64, generator=seeded_generator(0))
+    Z = project_simplex(as_numpy(t))
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0)
+
+
+def test_seeded_generator_is_reproducible_and_leaves_global_state():
+    state = torch.random.get_rng_state()
+    a = torch.rand(5, generator=seeded_generator(123))
+    b = torch.rand(5, generator=seeded_generator(123))
+    assert torch.equal(a, b)
+    assert torch.equal(state, torch.random.get_rng_state())
+    c = torch.rand(5, generator=seeded_generator(np.random.default_rng(1)))
+    d = torch.rand(5, generator=seeded_generator(np.random.default_rng(1)))
+    assert torch.equal(c, d)
+    with pytest.raises(TypeError, match="random_state"):
+        seeded_generator("seed")
+
+
+def test_root_import_does_not_import_torch():
+    code = "import sys, mvlearn_ext, mvlearn_ext.utils; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    "family, name",
+    [
+        ("incomplete", "CIMLN"),
+        ("longtail", "AESClassifier"),
+        ("longtail", "ARSLoss"),
+        ("brain", "PhenoBrainClassifier"),
+        ("adapters", "LoRAMoELinear"),
+    ],
+)
+def test_torch_estimators_come_from_their_family_and_import_torch_on_use(family, name):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import mvlearn_ext.{family} as family
+        assert "torch" not in sys.modules
+        assert "{name}" in family.__all__
+        cls = getattr(family, "{name}")
+        assert "torch" in sys.modules and cls.__name__ == "{name}"
+        from mvlearn_ext.{family} import {name} as again
+        assert again is cls
+        try:
+            family.no_such_name
+        except AttributeError as exc:
+            assert "no_such_name" in str(exc)
+        else:
+            raise AssertionError("no AttributeError")
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

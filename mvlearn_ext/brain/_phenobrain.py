@@ -1,4 +1,4 @@
-"""PhenoBrain (torch bridge): phenotype-conditioned routing and attention regulation.
+"""PhenoBrain (needs torch): phenotype-conditioned routing and attention regulation.
 
 **Reconstruction.** PhenoBrain (L. Meng, K. Liang, H. Li, M. Liu, W. Shi,
 M. Li, Y. Gao, X. Liu, ICML 2026 spotlight, OpenReview 9NqKL9QQ4a) is known
@@ -190,7 +190,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> from mvlearn_ext.brain import make_phenotype_connectomes
-    >>> from mvlearn_ext.deep.brain import PhenoBrainClassifier
+    >>> from mvlearn_ext.brain import PhenoBrainClassifier
     >>> A, P, y = make_phenotype_connectomes(60, random_state=0)
     >>> clf = PhenoBrainClassifier(n_epochs=2, embed_dim=8, random_state=0)
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape

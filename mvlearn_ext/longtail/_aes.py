@@ -1,4 +1,4 @@
-"""AES for long-tailed recognition (torch bridge): ARS loss, entropy-aware PCGrad, fusion.
+"""AES for long-tailed recognition (needs torch): ARS loss, entropy-aware PCGrad, fusion.
 
 Reconstruction: no AES paper or repository was available; the three named
 components are taken from the same author's public code
@@ -34,8 +34,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn import functional as F
 
-from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
-from mvlearn_ext.longtail import combine_gradients as _combine_np
+from mvlearn_ext.longtail._combine import combine_gradients as _combine_np
+from mvlearn_ext.longtail._fusion import ConflictArbitratedFusion
+from mvlearn_ext.longtail._losses import ars_class_weights, ars_static_terms
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import resolve_device, seeded_generator, with_torch_threads
@@ -461,7 +462,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.deep.longtail import AESClassifier
+    >>> from mvlearn_ext.longtail import AESClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(120, 5)); y = (X[:, 0] > 0.5).astype(int)
     >>> clf = AESClassifier(n_epochs_stage1=2, n_epochs_stage2=1, random_state=0).fit(X, y)

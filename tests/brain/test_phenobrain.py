@@ -7,12 +7,12 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.brain import (
+    PhenoBrainClassifier,
     make_phenotype_connectomes,
     normalize_connectome,
     routing_kernel,
     row_normalize,
 )
-from mvlearn_ext.deep.brain import PhenoBrainClassifier
 
 TINY = dict(embed_dim=8, n_epochs=3, batch_size=32)
 

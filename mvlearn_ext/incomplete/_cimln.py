@@ -205,7 +205,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from mvlearn_ext.datasets import make_multiview_blobs
-    >>> from mvlearn_ext.deep.incomplete import CIMLN
+    >>> from mvlearn_ext.incomplete import CIMLN
     >>> from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
     >>> Xs, y = make_multiview_blobs(90, n_views=3, n_features=[4, 4, 4], random_state=0)
     >>> mask = make_unbalanced_mask(90, 3, random_state=0)

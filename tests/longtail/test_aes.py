@@ -1,4 +1,4 @@
-"""AES torch bridge: ARS reductions, real PCGrad projection, label-free fusion, the estimator."""
+"""AES (torch): ARS reductions, real PCGrad projection, label-free fusion, the estimator."""
 
 import inspect
 
@@ -7,15 +7,16 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from mvlearn_ext.deep.longtail import (
+from mvlearn_ext.longtail import (
     AESClassifier,
     ARSLoss,
     BalancedSoftmaxLoss,
     EntropyPCGrad,
     FusionModule,
     LogitAdjustedLoss,
+    combine_gradients,
+    pcgrad_project,
 )
-from mvlearn_ext.longtail import combine_gradients, pcgrad_project
 
 COUNTS = np.array([60, 30, 12, 5])
 

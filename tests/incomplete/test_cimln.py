@@ -5,8 +5,11 @@ import pytest
 import torch
 
 from mvlearn_ext.datasets import make_multiview_blobs
-from mvlearn_ext.deep.incomplete import CIMLN
-from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
+from mvlearn_ext.incomplete import (
+    CIMLN,
+    make_unbalanced_mask,
+    mask_views,
+)
 from mvlearn_ext.metrics import clustering_accuracy
 
 SMALL = dict(
@@ -119,7 +122,7 @@ def _kl(p, q):
 
 def test_causal_divergence_closed_form_and_gradient_direction():
     """``KL(q_fact || q_cf)`` with ``q_fact`` fixed: only the counterfactual side is trained."""
-    from mvlearn_ext.deep.incomplete import _causal_divergence
+    from mvlearn_ext.incomplete._cimln import _causal_divergence
 
     p = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
     q = np.array([[0.5, 0.25, 0.25], [0.2, 0.2, 0.6]])
@@ -170,8 +173,8 @@ def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_
     masking keeps one of them at random): the paper's masking (view 0 observed 95%, view 1 30%)
     charges the nuisance partition more than the label partition, the code's uniform masking
     charges them alike, and the constant assignment, which holds neither, costs nothing."""
-    from mvlearn_ext.deep.incomplete import _causal_divergence, _Net
     from mvlearn_ext.incomplete import counterfactual_view_probs
+    from mvlearn_ext.incomplete._cimln import _causal_divergence, _Net
 
     torch.manual_seed(0)
     net = _Net((1, 1), [], 1, 2).double()

@@ -1,4 +1,4 @@
-"""BADIT's LoRA-MoE layer (torch bridge): orthogonal PiSSA experts and gradient regrouping.
+"""BADIT's LoRA-MoE layer (needs torch): orthogonal PiSSA experts and gradient regrouping.
 
 BADIT (Wang, Li, Li, Chi, Niu, Sugiyama, ICML 2026, arXiv 2605.05676) follows
 its authors' code (``wangbing1416/BADIT``, a peft fork), with three defects of
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mvlearn_ext.adapters import (
+from mvlearn_ext.adapters._badit import (
     balanced_spherical_kmeans,
     gate_permutation,
     intra_inter_cosine,
@@ -68,7 +68,7 @@ class LoRAMoELinear(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from mvlearn_ext.deep.adapters import LoRAMoELinear
+    >>> from mvlearn_ext.adapters import LoRAMoELinear
     >>> base = torch.nn.Linear(8, 6)
     >>> layer = LoRAMoELinear(base, n_experts=2, rank=2)
     >>> x = torch.randn(3, 8)

@@ -13,6 +13,8 @@ with the parameters when the optimiser is passed to :meth:`LoRAMoELinear.regroup
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 from torch import nn
@@ -25,7 +27,7 @@ from mvlearn_ext.adapters._badit import (
     regroup_permutation,
     unit_gradient_vectors,
 )
-from mvlearn_ext.utils._torch import seeded_generator
+from mvlearn_ext.utils._torch import check_allocation, seeded_generator
 
 __all__ = ["LoRAMoELinear"]
 
@@ -96,7 +98,18 @@ class LoRAMoELinear(nn.Module):
             raise ValueError(f"init must be 'pissa_moe' or 'random', got {init!r}")
         if gate not in {"learned", "uniform"}:
             raise ValueError(f"gate must be 'learned' or 'uniform', got {gate!r}")
+        for name, value in (("n_experts", n_experts), ("rank", rank)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
         K, r = int(n_experts), int(rank)
+        out_features, in_features = base.weight.shape
+        check_allocation(
+            K * r * (in_features + out_features),
+            "n_experts" if K >= r else "rank",
+            K if K >= r else r,
+            what="the experts (n_experts x rank x (in + out features))",
+            itemsize=base.weight.element_size(),
+        )
         top_k = K if top_k is None else int(top_k)
         if not 1 <= top_k <= K:
             raise ValueError(f"top_k must lie in [1, n_experts = {K}], got {top_k}")

@@ -37,7 +37,13 @@ from torch.nn import functional as F
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
-from mvlearn_ext.utils._torch import resolve_device, with_torch_threads
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    resolve_device,
+    with_torch_threads,
+)
 from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
@@ -141,10 +147,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         ``H`` of the polynomial kernel.
     embed_dim : int, default=32
         Width of the ROI embeddings, of the attention and of the head.
-    prior_bias : float >= 0, default=1.0
-        ``lambda_b``, weight of the log-prior in the attention scores.
-    reg_weight : float >= 0, default=0.1
-        ``lambda`` of ``L_reg``.
+    prior_bias : float in [0, 1e6], default=1.0
+        ``lambda_b``, weight of the log-prior in the attention scores (far
+        below 1e6 the attention already follows the prior alone; larger
+        values overflow float32).
+    reg_weight : float in [0, 1e6], default=0.1
+        ``lambda`` of ``L_reg`` (bounded for the same reason).
     top_k : int or None, default=None
         Edges kept per ROI before normalising (``None``: all positive ones).
     n_epochs : int, default=150
@@ -206,12 +214,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_hops": [Interval(Integral, 0, None, closed="left")],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
-        "prior_bias": [Interval(Real, 0, None, closed="left")],
-        "reg_weight": [Interval(Real, 0, None, closed="left")],
+        "prior_bias": [Interval(Real, 0, 1e6, closed="both")],
+        "reg_weight": [Interval(Real, 0, 1e6, closed="both")],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -343,6 +351,21 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         if self.classes_.size < 2:
             raise ValueError("PhenoBrainClassifier needs at least two classes in y")
         self.n_rois_, self.n_phenotypes_ = A.shape[1], P.shape[1]
+        n, N = A.shape[:2]
+        check_allocation(
+            n * (self.n_hops + 1) * N * N,
+            "n_hops",
+            self.n_hops,
+            what="the hop powers (n_subjects x (n_hops + 1) x n_rois^2)",
+        )
+        e = self.embed_dim
+        check_allocation(
+            e * (N + 5 * e + 3 * P.shape[1] + self.n_hops + 8) + n * N * e,
+            "embed_dim",
+            e,
+            what="the network's weights and ROI embeddings",
+            itemsize=4,
+        )
         self.phenotype_mean_ = P.mean(axis=0)
         scale = P.std(axis=0)
         self.phenotype_scale_ = np.where(scale > 0, scale, 1.0)
@@ -401,6 +424,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 logits, reg, *_ = net(powers[idx], X[idx], Pt[idx])
                 ce = F.cross_entropy(logits, yt[idx])
                 loss = ce + self.reg_weight * reg
+                check_finite_loss(
+                    loss,
+                    self,
+                    ("learning_rate", "prior_bias", "reg_weight"),
+                    where=f" at epoch {epoch + 1}",
+                )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -456,7 +485,8 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, connectomes, *, phenotypes=None):
         """The most probable class of each subject."""
-        return self.classes_[self.predict_proba(connectomes, phenotypes=phenotypes).argmax(1)]
+        proba = self.predict_proba(connectomes, phenotypes=phenotypes)
+        return self.classes_[proba.argmax(1)]
 
     def score(self, connectomes, y, *, phenotypes=None, sample_weight=None):
         """Accuracy of :meth:`predict` on ``(connectomes, phenotypes)``."""

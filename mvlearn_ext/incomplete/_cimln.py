@@ -22,7 +22,14 @@ from torch import nn
 from mvlearn_ext.base import MultiViewClusterMixin
 from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
-from mvlearn_ext.utils._torch import resolve_device, with_torch_threads
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    mlp_elements,
+    resolve_device,
+    with_torch_threads,
+)
 from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
@@ -165,8 +172,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         Mean counterfactual masking probability.
     temperature : float, default=1.0
         ``T`` of the soft assignments.
-    meta_weight : float, default=0.01
-    causal_weight : float, default=0.0
+    meta_weight : float in [0, 1e6], default=0.01
+        Weight of the meta-generator's loss.
+    causal_weight : float in [0, 1e6], default=0.0
         Weight of the causal-invariance loss; ``0`` (the default, see above)
         switches it off. The paper's configuration is ``0.1``.
     n_init : int, default=10
@@ -226,11 +234,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "n_epochs_pretrain": [Interval(Integral, 0, None, closed="left")],
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "beta": [Interval(Real, 0, 1, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "meta_weight": [Interval(Real, 0, None, closed="left")],
-        "causal_weight": [Interval(Real, 0, None, closed="left")],
+        "meta_weight": [Interval(Real, 0, 1e6, closed="both")],
+        "causal_weight": [Interval(Real, 0, 1e6, closed="both")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],
@@ -380,6 +388,29 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.n_views_ = len(raw)
         self.n_features_per_view_ = tuple(X.shape[1] for X in raw)
         hidden = check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
+        d, V, n = self.embed_dim, len(raw), m.shape[0]
+        for name, value, size in (
+            (
+                "hidden_layer_sizes",
+                hidden,
+                2 * max(mlp_elements([p, *hidden, 1]) for p in self.n_features_per_view_),
+            ),
+            (
+                "embed_dim",
+                d,
+                d
+                * (
+                    2 * max(hidden, default=d)
+                    + 4
+                    + V * (self.n_clusters + n)
+                    + 2 * sum(self.n_features_per_view_)
+                ),
+            ),
+            ("batch_size", self.batch_size, min(self.batch_size, n) * V * max(hidden, default=d)),
+        ):
+            check_allocation(
+                size, name, value, what="the networks' weights and embeddings", itemsize=4
+            )
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)
@@ -425,6 +456,12 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                         sums += [float(rec.detach()), float(meta.detach()), float(causal.detach())]
                     n_batches = -(-n // self.batch_size)
                     rec_m, meta_m, causal_m = sums / n_batches
+                    check_finite_loss(
+                        rec_m + meta_m + causal_m,
+                        self,
+                        ("learning_rate", "meta_weight", "causal_weight", "temperature"),
+                        where=f" at {stage} epoch {epoch + 1}",
+                    )
                     self.loss_curve_.append(
                         {"stage": stage, "rec": rec_m, "meta": meta_m, "causal": causal_m}
                     )

@@ -39,7 +39,15 @@ from mvlearn_ext.longtail._fusion import ConflictArbitratedFusion
 from mvlearn_ext.longtail._losses import ars_class_weights, ars_static_terms
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
-from mvlearn_ext.utils._torch import resolve_device, seeded_generator, with_torch_threads
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    mlp_elements,
+    resolve_device,
+    seeded_generator,
+    with_torch_threads,
+)
 from mvlearn_ext.utils._validation import check_layer_sizes, check_magnitude
 
 __all__ = [
@@ -480,7 +488,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "tail_threshold": [Interval(Real, 0, None, closed="left"), None],
         "ars_params": [dict, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "device": [str, None],
         "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
@@ -566,6 +574,13 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         hidden = check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
         if not hidden:
             raise ValueError("hidden_layer_sizes must hold at least one width")
+        check_allocation(
+            mlp_elements([X.shape[1], *hidden]) + hidden[-1] * len(self.heads) * np.unique(y).size,
+            "hidden_layer_sizes",
+            self.hidden_layer_sizes,
+            what="the network's weights",
+            itemsize=4,
+        )
         if not self.heads:
             raise ValueError("heads must name at least one loss")
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -613,7 +628,9 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             for idx in batches():
                 opt.zero_grad()
                 h = model.block(model.stem(Xt[idx]))
-                F.cross_entropy(model.heads[0](h), yt[idx]).backward()
+                loss = F.cross_entropy(model.heads[0](h), yt[idx])
+                check_finite_loss(loss, self, where=" in stage 1")
+                loss.backward()
                 opt.step()
         with torch.no_grad():
             for head in model.heads[1:]:
@@ -633,9 +650,9 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             for idx in batches():
                 opt.zero_grad()
                 logits = model(Xt[idx])
-                weights.append(
-                    combiner.backward([fn(logits[k], yt[idx]) for k, fn in enumerate(losses)])
-                )
+                head_losses = [fn(logits[k], yt[idx]) for k, fn in enumerate(losses)]
+                check_finite_loss(sum(head_losses), self, where=" in stage 2")
+                weights.append(combiner.backward(head_losses))
                 opt.step()
         model.eval()
         self.model_ = model

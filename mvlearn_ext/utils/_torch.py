@@ -12,7 +12,11 @@ torch.
   for the duration of a call and restores torch's setting afterwards;
   torch's inter-op pool is capped at the available CPUs once per process;
 * :func:`check_allocation` refuses a size hyperparameter whose tensors
-  could not fit in memory before anything is allocated;
+  could not fit in memory before anything is allocated
+  (:func:`mlp_elements` counts the weights of a multi-layer perceptron);
+* :data:`LEARNING_RATE_CONSTRAINT` bounds every step size and
+  :func:`check_finite_loss` stops a training that diverged, naming the
+  parameters that can cause it;
 * :func:`seeded_generator`, :func:`as_tensor` and :func:`as_numpy` convert
   seeds and arrays.
 """
@@ -21,18 +25,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import numbers
 import os
+from numbers import Real
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext._lib import effective_n_jobs
 
 __all__ = [
+    "LEARNING_RATE_CONSTRAINT",
     "as_numpy",
     "as_tensor",
     "check_allocation",
+    "check_finite_loss",
+    "mlp_elements",
     "resolve_device",
     "seeded_generator",
     "torch_threads",
@@ -179,6 +189,38 @@ def check_allocation(n_elements, name, value, *, what, itemsize=8):
             f"{name}={value!r} is too large: {what} would need {_bytes(need)}, more than "
             f"this machine's {_bytes(limit)} of memory"
         )
+
+
+def mlp_elements(widths):
+    """Weights and biases of a multi-layer perceptron with layer widths ``widths``.
+
+    Python integers, so a huge width cannot overflow the count.
+    """
+    widths = [int(w) for w in widths]
+    return sum(a * b + b for a, b in zip(widths[:-1], widths[1:], strict=True))
+
+
+#: The constraint of every step size of the torch estimators: positive and at
+#: most 1e6. Larger steps cannot train a network on standardised data (the
+#: weights leave float32's range after one step), and above about 3e38 torch
+#: refuses them with an overflow error that does not name the parameter.
+LEARNING_RATE_CONSTRAINT = [Interval(Real, 0, 1e6, closed="right")]
+
+
+def check_finite_loss(loss, estimator, causes=("learning_rate",), *, where=""):
+    """Raise a ``ValueError`` naming ``causes`` if the training ``loss`` is not finite.
+
+    Called once per step or epoch by the training loops, so that a training
+    that diverged stops with an error instead of fitting NaN weights.
+    """
+    value = float(loss.detach()) if isinstance(loss, torch.Tensor) else float(loss)
+    if math.isfinite(value):
+        return
+    settings = ", ".join(f"{name}={getattr(estimator, name)!r}" for name in causes)
+    raise ValueError(
+        f"{type(estimator).__name__}: the training loss became {value}{where}; the training "
+        f"diverged. Lower {' or '.join(causes)} (now {settings})."
+    )
 
 
 def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 
 from mvlearn_ext.deep.diffusion import ConditionalDiffusion, EpsMLP, TwoStageDiffusion
 from mvlearn_ext.diffusion import make_toy_tasks, mixture_eps, q_sample
@@ -144,7 +145,7 @@ def test_bad_input_is_named():
         ConditionalDiffusion(hidden_layer_sizes=(0,), max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="sampler"):
         ConditionalDiffusion(sampler="euler", max_iter=1).fit(C, X)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         ConditionalDiffusion().sample(C)
     m = ConditionalDiffusion(hidden_layer_sizes=(4,), max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="columns"):
@@ -346,7 +347,7 @@ def test_gaussian_dsm_bad_input_is_named():
         GaussianDSMDiffusion().fit(np.zeros((10, 2)), X)
     with pytest.raises(ValueError, match="X holds NaN"):
         GaussianDSMDiffusion().fit(c, np.full((10, 2), np.nan))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         GaussianDSMDiffusion().sample(c)
     m = GaussianDSMDiffusion(degree=1, max_iter=2).fit(c, X)
     with pytest.raises(ValueError, match="scalar conditions"):

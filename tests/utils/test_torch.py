@@ -299,3 +299,111 @@ def test_torch_estimators_come_from_their_family_and_import_torch_on_use(family,
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name, est, fit, predict", ESTIMATORS, ids=IDS)
+def test_predict_before_fit_raises_not_fitted_error(name, est, fit, predict):
+    from sklearn.exceptions import NotFittedError
+
+    if predict is None:
+        pytest.skip(f"{name} has no predict or sample")
+    with pytest.raises(NotFittedError):
+        predict(clone(est))
+
+
+@pytest.mark.parametrize("name, est, fit, predict", ESTIMATORS, ids=IDS)
+def test_a_learning_rate_beyond_the_bound_is_refused_by_name(name, est, fit, predict):
+    with pytest.raises(ValueError, match="learning_rate"):
+        fit(clone(est).set_params(learning_rate=1e300))
+
+
+#: (estimator, size parameter, value): each would need terabytes.
+HUGE = [
+    ("AESClassifier", "hidden_layer_sizes", (10**12,)),
+    ("TLVMOGPRegressor", "n_latent", 10**12),
+    ("TLVMOGPRegressor", "n_blocks", 10**12),
+    ("TLVMOGPRegressor", "n_predict_samples", 10**12),
+    ("GSLVMOGPRegressor", "n_latent", 10**12),
+    ("GSLVMOGPRegressor", "n_terms", 10**12),
+    ("PhenoBrainClassifier", "n_hops", 10**12),
+    ("PhenoBrainClassifier", "embed_dim", 10**12),
+    ("CIMLN", "embed_dim", 10**12),
+    ("CIMLN", "hidden_layer_sizes", (10**12,)),
+    ("ConditionalDiffusion", "n_steps", 10**12),
+    ("ConditionalDiffusion", "n_tasks", 10**12),
+    ("ConditionalDiffusion", "hidden_layer_sizes", (10**12,)),
+    ("GaussianDSMDiffusion", "batch_size", 10**12),
+    ("GaussianDSMDiffusion", "n_steps", 10**12),
+    ("TwoStageDiffusion", "n_per_condition", 10**12),
+    ("TwoStageDiffusion", "hidden_layer_sizes_generalist", (10**12,)),
+]
+
+
+@pytest.mark.parametrize("name, param, value", HUGE, ids=[f"{n}-{p}" for n, p, _ in HUGE])
+def test_a_huge_size_is_refused_by_name_before_allocation(name, param, value):
+    _, est, fit, _ = ESTIMATORS[IDS.index(name)]
+    est = clone(est).set_params(**{param: value})
+    if name == "ConditionalDiffusion" and param == "n_tasks":
+        with pytest.raises(ValueError, match=rf"{param}=.* is too large"):
+            rng = np.random.default_rng(0)
+            C, X = rng.normal(size=(8, 1)), rng.normal(size=(8, 2))
+            est.fit(C, X, tasks=np.zeros(8, dtype=int))
+        return
+    with pytest.raises(ValueError, match=rf"{param}=.* is too large"):
+        fit(est)
+
+
+def test_phenobrain_weights_beyond_the_bound_are_refused_and_the_bound_is_finite():
+    """prior_bias and reg_weight above 1e6 are refused; at 1e6 the probabilities are finite."""
+    _, est, fit, _ = ESTIMATORS[IDS.index("PhenoBrainClassifier")]
+    from mvlearn_ext.brain import make_phenotype_connectomes
+
+    for param in ("prior_bias", "reg_weight"):
+        with pytest.raises(ValueError, match=param):
+            fit(clone(est).set_params(**{param: 1e300}))
+    A, P, y = make_phenotype_connectomes(24, random_state=0)
+    model = clone(est).set_params(prior_bias=1e6, reg_weight=1e6, n_epochs=3)
+    try:
+        model.fit(A, y, phenotypes=P)
+    except ValueError as exc:  # a diverged training names what to lower
+        assert "prior_bias" in str(exc) and "reg_weight" in str(exc)
+    else:
+        proba = model.predict_proba(A, phenotypes=P)
+        assert np.isfinite(proba).all()
+        np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-6)
+
+
+def test_a_diverging_training_stops_with_an_error_naming_the_step_size():
+    """A huge step size makes the weights overflow: fit says so instead of fitting NaN."""
+    from mvlearn_ext.longtail import AESClassifier
+
+    X, y = np.random.default_rng(0).normal(size=(60, 4)), np.tile([0, 1, 2], 20)
+    X = X * 1e3
+    est = AESClassifier(n_epochs_stage1=5, n_epochs_stage2=2, learning_rate=1e6, random_state=0)
+    try:
+        est.fit(X, y)
+    except ValueError as exc:
+        assert "learning_rate=1000000.0" in str(exc) and "diverged" in str(exc)
+    else:
+        assert np.isfinite(est.soft_fusion_proba(X)).all()
+
+
+def test_nan_conditions_are_refused_by_name():
+    _, est, _, _ = ESTIMATORS[IDS.index("TwoStageDiffusion")]
+    from mvlearn_ext.diffusion import make_toy_tasks
+
+    toy = make_toy_tasks(n_pairs=16, n_unpaired=8, random_state=0)
+    unpaired = [np.array(U, dtype=float) for U in toy.unpaired]
+    unpaired[1][0] = np.nan
+    with pytest.raises(ValueError, match=r"unpaired\[1\] holds NaN"):
+        clone(est).fit(toy.pairs, unpaired)
+    (C, X), *rest = toy.pairs
+    C = np.array(C, dtype=float)
+    C[2] = np.nan
+    with pytest.raises(ValueError, match=r"C of pairs\[0\] holds NaN"):
+        clone(est).fit([(C, X), *rest], toy.unpaired)
+    _, cond, fit, _ = ESTIMATORS[IDS.index("ConditionalDiffusion")]
+    cond = clone(cond)
+    fit(cond)
+    with pytest.raises(ValueError, match="C holds NaN"):
+        cond.sample(np.array([[np.nan]]), random_state=0)

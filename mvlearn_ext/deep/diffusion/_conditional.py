@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._network import EpsMLP
 from mvlearn_ext.deep.diffusion._training import (
@@ -22,7 +23,12 @@ from mvlearn_ext.deep.diffusion._training import (
     _unequal,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._torch import torch_threads, with_torch_threads
+from mvlearn_ext.utils._torch import (
+    check_allocation,
+    mlp_elements,
+    torch_threads,
+    with_torch_threads,
+)
 
 
 class ConditionalDiffusion(VerboseMixin, BaseEstimator):
@@ -189,6 +195,16 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         self : ConditionalDiffusion
         """
         hidden = _check_hidden(self.hidden_layer_sizes)
+        check_allocation(
+            mlp_elements([64, *hidden, 64]),
+            "hidden_layer_sizes",
+            self.hidden_layer_sizes,
+            what="the network's weights",
+            itemsize=4,
+        )
+        check_allocation(
+            8 * self.n_tasks, "n_tasks", self.n_tasks, what="the task embedding", itemsize=4
+        )
         for attr in ("c_mean_", "c_scale_"):
             self.__dict__.pop(attr, None)
         X = _check_samples(X)
@@ -249,10 +265,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         return self
 
     def _check_fitted(self):
-        if not hasattr(self, "network_"):
-            raise RuntimeError(
-                "this ConditionalDiffusion is not fitted yet; call fit before sampling"
-            )
+        check_is_fitted(self, "network_")
 
     def eps_fn(self, C, tasks=None):
         """The trained noise predictor at the conditions ``C`` (one per row), in data units.

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._training import (
     COMMON_CONSTRAINTS,
@@ -20,7 +21,7 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
-from mvlearn_ext.utils._torch import with_torch_threads
+from mvlearn_ext.utils._torch import check_allocation, with_torch_threads
 
 
 def _check_domain(domain):
@@ -163,6 +164,15 @@ class GaussianDSMDiffusion(BaseEstimator):
         """
         X = _check_samples(X)
         n, d = X.shape
+        check_allocation(
+            self.batch_size * d * 4,
+            "batch_size",
+            self.batch_size,
+            what="a mini-batch (rows are drawn with replacement)",
+        )
+        check_allocation(
+            (self.degree + 1) * (n + d), "degree", self.degree, what="the Legendre basis"
+        )
         c = np.asarray(C, dtype=np.float64)
         if c.ndim == 2 and c.shape[1] == 1:
             c = c[:, 0]
@@ -231,10 +241,7 @@ class GaussianDSMDiffusion(BaseEstimator):
         return self
 
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise RuntimeError(
-                "this GaussianDSMDiffusion is not fitted yet; call fit before sampling"
-            )
+        check_is_fitted(self, "coef_")
 
     def mean(self, C):
         """The fitted ``mu(c)`` in data units, shape (n, d)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import torch
@@ -13,14 +13,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
 from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
-from mvlearn_ext.utils._torch import resolve_device
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    resolve_device,
+)
 from mvlearn_ext.utils._validation import check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {
     "n_steps": [Interval(Integral, 1, None, closed="left")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "learning_rate": LEARNING_RATE_CONSTRAINT,
     "learning_rate_schedule": [StrOptions({"constant", "cosine"})],
     "random_state": ["random_state"],
     "device": [str, None],
@@ -104,6 +109,13 @@ def _train(opt, batch_loss, *, max_iter, lr, learning_rate_schedule, est=None):
             for group in opt.param_groups:
                 group["lr"] = _cosine_lr(lr, it, max_iter)
         loss = batch_loss(it)
+        if est is not None:
+            check_finite_loss(loss, est, where=f" at step {it + 1}")
+        elif not torch.isfinite(loss):
+            raise ValueError(
+                f"the training loss became {float(loss)} at step {it + 1}; the training "
+                "diverged: lower learning_rate"
+            )
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -128,6 +140,9 @@ def _start_fit(est, X):
     ``seed`` is the fit's torch seed drawn from ``est.random_state`` and
     ``device`` the resolved ``est.device``.
     """
+    check_allocation(
+        8 * est.n_steps, "n_steps", est.n_steps, what="the noise schedule (8 x n_steps)"
+    )
     est.x_mean_, est.x_scale_ = X.mean(0), X.std(0) + 1e-8
     est.schedule_ = make_schedule(est.n_steps)
     est.n_features_ = X.shape[1]

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._conditional import ConditionalDiffusion
 from mvlearn_ext.deep.diffusion._gaussian_dsm import GaussianDSMDiffusion
@@ -19,7 +20,7 @@ from mvlearn_ext.diffusion._two_stage import (
     task_sample_weights,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._torch import with_torch_threads
+from mvlearn_ext.utils._torch import check_allocation, mlp_elements, with_torch_threads
 
 
 def _check_task_lists(pairs, unpaired):
@@ -39,7 +40,16 @@ def _check_task_lists(pairs, unpaired):
             C = C[:, None]
         if C.ndim != 2 or C.shape[0] != X.shape[0]:
             raise ValueError(f"pairs[{k}] must hold C (n, d_c) and X (n, d) with equal n")
+        if not np.isfinite(C).all():
+            raise ValueError(f"C of pairs[{k}] holds NaN or infinite values")
         out.append((C, X))
+    for k, U in enumerate(unpaired):
+        try:
+            U = np.asarray(U, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"unpaired[{k}] must be a numeric array of conditions") from exc
+        if not np.isfinite(U).all():
+            raise ValueError(f"unpaired[{k}] holds NaN or infinite values")
     return out
 
 
@@ -184,8 +194,22 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         """
         pairs = _check_task_lists(pairs, unpaired)
         K = len(pairs)
-        _check_hidden(self.hidden_layer_sizes_specialist, "hidden_layer_sizes_specialist")
-        _check_hidden(self.hidden_layer_sizes_generalist, "hidden_layer_sizes_generalist")
+        for name in ("hidden_layer_sizes_specialist", "hidden_layer_sizes_generalist"):
+            hidden = _check_hidden(getattr(self, name), name)
+            check_allocation(
+                mlp_elements([64, *hidden, 64]),
+                name,
+                getattr(self, name),
+                what="a network's weights",
+                itemsize=4,
+            )
+        n_unpaired = sum(np.shape(U)[0] if np.ndim(U) else 1 for U in unpaired)
+        check_allocation(
+            self.n_per_condition * n_unpaired * (pairs[0][0].shape[1] + pairs[0][1].shape[1] + 1),
+            "n_per_condition",
+            self.n_per_condition,
+            what="the pseudo-pairs (n_per_condition x unpaired conditions)",
+        )
         lam = None if self.weights is None else np.asarray(self.weights, dtype=np.float64)
         if lam is not None and lam.shape != (K,):
             raise ValueError(f"weights must have shape ({K},), got {lam.shape}")
@@ -272,6 +296,5 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
 
     def sample(self, C, tasks, *, random_state=None):
         """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``."""
-        if not hasattr(self, "generalist_"):
-            raise RuntimeError("this TwoStageDiffusion is not fitted yet; call fit first")
+        check_is_fitted(self, "generalist_")
         return self.generalist_.sample(C, tasks, random_state=random_state)

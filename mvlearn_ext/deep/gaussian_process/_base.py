@@ -27,7 +27,12 @@ from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
-from mvlearn_ext.utils._torch import resolve_device, torch_threads
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    resolve_device,
+    torch_threads,
+)
 from mvlearn_ext.utils._validation import check_magnitude
 
 
@@ -51,7 +56,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "output_batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
@@ -82,7 +87,25 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
                 )
         if self.tighter_bound and self.likelihood != "gaussian":
             raise ValueError("tighter_bound=True is only available with likelihood='gaussian'")
+        self._check_sizes(*Y.shape)
         return X, Y, y_1d
+
+    def _check_sizes(self, N, P):
+        """Refuse size hyperparameters whose tensors cannot fit, before allocating them."""
+        d_h = self._latent_width()
+        name = "n_terms" if getattr(self, "n_terms", 1) > self.n_latent else "n_latent"
+        check_allocation(
+            P * d_h * (d_h if self.latent_posterior == "full" else 1) + N * d_h,
+            name,
+            getattr(self, name),
+            what="the output latents and their covariances (n_outputs x latent width^2)",
+        )
+        check_allocation(
+            self.n_predict_samples * P * d_h,
+            "n_predict_samples",
+            self.n_predict_samples,
+            what="the latent draws of predict (n_predict_samples x n_outputs x latent width)",
+        )
 
     # ------------------------------------------------------------ fitting
 

@@ -499,11 +499,17 @@ def _train_svi(
                 try:
                     elbo = module.elbo(X_t[nb], Y_t[nb[:, None], pb[None, :]], obs, pb, scale, eps)
                 except torch.linalg.LinAlgError as exc:
-                    raise FloatingPointError(
+                    raise ValueError(
                         "the inducing covariance lost positive definiteness during "
-                        "training; try a larger jitter, dtype='float64' or a smaller lr"
+                        "training; try a larger jitter, dtype='float64' or a smaller "
+                        "learning_rate"
                     ) from exc
                 loss = -elbo / n_obs
+                if not torch.isfinite(loss):
+                    raise ValueError(
+                        f"the bound became {float(loss)} during training; the training "
+                        "diverged: lower learning_rate or raise jitter"
+                    )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -516,7 +522,8 @@ def _train_svi(
         bar.set_postfix(loss=f"{loss_curve[-1]:.4f}")
     bar.close()
     if loss_curve and not np.isfinite(loss_curve[-1]):
-        raise FloatingPointError(
-            "the bound became non-finite during training; try a smaller lr or a larger jitter"
+        raise ValueError(
+            "the bound became non-finite during training; the training diverged: lower "
+            "learning_rate or raise jitter"
         )
     return loss_curve, n_iter

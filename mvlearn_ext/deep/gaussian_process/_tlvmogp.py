@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.deep.gaussian_process._base import _SVILVMOGPRegressor
 from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
 from mvlearn_ext.deep.gaussian_process._kernels import _spread_lengthscales
+from mvlearn_ext.utils._torch import check_allocation
 
 
 class TLVMOGPRegressor(_SVILVMOGPRegressor):
@@ -251,6 +252,13 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         The inducing points are the k-means centres of the embedded initial
         pairs ``(x_n, mu_p)`` of a random subset of the observed entries.
         """
+        D = Xs.shape[1] + mu0.shape[1]
+        check_allocation(
+            self.n_blocks * (D * D + D),
+            "n_blocks",
+            self.n_blocks,
+            what="the residual blocks (n_blocks x (n_features + n_latent)^2)",
+        )
         ni, pi = np.nonzero(observed)
         n_obs = ni.size
         take = rng.choice(n_obs, min(n_obs, max(20 * self.n_inducing, 2000)), replace=False)

@@ -7,7 +7,7 @@ unbalanced incomplete multi-view clustering, ICML 2026):
     The unbalanced missing-view protocol of the authors' code.
 :func:`counterfactual_view_probs`, :func:`counterfactual_mask`
     Counterfactual observation patterns that mask the low-missing-rate
-    views (the paper's rule; the code's uniform rule behind a flag).
+    views (the paper's rule; the authors' code's uniform rule as ``mode="uniform"``).
 :func:`make_rate_mask`, :func:`make_unbalanced_views`
     Per-view observation rates, and a test bed whose label signal sits in
     the poorly observed view.

@@ -177,8 +177,8 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         observed = ~np.isnan(Ys)
         n_obs = int(observed.sum())
         d_h = self._latent_width()
-        # Latent means from the outputs (missing entries 0), with the noise 1e-2
-        # this fit has always used (LVMOGPRegressor: 1e-3; see initial_latents).
+        # Latent means from the outputs (missing entries 0), plus a noise of scale
+        # 1e-2 that breaks ties between equal outputs (see initial_latents).
         Yf = Ys if gaussian else np.log1p(Ys)
         Fm = np.where(np.isnan(Yf), 0.0, Yf).T  # (P, N)
         mu0 = initial_latents(Fm, d_h, init=self.init, noise=1e-2, rng=rng, seed=seed)

@@ -12,12 +12,12 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from mvlearn_ext.deep.gaussian_process import (
-    _TLVMOGP,
     LipschitzResNet,
     TLVMOGPRegressor,
     gauss_hermite_expectation,
     zinb_log_prob,
 )
+from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._likelihoods import zinb_logpmf
 

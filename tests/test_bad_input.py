@@ -368,9 +368,9 @@ def _setups():
         "CIMLN": (
             lambda c: c(
                 n_clusters=3,
-                hidden=(16,),
+                hidden_layer_sizes=(16,),
                 embed_dim=4,
-                pretrain_epochs=2,
+                n_epochs_pretrain=2,
                 n_epochs=2,
                 n_init=1,
                 random_state=0,
@@ -393,7 +393,7 @@ def _setups():
             lambda: SingleArrayCase("multioutput"),
         ),
         "AESClassifier": (
-            lambda c: c(stage1_epochs=2, stage2_epochs=1, random_state=0, n_jobs=1),
+            lambda c: c(n_epochs_stage1=2, n_epochs_stage2=1, random_state=0, n_jobs=1),
             lambda: SingleArrayCase("classifier"),
         ),
         "TLVMOGPRegressor": (
@@ -451,21 +451,21 @@ def _setups():
         ),
         # connectomes
         "PhenoBrainClassifier": (
-            lambda c: c(n_epochs=2, hidden=8, random_state=0, n_jobs=1),
+            lambda c: c(n_epochs=2, embed_dim=8, random_state=0, n_jobs=1),
             ConnectomeCase,
         ),
         # conditional generators (torch): fit(C, X), fit(pairs, unpaired)
         "ConditionalDiffusion": (
-            lambda c: c(hidden=(4,), n_iter=2, random_state=0),
+            lambda c: c(hidden_layer_sizes=(4,), max_iter=2, random_state=0),
             DiffusionCase,
         ),
-        "GaussianDSMDiffusion": (lambda c: c(degree=1, n_iter=2, random_state=0), DiffusionCase),
+        "GaussianDSMDiffusion": (lambda c: c(degree=1, max_iter=2, random_state=0), DiffusionCase),
         "TwoStageDiffusion": (
             lambda c: c(
-                specialist_hidden=(4,),
-                generalist_hidden=(4,),
-                specialist_iter=2,
-                generalist_iter=2,
+                hidden_layer_sizes_specialist=(4,),
+                hidden_layer_sizes_generalist=(4,),
+                max_iter_specialist=2,
+                max_iter_generalist=2,
                 random_state=0,
             ),
             TwoStageCase,

@@ -34,10 +34,12 @@ INSTANCES = {
 #: Fast constructor arguments by class name, for estimators whose module
 #: needs an optional extra (importing them here would need it too).
 FAST_PARAMS = {
-    "AESClassifier": dict(stage1_epochs=2, stage2_epochs=1, random_state=0, n_jobs=1),
+    "AESClassifier": dict(n_epochs_stage1=2, n_epochs_stage2=1, random_state=0, n_jobs=1),
     "TLVMOGPRegressor": dict(n_epochs=5, n_inducing=16, random_state=0, n_jobs=1),
     "GSLVMOGPRegressor": dict(n_epochs=5, n_terms=2, random_state=0, n_jobs=1),
-    "CIMLN": dict(hidden=(16,), embed_dim=4, pretrain_epochs=2, n_epochs=2, n_init=1),
+    "CIMLN": dict(
+        hidden_layer_sizes=(16,), embed_dim=4, n_epochs_pretrain=2, n_epochs=2, n_init=1
+    ),
 }
 
 _LIST_OUTPUT = (
@@ -74,7 +76,7 @@ COVERED_ELSEWHERE = {
     # fit(tasks, ...) / fit(codes, ...) take task libraries, not (X, y).
     "mvlearn_ext.extrapolate": "tests/extrapolate/",
     # fit(A, phenotypes, y) takes connectomes with a phenotype per subject.
-    "mvlearn_ext.deep.brain": "tests/deep/test_brain.py",
+    "mvlearn_ext.brain": "tests/brain/test_phenobrain.py",
     # conditional generators: fit(C, X) or fit(pairs, unpaired), a stochastic
     # sample() and no predict; the checks that apply run there.
     "mvlearn_ext.deep.diffusion": "tests/deep/test_diffusion.py",

@@ -11,7 +11,14 @@ import mvlearn_ext
 
 SKIP_PREFIXES = ("mvlearn_ext.deep", "mvlearn_ext.datasets._build_")
 # Modules whose examples need an optional package: skipped (not failed) without it.
-NEEDS = {"mvlearn_ext.studies._plot": ("matplotlib", "pandas")}
+NEEDS = {
+    "mvlearn_ext.studies._plot": ("matplotlib", "pandas"),
+    "mvlearn_ext.utils._torch": ("torch",),
+    "mvlearn_ext.incomplete._cimln": ("torch",),
+    "mvlearn_ext.longtail._aes": ("torch",),
+    "mvlearn_ext.brain._phenobrain": ("torch",),
+    "mvlearn_ext.adapters._lora_moe": ("torch",),
+}
 
 
 def _modules():

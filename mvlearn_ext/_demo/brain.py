@@ -16,7 +16,8 @@ import numpy as np
 
 COLUMNS = ("AUC",)
 
-#: method label -> PhenoBrainClassifier keyword arguments
+#: method label -> PhenoBrainClassifier keyword arguments (``phenotype_mode`` and ``film``
+#: select the ablation subclass, see :func:`_network`)
 NETWORK_MODES = {
     "PhenoBrain (reconstruction)": {"phenotype_mode": "mechanism"},
     "same network, late fusion": {"phenotype_mode": "late"},
@@ -52,6 +53,20 @@ REGIMES = {
 }
 
 
+def _network(phenotype_mode="mechanism", film=True):
+    """PhenoBrainClassifier, or the ablation that routes the phenotype elsewhere."""
+    from mvlearn_ext.brain import PhenoBrainClassifier
+
+    if phenotype_mode == "mechanism" and film:
+        return PhenoBrainClassifier
+
+    class Ablation(PhenoBrainClassifier):
+        _phenotype_mode = phenotype_mode
+        _film = film
+
+    return Ablation
+
+
 def _upper(A):
     iu = np.triu_indices(A.shape[1], 1)
     return A[:, iu[0], iu[1]]
@@ -77,7 +92,7 @@ def phenobrain_benchmark(
     default) or ``"many_routes"``
     (:func:`~mvlearn_ext.brain.make_routed_connectomes`, 800 subjects, a
     one-hot phenotype choosing one of 8 routes). ``networks`` names the
-    :class:`~mvlearn_ext.deep.brain.PhenoBrainClassifier` variants to run
+    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` variants to run
     (keys of :data:`NETWORK_MODES`; empty: scikit-learn baselines only, no
     torch). ``n_iter_no_change`` is the networks' early-stopping patience
     (None: the classifier's default, 20); ``baselines`` names the
@@ -130,16 +145,16 @@ def phenobrain_benchmark(
         score = model.predict_proba(flat[idx_te])[:, 1]
         out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
     if networks:
-        from mvlearn_ext.deep.brain import PhenoBrainClassifier
-
         extra = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
         for name in networks:
             start = time.perf_counter()
-            clf = PhenoBrainClassifier(
-                **NETWORK_MODES[name],
+            kwargs = dict(NETWORK_MODES[name])
+            network = _network(kwargs.pop("phenotype_mode", "mechanism"), kwargs.pop("film", True))
+            clf = network(
+                **kwargs,
                 **extra,
                 n_epochs=n_epochs,
-                hidden=hidden,
+                embed_dim=hidden,
                 n_jobs=n_jobs,
                 random_state=seed,
             ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])

@@ -113,10 +113,10 @@ def torch_models(
     C, X, T = _pooled(data)
     t0 = time.perf_counter()
     base = ConditionalDiffusion(
-        hidden=(128, 128, 128),
+        hidden_layer_sizes=(128, 128, 128),
         n_tasks=len(data.names),
-        n_iter=gen_iter,
-        lr_schedule=lr_schedule,
+        max_iter=gen_iter,
+        learning_rate_schedule=lr_schedule,
         random_state=seed,
     ).fit(C, X, T)
     rows = [
@@ -128,11 +128,11 @@ def torch_models(
         )
     ]
     names = {
-        "diffusion": ("2x32", dict(specialist_iter=spec_iter)),
+        "diffusion": ("2x32", dict(max_iter_specialist=spec_iter)),
         "polynomial": ("polynomial, degree 5", dict(specialist="polynomial")),
         "gaussian_dsm": (
             "Gaussian DSM, degree 5",
-            dict(specialist="gaussian_dsm", specialist_iter=dsm_iter),
+            dict(specialist="gaussian_dsm", max_iter_specialist=dsm_iter),
         ),
     }
     for spec in specialists:
@@ -141,9 +141,9 @@ def torch_models(
         for mu in (0.0, mix_weight):
             t0 = time.perf_counter()
             two = TwoStageDiffusion(
-                generalist_iter=gen_iter,
+                max_iter_generalist=gen_iter,
                 mix_weight=mu,
-                lr_schedule=lr_schedule,
+                learning_rate_schedule=lr_schedule,
                 random_state=seed,
                 **kw,
             ).fit(data.pairs, data.unpaired, specialists=fitted)

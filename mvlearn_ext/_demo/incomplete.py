@@ -14,12 +14,24 @@ from __future__ import annotations
 
 #: A small CIMLN configuration (about a minute on two cores), with the same masks per seed.
 SMALL = dict(
-    hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10, n_init=5
+    hidden_layer_sizes=(128,),
+    embed_dim=32,
+    batch_size=256,
+    n_epochs_pretrain=15,
+    n_epochs=10,
+    n_init=5,
 )
 #: ``--quick``: a shorter configuration (6 + 4 epochs).
-QUICK = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=6, n_epochs=4, n_init=3)
+QUICK = dict(
+    hidden_layer_sizes=(64,),
+    embed_dim=16,
+    batch_size=256,
+    n_epochs_pretrain=6,
+    n_epochs=4,
+    n_init=3,
+)
 #: The paper's (the authors' code's) causal loss: ``causal_weight=0.1`` on the factual target.
-CODE_CAUSAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 1.0}
+CODE_CAUSAL = {"causal_weight": 0.1, "temperature": 1.0}
 #: Anchor clustering after mean imputation: the default multi-view clusterer.
 ANCHOR = "HAGMVC"
 
@@ -32,7 +44,7 @@ OUTCOME = (
 
 def variants():
     """``[(row label, CIMLN keyword arguments)]``: the defaults first, then the ablation."""
-    from mvlearn_ext.deep.incomplete import CIMLN
+    from mvlearn_ext.incomplete import CIMLN
 
     if CIMLN().causal_weight == 0:
         return [
@@ -61,7 +73,7 @@ def run(ctx):
     if has_torch:
         import torch
 
-        from mvlearn_ext.deep.incomplete import CIMLN
+        from mvlearn_ext.incomplete import CIMLN
 
         config = QUICK if ctx.quick else SMALL
         previous = torch.get_num_threads()

@@ -18,7 +18,8 @@ the abstract, the paper was not available):
     the phenotype; :func:`make_routed_connectomes`, where a categorical
     phenotype picks one of many 2-hop routes.
 
-The model, :class:`mvlearn_ext.deep.brain.PhenoBrainClassifier`, needs torch.
+:class:`PhenoBrainClassifier`
+    The model (needs torch, imported when it is first used).
 """
 
 from mvlearn_ext.brain._kernel import (
@@ -30,8 +31,10 @@ from mvlearn_ext.brain._kernel import (
     row_normalize,
 )
 from mvlearn_ext.brain._synthetic import make_phenotype_connectomes, make_routed_connectomes
+from mvlearn_ext.utils._optional import import_optional
 
 __all__ = [
+    "PhenoBrainClassifier",
     "attention_prior_kl",
     "heat_kernel",
     "hop_powers",
@@ -41,3 +44,17 @@ __all__ = [
     "routing_kernel",
     "row_normalize",
 ]
+
+
+#: The estimator that needs torch: imported on each use (never bound here), so
+#: that importing the family never imports torch.
+_TORCH_NAMES = frozenset({"PhenoBrainClassifier"})
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:
+        import_optional("torch", feature=f"mvlearn_ext.brain.{name}")
+        from mvlearn_ext.brain import _phenobrain
+
+        return getattr(_phenobrain, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

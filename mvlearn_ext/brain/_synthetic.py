@@ -1,6 +1,6 @@
 """Synthetic connectomes whose meaning depends on the phenotype (PhenoBrain demo).
 
-A package design (spec ``deep_methods.md`` §10.4), built to exhibit the
+A package design, built to exhibit the
 motivation of PhenoBrain's abstract: "the same functional connectivity
 pattern may support different conclusions under different phenotype
 contexts". Not one of the paper's datasets (those are built from public

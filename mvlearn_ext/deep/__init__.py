@@ -16,9 +16,8 @@ from mvlearn_ext.utils._optional import import_optional
 
 torch = import_optional("torch", feature="mvlearn_ext.deep")
 
-from mvlearn_ext.deep._bridge import as_numpy, as_tensor, resolve_device, seeded_generator  # noqa: E402
-from mvlearn_ext.deep.adapters import LoRAMoELinear  # noqa: E402
-from mvlearn_ext.deep.brain import PhenoBrainClassifier  # noqa: E402
+from mvlearn_ext.adapters import LoRAMoELinear  # noqa: E402
+from mvlearn_ext.brain import PhenoBrainClassifier  # noqa: E402
 from mvlearn_ext.deep.diffusion import (  # noqa: E402
     ConditionalDiffusion,
     EpsMLP,
@@ -30,8 +29,9 @@ from mvlearn_ext.deep.gaussian_process import (  # noqa: E402
     LipschitzResNet,
     TLVMOGPRegressor,
 )
-from mvlearn_ext.deep.incomplete import CIMLN  # noqa: E402
-from mvlearn_ext.deep.longtail import (  # noqa: E402
+from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
+from mvlearn_ext.incomplete import CIMLN  # noqa: E402
+from mvlearn_ext.longtail import (  # noqa: E402
     AESClassifier,
     ARSLoss,
     BalancedSoftmaxLoss,
@@ -39,7 +39,12 @@ from mvlearn_ext.deep.longtail import (  # noqa: E402
     FusionModule,
     LogitAdjustedLoss,
 )
-from mvlearn_ext.deep.rl import grpo_loss, kl_k3, token_entropy, token_log_probs  # noqa: E402
+from mvlearn_ext.utils._torch import (  # noqa: E402
+    as_numpy,
+    as_tensor,
+    resolve_device,
+    seeded_generator,
+)
 
 __all__ = [
     "AESClassifier",

@@ -7,7 +7,7 @@ unbalanced incomplete multi-view clustering, ICML 2026):
     The unbalanced missing-view protocol of the authors' code.
 :func:`counterfactual_view_probs`, :func:`counterfactual_mask`
     Counterfactual observation patterns that mask the low-missing-rate
-    views (the paper's rule; the code's uniform rule behind a flag).
+    views (the paper's rule; the authors' code's uniform rule as ``mode="uniform"``).
 :func:`make_rate_mask`, :func:`make_unbalanced_views`
     Per-view observation rates, and a test bed whose label signal sits in
     the poorly observed view.
@@ -16,7 +16,8 @@ unbalanced incomplete multi-view clustering, ICML 2026):
 :func:`mask_views`, :func:`mask_from_nan`, :func:`mean_impute`
     Conversions between masks and NaN rows; the mean-imputation baseline.
 
-The estimator, :class:`mvlearn_ext.deep.incomplete.CIMLN`, needs torch.
+:class:`CIMLN`
+    The estimator (needs torch, imported when ``CIMLN`` is first used).
 """
 
 from mvlearn_ext.incomplete._masks import (
@@ -30,8 +31,10 @@ from mvlearn_ext.incomplete._masks import (
     view_miss_probabilities,
 )
 from mvlearn_ext.incomplete._synthetic import make_rate_mask, make_unbalanced_views
+from mvlearn_ext.utils._optional import import_optional
 
 __all__ = [
+    "CIMLN",
     "context_statistic",
     "counterfactual_mask",
     "counterfactual_view_probs",
@@ -43,3 +46,17 @@ __all__ = [
     "mean_impute",
     "view_miss_probabilities",
 ]
+
+
+#: The estimator that needs torch: imported on each use (never bound here), so
+#: that importing the family never imports torch.
+_TORCH_NAMES = frozenset({"CIMLN"})
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:
+        import_optional("torch", feature=f"mvlearn_ext.incomplete.{name}")
+        from mvlearn_ext.incomplete import _cimln
+
+        return getattr(_cimln, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

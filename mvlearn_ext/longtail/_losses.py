@@ -2,7 +2,7 @@
 
 The ARS (Adaptive Residual Supervision) pieces follow the public code of
 ``wangff0101/evo_longtail``, identified with AES as a reconstruction (no AES
-paper or code was available). The torch loss ``mvlearn_ext.deep.longtail.ARSLoss``
+paper or code was available). The torch loss ``mvlearn_ext.longtail.ARSLoss``
 uses :func:`ars_class_weights` and :func:`ars_static_terms` each batch.
 """
 

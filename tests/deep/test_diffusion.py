@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 
 from mvlearn_ext.deep.diffusion import ConditionalDiffusion, EpsMLP, TwoStageDiffusion
 from mvlearn_ext.diffusion import make_toy_tasks, mixture_eps, q_sample
@@ -11,7 +12,7 @@ torch.set_num_threads(1)
 
 
 def test_eps_mlp_shapes():
-    net = EpsMLP(2, 1, hidden=(16,), n_tasks=3)
+    net = EpsMLP(2, 1, hidden_layer_sizes=(16,), n_tasks=3)
     out = net(torch.zeros(5, 2), torch.rand(5), torch.zeros(5, 1), torch.tensor([0, 1, 2, 0, 1]))
     assert out.shape == (5, 2)
 
@@ -22,7 +23,9 @@ def test_network_approaches_the_analytic_optimal_denoiser():
     means = np.array([[-1.0, 1.0], [1.0, -1.0]])
     X = means[rng.integers(0, 2, 2000)] + 0.3 * rng.normal(size=(2000, 2))
     C = np.zeros((2000, 1))
-    model = ConditionalDiffusion(hidden=(32, 32), n_iter=2400, random_state=0).fit(C, X)
+    model = ConditionalDiffusion(hidden_layer_sizes=(32, 32), max_iter=2400, random_state=0).fit(
+        C, X
+    )
     # the oracle in the model's standardised coordinates (equal scales by symmetry)
     mu_s = (means - model.x_mean_) / model.x_scale_
     var_s = 0.09 / model.x_scale_**2
@@ -51,36 +54,38 @@ def test_network_approaches_the_analytic_optimal_denoiser():
 def test_fit_and_sampling_are_seeded():
     data = make_toy_tasks(n_pairs=16, random_state=0)
     C, X = data.pairs[0]
-    a = ConditionalDiffusion(hidden=(8,), n_iter=20, random_state=0).fit(C, X)
-    b = ConditionalDiffusion(hidden=(8,), n_iter=20, random_state=0).fit(C, X)
-    c = ConditionalDiffusion(hidden=(8,), n_iter=20, random_state=1).fit(C, X)
+    a = ConditionalDiffusion(hidden_layer_sizes=(8,), max_iter=20, random_state=0).fit(C, X)
+    b = ConditionalDiffusion(hidden_layer_sizes=(8,), max_iter=20, random_state=0).fit(C, X)
+    c = ConditionalDiffusion(hidden_layer_sizes=(8,), max_iter=20, random_state=1).fit(C, X)
     sa = a.sample(C, random_state=0)
     np.testing.assert_array_equal(sa, b.sample(C, random_state=0))
     assert not np.array_equal(sa, c.sample(C, random_state=0))
     assert not np.array_equal(sa, a.sample(C, random_state=1))
-    assert a.loss_history_ == b.loss_history_
+    assert a.loss_curve_ == b.loss_curve_
     # the global torch RNG is left alone
     torch.manual_seed(0)
     x1 = torch.rand(1)
     torch.manual_seed(0)
-    ConditionalDiffusion(hidden=(8,), n_iter=5, random_state=0).fit(C, X)
+    ConditionalDiffusion(hidden_layer_sizes=(8,), max_iter=5, random_state=0).fit(C, X)
     assert torch.equal(torch.rand(1), x1)
 
 
 def test_ddim_sampler_is_deterministic_given_the_seed():
     data = make_toy_tasks(n_pairs=16, random_state=0)
     C, X = data.pairs[0]
-    m = ConditionalDiffusion(hidden=(8,), n_iter=10, sampler="ddim", random_state=0).fit(C, X)
+    m = ConditionalDiffusion(
+        hidden_layer_sizes=(8,), max_iter=10, sampler="ddim", random_state=0
+    ).fit(C, X)
     np.testing.assert_array_equal(m.sample(C, random_state=2), m.sample(C, random_state=2))
 
 
 def test_two_stage_pipeline_wiring():
     data = make_toy_tasks(n_pairs=16, n_unpaired=50, random_state=0)
     model = TwoStageDiffusion(
-        specialist_hidden=(8,),
-        generalist_hidden=(16,),
-        specialist_iter=20,
-        generalist_iter=20,
+        hidden_layer_sizes_specialist=(8,),
+        hidden_layer_sizes_generalist=(16,),
+        max_iter_specialist=20,
+        max_iter_generalist=20,
         mix_weight=0.5,
         random_state=0,
     ).fit(data.pairs, data.unpaired)
@@ -92,10 +97,10 @@ def test_two_stage_pipeline_wiring():
     S = model.sample(data.test[1][:7], 1, random_state=0)
     assert S.shape == (7, 2) and np.isfinite(S).all()
     again = TwoStageDiffusion(
-        specialist_hidden=(8,),
-        generalist_hidden=(16,),
-        specialist_iter=20,
-        generalist_iter=20,
+        hidden_layer_sizes_specialist=(8,),
+        hidden_layer_sizes_generalist=(16,),
+        max_iter_specialist=20,
+        max_iter_generalist=20,
         mix_weight=0.5,
         random_state=0,
     ).fit(data.pairs, data.unpaired)
@@ -107,7 +112,10 @@ def test_polynomial_specialists_feed_the_generalist():
 
     data = make_toy_tasks(n_pairs=32, n_unpaired=40, random_state=0)
     model = TwoStageDiffusion(
-        specialist="polynomial", generalist_hidden=(8,), generalist_iter=5, random_state=0
+        specialist="polynomial",
+        hidden_layer_sizes_generalist=(8,),
+        max_iter_generalist=5,
+        random_state=0,
     ).fit(data.pairs, data.unpaired)
     assert all(isinstance(s, PolynomialGaussian) for s in model.specialists_)
     Cp, Xp, Tp = model.pseudo_pairs_
@@ -122,24 +130,24 @@ def test_polynomial_specialists_feed_the_generalist():
 def test_bad_input_is_named():
     C, X = np.zeros((10, 1)), np.zeros((10, 2))
     with pytest.raises(ValueError, match="tasks is required"):
-        ConditionalDiffusion(n_tasks=2, n_iter=1).fit(C, X)
+        ConditionalDiffusion(n_tasks=2, max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="tasks must lie"):
-        ConditionalDiffusion(n_tasks=2, n_iter=1).fit(C, X, tasks=np.full(10, 2))
+        ConditionalDiffusion(n_tasks=2, max_iter=1).fit(C, X, tasks=np.full(10, 2))
     with pytest.raises(ValueError, match="X must be"):
-        ConditionalDiffusion(n_iter=1).fit(C, np.zeros(10))
+        ConditionalDiffusion(max_iter=1).fit(C, np.zeros(10))
     with pytest.raises(ValueError, match="NaN"):
-        ConditionalDiffusion(n_iter=1).fit(C, np.full((10, 2), np.nan))
+        ConditionalDiffusion(max_iter=1).fit(C, np.full((10, 2), np.nan))
     with pytest.raises(ValueError, match="C has 9 rows"):
-        ConditionalDiffusion(n_iter=1).fit(C[:9], X)
+        ConditionalDiffusion(max_iter=1).fit(C[:9], X)
     with pytest.raises(ValueError, match="sample_weight"):
-        ConditionalDiffusion(n_iter=1).fit(C, X, sample_weight=-np.ones(10))
+        ConditionalDiffusion(max_iter=1).fit(C, X, sample_weight=-np.ones(10))
     with pytest.raises(ValueError, match="hidden"):
-        ConditionalDiffusion(hidden=(0,), n_iter=1).fit(C, X)
+        ConditionalDiffusion(hidden_layer_sizes=(0,), max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="sampler"):
-        ConditionalDiffusion(sampler="euler", n_iter=1).fit(C, X)
-    with pytest.raises(RuntimeError, match="not fitted"):
+        ConditionalDiffusion(sampler="euler", max_iter=1).fit(C, X)
+    with pytest.raises(NotFittedError):
         ConditionalDiffusion().sample(C)
-    m = ConditionalDiffusion(hidden=(4,), n_iter=1).fit(C, X)
+    m = ConditionalDiffusion(hidden_layer_sizes=(4,), max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="columns"):
         m.sample(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="same tasks"):
@@ -187,8 +195,8 @@ def test_mixed_real_pairs_take_their_share_of_the_loss(monkeypatch):
     TwoStageDiffusion(
         specialist="polynomial",
         specialist_degree=2,
-        generalist_hidden=(8,),
-        generalist_iter=1,
+        hidden_layer_sizes_generalist=(8,),
+        max_iter_generalist=1,
         mix_weight=0.25,
         random_state=0,
     ).fit(data.pairs, data.unpaired)
@@ -268,7 +276,7 @@ def gaussian_dsm_fit():
     # statistical error (checked on 6 data x 2 model seeds: at most 0.56 standard errors
     # on A and 3% on s^2 against the closed form; 1500 steps of 128 rows reach 1.15 and 13%)
     m = GaussianDSMDiffusion(
-        degree=3, domain=(-1, 1), n_iter=3000, batch_size=1024, random_state=0
+        degree=3, domain=(-1, 1), max_iter=3000, batch_size=1024, random_state=0
     ).fit(c, X)
     return m, c, X, A, s2, se
 
@@ -310,16 +318,16 @@ def test_gaussian_dsm_is_seeded_and_leaves_the_global_rng():
     from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
 
     c, X, _, _, _ = _poly_gaussian_data(0, n=50)
-    a = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=0).fit(c, X)
-    b = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=0).fit(c, X)
-    d = GaussianDSMDiffusion(degree=2, n_iter=30, random_state=1).fit(c, X)
+    a = GaussianDSMDiffusion(degree=2, max_iter=30, random_state=0).fit(c, X)
+    b = GaussianDSMDiffusion(degree=2, max_iter=30, random_state=0).fit(c, X)
+    d = GaussianDSMDiffusion(degree=2, max_iter=30, random_state=1).fit(c, X)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, d.coef_)
     np.testing.assert_array_equal(a.sample(c, random_state=0), b.sample(c, random_state=0))
     torch.manual_seed(0)
     x1 = torch.rand(1)
     torch.manual_seed(0)
-    GaussianDSMDiffusion(degree=2, n_iter=5, random_state=0).fit(c, X)
+    GaussianDSMDiffusion(degree=2, max_iter=5, random_state=0).fit(c, X)
     assert torch.equal(torch.rand(1), x1)
 
 
@@ -331,17 +339,17 @@ def test_gaussian_dsm_bad_input_is_named():
         GaussianDSMDiffusion(degree=-1).fit(c, X)
     with pytest.raises(ValueError, match="'learning_rate' parameter"):
         GaussianDSMDiffusion(learning_rate=0.0).fit(c, X)
-    with pytest.raises(ValueError, match="lr_schedule"):
-        GaussianDSMDiffusion(lr_schedule="step").fit(c, X)
+    with pytest.raises(ValueError, match="learning_rate_schedule"):
+        GaussianDSMDiffusion(learning_rate_schedule="step").fit(c, X)
     with pytest.raises(ValueError, match="domain"):
         GaussianDSMDiffusion(domain=(1, -1)).fit(c, X)
     with pytest.raises(ValueError, match="C must have shape"):
         GaussianDSMDiffusion().fit(np.zeros((10, 2)), X)
     with pytest.raises(ValueError, match="X holds NaN"):
         GaussianDSMDiffusion().fit(c, np.full((10, 2), np.nan))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         GaussianDSMDiffusion().sample(c)
-    m = GaussianDSMDiffusion(degree=1, n_iter=2).fit(c, X)
+    m = GaussianDSMDiffusion(degree=1, max_iter=2).fit(c, X)
     with pytest.raises(ValueError, match="scalar conditions"):
         m.sample(np.zeros((3, 2)))
 
@@ -353,13 +361,13 @@ def test_gaussian_dsm_specialists_in_the_two_stage_pipeline():
     model = TwoStageDiffusion(
         specialist="gaussian_dsm",
         specialist_degree=2,
-        specialist_iter=300,
-        generalist_hidden=(8,),
-        generalist_iter=5,
+        max_iter_specialist=300,
+        hidden_layer_sizes_generalist=(8,),
+        max_iter_generalist=5,
         random_state=0,
     ).fit(data.pairs, data.unpaired)
     assert all(isinstance(s, GaussianDSMDiffusion) for s in model.specialists_)
-    assert all(s.degree == 2 and s.n_iter == 300 for s in model.specialists_)
+    assert all(s.degree == 2 and s.max_iter == 300 for s in model.specialists_)
     # one domain for every task: that of all conditions, paired and unpaired
     allc = np.concatenate([c for c, _ in data.pairs] + data.unpaired)[:, 0]
     assert model.specialists_[0].polynomial_.domain == (allc.min(), allc.max())
@@ -381,8 +389,8 @@ def test_cosine_schedule_and_its_validation():
     assert lrs[0] == 1.0 and abs(lrs[5] - 0.5) < 1e-12 and 0 < lrs[-1] < 0.03
     assert all(a > b for a, b in zip(lrs, lrs[1:], strict=False))
     C, X = np.zeros((10, 1)), np.zeros((10, 2))
-    with pytest.raises(ValueError, match="lr_schedule"):
-        ConditionalDiffusion(lr_schedule="linear", n_iter=1).fit(C, X)
+    with pytest.raises(ValueError, match="learning_rate_schedule"):
+        ConditionalDiffusion(learning_rate_schedule="linear", max_iter=1).fit(C, X)
 
 
 def test_reusing_fitted_specialists_equals_a_full_fit():
@@ -390,9 +398,9 @@ def test_reusing_fitted_specialists_equals_a_full_fit():
     kw = dict(
         specialist="gaussian_dsm",
         specialist_degree=2,
-        specialist_iter=40,
-        generalist_hidden=(8,),
-        generalist_iter=10,
+        max_iter_specialist=40,
+        hidden_layer_sizes_generalist=(8,),
+        max_iter_generalist=10,
         mix_weight=0.5,
         random_state=3,
     )
@@ -474,11 +482,18 @@ def test_fit_returns_self_and_refit_after_set_params_is_the_fresh_fit():
     X = np.hstack([C, C**2]) + 0.05 * rng.normal(size=(40, 2))
     data = make_toy_tasks(n_pairs=8, n_unpaired=10, random_state=0)
     fits = [
-        (ConditionalDiffusion(hidden=(4,), n_iter=3, random_state=0), (C, X), "network_"),
-        (GaussianDSMDiffusion(degree=1, n_iter=3, random_state=0), (C, X), "coef_"),
+        (
+            ConditionalDiffusion(hidden_layer_sizes=(4,), max_iter=3, random_state=0),
+            (C, X),
+            "network_",
+        ),
+        (GaussianDSMDiffusion(degree=1, max_iter=3, random_state=0), (C, X), "coef_"),
         (
             TwoStageDiffusion(
-                specialist="polynomial", generalist_hidden=(4,), generalist_iter=2, random_state=0
+                specialist="polynomial",
+                hidden_layer_sizes_generalist=(4,),
+                max_iter_generalist=2,
+                random_state=0,
             ),  # fmt: skip
             (data.pairs, data.unpaired),
             "generalist_",

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from mvlearn_ext.brain import make_phenotype_connectomes
+from mvlearn_ext.brain import PhenoBrainClassifier, make_phenotype_connectomes
 from mvlearn_ext.datasets import make_multiview_blobs
-from mvlearn_ext.deep.brain import PhenoBrainClassifier
 from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
 from mvlearn_ext.deep.gaussian_process import TLVMOGPRegressor
-from mvlearn_ext.deep.incomplete import CIMLN
 from mvlearn_ext.diffusion import make_toy_tasks
+from mvlearn_ext.incomplete import CIMLN
 
 
 @pytest.fixture(autouse=True)
@@ -27,33 +26,35 @@ def _one_thread():
 
 def _brain(verbose):
     A, P, y = make_phenotype_connectomes(60, random_state=0)
-    m = PhenoBrainClassifier(hidden=8, n_epochs=2, random_state=0, verbose=verbose)
-    return m.fit(A, y, phenotypes=P).loss_history_
+    m = PhenoBrainClassifier(embed_dim=8, n_epochs=2, random_state=0, verbose=verbose)
+    return m.fit(A, y, phenotypes=P).loss_curve_
 
 
 def _cimln(verbose):
     Xs, _ = make_multiview_blobs(60, n_views=2, n_features=[4, 3], random_state=0)
-    kw = dict(hidden=(8,), embed_dim=4, pretrain_epochs=1, n_epochs=2, n_init=1)
+    kw = dict(hidden_layer_sizes=(8,), embed_dim=4, n_epochs_pretrain=1, n_epochs=2, n_init=1)
     return CIMLN(n_clusters=3, random_state=0, verbose=verbose, **kw).fit(Xs).embedding_
 
 
 def _conditional(verbose):
     C, X = make_toy_tasks(n_pairs=16, random_state=0).pairs[0]
-    m = ConditionalDiffusion(hidden=(8,), n_iter=120, random_state=0, verbose=verbose)
-    return m.fit(C, X).loss_history_
+    m = ConditionalDiffusion(
+        hidden_layer_sizes=(8,), max_iter=120, random_state=0, verbose=verbose
+    )
+    return m.fit(C, X).loss_curve_
 
 
 def _two_stage(verbose):
     data = make_toy_tasks(n_pairs=16, n_unpaired=20, random_state=0)
     m = TwoStageDiffusion(
-        specialist_hidden=(8,),
-        generalist_hidden=(8,),
-        specialist_iter=10,
-        generalist_iter=10,
+        hidden_layer_sizes_specialist=(8,),
+        hidden_layer_sizes_generalist=(8,),
+        max_iter_specialist=10,
+        max_iter_generalist=10,
         random_state=0,
         verbose=verbose,
     )
-    return m.fit(data.pairs, data.unpaired).generalist_.loss_history_
+    return m.fit(data.pairs, data.unpaired).generalist_.loss_curve_
 
 
 def _tlvmogp(verbose):

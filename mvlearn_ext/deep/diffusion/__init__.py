@@ -7,7 +7,7 @@ distributions (tasks) with scarce paired ``(condition, sample)`` data and
 abundant unpaired conditions; lightweight *specialists* fitted on the pairs
 of each task; and a *generalist* obtained by distilling them with
 pseudo-samples they generate for the unpaired conditions. Everything else
-here is a design of this package (spec section 7.2): the specialists and the
+here is a design of this package: the specialists and the
 generalist are conditional DDPMs trained with the denoising loss
 ``E w(t) ||eps_theta(sqrt(ab_t) x + sqrt(1 - ab_t) eps, t, c, k) - eps||^2``
 (``w = 1``), the multi-objective loss of the generalist is the linear

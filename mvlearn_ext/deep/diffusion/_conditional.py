@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._network import EpsMLP
 from mvlearn_ext.deep.diffusion._training import (
@@ -21,8 +22,13 @@ from mvlearn_ext.deep.diffusion._training import (
     _train,
     _unequal,
 )
-from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._torch import (
+    check_allocation,
+    mlp_elements,
+    torch_threads,
+    with_torch_threads,
+)
 
 
 class ConditionalDiffusion(VerboseMixin, BaseEstimator):
@@ -36,26 +42,23 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
 
     Parameters
     ----------
-    hidden : tuple of int, default=(32, 32)
-        Widths of the hidden layers (the spec's specialist: 2 x 32; its
-        generalist: 3 x 128).
+    hidden_layer_sizes : tuple of int, default=(32, 32)
+        Widths of the hidden layers.
     n_tasks : int, default=1
     n_steps : int, default=50
         ``T`` of the linear schedule rescaled to ``T`` steps
         (:func:`mvlearn_ext.diffusion.make_schedule`).
-    n_iter : int, default=2000
+    max_iter : int, default=2000
         Adam steps.
     batch_size : int, default=128
     learning_rate : float, default=2e-3
         Adam's step size.
-    lr_schedule : {"constant", "cosine"}, default="constant"
+    learning_rate_schedule : {"constant", "cosine"}, default="constant"
         ``"cosine"`` decays the step size from ``learning_rate`` to 0 over the
-        ``n_iter`` steps (half a cosine period), so that the last iterate
-        settles instead of jittering at the scale of ``learning_rate``. On the toy
-        tasks it made the 3 x 128 networks' conditional means 2-3 times more
-        accurate at 3000 steps, but it under-trains small networks given
-        few steps (a 2 x 32 network at 3000 steps), so it is not the
-        default; see the user guide.
+        ``max_iter`` steps (half a cosine period), so that the last iterate
+        settles instead of jittering at the scale of ``learning_rate``; it
+        under-trains small networks given few steps, so it is not the
+        default.
     weight_decay : float, default=0.0
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
@@ -63,16 +66,20 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         global torch RNG is restored after ``fit``).
     device : str or None, default=None
         ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     verbose : int, default=0
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
     network_ : EpsMLP
     schedule_ : DiffusionSchedule
-    loss_history_ : list of float
+    loss_curve_ : list of float
         Mean training loss per block of 100 steps.
+    n_iter_ : int
+        Adam steps taken (``max_iter``).
 
     Examples
     --------
@@ -81,16 +88,16 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> C = rng.uniform(-1, 1, (64, 1))
     >>> X = np.hstack([C, 2 * C]) + 0.05 * rng.normal(size=(64, 2))
-    >>> model = ConditionalDiffusion(n_iter=50, random_state=0).fit(C, X)
+    >>> model = ConditionalDiffusion(max_iter=50, random_state=0).fit(C, X)
     >>> model.sample(C[:5], random_state=0).shape
     (5, 2)
     """
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "hidden": [tuple, list],
+        "hidden_layer_sizes": [tuple, list],
         "n_tasks": [Interval(Integral, 1, None, closed="left")],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "sampler": SAMPLER_CONSTRAINT,
         "verbose": ["verbose"],
@@ -99,33 +106,33 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        hidden=(32, 32),
+        hidden_layer_sizes=(32, 32),
         n_tasks=1,
         n_steps=50,
-        n_iter=2000,
+        max_iter=2000,
         batch_size=128,
         learning_rate=2e-3,
-        lr_schedule="constant",
+        learning_rate_schedule="constant",
         weight_decay=0.0,
         sampler="ddpm",
         random_state=None,
         device=None,
+        n_jobs=None,
         verbose=0,
-        lr="deprecated",
     ):
-        self.hidden = hidden
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.n_tasks = n_tasks
         self.n_steps = n_steps
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.weight_decay = weight_decay
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
         self.verbose = verbose
-        self.lr = lr
 
     # -- input ---------------------------------------------------------------
     def _conditions(self, C, n=None, name="C"):
@@ -163,6 +170,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         return t.astype(np.int64)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, C, X, tasks=None, sample_weight=None):
         """Train the epsilon-network by denoising score matching.
 
@@ -186,7 +194,17 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         -------
         self : ConditionalDiffusion
         """
-        hidden = _check_hidden(self.hidden)
+        hidden = _check_hidden(self.hidden_layer_sizes)
+        check_allocation(
+            mlp_elements([64, *hidden, 64]),
+            "hidden_layer_sizes",
+            self.hidden_layer_sizes,
+            what="the network's weights",
+            itemsize=4,
+        )
+        check_allocation(
+            8 * self.n_tasks, "n_tasks", self.n_tasks, what="the task embedding", itemsize=4
+        )
         for attr in ("c_mean_", "c_scale_"):
             self.__dict__.pop(attr, None)
         X = _check_samples(X)
@@ -210,14 +228,14 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
             torch.manual_seed(seed)
             gen = torch.Generator(device=device)
             gen.manual_seed(seed)
-            net = EpsMLP(d, C.shape[1], hidden=hidden, n_tasks=self.n_tasks).to(device)
+            net = EpsMLP(d, C.shape[1], hidden_layer_sizes=hidden, n_tasks=self.n_tasks).to(device)
             Xt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
             Ct = torch.as_tensor((C - self.c_mean_) / self.c_scale_, dtype=torch.float32)
             Xt, Ct = Xt.to(device), Ct.to(device)
             Kt = torch.as_tensor(t_ids, device=device)
             Wt = torch.as_tensor(w, dtype=torch.float32, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, dtype=torch.float32, device=device)
-            learning_rate = renamed_param(self, "learning_rate", "lr")
+            learning_rate = self.learning_rate
             opt = torch.optim.Adam(
                 net.parameters(), lr=learning_rate, weight_decay=self.weight_decay
             )
@@ -234,22 +252,20 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
                 per_row = ((pred - eps) ** 2).mean(1)
                 return per_row.mean() if weighted else (Wt[idx] * per_row).mean()
 
-            self.loss_history_ = _train(
+            self.n_iter_ = self.max_iter
+            self.loss_curve_ = _train(
                 opt,
                 batch_loss,
-                n_iter=self.n_iter,
+                max_iter=self.max_iter,
                 lr=learning_rate,
-                lr_schedule=self.lr_schedule,
+                learning_rate_schedule=self.learning_rate_schedule,
                 est=self,
             )
         self.network_ = net.eval()
         return self
 
     def _check_fitted(self):
-        if not hasattr(self, "network_"):
-            raise RuntimeError(
-                "this ConditionalDiffusion is not fitted yet; call fit before sampling"
-            )
+        check_is_fitted(self, "network_")
 
     def eps_fn(self, C, tasks=None):
         """The trained noise predictor at the conditions ``C`` (one per row), in data units.
@@ -269,7 +285,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         def eps(x, t):
             if x.shape[0] != n:
                 raise ValueError(f"x has {x.shape[0]} rows for {n} conditions")
-            with torch.no_grad():
+            with torch.no_grad(), torch_threads(self.n_jobs):
                 xt = torch.as_tensor(x, dtype=torch.float32, device=self.device_)
                 tf = torch.full((n,), (t + 1) / T, dtype=torch.float32, device=self.device_)
                 return net(xt, tf, Ct, K).double().cpu().numpy()

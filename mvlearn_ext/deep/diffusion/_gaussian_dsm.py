@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._training import (
     COMMON_CONSTRAINTS,
@@ -20,7 +21,7 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
-from mvlearn_ext.utils._deprecation import renamed_param
+from mvlearn_ext.utils._torch import check_allocation, with_torch_threads
 
 
 def _check_domain(domain):
@@ -65,20 +66,23 @@ class GaussianDSMDiffusion(BaseEstimator):
         The condition range mapped to [-1, 1]; default the range of the
         conditions given to ``fit``.
     n_steps : int, default=50
-    n_iter : int, default=1500
+    max_iter : int, default=1500
         Adam steps.
     batch_size : int, default=128
         Rows per step, drawn with replacement (so more than ``n`` is fine).
     learning_rate : float, default=2e-2
         Adam's step size.
-    lr_schedule : {"constant", "cosine"}, default="cosine"
+    learning_rate_schedule : {"constant", "cosine"}, default="cosine"
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batches, the noise and the steps (the global torch
         RNG is restored after ``fit``).
     device : str or None, default=None
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
+        ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
 
     Attributes
     ----------
@@ -87,8 +91,10 @@ class GaussianDSMDiffusion(BaseEstimator):
     var_ : ndarray of shape (d,)
         ``s^2`` in data units.
     schedule_ : DiffusionSchedule
-    loss_history_ : list of float
+    loss_curve_ : list of float
         Mean training loss per block of 100 steps.
+    n_iter_ : int
+        Adam steps taken (``max_iter``).
 
     Examples
     --------
@@ -106,7 +112,7 @@ class GaussianDSMDiffusion(BaseEstimator):
         **COMMON_CONSTRAINTS,
         "degree": [Interval(Integral, 0, None, closed="left")],
         "domain": [tuple, list, None],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "sampler": SAMPLER_CONSTRAINT,
     }
 
@@ -116,32 +122,33 @@ class GaussianDSMDiffusion(BaseEstimator):
         degree=5,
         domain=None,
         n_steps=50,
-        n_iter=1500,
+        max_iter=1500,
         batch_size=128,
         learning_rate=2e-2,
-        lr_schedule="cosine",
+        learning_rate_schedule="cosine",
         sampler="ddpm",
         random_state=None,
         device=None,
-        lr="deprecated",
+        n_jobs=None,
     ):
         self.degree = degree
         self.domain = domain
         self.n_steps = n_steps
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.sampler = sampler
         self.random_state = random_state
         self.device = device
-        self.lr = lr
+        self.n_jobs = n_jobs
 
     def _basis(self, C):
         """Legendre basis of the conditions (validated by the shell model)."""
         return self.polynomial_._basis(C)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, C, X):
         """Fit ``A`` and ``log s^2`` by denoising score matching.
 
@@ -157,6 +164,15 @@ class GaussianDSMDiffusion(BaseEstimator):
         """
         X = _check_samples(X)
         n, d = X.shape
+        check_allocation(
+            self.batch_size * d * 4,
+            "batch_size",
+            self.batch_size,
+            what="a mini-batch (rows are drawn with replacement)",
+        )
+        check_allocation(
+            (self.degree + 1) * (n + d), "degree", self.degree, what="the Legendre basis"
+        )
         c = np.asarray(C, dtype=np.float64)
         if c.ndim == 2 and c.shape[1] == 1:
             c = c[:, 0]
@@ -189,7 +205,7 @@ class GaussianDSMDiffusion(BaseEstimator):
             Zt = torch.as_tensor((X - self.x_mean_) / self.x_scale_, device=device)
             Pt = torch.as_tensor(Phi, device=device)
             ab = torch.as_tensor(self.schedule_.alpha_bars, device=device)
-            learning_rate = renamed_param(self, "learning_rate", "lr")
+            learning_rate = self.learning_rate
             opt = torch.optim.Adam([A, log_v], lr=learning_rate)
             bs = self.batch_size  # rows drawn with replacement, whatever n
 
@@ -202,8 +218,13 @@ class GaussianDSMDiffusion(BaseEstimator):
                 pred = _gaussian_form_eps(xt, a, Pt[idx] @ A, log_v.exp())
                 return ((pred - eps) ** 2).mean()
 
-            self.loss_history_ = _train(
-                opt, batch_loss, n_iter=self.n_iter, lr=learning_rate, lr_schedule=self.lr_schedule
+            self.n_iter_ = self.max_iter
+            self.loss_curve_ = _train(
+                opt,
+                batch_loss,
+                max_iter=self.max_iter,
+                lr=learning_rate,
+                learning_rate_schedule=self.learning_rate_schedule,
             )
         self.coef_std_ = A.detach().cpu().numpy()
         self.var_std_ = np.exp(log_v.detach().cpu().numpy())
@@ -220,10 +241,7 @@ class GaussianDSMDiffusion(BaseEstimator):
         return self
 
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise RuntimeError(
-                "this GaussianDSMDiffusion is not fitted yet; call fit before sampling"
-            )
+        check_is_fitted(self, "coef_")
 
     def mean(self, C):
         """The fitted ``mu(c)`` in data units, shape (n, d)."""

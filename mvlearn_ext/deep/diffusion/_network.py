@@ -18,21 +18,23 @@ class EpsMLP(nn.Module):
         Dimension of the samples.
     cond_dim : int
         Dimension of the conditions (0: unconditional).
-    hidden : tuple of int, default=(32, 32)
+    hidden_layer_sizes : tuple of int, default=(32, 32)
     n_tasks : int, default=1
     task_dim : int, default=8
         Width of the task embedding (unused with one task).
     n_freq : int, default=8
     """
 
-    def __init__(self, dim, cond_dim, *, hidden=(32, 32), n_tasks=1, task_dim=8, n_freq=8):
+    def __init__(
+        self, dim, cond_dim, *, hidden_layer_sizes=(32, 32), n_tasks=1, task_dim=8, n_freq=8
+    ):
         super().__init__()
         self.n_tasks = int(n_tasks)
         self.register_buffer("freqs", torch.pi * 2.0 ** torch.arange(n_freq, dtype=torch.float32))
         self.task = nn.Embedding(n_tasks, task_dim) if n_tasks > 1 else None
         width = dim + 2 * n_freq + cond_dim + (task_dim if n_tasks > 1 else 0)
         layers = []
-        for h in hidden:
+        for h in hidden_layer_sizes:
             layers += [nn.Linear(width, h), nn.SiLU()]
             width = h
         layers.append(nn.Linear(width, dim))

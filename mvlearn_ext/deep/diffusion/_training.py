@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import time
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import torch
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
 from mvlearn_ext.diffusion._schedule import make_schedule
-from mvlearn_ext.utils._deprecation import deprecated_constraint
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    resolve_device,
+)
 from mvlearn_ext.utils._validation import check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {
     "n_steps": [Interval(Integral, 1, None, closed="left")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "learning_rate": [Interval(Real, 0, None, closed="neither")],
-    "lr_schedule": [StrOptions({"constant", "cosine"})],
+    "learning_rate": LEARNING_RATE_CONSTRAINT,
+    "learning_rate_schedule": [StrOptions({"constant", "cosine"})],
     "random_state": ["random_state"],
     "device": [str, None],
-    "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
+    "n_jobs": N_JOBS_CONSTRAINT,
 }
 SAMPLER_CONSTRAINT = [StrOptions({"ddpm", "ddim"})]
 
@@ -48,7 +53,7 @@ def _check_samples(X, name="X"):
     return X
 
 
-def _check_hidden(hidden, name="hidden"):
+def _check_hidden(hidden, name="hidden_layer_sizes"):
     if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
         raise TypeError(f"{name} must be a tuple of positive ints, got {hidden!r}")
     h = tuple(hidden)
@@ -82,38 +87,45 @@ def _gaussian_form_eps(xt, ab, mu, var):
     return (1 - ab).sqrt() * (xt - ab.sqrt() * mu) / (ab * var + 1 - ab)
 
 
-def _cosine_lr(lr, it, n_iter):
-    """Step size of step ``it`` of ``n_iter`` under a half-period cosine decay to 0."""
-    return 0.5 * lr * (1.0 + np.cos(np.pi * it / max(n_iter, 1)))
+def _cosine_lr(lr, it, max_iter):
+    """Step size of step ``it`` of ``max_iter`` under a half-period cosine decay to 0."""
+    return 0.5 * lr * (1.0 + np.cos(np.pi * it / max(max_iter, 1)))
 
 
-def _train(opt, batch_loss, *, n_iter, lr, lr_schedule, est=None):
-    """``n_iter`` Adam steps on ``batch_loss(it)``; the mean loss of every 100 steps.
+def _train(opt, batch_loss, *, max_iter, lr, learning_rate_schedule, est=None):
+    """``max_iter`` Adam steps on ``batch_loss(it)``; the mean loss of every 100 steps.
 
-    ``lr_schedule="cosine"`` sets the step size of every step by
+    ``learning_rate_schedule="cosine"`` sets the step size of every step by
     :func:`_cosine_lr`. With ``est`` (a :class:`VerboseMixin` estimator), a
     bar over the steps (``verbose >= 1``) and each block's loss
     (``verbose >= 2``) go to stderr.
     """
     history, running, start = [], 0.0, time.perf_counter()
-    steps = range(n_iter)
+    steps = range(max_iter)
     if est is not None:
         steps = est._progress(steps, desc="fit", unit="step")
     for it in steps:
-        if lr_schedule == "cosine":
+        if learning_rate_schedule == "cosine":
             for group in opt.param_groups:
-                group["lr"] = _cosine_lr(lr, it, n_iter)
+                group["lr"] = _cosine_lr(lr, it, max_iter)
         loss = batch_loss(it)
+        if est is not None:
+            check_finite_loss(loss, est, where=f" at step {it + 1}")
+        elif not torch.isfinite(loss):
+            raise ValueError(
+                f"the training loss became {float(loss)} at step {it + 1}; the training "
+                "diverged: lower learning_rate"
+            )
         opt.zero_grad()
         loss.backward()
         opt.step()
         running += float(loss.detach())
-        if (it + 1) % 100 == 0 or it + 1 == n_iter:
+        if (it + 1) % 100 == 0 or it + 1 == max_iter:
             history.append(running / ((it % 100) + 1))
             running = 0.0
             if est is not None:
                 est._log(
-                    f"step {it + 1}/{n_iter}: loss {history[-1]:.4f} "
+                    f"step {it + 1}/{max_iter}: loss {history[-1]:.4f} "
                     f"({time.perf_counter() - start:.1f} s)",
                     level=2,
                 )
@@ -128,6 +140,9 @@ def _start_fit(est, X):
     ``seed`` is the fit's torch seed drawn from ``est.random_state`` and
     ``device`` the resolved ``est.device``.
     """
+    check_allocation(
+        8 * est.n_steps, "n_steps", est.n_steps, what="the noise schedule (8 x n_steps)"
+    )
     est.x_mean_, est.x_scale_ = X.mean(0), X.std(0) + 1e-8
     est.schedule_ = make_schedule(est.n_steps)
     est.n_features_ = X.shape[1]

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.deep.diffusion._conditional import ConditionalDiffusion
 from mvlearn_ext.deep.diffusion._gaussian_dsm import GaussianDSMDiffusion
@@ -18,8 +19,8 @@ from mvlearn_ext.diffusion._two_stage import (
     make_pseudo_pairs,
     task_sample_weights,
 )
-from mvlearn_ext.utils._deprecation import renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._torch import check_allocation, mlp_elements, with_torch_threads
 
 
 def _check_task_lists(pairs, unpaired):
@@ -39,7 +40,16 @@ def _check_task_lists(pairs, unpaired):
             C = C[:, None]
         if C.ndim != 2 or C.shape[0] != X.shape[0]:
             raise ValueError(f"pairs[{k}] must hold C (n, d_c) and X (n, d) with equal n")
+        if not np.isfinite(C).all():
+            raise ValueError(f"C of pairs[{k}] holds NaN or infinite values")
         out.append((C, X))
+    for k, U in enumerate(unpaired):
+        try:
+            U = np.asarray(U, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"unpaired[{k}] must be a numeric array of conditions") from exc
+        if not np.isfinite(U).all():
+            raise ValueError(f"unpaired[{k}] holds NaN or infinite values")
     return out
 
 
@@ -66,20 +76,20 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         least squares, sampled directly, not by diffusion);
         ``"gaussian_dsm"``, the diffusion models of
         :class:`GaussianDSMDiffusion` (the Gaussian-posterior denoiser with a
-        polynomial mean, fitted by DSM with ``specialist_iter`` Adam steps
+        polynomial mean, fitted by DSM with ``max_iter_specialist`` Adam steps
         at its own default step size, sampled by reverse diffusion). The
         last two need scalar conditions and use ``specialist_degree``.
-    specialist_hidden : tuple of int, default=(32, 32)
+    hidden_layer_sizes_specialist : tuple of int, default=(32, 32)
     specialist_degree : int, default=5
         Degree of the ``"polynomial"`` and ``"gaussian_dsm"`` specialists.
-    generalist_hidden : tuple of int, default=(128, 128, 128)
+    hidden_layer_sizes_generalist : tuple of int, default=(128, 128, 128)
     n_steps : int, default=50
-    specialist_iter : int, default=1500
-    generalist_iter : int, default=3000
+    max_iter_specialist : int, default=1500
+    max_iter_generalist : int, default=3000
     batch_size : int, default=128
     learning_rate : float, default=2e-3
         Adam's step size of the networks trained here.
-    lr_schedule : {"constant", "cosine"}, default="constant"
+    learning_rate_schedule : {"constant", "cosine"}, default="constant"
         Step-size schedule of the networks trained here (see
         :class:`ConditionalDiffusion`; the ``"gaussian_dsm"`` specialists
         always use their own default, a cosine decay).
@@ -92,9 +102,12 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     n_per_condition : int, default=1
     random_state : int, RandomState instance or None, default=None
     device : str or None, default=None
+        ``None`` picks CUDA when available.
+    n_jobs : int or None, default=None
+        Threads of torch's intra-op pool during ``fit`` and sampling
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     verbose : int, default=0
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -106,11 +119,11 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
         "specialist": [StrOptions({"diffusion", "polynomial", "gaussian_dsm"})],
-        "specialist_hidden": [tuple, list],
+        "hidden_layer_sizes_specialist": [tuple, list],
         "specialist_degree": [Interval(Integral, 0, None, closed="left")],
-        "generalist_hidden": [tuple, list],
-        "specialist_iter": [Interval(Integral, 0, None, closed="left")],
-        "generalist_iter": [Interval(Integral, 0, None, closed="left")],
+        "hidden_layer_sizes_generalist": [tuple, list],
+        "max_iter_specialist": [Interval(Integral, 0, None, closed="left")],
+        "max_iter_generalist": [Interval(Integral, 0, None, closed="left")],
         "weights": ["array-like", None],
         "mix_weight": [Interval(Real, 0, 1, closed="left")],
         "n_per_condition": [Interval(Integral, 1, None, closed="left")],
@@ -121,42 +134,43 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         self,
         *,
         specialist="diffusion",
-        specialist_hidden=(32, 32),
+        hidden_layer_sizes_specialist=(32, 32),
         specialist_degree=5,
-        generalist_hidden=(128, 128, 128),
+        hidden_layer_sizes_generalist=(128, 128, 128),
         n_steps=50,
-        specialist_iter=1500,
-        generalist_iter=3000,
+        max_iter_specialist=1500,
+        max_iter_generalist=3000,
         batch_size=128,
         learning_rate=2e-3,
-        lr_schedule="constant",
+        learning_rate_schedule="constant",
         weights=None,
         mix_weight=0.0,
         n_per_condition=1,
         random_state=None,
         device=None,
+        n_jobs=None,
         verbose=0,
-        lr="deprecated",
     ):
         self.specialist = specialist
-        self.specialist_hidden = specialist_hidden
+        self.hidden_layer_sizes_specialist = hidden_layer_sizes_specialist
         self.specialist_degree = specialist_degree
-        self.generalist_hidden = generalist_hidden
+        self.hidden_layer_sizes_generalist = hidden_layer_sizes_generalist
         self.n_steps = n_steps
-        self.specialist_iter = specialist_iter
-        self.generalist_iter = generalist_iter
+        self.max_iter_specialist = max_iter_specialist
+        self.max_iter_generalist = max_iter_generalist
         self.batch_size = batch_size
         self.learning_rate = learning_rate
-        self.lr_schedule = lr_schedule
+        self.learning_rate_schedule = learning_rate_schedule
         self.weights = weights
         self.mix_weight = mix_weight
         self.n_per_condition = n_per_condition
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
         self.verbose = verbose
-        self.lr = lr
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, pairs, unpaired, *, specialists=None):
         """Run both stages.
 
@@ -180,8 +194,22 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         """
         pairs = _check_task_lists(pairs, unpaired)
         K = len(pairs)
-        _check_hidden(self.specialist_hidden, "specialist_hidden")
-        _check_hidden(self.generalist_hidden, "generalist_hidden")
+        for name in ("hidden_layer_sizes_specialist", "hidden_layer_sizes_generalist"):
+            hidden = _check_hidden(getattr(self, name), name)
+            check_allocation(
+                mlp_elements([64, *hidden, 64]),
+                name,
+                getattr(self, name),
+                what="a network's weights",
+                itemsize=4,
+            )
+        n_unpaired = sum(np.shape(U)[0] if np.ndim(U) else 1 for U in unpaired)
+        check_allocation(
+            self.n_per_condition * n_unpaired * (pairs[0][0].shape[1] + pairs[0][1].shape[1] + 1),
+            "n_per_condition",
+            self.n_per_condition,
+            what="the pseudo-pairs (n_per_condition x unpaired conditions)",
+        )
         lam = None if self.weights is None else np.asarray(self.weights, dtype=np.float64)
         if lam is not None and lam.shape != (K,):
             raise ValueError(f"weights must have shape ({K},), got {lam.shape}")
@@ -190,9 +218,10 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         common = dict(
             n_steps=self.n_steps,
             batch_size=self.batch_size,
-            learning_rate=renamed_param(self, "learning_rate", "lr"),
-            lr_schedule=self.lr_schedule,
+            learning_rate=self.learning_rate,
+            learning_rate_schedule=self.learning_rate_schedule,
             device=self.device,
+            n_jobs=self.n_jobs,
             verbose=max(0, int(self.verbose) - 1),
         )
         start = time.perf_counter()
@@ -222,16 +251,17 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
                     degree=self.specialist_degree,
                     domain=domain,
                     n_steps=self.n_steps,
-                    n_iter=self.specialist_iter,
+                    max_iter=self.max_iter_specialist,
                     batch_size=self.batch_size,
                     random_state=int(seeds[k]),
                     device=self.device,
+                    n_jobs=self.n_jobs,
                 )
                 self.specialists_.append(spec.fit(C, X))
                 continue
             spec = ConditionalDiffusion(
-                hidden=self.specialist_hidden,
-                n_iter=self.specialist_iter,
+                hidden_layer_sizes=self.hidden_layer_sizes_specialist,
+                max_iter=self.max_iter_specialist,
                 random_state=int(seeds[k]),
                 **common,
             )
@@ -255,9 +285,9 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
             )
             Cp, Xp, Tp = np.vstack([Cp, Cr]), np.vstack([Xp, Xr]), np.concatenate([Tp, Tr])
         self.generalist_ = ConditionalDiffusion(
-            hidden=self.generalist_hidden,
+            hidden_layer_sizes=self.hidden_layer_sizes_generalist,
             n_tasks=K,
-            n_iter=self.generalist_iter,
+            max_iter=self.max_iter_generalist,
             random_state=int(seeds[K + 1]),
             **common,
         ).fit(Cp, Xp, Tp, sample_weight=w)
@@ -266,6 +296,5 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
 
     def sample(self, C, tasks, *, random_state=None):
         """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``."""
-        if not hasattr(self, "generalist_"):
-            raise RuntimeError("this TwoStageDiffusion is not fitted yet; call fit first")
+        check_is_fitted(self, "generalist_")
         return self.generalist_.sample(C, tasks, random_state=random_state)

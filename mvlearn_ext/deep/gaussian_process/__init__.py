@@ -20,9 +20,6 @@ estimators), ``_drivers`` (the torch modules of the bounds and the training
 loop), ``_kernels``, ``_likelihoods`` and ``_network``.
 """
 
-# The drivers, for the tests and for models pickled before the split.
-from mvlearn_ext.deep.gaussian_process._drivers import _GSLVMOGP as _GSLVMOGP
-from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP as _TLVMOGP
 from mvlearn_ext.deep.gaussian_process._gslvmogp import GSLVMOGPRegressor
 from mvlearn_ext.deep.gaussian_process._likelihoods import (
     gauss_hermite_expectation,

@@ -11,7 +11,6 @@ initialised) and ``_set_kernel_attributes``: the base is abstract
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from abc import ABCMeta, abstractmethod
@@ -24,26 +23,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mvlearn_ext.deep._bridge import resolve_device
 from mvlearn_ext.deep.gaussian_process._drivers import _train_svi
 from mvlearn_ext.gaussian_process import LVMOGPRegressor, check_targets, initial_latents
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    resolve_device,
+    torch_threads,
+)
 from mvlearn_ext.utils._validation import check_magnitude
-
-
-@contextlib.contextmanager
-def _torch_threads(n_threads):
-    """Temporarily set torch's intra-op threads (``None``: leave them)."""
-    if n_threads is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(n_threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):
@@ -58,7 +48,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "latent_posterior": [StrOptions({"full", "meanfield", "point"})],
         "likelihood": [StrOptions({"gaussian", "zinb"})],
-        "k_m": [Interval(Real, 0, None, closed="left")],
+        "zero_inflation": [Interval(Real, 0, None, closed="left")],
         "count_scale": [Interval(Real, 0, None, closed="neither")],
         "n_quadrature": [Interval(Integral, 1, None, closed="left")],
         "tighter_bound": ["boolean"],
@@ -66,17 +56,15 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "output_batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "normalize_y": ["boolean"],
         "jitter": [Interval(Real, 0, None, closed="neither")],
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str, None],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "lr": deprecated_constraint([Interval(Real, 0, None, closed="neither")]),
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     # ------------------------------------------------------------ input
@@ -99,7 +87,25 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
                 )
         if self.tighter_bound and self.likelihood != "gaussian":
             raise ValueError("tighter_bound=True is only available with likelihood='gaussian'")
+        self._check_sizes(*Y.shape)
         return X, Y, y_1d
+
+    def _check_sizes(self, N, P):
+        """Refuse size hyperparameters whose tensors cannot fit, before allocating them."""
+        d_h = self._latent_width()
+        name = "n_terms" if getattr(self, "n_terms", 1) > self.n_latent else "n_latent"
+        check_allocation(
+            P * d_h * (d_h if self.latent_posterior == "full" else 1) + N * d_h,
+            name,
+            getattr(self, name),
+            what="the output latents and their covariances (n_outputs x latent width^2)",
+        )
+        check_allocation(
+            self.n_predict_samples * P * d_h,
+            "n_predict_samples",
+            self.n_predict_samples,
+            what="the latent draws of predict (n_predict_samples x n_outputs x latent width)",
+        )
 
     # ------------------------------------------------------------ fitting
 
@@ -120,7 +126,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         return {
             "latent": self.latent_posterior,
             "likelihood": self.likelihood,
-            "k_m": self.k_m,
+            "zero_inflation": self.zero_inflation,
             "count_scale": self.count_scale,
             "n_quadrature": self.n_quadrature,
             "tighter_bound": self.tighter_bound,
@@ -145,7 +151,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         self : object
             The fitted estimator.
         """
-        with _torch_threads(renamed_param(self, "n_jobs", "n_threads")):
+        with torch_threads(self.n_jobs):
             return self._fit(X, Y)
 
     def _fit(self, X, Y, callback=None):
@@ -171,8 +177,8 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         observed = ~np.isnan(Ys)
         n_obs = int(observed.sum())
         d_h = self._latent_width()
-        # Latent means from the outputs (missing entries 0), with the noise 1e-2
-        # this fit has always used (LVMOGPRegressor: 1e-3; see initial_latents).
+        # Latent means from the outputs (missing entries 0), plus a noise of scale
+        # 1e-2 that breaks ties between equal outputs (see initial_latents).
         Yf = Ys if gaussian else np.log1p(Ys)
         Fm = np.where(np.isnan(Yf), 0.0, Yf).T  # (P, N)
         mu0 = initial_latents(Fm, d_h, init=self.init, noise=1e-2, rng=rng, seed=seed)
@@ -196,7 +202,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         self.loss_curve_, n_iter = _train_svi(
             module, X_t, Y_t, O_t, n_obs=n_obs, n_epochs=self.n_epochs,
             batch_size=self.batch_size, output_batch_size=self.output_batch_size,
-            lr=renamed_param(self, "learning_rate", "lr"),
+            lr=self.learning_rate,
             sample_latents=self.latent_posterior != "point", seed=seed, verbose=self.verbose,
             desc=type(self).__name__, callback=callback,
         )  # fmt: skip
@@ -248,7 +254,7 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
         S = 1 if self.latent_posterior == "point" else self.n_predict_samples
         gen = torch.Generator().manual_seed(self._predict_seed)
         eps = torch.randn(S, self.n_outputs_, module.d_h, generator=gen, dtype=dtype)
-        with _torch_threads(renamed_param(self, "n_jobs", "n_threads", warn=False)):
+        with torch_threads(self.n_jobs):
             m, v = module.predict_moments(Xs, eps)
         m, v = m.numpy().astype(np.float64), v.numpy().astype(np.float64)
         if self.likelihood == "gaussian":

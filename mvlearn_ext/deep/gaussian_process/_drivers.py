@@ -40,13 +40,13 @@ class _LatentSVGP(nn.Module):
     """
 
     def __init__(
-        self, n_outputs, d_x, d_h, latent, likelihood, k_m, count_scale, n_quadrature,
+        self, n_outputs, d_x, d_h, latent, likelihood, zero_inflation, count_scale, n_quadrature,
         tighter_bound, jitter,
     ):  # fmt: skip
         super().__init__()
         self.d_x, self.d_h, self.n_outputs = d_x, d_h, n_outputs
         self.latent, self.likelihood = latent, likelihood
-        self.k_m, self.count_scale = float(k_m), float(count_scale)
+        self.zero_inflation, self.count_scale = float(zero_inflation), float(count_scale)
         self.n_quadrature, self.tighter_bound, self.jitter = n_quadrature, tighter_bound, jitter
         self.h_mean = nn.Parameter(torch.zeros(n_outputs, d_h))
         if latent == "full":
@@ -107,7 +107,9 @@ class _LatentSVGP(nn.Module):
             return ell
         alpha = torch.exp(self.log_alpha[out])
         return gauss_hermite_expectation(
-            lambda f: zinb_log_prob(y, f, alpha, scale=self.count_scale, k_m=self.k_m),
+            lambda f: zinb_log_prob(
+                y, f, alpha, scale=self.count_scale, zero_inflation=self.zero_inflation
+            ),
             mean,
             var,
             self.n_quadrature,
@@ -161,7 +163,7 @@ class _LatentSVGP(nn.Module):
                 else:
                     alpha = torch.exp(self.log_alpha[idx]).repeat(n)
                     f, w = _gh_nodes(mu, var, self.n_quadrature)
-                    e1, e2 = _zinb_moments(f, alpha, self.count_scale, self.k_m)
+                    e1, e2 = _zinb_moments(f, alpha, self.count_scale, self.zero_inflation)
                     ey, ey2 = w @ e1, w @ e2
                 m1 += ey.reshape(n, pc)
                 m2 += ey2.reshape(n, pc)
@@ -187,12 +189,12 @@ class _TLVMOGP(_LatentSVGP):
         d_h,
         n_inducing,
         network="resnet",
-        num_blocks=3,
-        sn_ub=0.9,
+        n_blocks=3,
+        spectral_norm_bound=0.9,
         latent="full",
         likelihood="gaussian",
         kernel="rbf",
-        k_m=0.1,
+        zero_inflation=0.1,
         count_scale=1.0,
         n_quadrature=20,
         tighter_bound=False,
@@ -200,11 +202,13 @@ class _TLVMOGP(_LatentSVGP):
     ):
         D = d_x + d_h
         super().__init__(
-            n_outputs, d_x, d_h, latent, likelihood, k_m, count_scale, n_quadrature,
+            n_outputs, d_x, d_h, latent, likelihood, zero_inflation, count_scale, n_quadrature,
             tighter_bound, jitter,
         )  # fmt: skip
         self.kernel = kernel
-        self.net = LipschitzResNet(D, num_blocks, sn_ub) if network == "resnet" else None
+        self.net = (
+            LipschitzResNet(D, n_blocks, spectral_norm_bound) if network == "resnet" else None
+        )
         self.Z = nn.Parameter(torch.zeros(n_inducing, D))
         self.log_lengthscales = nn.Parameter(torch.zeros(D))
         self.log_outputscale = nn.Parameter(torch.zeros(()))
@@ -290,7 +294,7 @@ class _GSLVMOGP(_LatentSVGP):
         n_inducing_latent,
         latent="full",
         likelihood="gaussian",
-        k_m=0.1,
+        zero_inflation=0.1,
         count_scale=1.0,
         n_quadrature=20,
         tighter_bound=False,
@@ -298,7 +302,7 @@ class _GSLVMOGP(_LatentSVGP):
     ):
         Q, m_x, m_h = n_terms, n_inducing, n_inducing_latent
         super().__init__(
-            n_outputs, d_x, Q * d_h, latent, likelihood, k_m, count_scale, n_quadrature,
+            n_outputs, d_x, Q * d_h, latent, likelihood, zero_inflation, count_scale, n_quadrature,
             tighter_bound, jitter,
         )  # fmt: skip
         self.n_terms, self.d_term = Q, d_h
@@ -495,11 +499,17 @@ def _train_svi(
                 try:
                     elbo = module.elbo(X_t[nb], Y_t[nb[:, None], pb[None, :]], obs, pb, scale, eps)
                 except torch.linalg.LinAlgError as exc:
-                    raise FloatingPointError(
+                    raise ValueError(
                         "the inducing covariance lost positive definiteness during "
-                        "training; try a larger jitter, dtype='float64' or a smaller lr"
+                        "training; try a larger jitter, dtype='float64' or a smaller "
+                        "learning_rate"
                     ) from exc
                 loss = -elbo / n_obs
+                if not torch.isfinite(loss):
+                    raise ValueError(
+                        f"the bound became {float(loss)} during training; the training "
+                        "diverged: lower learning_rate or raise jitter"
+                    )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -512,7 +522,8 @@ def _train_svi(
         bar.set_postfix(loss=f"{loss_curve[-1]:.4f}")
     bar.close()
     if loss_curve and not np.isfinite(loss_curve[-1]):
-        raise FloatingPointError(
-            "the bound became non-finite during training; try a smaller lr or a larger jitter"
+        raise ValueError(
+            "the bound became non-finite during training; the training diverged: lower "
+            "learning_rate or raise jitter"
         )
     return loss_curve, n_iter

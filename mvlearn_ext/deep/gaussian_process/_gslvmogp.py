@@ -56,7 +56,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         initial latents).
     latent_posterior : {"full", "meanfield", "point"}, default="full"
     likelihood : {"gaussian", "zinb"}, default="gaussian"
-    k_m : float >= 0, default=0.1
+    zero_inflation : float >= 0, default=0.1
     count_scale : float > 0, default=1.0
     n_quadrature : int, default=20
     tighter_bound : bool, default=False
@@ -79,10 +79,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
     verbose : int, default=0
         The parameters shared with :class:`TLVMOGPRegressor` mean what they
         mean there.
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -136,7 +132,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         n_inducing_latent=6,
         latent_posterior="full",
         likelihood="gaussian",
-        k_m=0.1,
+        zero_inflation=0.1,
         count_scale=1.0,
         n_quadrature=20,
         tighter_bound=False,
@@ -153,8 +149,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        lr="deprecated",
-        n_threads="deprecated",
     ):
         self.n_terms = n_terms
         self.n_latent = n_latent
@@ -162,7 +156,7 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_inducing_latent = n_inducing_latent
         self.latent_posterior = latent_posterior
         self.likelihood = likelihood
-        self.k_m = k_m
+        self.zero_inflation = zero_inflation
         self.count_scale = count_scale
         self.n_quadrature = n_quadrature
         self.tighter_bound = tighter_bound
@@ -179,8 +173,6 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.lr = lr
-        self.n_threads = n_threads
 
     def _latent_width(self):
         return self.n_terms * self.n_latent

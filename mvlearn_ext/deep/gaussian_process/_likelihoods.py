@@ -14,13 +14,14 @@ import torch
 from torch.nn import functional as F
 
 
-def zinb_log_prob(y, f, alpha, *, scale=1.0, k_m=0.1):
+def zinb_log_prob(y, f, alpha, *, scale=1.0, zero_inflation=0.1):
     """Zero-inflated negative binomial log-probability (torch, differentiable).
 
     The torch twin of
     :func:`mvlearn_ext.gaussian_process._likelihoods.zinb_logpmf`: mean
     ``m = scale * softplus(f)``, dispersion ``r = 1 / alpha``, zero inflation
-    ``psi = k_m / (k_m + m)``; ``k_m = 0`` is the plain negative binomial.
+    ``psi = k / (k + m)`` with ``k = zero_inflation``; ``zero_inflation = 0``
+    is the plain negative binomial.
     Tensors broadcast; ``y`` holds non-negative integer counts.
     """
     m = (scale * F.softplus(f)).clamp_min(1e-30)
@@ -30,10 +31,10 @@ def zinb_log_prob(y, f, alpha, *, scale=1.0, k_m=0.1):
     log_nb0 = r * (torch.log(r) - log_rm)
     log_coef = torch.lgamma(y + r) - torch.lgamma(r) - torch.lgamma(y + 1.0)
     log_nb = log_coef + log_nb0 + y * (log_m - log_rm)
-    if k_m == 0:
+    if zero_inflation == 0:
         return log_nb
-    log_km = torch.log(k_m + m)
-    log_psi = math.log(k_m) - log_km
+    log_km = torch.log(zero_inflation + m)
+    log_psi = math.log(zero_inflation) - log_km
     log_1mpsi = log_m - log_km
     zero = torch.logaddexp(log_psi, log_1mpsi + log_nb0)
     return torch.where(y == 0, zero, log_1mpsi + log_nb)
@@ -58,10 +59,10 @@ def _gh_nodes(mean, var, n_points):
     return mean.unsqueeze(0) + torch.sqrt(2.0 * var).unsqueeze(0) * x.reshape(shape), w
 
 
-def _zinb_moments(f, alpha, scale, k_m):
+def _zinb_moments(f, alpha, scale, zero_inflation):
     """``E[y | f]`` and ``E[y^2 | f]`` of the zero-inflated negative binomial."""
     m = scale * F.softplus(f)
-    keep = m / (k_m + m) if k_m > 0 else torch.ones_like(m)
+    keep = m / (zero_inflation + m) if zero_inflation > 0 else torch.ones_like(m)
     ey = keep * m
     ey2 = keep * (m + alpha * m * m + m * m)
     return ey, ey2

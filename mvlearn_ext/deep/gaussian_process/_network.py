@@ -7,9 +7,9 @@ from torch import nn
 
 
 class LipschitzResNet(nn.Module):
-    """Residual network ``z <- z + ReLU(W_b z + c_b)`` with ``||W_b||_2 <= sn_ub``.
+    """Residual network ``z <- z + ReLU(W_b z + c_b)`` with ``||W_b||_2 <= spectral_norm_bound``.
 
-    Every block keeps the dimension, so with ``sn_ub = c < 1`` it is
+    Every block keeps the dimension, so with ``spectral_norm_bound = c < 1`` it is
     bi-Lipschitz: ``(1 - c) |a - b| <= |g(a) - g(b)| <= (1 + c) |a - b|``
     (ReLU is 1-Lipschitz), and distinct inputs cannot collapse; over ``B``
     blocks the constants are ``(1 - c)^B`` and ``(1 + c)^B``. The bound is
@@ -25,15 +25,15 @@ class LipschitzResNet(nn.Module):
     ----------
     dim : int
         Input (and output) dimension.
-    num_blocks : int, default=3
-    sn_ub : float, default=0.9
+    n_blocks : int, default=3
+    spectral_norm_bound : float, default=0.9
         The bound ``c`` on every block's spectral norm.
     """
 
-    def __init__(self, dim, num_blocks=3, sn_ub=0.9):
+    def __init__(self, dim, n_blocks=3, spectral_norm_bound=0.9):
         super().__init__()
-        self.sn_ub = float(sn_ub)
-        self.blocks = nn.ModuleList(nn.Linear(dim, dim) for _ in range(num_blocks))
+        self.spectral_norm_bound = float(spectral_norm_bound)
+        self.blocks = nn.ModuleList(nn.Linear(dim, dim) for _ in range(n_blocks))
         self.clamp_()
 
     def forward(self, z):
@@ -43,15 +43,15 @@ class LipschitzResNet(nn.Module):
 
     @torch.no_grad()
     def clamp_(self):
-        """Rescale every block weight with spectral norm above ``sn_ub`` to ``sn_ub``."""
+        """Rescale every block weight with a spectral norm above ``spectral_norm_bound`` to it."""
         for block in self.blocks:
             W = block.weight
             sigma = torch.linalg.matrix_norm(W, ord=2)
-            if sigma > self.sn_ub:
-                W.mul_(self.sn_ub / sigma)
+            if sigma > self.spectral_norm_bound:
+                W.mul_(self.spectral_norm_bound / sigma)
         return self
 
     def spectral_norms(self):
-        """Exact spectral norm of every block weight (a tensor of shape (num_blocks,))."""
+        """Exact spectral norm of every block weight (a tensor of shape (n_blocks,))."""
         with torch.no_grad():
             return torch.stack([torch.linalg.matrix_norm(b.weight, ord=2) for b in self.blocks])

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.deep.gaussian_process._base import _SVILVMOGPRegressor
 from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
 from mvlearn_ext.deep.gaussian_process._kernels import _spread_lengthscales
+from mvlearn_ext.utils._torch import check_allocation
 
 
 class TLVMOGPRegressor(_SVILVMOGPRegressor):
@@ -32,13 +33,14 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     reparameterised draw of ``q(H)`` per step; the data term of a batch of
     ``b`` inputs and ``p`` outputs is weighted by ``N P / (b p)``, unbiased
     with missing entries as well. After every step each residual block's
-    weight is projected back to spectral norm at most ``sn_ub``.
+    weight is projected back to spectral norm at most ``spectral_norm_bound``.
 
     Likelihoods: Gaussian (closed-form expectation, optionally the tighter
     ``log(1 + d / sigma^2)`` bound of Bui et al. and Titsias) or the
     zero-inflated negative binomial of spatial transcriptomics (mean
     ``count_scale * softplus(f)``, per-output dispersion ``alpha_p``, zero
-    inflation ``k_m / (k_m + mean)``), whose expectation under ``q(f)`` is by
+    inflation ``k / (k + mean)`` with ``k = zero_inflation``), whose
+    expectation under ``q(f)`` is by
     Gauss-Hermite quadrature. Predictions average ``n_predict_samples``
     draws of ``q(H)`` (mean of means; mean of variances plus variance of
     means).
@@ -47,10 +49,11 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     latents through a Lipschitz-regularised network, stochastic variational
     inference, zero-inflated counts); the details here (residual blocks,
     spectral-norm bound, whitened SVGP, ZINB form, double minibatching,
-    prediction by total variance) follow the authors' public code as
-    described in the project's specification, with these deliberate
+    prediction by total variance) follow the authors' public code, with
+    these deliberate
     differences: the spectral-norm bound is an exact projection after each
-    step instead of a one-power-iteration clamp, ``sn_ub`` defaults to
+    step instead of a one-power-iteration clamp, ``spectral_norm_bound``
+    defaults to
     ``0.9`` (``1.0``, the authors' default, gives no lower Lipschitz bound),
     inputs are standardised, the GP has a learned constant mean (started at
     the average count for ZINB), and missing entries are weighted by the
@@ -68,9 +71,9 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     network : {"resnet", "identity"}, default="resnet"
         ``"identity"`` puts the GP on ``[x; h]`` directly (the kernel then
         factorises as in LVMOGP).
-    num_blocks : int, default=3
+    n_blocks : int, default=3
         Residual blocks of the network.
-    sn_ub : float in (0, inf), default=0.9
+    spectral_norm_bound : float in (0, inf), default=0.9
         Bound ``c`` on each block's spectral norm; bi-Lipschitz for ``c < 1``.
     kernel : {"rbf", "matern52"}, default="rbf"
         ARD kernel with an outputscale on the embedding.
@@ -79,7 +82,7 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         estimate (MAP under ``N(0, I)``).
     likelihood : {"gaussian", "zinb"}, default="gaussian"
         ``"zinb"`` needs non-negative integer counts in ``Y``.
-    k_m : float >= 0, default=0.1
+    zero_inflation : float >= 0, default=0.1
         Zero-inflation constant of the ZINB likelihood (``0``: plain NB).
     count_scale : float > 0, default=1.0
         Fixed scale ``s`` of the ZINB mean.
@@ -112,17 +115,14 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     device : str or None, default=None
         ``None`` picks CUDA when available.
     n_jobs : int or None, default=None
-        Torch intra-op threads during :meth:`fit` and :meth:`predict`
-        (restored afterwards); ``None`` leaves torch's setting.
+        Threads of torch's intra-op pool during :meth:`fit` and
+        :meth:`predict` (restored afterwards): ``None`` means 1, ``-1``
+        every available CPU; never more than the available CPUs.
     random_state : int, RandomState instance or None, default=None
         Seeds the network, the initialisation, the batches, the latent draws
         and the prediction draws (the global torch RNG is restored).
     verbose : int, default=0
         Show a progress bar over the epochs (on standard error).
-    lr : float, default="deprecated"
-        Deprecated alias of ``learning_rate`` (renamed in 0.1, removed in 0.2).
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -182,8 +182,8 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     _parameter_constraints: dict = {
         **_SVILVMOGPRegressor._parameter_constraints,
         "network": [StrOptions({"resnet", "identity"})],
-        "num_blocks": [Interval(Integral, 0, None, closed="left")],
-        "sn_ub": [Interval(Real, 0, None, closed="neither")],
+        "n_blocks": [Interval(Integral, 0, None, closed="left")],
+        "spectral_norm_bound": [Interval(Real, 0, None, closed="neither")],
         "kernel": [StrOptions({"rbf", "matern52"})],
     }
 
@@ -193,12 +193,12 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         n_latent=3,
         n_inducing=64,
         network="resnet",
-        num_blocks=3,
-        sn_ub=0.9,
+        n_blocks=3,
+        spectral_norm_bound=0.9,
         kernel="rbf",
         latent_posterior="full",
         likelihood="gaussian",
-        k_m=0.1,
+        zero_inflation=0.1,
         count_scale=1.0,
         n_quadrature=20,
         tighter_bound=False,
@@ -215,18 +215,16 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        lr="deprecated",
-        n_threads="deprecated",
     ):
         self.n_latent = n_latent
         self.n_inducing = n_inducing
         self.network = network
-        self.num_blocks = num_blocks
-        self.sn_ub = sn_ub
+        self.n_blocks = n_blocks
+        self.spectral_norm_bound = spectral_norm_bound
         self.kernel = kernel
         self.latent_posterior = latent_posterior
         self.likelihood = likelihood
-        self.k_m = k_m
+        self.zero_inflation = zero_inflation
         self.count_scale = count_scale
         self.n_quadrature = n_quadrature
         self.tighter_bound = tighter_bound
@@ -243,8 +241,6 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.lr = lr
-        self.n_threads = n_threads
 
     def _latent_width(self):
         """Columns of ``h_p`` (the latent coordinates of one output)."""
@@ -256,6 +252,13 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
         The inducing points are the k-means centres of the embedded initial
         pairs ``(x_n, mu_p)`` of a random subset of the observed entries.
         """
+        D = Xs.shape[1] + mu0.shape[1]
+        check_allocation(
+            self.n_blocks * (D * D + D),
+            "n_blocks",
+            self.n_blocks,
+            what="the residual blocks (n_blocks x (n_features + n_latent)^2)",
+        )
         ni, pi = np.nonzero(observed)
         n_obs = ni.size
         take = rng.choice(n_obs, min(n_obs, max(20 * self.n_inducing, 2000)), replace=False)
@@ -270,8 +273,8 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
                 d_h=mu0.shape[1],
                 n_inducing=m,
                 network=self.network,
-                num_blocks=self.num_blocks,
-                sn_ub=self.sn_ub,
+                n_blocks=self.n_blocks,
+                spectral_norm_bound=self.spectral_norm_bound,
                 kernel=self.kernel,
                 **self._module_options(),
             ).to(dtype=dtype)

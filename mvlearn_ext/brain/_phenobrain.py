@@ -1,4 +1,4 @@
-"""PhenoBrain (torch bridge): phenotype-conditioned routing and attention regulation.
+"""PhenoBrain (needs torch): phenotype-conditioned routing and attention regulation.
 
 **Reconstruction.** PhenoBrain (L. Meng, K. Liang, H. Li, M. Liu, W. Shi,
 M. Li, Y. Gao, X. Liu, ICML 2026 spotlight, OpenReview 9NqKL9QQ4a) is known
@@ -8,12 +8,11 @@ than only at the classifier level", through (i) a phenotype-conditioned
 long-range routing mechanism that learns a subject-specific multi-hop
 communication kernel, and (ii) a phenotype-guided regulation of attention
 that uses the phenotype as a conditional prior. Everything below the level
-of those two sentences is this package's design (spec ``deep_methods.md``
-§10): the polynomial kernel ``K(p) = sum_h alpha_h(p) A_hat^h`` with
-``alpha(p) = softmax(MLP(p))`` (or a heat kernel with a phenotype-dependent
-time), FiLM modulation of the messages, an additive ``log K_tilde(p)``
-attention bias and a KL regulariser. The paper's datasets (built from public
-imaging data) are not reproduced.
+of those two sentences is this package's design: the polynomial kernel
+``K(p) = sum_h alpha_h(p) A_hat^h`` with ``alpha(p) = softmax(MLP(p))``,
+FiLM modulation of the messages, an additive ``log K_tilde(p)`` attention bias and a KL
+regulariser. The paper's datasets (built from public imaging data) are not
+reproduced.
 
 The kernel, the normalisation and the regulariser have NumPy references in
 :mod:`mvlearn_ext.brain`.
@@ -29,16 +28,22 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from torch import nn
 from torch.nn import functional as F
 
 from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
-from mvlearn_ext.deep._bridge import resolve_device
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
 from mvlearn_ext.utils._progress import VerboseMixin
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    resolve_device,
+    with_torch_threads,
+)
 from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
@@ -47,25 +52,27 @@ _EPS = 1e-6
 
 
 class _PhenoBrainNet(nn.Module):
-    """Routing layer, one regulated attention layer, attention pooling, MLP head."""
+    """Routing layer, one regulated attention layer, attention pooling, MLP head.
 
-    def __init__(
-        self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, kernel, prior_bias, film
-    ):
+    ``mode`` says where the phenotype enters: ``"mechanism"`` (hop weights,
+    FiLM when ``film``, attention prior, head), ``"late"`` (the head only;
+    hop weights shared by all subjects) or ``"none"``.
+    """
+
+    def __init__(self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, prior_bias, film):
         super().__init__()
-        self.mode, self.kernel = mode, kernel
+        self.mode = mode
         self.use_film = film and mode == "mechanism"
-        n_alpha = n_hops + 1 if kernel == "polynomial" else 1
         if mode == "mechanism":
             self.alpha_mlp = nn.Sequential(
-                nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_alpha)
+                nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_hops + 1)
             )
             if self.use_film:
                 self.film = nn.Linear(n_pheno, 2 * hidden)
                 nn.init.zeros_(self.film.weight)
                 nn.init.zeros_(self.film.bias)
-        else:  # the same kernel, with hop weights (or time) shared by all subjects
-            self.alpha_logits = nn.Parameter(torch.zeros(n_alpha))
+        else:  # the same kernel, with hop weights shared by all subjects
+            self.alpha_logits = nn.Parameter(torch.zeros(n_hops + 1))
         self.embed = nn.Linear(n_rois, hidden)
         self.q = nn.Linear(hidden, hidden)
         self.k = nn.Linear(hidden, hidden)
@@ -81,37 +88,31 @@ class _PhenoBrainNet(nn.Module):
             logits = self.alpha_mlp(p)
         else:
             logits = self.alpha_logits.expand(p.shape[0], -1)
-        if self.kernel == "polynomial":
-            return torch.softmax(logits, dim=1)
-        return F.softplus(logits)  # heat: diffusion time t(p) > 0, shape (B, 1)
+        return torch.softmax(logits, dim=1)
 
-    def routing(self, graph, p):
-        """``K(p)``: graph is the hop-power stack (polynomial) or ``(lam, U)`` (heat)."""
+    def routing(self, powers, p):
+        """``K(p) = sum_h alpha_h(p) A_hat^h`` from the hop-power stack ``powers``."""
         alpha = self.hop_weights(p)
-        if self.kernel == "polynomial":
-            return torch.einsum("bh,bhij->bij", alpha, graph), alpha
-        lam, U = graph
-        decay = torch.exp(-alpha * (1.0 - lam))
-        return torch.einsum("bik,bk,bjk->bij", U, decay, U), alpha
+        return torch.einsum("bh,bhij->bij", alpha, powers), alpha
 
-    def forward(self, graph, X, p):
-        K, alpha = self.routing(graph, p)
+    def forward(self, powers, X, p):
+        K, alpha = self.routing(powers, p)
         H = torch.relu(K @ self.embed(X))
         if self.use_film:
             gamma, beta = self.film(p).chunk(2, dim=1)
             H = H * (1.0 + gamma[:, None, :]) + beta[:, None, :]
         Kp = K.clamp_min(0.0) + _EPS
-        prior = Kp / Kp.sum(dim=2, keepdim=True)
+        log_prior = (Kp / Kp.sum(dim=2, keepdim=True)).log()
         d = H.shape[-1]
         scores = self.q(H) @ self.k(H).transpose(1, 2) / d**0.5
-        attn = torch.softmax(scores + self.prior_bias * prior.log(), dim=2)
+        log_attn = torch.log_softmax(scores + self.prior_bias * log_prior, dim=2)
+        attn = log_attn.exp()
         H = self.norm(H + attn @ self.v(H))
         w = torch.softmax(self.pool(H).squeeze(-1), dim=1)
         z = (w[:, :, None] * H).sum(1)
         if self.mode in ("mechanism", "late"):
             z = torch.cat([z, p], dim=1)
-        log_attn = attn.clamp_min(1e-12).log()
-        reg = (attn * (log_attn - prior.log())).sum(2).mean()
+        reg = (attn * (log_attn - log_prior)).sum(2).mean()
         return self.head(z), reg, K, alpha, attn
 
 
@@ -124,9 +125,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     1. ``A_hat = D^{-1/2} max(A, 0) D^{-1/2}``
        (:func:`mvlearn_ext.brain.normalize_connectome`);
     2. routing kernel ``K(p) = sum_{h=0}^{H} alpha_h(p) A_hat^h`` with
-       ``alpha(p) = softmax(MLP_alpha(p))`` (``kernel="polynomial"``), or
-       ``exp(-t(p) (I - A_hat))`` with ``t(p) = softplus(MLP(p))``
-       (``kernel="heat"``);
+       ``alpha(p) = softmax(MLP_alpha(p))``;
     3. messages ``H = relu(K(p) X W)``, FiLM-modulated:
        ``H * (1 + gamma(p)) + beta(p)``;
     4. one ROI self-attention layer whose scores get the additive prior
@@ -135,27 +134,25 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     5. attention pooling over ROIs, concatenation with ``p``, MLP head; loss
        ``CE + reg_weight * L_reg``.
 
-    ``phenotype_mode="late"`` is the late-fusion ablation of the same network
-    (hop weights, or heat time, and attention prior shared by all subjects,
-    no FiLM; ``p`` only enters at the head); ``"none"`` ignores ``p``
-    altogether (a graph network without phenotype). All forms beyond the
-    abstract's two sentences are design choices (see the module docstring).
+    All forms beyond the abstract's two sentences are design choices (see
+    the module docstring). The ablations of the phenotype paths are not
+    parameters: a subclass that sets the class attribute ``_phenotype_mode``
+    to ``"late"`` (hop weights and attention prior shared by all subjects,
+    no FiLM, ``p`` only at the head) or ``"none"`` (no phenotype at all), or
+    ``_film = False``, builds them.
 
     Parameters
     ----------
     n_hops : int, default=3
         ``H`` of the polynomial kernel.
-    kernel : {"polynomial", "heat"}, default="polynomial"
-    hidden : int, default=32
-    phenotype_mode : {"mechanism", "late", "none"}, default="mechanism"
-    film : bool, default=True
-        FiLM modulation of the messages by ``p`` (``phenotype_mode="mechanism"``
-        only); ``False`` leaves the routing kernel and the attention prior as
-        the only phenotype paths below the head (an ablation).
-    prior_bias : float >= 0, default=1.0
-        ``lambda_b``, weight of the log-prior in the attention scores.
-    reg_weight : float >= 0, default=0.1
-        ``lambda`` of ``L_reg``.
+    embed_dim : int, default=32
+        Width of the ROI embeddings, of the attention and of the head.
+    prior_bias : float in [0, 1e6], default=1.0
+        ``lambda_b``, weight of the log-prior in the attention scores (far
+        below 1e6 the attention already follows the prior alone; larger
+        values overflow float32).
+    reg_weight : float in [0, 1e6], default=0.1
+        ``lambda`` of ``L_reg`` (bounded for the same reason).
     top_k : int or None, default=None
         Edges kept per ROI before normalising (``None``: all positive ones).
     n_epochs : int, default=150
@@ -172,14 +169,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     device : str or None, default="cpu"
         ``None`` picks CUDA when available.
     n_jobs : int or None, default=None
-        torch intra-op threads during ``fit`` (restored afterwards).
+        Threads of torch's intra-op pool during ``fit`` and prediction
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batches; the global torch RNG is left as it was.
     verbose : int, default=0
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
-    epochs : int, default="deprecated"
-        Deprecated alias of ``n_epochs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -189,7 +184,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     phenotype_mean_, phenotype_scale_ : ndarray of shape (n_phenotypes,)
         The standardisation of the phenotypes learned at ``fit``.
     network_ : torch.nn.Module
-    loss_history_ : list of dict
+    loss_curve_ : list of dict
         Mean ``ce`` and ``reg`` per epoch (and ``val_ce`` with early stopping).
     best_epoch_ : int
         The epoch whose weights were kept (the last one without early stopping).
@@ -203,45 +198,43 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> from mvlearn_ext.brain import make_phenotype_connectomes
-    >>> from mvlearn_ext.deep.brain import PhenoBrainClassifier
+    >>> from mvlearn_ext.brain import PhenoBrainClassifier
     >>> A, P, y = make_phenotype_connectomes(60, random_state=0)
-    >>> clf = PhenoBrainClassifier(n_epochs=2, hidden=8, random_state=0)
+    >>> clf = PhenoBrainClassifier(n_epochs=2, embed_dim=8, random_state=0)
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
     (3, 2)
     """
 
+    # Where the phenotype enters ("mechanism", "late" or "none") and whether
+    # it modulates the messages (FiLM): fixed here, overridden by the
+    # subclasses that build the ablations.
+    _phenotype_mode = "mechanism"
+    _film = True
+
     _parameter_constraints: dict = {
         "n_hops": [Interval(Integral, 0, None, closed="left")],
-        "kernel": [StrOptions({"polynomial", "heat"})],
-        "hidden": [Interval(Integral, 1, None, closed="left")],
-        "phenotype_mode": [StrOptions({"mechanism", "late", "none"})],
-        "film": ["boolean"],
-        "prior_bias": [Interval(Real, 0, None, closed="left")],
-        "reg_weight": [Interval(Real, 0, None, closed="left")],
+        "embed_dim": [Interval(Integral, 1, None, closed="left")],
+        "prior_bias": [Interval(Real, 0, 1e6, closed="both")],
+        "reg_weight": [Interval(Real, 0, 1e6, closed="both")],
         "top_k": [Interval(Integral, 1, None, closed="left"), None],
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "device": [str, None],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
-        "epochs": deprecated_constraint([Interval(Integral, 0, None, closed="left")]),
     }
 
     def __init__(
         self,
         *,
         n_hops=3,
-        kernel="polynomial",
-        hidden=32,
-        phenotype_mode="mechanism",
-        film=True,
+        embed_dim=32,
         prior_bias=1.0,
         reg_weight=0.1,
         top_k=None,
@@ -256,14 +249,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
-        n_threads="deprecated",
-        epochs="deprecated",
     ):
         self.n_hops = n_hops
-        self.kernel = kernel
-        self.hidden = hidden
-        self.phenotype_mode = phenotype_mode
-        self.film = film
+        self.embed_dim = embed_dim
         self.prior_bias = prior_bias
         self.reg_weight = reg_weight
         self.top_k = top_k
@@ -278,8 +266,6 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
-        self.epochs = epochs
 
     # -- input ---------------------------------------------------------------
     def _check_inputs(self, connectomes, phenotypes, *, reset):
@@ -326,28 +312,16 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     def _tensors(self, A, P, device):
         A_hat = normalize_connectome(A, mode="symmetric", top_k=self.top_k)
-        if self.kernel == "polynomial":
-            graph = torch.as_tensor(hop_powers(A_hat, self.n_hops), dtype=torch.float32)
-            graph = graph.to(device)
-        else:
-            lam, U = np.linalg.eigh(A_hat)
-            graph = (
-                torch.as_tensor(lam, dtype=torch.float32, device=device),
-                torch.as_tensor(U, dtype=torch.float32, device=device),
-            )
+        powers = torch.as_tensor(hop_powers(A_hat, self.n_hops), dtype=torch.float32)
+        powers = powers.to(device)
         X = torch.as_tensor(A, dtype=torch.float32, device=device)
         Pz = (P - self.phenotype_mean_) / self.phenotype_scale_
         Pt = torch.as_tensor(Pz, dtype=torch.float32, device=device)
-        return graph, X, Pt
-
-    @staticmethod
-    def _take(graph, idx):
-        if isinstance(graph, tuple):
-            return tuple(g[idx] for g in graph)
-        return graph[idx]
+        return powers, X, Pt
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, connectomes, y, *, phenotypes=None):
         """Train the network.
 
@@ -357,21 +331,13 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             Symmetric functional-connectivity matrices.
         y : array-like of shape (n_subjects,)
         phenotypes : array-like of shape (n_subjects, q)
-            Required (also with ``phenotype_mode="none"``, for a uniform API).
+            Required.
 
         Returns
         -------
         self : PhenoBrainClassifier
         """
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
-        if n_jobs is None:
-            return self._fit(connectomes, y, phenotypes)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(int(n_jobs))
-        try:
-            return self._fit(connectomes, y, phenotypes)
-        finally:
-            torch.set_num_threads(previous)
+        return self._fit(connectomes, y, phenotypes)
 
     def _fit(self, connectomes, y, phenotypes):
         A, P = self._check_inputs(connectomes, phenotypes, reset=True)
@@ -385,13 +351,28 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         if self.classes_.size < 2:
             raise ValueError("PhenoBrainClassifier needs at least two classes in y")
         self.n_rois_, self.n_phenotypes_ = A.shape[1], P.shape[1]
+        n, N = A.shape[:2]
+        check_allocation(
+            n * (self.n_hops + 1) * N * N,
+            "n_hops",
+            self.n_hops,
+            what="the hop powers (n_subjects x (n_hops + 1) x n_rois^2)",
+        )
+        e = self.embed_dim
+        check_allocation(
+            e * (N + 5 * e + 3 * P.shape[1] + self.n_hops + 8) + n * N * e,
+            "embed_dim",
+            e,
+            what="the network's weights and ROI embeddings",
+            itemsize=4,
+        )
         self.phenotype_mean_ = P.mean(axis=0)
         scale = P.std(axis=0)
         self.phenotype_scale_ = np.where(scale > 0, scale, 1.0)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(2**31 - 1))
         device = resolve_device(self.device)
-        graph, X, Pt = self._tensors(A, P, device)
+        powers, X, Pt = self._tensors(A, P, device)
         yt = torch.as_tensor(y_idx, dtype=torch.long, device=device)
         train = np.arange(A.shape[0])
         val = None
@@ -419,20 +400,19 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             net = _PhenoBrainNet(
                 self.n_rois_,
                 self.n_phenotypes_,
-                self.hidden,
+                self.embed_dim,
                 self.n_hops,
                 self.classes_.size,
-                mode=self.phenotype_mode,
-                kernel=self.kernel,
+                mode=self._phenotype_mode,
                 prior_bias=self.prior_bias,
-                film=self.film,
+                film=self._film,
             ).to(device)
         opt = torch.optim.Adam(
             net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
         )
-        self.loss_history_ = []
+        self.loss_curve_ = []
         best_val, best_state, stale = np.inf, None, 0
-        n_epochs = renamed_param(self, "n_epochs", "epochs")
+        n_epochs = self.n_epochs
         self.best_epoch_ = n_epochs
         start = time.perf_counter()
         for epoch in self._progress(range(n_epochs), desc="fit", unit="epoch"):
@@ -441,9 +421,15 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             ce_sum = reg_sum = 0.0
             for b in range(0, n, self.batch_size):
                 idx = order[b : b + self.batch_size]
-                logits, reg, *_ = net(self._take(graph, idx), X[idx], Pt[idx])
+                logits, reg, *_ = net(powers[idx], X[idx], Pt[idx])
                 ce = F.cross_entropy(logits, yt[idx])
                 loss = ce + self.reg_weight * reg
+                check_finite_loss(
+                    loss,
+                    self,
+                    ("learning_rate", "prior_bias", "reg_weight"),
+                    where=f" at epoch {epoch + 1}",
+                )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -452,14 +438,14 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             record = {"ce": ce_sum / n, "reg": reg_sum / n}
             if val is not None:
                 with torch.no_grad():
-                    logits = net(self._take(graph, val_t), X[val_t], Pt[val_t])[0]
+                    logits = net(powers[val_t], X[val_t], Pt[val_t])[0]
                     record["val_ce"] = float(F.cross_entropy(logits, yt[val_t]))
                 if record["val_ce"] < best_val - 1e-4:
                     best_val, stale, self.best_epoch_ = record["val_ce"], 0, epoch + 1
                     best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
                 else:
                     stale += 1
-            self.loss_history_.append(record)
+            self.loss_curve_.append(record)
             self._log(
                 f"epoch {epoch + 1}/{n_epochs}: ce {ce_sum / n:.4f} reg {reg_sum / n:.4f}"
                 + (f" val_ce {record['val_ce']:.4f}" if val is not None else "")
@@ -475,13 +461,14 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # -- inference -----------------------------------------------------------
+    @with_torch_threads
     def _forward(self, connectomes, phenotypes):
         check_is_fitted(self)
         A, P = self._check_inputs(connectomes, phenotypes, reset=False)
         device = next(self.network_.parameters()).device
-        graph, X, Pt = self._tensors(A, P, device)
+        powers, X, Pt = self._tensors(A, P, device)
         with torch.no_grad():
-            logits, _, K, alpha, attn = self.network_(graph, X, Pt)
+            logits, _, K, alpha, attn = self.network_(powers, X, Pt)
         return logits.cpu(), K.cpu().numpy(), alpha.cpu().numpy(), attn.cpu().numpy()
 
     def predict_proba(self, connectomes, *, phenotypes=None):
@@ -498,7 +485,8 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, connectomes, *, phenotypes=None):
         """The most probable class of each subject."""
-        return self.classes_[self.predict_proba(connectomes, phenotypes=phenotypes).argmax(1)]
+        proba = self.predict_proba(connectomes, phenotypes=phenotypes)
+        return self.classes_[proba.argmax(1)]
 
     def score(self, connectomes, y, *, phenotypes=None, sample_weight=None):
         """Accuracy of :meth:`predict` on ``(connectomes, phenotypes)``."""
@@ -506,7 +494,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return accuracy_score(y, pred, sample_weight=sample_weight)
 
     def hop_weights(self, connectomes, *, phenotypes=None):
-        """``alpha(p)`` per subject, shape (n_subjects, H + 1) (heat: ``t(p)``, (n, 1))."""
+        """``alpha(p)`` per subject, shape (n_subjects, H + 1)."""
         return self._forward(connectomes, phenotypes)[2].astype(np.float64)
 
     def routing_kernels(self, connectomes, *, phenotypes=None):

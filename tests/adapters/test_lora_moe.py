@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from mvlearn_ext.adapters import expert_orthogonality
-from mvlearn_ext.deep.adapters import LoRAMoELinear
+from mvlearn_ext.adapters import (
+    LoRAMoELinear,
+    expert_orthogonality,
+)
 
 
 @pytest.fixture(autouse=True, scope="module")

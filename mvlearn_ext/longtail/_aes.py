@@ -1,4 +1,4 @@
-"""AES for long-tailed recognition (torch bridge): ARS loss, entropy-aware PCGrad, fusion.
+"""AES for long-tailed recognition (needs torch): ARS loss, entropy-aware PCGrad, fusion.
 
 Reconstruction: no AES paper or repository was available; the three named
 components are taken from the same author's public code
@@ -34,12 +34,21 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn import functional as F
 
-from mvlearn_ext.deep._bridge import resolve_device, seeded_generator
-from mvlearn_ext.longtail import ConflictArbitratedFusion, ars_class_weights, ars_static_terms
-from mvlearn_ext.longtail import combine_gradients as _combine_np
-from mvlearn_ext.utils._deprecation import deprecated_constraint, renamed_param
+from mvlearn_ext.longtail._combine import combine_gradients as _combine_np
+from mvlearn_ext.longtail._fusion import ConflictArbitratedFusion
+from mvlearn_ext.longtail._losses import ars_class_weights, ars_static_terms
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+from mvlearn_ext.utils._torch import (
+    LEARNING_RATE_CONSTRAINT,
+    check_allocation,
+    check_finite_loss,
+    mlp_elements,
+    resolve_device,
+    seeded_generator,
+    with_torch_threads,
+)
+from mvlearn_ext.utils._validation import check_layer_sizes, check_magnitude
 
 __all__ = [
     "AESClassifier",
@@ -392,11 +401,18 @@ _HEAD_NAMES = ("ce", "balanced_softmax", "logit_adjusted", "ars")
 
 
 class _Backbone(nn.Module):
-    def __init__(self, n_in, hidden, n_classes, n_heads):
+    """The first hidden layer (the stem, frozen in stage 2), the rest (the shared block), heads."""
+
+    def __init__(self, n_in, hidden_layer_sizes, n_classes, n_heads):
         super().__init__()
-        self.stem = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU())
-        self.block = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU())
-        self.heads = nn.ModuleList(nn.Linear(hidden, n_classes) for _ in range(n_heads))
+        first, *rest = hidden_layer_sizes
+        self.stem = nn.Sequential(nn.Linear(n_in, first), nn.ReLU())
+        layers, width = [], first
+        for h in rest:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.block = nn.Sequential(*layers)
+        self.heads = nn.ModuleList(nn.Linear(width, n_classes) for _ in range(n_heads))
 
     def forward(self, x):
         h = self.block(self.stem(x))
@@ -407,19 +423,21 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     """Two-stage long-tail classifier: CE backbone, then AES heads with entropy-aware PCGrad.
 
     Reconstruction of AES from ``wangff0101/evo_longtail`` (see the module
-    docstring). Stage 1 trains an MLP (``n_features -> hidden -> hidden``)
-    and a CE head. Stage 2 freezes the first layer, keeps the last block
-    shared and trains one linear head per loss in ``heads`` (initialised from
-    the CE head), combining the per-loss gradients with
+    docstring). Stage 1 trains an MLP (hidden widths
+    ``hidden_layer_sizes``) and a CE head. Stage 2 freezes the first layer,
+    keeps the other hidden layers shared and trains one linear head per
+    loss in ``heads`` (initialised from the CE head), combining the per-loss gradients with
     :class:`EntropyPCGrad`. A stratified validation split fits the
     label-free :class:`FusionModule`; :meth:`predict` never sees labels;
     :meth:`soft_fusion_proba` gives the soft fusion.
 
     Parameters
     ----------
-    hidden : int, default=64
+    hidden_layer_sizes : tuple of int, default=(64, 64)
+        Widths of the hidden layers; the first is frozen in stage 2.
     heads : tuple of str, default=("ce", "balanced_softmax", "logit_adjusted", "ars")
-    stage1_epochs, stage2_epochs : int, default=40, 20
+    n_epochs_stage1, n_epochs_stage2 : int, default=40, 20
+        Epochs of the two stages.
     combine : {"pcgrad_entropy", "entropy_weighted", "pcgrad"}, default="pcgrad_entropy"
     validation_fraction : float, default=0.2
     tail_threshold : int or None, default=None
@@ -433,13 +451,11 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     learning_rate : float, default=1e-3
     device : str or None, default="cpu"
     n_jobs : int or None, default=None
-        torch intra-op threads during ``fit`` (restored afterwards); None
-        leaves torch's setting. 1 is much faster for these tiny models on a
-        busy machine.
+        Threads of torch's intra-op pool during ``fit`` and prediction
+        (restored afterwards): ``None`` means 1, ``-1`` every available CPU;
+        never more than the available CPUs.
     random_state : int or None, default=None
     verbose : bool, default=False
-    n_threads : int or None, default="deprecated"
-        Deprecated alias of ``n_jobs`` (renamed in 0.1, removed in 0.2).
 
     Attributes
     ----------
@@ -454,39 +470,38 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.deep.longtail import AESClassifier
+    >>> from mvlearn_ext.longtail import AESClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(120, 5)); y = (X[:, 0] > 0.5).astype(int)
-    >>> clf = AESClassifier(stage1_epochs=2, stage2_epochs=1, random_state=0).fit(X, y)
+    >>> clf = AESClassifier(n_epochs_stage1=2, n_epochs_stage2=1, random_state=0).fit(X, y)
     >>> clf.predict(X[:3]).shape
     (3,)
     """
 
     _parameter_constraints: dict = {
-        "hidden": [Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": [tuple, list],
         "heads": [tuple, list],
-        "stage1_epochs": [Interval(Integral, 1, None, closed="left")],
-        "stage2_epochs": [Interval(Integral, 0, None, closed="left")],
+        "n_epochs_stage1": [Interval(Integral, 1, None, closed="left")],
+        "n_epochs_stage2": [Interval(Integral, 0, None, closed="left")],
         "combine": [StrOptions({"pcgrad_entropy", "entropy_weighted", "pcgrad"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "tail_threshold": [Interval(Real, 0, None, closed="left"), None],
         "ars_params": [dict, None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": LEARNING_RATE_CONSTRAINT,
         "device": [str, None],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_threads": deprecated_constraint([Interval(Integral, 1, None, closed="left"), None]),
     }
 
     def __init__(
         self,
         *,
-        hidden=64,
+        hidden_layer_sizes=(64, 64),
         heads=_HEAD_NAMES,
-        stage1_epochs=40,
-        stage2_epochs=20,
+        n_epochs_stage1=40,
+        n_epochs_stage2=20,
         combine="pcgrad_entropy",
         validation_fraction=0.2,
         tail_threshold=None,
@@ -497,12 +512,11 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=False,
-        n_threads="deprecated",
     ):
-        self.hidden = hidden
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.heads = heads
-        self.stage1_epochs = stage1_epochs
-        self.stage2_epochs = stage2_epochs
+        self.n_epochs_stage1 = n_epochs_stage1
+        self.n_epochs_stage2 = n_epochs_stage2
         self.combine = combine
         self.validation_fraction = validation_fraction
         self.tail_threshold = tail_threshold
@@ -513,7 +527,6 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-        self.n_threads = n_threads
 
     def _losses(self, counts):
         out = []
@@ -528,7 +541,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 params = {
                     "scale": 1.0,
                     "base_temperature": 1.0,
-                    "reweight_epochs": max(self.stage2_epochs // 2, 1),
+                    "reweight_epochs": max(self.n_epochs_stage2 // 2, 1),
                 }
                 params.update(self.ars_params or {})
                 out.append(ARSLoss(counts, **params))
@@ -537,6 +550,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return out
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_torch_threads
     def fit(self, X, y):
         """Train the two stages on ``(X, y)`` and fit the fusion on a validation split."""
         if not self.heads:
@@ -551,20 +565,22 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"ars_params has unknown keys {unknown}; ARSLoss accepts {sorted(accepted)}"
                 )
-        n_jobs = renamed_param(self, "n_jobs", "n_threads")
-        if n_jobs is None:
-            return self._fit(X, y)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(int(n_jobs))
-        try:
-            return self._fit(X, y)
-        finally:
-            torch.set_num_threads(previous)
+        return self._fit(X, y)
 
     def _fit(self, X, y):
         X, y = validate_data(self, X, y, ensure_min_samples=2)
         check_magnitude(X, "X", compute_dtype=np.float32)  # the networks run in float32
         check_classification_targets(y)
+        hidden = check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
+        if not hidden:
+            raise ValueError("hidden_layer_sizes must hold at least one width")
+        check_allocation(
+            mlp_elements([X.shape[1], *hidden]) + hidden[-1] * len(self.heads) * np.unique(y).size,
+            "hidden_layer_sizes",
+            self.hidden_layer_sizes,
+            what="the network's weights",
+            itemsize=4,
+        )
         if not self.heads:
             raise ValueError("heads must name at least one loss")
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -591,7 +607,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         torch_seed = int(torch.randint(2**31 - 1, (1,), generator=gen))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(torch_seed)
-            model = _Backbone(X.shape[1], self.hidden, n_classes, len(self.heads)).to(dev)
+            model = _Backbone(X.shape[1], hidden, n_classes, len(self.heads)).to(dev)
         Xt = torch.as_tensor(X_tr, dtype=torch.float32, device=dev)
         yt = torch.as_tensor(y_tr, dtype=torch.long, device=dev)
         n = Xt.shape[0]
@@ -608,11 +624,13 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             + list(model.heads[0].parameters()),
             lr=self.learning_rate,
         )
-        for _ in self._progress(range(self.stage1_epochs), desc="stage 1", unit="epoch"):
+        for _ in self._progress(range(self.n_epochs_stage1), desc="stage 1", unit="epoch"):
             for idx in batches():
                 opt.zero_grad()
                 h = model.block(model.stem(Xt[idx]))
-                F.cross_entropy(model.heads[0](h), yt[idx]).backward()
+                loss = F.cross_entropy(model.heads[0](h), yt[idx])
+                check_finite_loss(loss, self, where=" in stage 1")
+                loss.backward()
                 opt.step()
         with torch.no_grad():
             for head in model.heads[1:]:
@@ -625,16 +643,16 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         opt = torch.optim.Adam(params, lr=self.learning_rate)
         combiner = EntropyPCGrad(params, mode=self.combine, random_state=seed)
         weights = []
-        for epoch in self._progress(range(self.stage2_epochs), desc="stage 2", unit="epoch"):
+        for epoch in self._progress(range(self.n_epochs_stage2), desc="stage 2", unit="epoch"):
             for loss in losses:
                 if isinstance(loss, ARSLoss):
                     loss.set_epoch(epoch)
             for idx in batches():
                 opt.zero_grad()
                 logits = model(Xt[idx])
-                weights.append(
-                    combiner.backward([fn(logits[k], yt[idx]) for k, fn in enumerate(losses)])
-                )
+                head_losses = [fn(logits[k], yt[idx]) for k, fn in enumerate(losses)]
+                check_finite_loss(sum(head_losses), self, where=" in stage 2")
+                weights.append(combiner.backward(head_losses))
                 opt.step()
         model.eval()
         self.model_ = model
@@ -656,6 +674,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 torch.as_tensor(np.asarray(X), dtype=torch.float32, device=dev)
             ).cpu()
 
+    @with_torch_threads
     def decision_function_heads(self, X):
         """Logits of every head, shape (n_heads, n_samples, n_classes)."""
         check_is_fitted(self)
@@ -663,6 +682,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         check_magnitude(X, "X", compute_dtype=np.float32)
         return self._head_logits(X).numpy()
 
+    @with_torch_threads
     def soft_fusion_proba(self, X):
         """Soft fusion ``sum_k W[k, c] softmax(z_k)_c`` of the heads (no labels involved).
 
@@ -674,6 +694,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         check_magnitude(X, "X", compute_dtype=np.float32)
         return self.fusion_.predict_proba(self._head_logits(X)).numpy()
 
+    @with_torch_threads
     def predict(self, X):
         """Label-free conflict-arbitrated fusion of the heads."""
         check_is_fitted(self)

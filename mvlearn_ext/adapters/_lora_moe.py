@@ -1,4 +1,4 @@
-"""BADIT's LoRA-MoE layer (torch bridge): orthogonal PiSSA experts and gradient regrouping.
+"""BADIT's LoRA-MoE layer (needs torch): orthogonal PiSSA experts and gradient regrouping.
 
 BADIT (Wang, Li, Li, Chi, Niu, Sugiyama, ICML 2026, arXiv 2605.05676) follows
 its authors' code (``wangbing1416/BADIT``, a peft fork), with three defects of
@@ -13,11 +13,13 @@ with the parameters when the optimiser is passed to :meth:`LoRAMoELinear.regroup
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 from torch import nn
 
-from mvlearn_ext.adapters import (
+from mvlearn_ext.adapters._badit import (
     balanced_spherical_kmeans,
     gate_permutation,
     intra_inter_cosine,
@@ -25,7 +27,7 @@ from mvlearn_ext.adapters import (
     regroup_permutation,
     unit_gradient_vectors,
 )
-from mvlearn_ext.deep._bridge import seeded_generator
+from mvlearn_ext.utils._torch import check_allocation, seeded_generator
 
 __all__ = ["LoRAMoELinear"]
 
@@ -68,7 +70,7 @@ class LoRAMoELinear(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from mvlearn_ext.deep.adapters import LoRAMoELinear
+    >>> from mvlearn_ext.adapters import LoRAMoELinear
     >>> base = torch.nn.Linear(8, 6)
     >>> layer = LoRAMoELinear(base, n_experts=2, rank=2)
     >>> x = torch.randn(3, 8)
@@ -96,7 +98,18 @@ class LoRAMoELinear(nn.Module):
             raise ValueError(f"init must be 'pissa_moe' or 'random', got {init!r}")
         if gate not in {"learned", "uniform"}:
             raise ValueError(f"gate must be 'learned' or 'uniform', got {gate!r}")
+        for name, value in (("n_experts", n_experts), ("rank", rank)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
         K, r = int(n_experts), int(rank)
+        out_features, in_features = base.weight.shape
+        check_allocation(
+            K * r * (in_features + out_features),
+            "n_experts" if K >= r else "rank",
+            K if K >= r else r,
+            what="the experts (n_experts x rank x (in + out features))",
+            itemsize=base.weight.element_size(),
+        )
         top_k = K if top_k is None else int(top_k)
         if not 1 <= top_k <= K:
             raise ValueError(f"top_k must lie in [1, n_experts = {K}], got {top_k}")

@@ -7,7 +7,8 @@ import pytest
 import torch
 from sklearn.base import clone
 
-from mvlearn_ext.deep.gaussian_process import _GSLVMOGP, GSLVMOGPRegressor
+from mvlearn_ext.deep.gaussian_process import GSLVMOGPRegressor
+from mvlearn_ext.deep.gaussian_process._drivers import _GSLVMOGP
 from mvlearn_ext.gaussian_process import _bound as bd
 
 torch.set_num_threads(1)

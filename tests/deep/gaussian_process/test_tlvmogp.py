@@ -12,12 +12,12 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from mvlearn_ext.deep.gaussian_process import (
-    _TLVMOGP,
     LipschitzResNet,
     TLVMOGPRegressor,
     gauss_hermite_expectation,
     zinb_log_prob,
 )
+from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._likelihoods import zinb_logpmf
 
@@ -272,8 +272,8 @@ def test_spectral_norm_bound_holds_after_every_step():
         norms.append(exact.numpy().copy())
 
     est = TLVMOGPRegressor(
-        n_inducing=8, n_epochs=6, batch_size=8, output_batch_size=3, sn_ub=c, learning_rate=0.05,
-        random_state=0,
+        n_inducing=8, n_epochs=6, batch_size=8, output_batch_size=3, spectral_norm_bound=c,
+        learning_rate=0.05, random_state=0,
     )  # fmt: skip
     est._fit(X, Y, callback=check)
     norms = np.array(norms)
@@ -285,7 +285,7 @@ def test_spectral_norm_bound_holds_after_every_step():
 def test_residual_blocks_are_bi_lipschitz_and_small_weights_are_untouched():
     torch.manual_seed(0)
     c = 0.7
-    net = LipschitzResNet(4, num_blocks=3, sn_ub=c).to(T64)
+    net = LipschitzResNet(4, n_blocks=3, spectral_norm_bound=c).to(T64)
     with torch.no_grad():
         for blk in net.blocks:
             blk.weight.mul_(10.0)
@@ -299,7 +299,7 @@ def test_residual_blocks_are_bi_lipschitz_and_small_weights_are_untouched():
 
         ratio = (g(a) - g(b)).norm(dim=1) / (a - b).norm(dim=1)
         assert torch.all(ratio >= 1 - c - 1e-12) and torch.all(ratio <= 1 + c + 1e-12)
-    small = LipschitzResNet(3, num_blocks=1, sn_ub=5.0).to(T64)
+    small = LipschitzResNet(3, n_blocks=1, spectral_norm_bound=5.0).to(T64)
     before = small.blocks[0].weight.detach().clone()
     small.clamp_()
     assert torch.equal(before, small.blocks[0].weight)
@@ -315,7 +315,7 @@ def test_bound_vjp_against_finite_differences(likelihood, latent):
     rng = np.random.default_rng(0)
     N, P, d_x, d_h, M = 4, 3, 1, 2, 4
     mod = module(
-        n_outputs=P, d_x=d_x, d_h=d_h, n_inducing=M, network="resnet", num_blocks=2,
+        n_outputs=P, d_x=d_x, d_h=d_h, n_inducing=M, network="resnet", n_blocks=2,
         latent=latent, likelihood=likelihood, kernel="matern52" if latent == "full" else "rbf",
         n_quadrature=8, tighter_bound=likelihood == "gaussian",
     )  # fmt: skip
@@ -345,11 +345,15 @@ def test_zinb_torch_matches_numpy_and_its_vjp_finite_differences():
     rng = np.random.default_rng(3)
     y = rng.integers(0, 8, 30).astype(float)
     f, alpha = rng.normal(0, 1.5, 30), rng.uniform(0.1, 2.0, 30)
-    for k_m in (0.0, 0.1):
-        got = zinb_log_prob(t(y), t(f), t(alpha), scale=2.0, k_m=k_m).numpy()
-        np.testing.assert_allclose(got, zinb_logpmf(y, f, alpha, scale=2.0, k_m=k_m), rtol=1e-12)
+    for zero_inflation in (0.0, 0.1):
+        got = zinb_log_prob(t(y), t(f), t(alpha), scale=2.0, zero_inflation=zero_inflation).numpy()
+        np.testing.assert_allclose(
+            got, zinb_logpmf(y, f, alpha, scale=2.0, zero_inflation=zero_inflation), rtol=1e-12
+        )
         assert torch.autograd.gradcheck(
-            lambda a, b, k_m=k_m: zinb_log_prob(t(y), a, b, scale=2.0, k_m=k_m),
+            lambda a, b, zero_inflation=zero_inflation: zinb_log_prob(
+                t(y), a, b, scale=2.0, zero_inflation=zero_inflation
+            ),
             (t(f).requires_grad_(True), t(alpha).requires_grad_(True)),
         )
     mean, var = t(rng.normal(0, 1, 5)).requires_grad_(True), t(rng.uniform(0.1, 1, 5))
@@ -455,8 +459,8 @@ def test_bad_input_errors():
         TLVMOGPRegressor(likelihood="zinb", n_epochs=1).fit(X, Ytr)
     with pytest.raises(ValueError, match="tighter_bound"):
         TLVMOGPRegressor(likelihood="zinb", tighter_bound=True).fit(X, np.abs(np.round(Ytr)))
-    with pytest.raises(ValueError, match="sn_ub"):
-        TLVMOGPRegressor(sn_ub=0.0).fit(X, Ytr)
+    with pytest.raises(ValueError, match="spectral_norm_bound"):
+        TLVMOGPRegressor(spectral_norm_bound=0.0).fit(X, Ytr)
     with pytest.raises(ValueError, match="device"):
         TLVMOGPRegressor(device="no-such-device", n_epochs=1).fit(X, Ytr)
     with pytest.raises(NotFittedError):
@@ -487,17 +491,6 @@ def test_docstring_example():
         assert result.failed == 0, info.name
         attempted += result.attempted
     assert attempted >= 2  # the examples of both estimators ran
-
-
-def test_deep_mogp_is_a_deprecated_alias():
-    """The module's old name still finds every name, with a DeprecationWarning."""
-    import mvlearn_ext.deep.gaussian_process as new
-    import mvlearn_ext.deep.mogp as old
-
-    with pytest.warns(DeprecationWarning, match="mvlearn_ext.deep.gaussian_process"):
-        assert old.GSLVMOGPRegressor is new.GSLVMOGPRegressor
-    with pytest.raises(AttributeError):
-        old.no_such_name  # noqa: B018
 
 
 def test_the_shared_base_is_abstract():

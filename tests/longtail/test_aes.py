@@ -1,4 +1,4 @@
-"""AES torch bridge: ARS reductions, real PCGrad projection, label-free fusion, the estimator."""
+"""AES (torch): ARS reductions, real PCGrad projection, label-free fusion, the estimator."""
 
 import inspect
 
@@ -7,15 +7,16 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from mvlearn_ext.deep.longtail import (
+from mvlearn_ext.longtail import (
     AESClassifier,
     ARSLoss,
     BalancedSoftmaxLoss,
     EntropyPCGrad,
     FusionModule,
     LogitAdjustedLoss,
+    combine_gradients,
+    pcgrad_project,
 )
-from mvlearn_ext.longtail import combine_gradients, pcgrad_project
 
 COUNTS = np.array([60, 30, 12, 5])
 
@@ -170,7 +171,7 @@ def _long_tail_data(seed=0):
 
 def test_aes_classifier_fits_predicts_and_is_reproducible():
     X, y = _long_tail_data()
-    params = dict(stage1_epochs=3, stage2_epochs=2, random_state=0)
+    params = dict(n_epochs_stage1=3, n_epochs_stage2=2, random_state=0)
     a = AESClassifier(**params).fit(X, y + 10)
     b = AESClassifier(**params).fit(X, y + 10)
     pred = a.predict(X[:30])
@@ -181,7 +182,7 @@ def test_aes_classifier_fits_predicts_and_is_reproducible():
     assert a.combiner_weights_.sum() == pytest.approx(1.0)
     assert a.predict_head(X[:5], "ars").shape == (5,)
     with pytest.raises(ValueError, match="heads entries"):
-        AESClassifier(heads=("ce", "focal"), stage1_epochs=1, stage2_epochs=1).fit(X, y)
+        AESClassifier(heads=("ce", "focal"), n_epochs_stage1=1, n_epochs_stage2=1).fit(X, y)
 
 
 def test_aes_predict_before_fit_raises():
@@ -193,7 +194,7 @@ def test_aes_predict_before_fit_raises():
 
 @pytest.mark.slow
 def test_long_tail_digits_demo_acceptance():
-    """Spec 5.4: AES few-class accuracy above CE's (imbalance 20, balanced test set)."""
+    """AES raises the few-class accuracy above its CE head's (imbalance 20, balanced test set)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

@@ -5,11 +5,16 @@ import pytest
 import torch
 
 from mvlearn_ext.datasets import make_multiview_blobs
-from mvlearn_ext.deep.incomplete import CIMLN
-from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
+from mvlearn_ext.incomplete import (
+    CIMLN,
+    make_unbalanced_mask,
+    mask_views,
+)
 from mvlearn_ext.metrics import clustering_accuracy
 
-SMALL = dict(hidden=(16,), embed_dim=4, pretrain_epochs=3, n_epochs=3, n_init=2, batch_size=64)
+SMALL = dict(
+    hidden_layer_sizes=(16,), embed_dim=4, n_epochs_pretrain=3, n_epochs=3, n_init=2, batch_size=64
+)
 
 
 @pytest.fixture(autouse=True)
@@ -64,12 +69,11 @@ def test_beta_zero_gives_zero_causal_loss(data):
     Xs, _, mask = data
     model = CIMLN(n_clusters=3, random_state=0, beta=0.0, causal_weight=1.0, **SMALL)
     model.fit(Xs, mask=mask)
-    assert all(h["causal"] == 0.0 for h in model.loss_history_)
-    # and positive with masking on, in both masking modes and both KL variants
-    for kw in ({}, {"cf_view_probs": "uniform"}, {"causal_kl": "double_softmax"}):
-        m2 = CIMLN(n_clusters=3, random_state=0, causal_weight=1.0, **SMALL, **kw)
-        m2.fit(Xs, mask=mask)
-        assert max(h["causal"] for h in m2.loss_history_) > 0
+    assert all(h["causal"] == 0.0 for h in model.loss_curve_)
+    # and positive with masking on
+    m2 = CIMLN(n_clusters=3, random_state=0, causal_weight=1.0, **SMALL)
+    m2.fit(Xs, mask=mask)
+    assert max(h["causal"] for h in m2.loss_curve_) > 0
 
 
 def test_view_probs_follow_observation_rates(data):
@@ -79,11 +83,21 @@ def test_view_probs_follow_observation_rates(data):
     np.testing.assert_allclose(model.view_probs_, 0.3 * 3 * obs / obs.sum())
 
 
-def test_ablation_switches_run(data):
+def test_the_meta_generator_ablation_fills_missing_views_with_the_mean_embedding(data):
+    """A subclass without the meta-generator completes a missing view by ``h_agg``."""
     Xs, _, mask = data
-    for kw in ({"use_meta": False}, {"causal_weight": 0.0}, {"meta_loss": "code"}):
-        model = CIMLN(n_clusters=3, random_state=0, **SMALL, **kw).fit(Xs, mask=mask)
-        assert np.isfinite(model.embedding_).all()
+
+    class NoMeta(CIMLN):
+        _use_meta = False
+
+    model = NoMeta(n_clusters=3, random_state=0, causal_weight=0.1, **SMALL).fit(Xs, mask=mask)
+    assert all(h["meta"] == 0.0 for h in model.loss_curve_)
+    d = SMALL["embed_dim"]
+    Z = model.embedding_.reshape(len(mask), len(Xs), d)
+    observed = mask[:, :, None]
+    h_agg = (Z * observed).sum(1) / observed.sum(1)
+    missing = ~mask
+    np.testing.assert_allclose(Z[missing], np.broadcast_to(h_agg[:, None], Z.shape)[missing])
 
 
 def test_errors(data):
@@ -98,8 +112,6 @@ def test_errors(data):
     partial[1][mask[:, 1].argmax(), 0] = np.nan
     with pytest.raises(ValueError, match="partly NaN"):
         CIMLN(n_clusters=3, **SMALL).fit(partial)
-    with pytest.raises(ValueError, match="cf_view_probs"):
-        CIMLN(n_clusters=3, cf_view_probs="random").fit(Xs, mask=mask)
     with pytest.raises(ValueError):
         CIMLN(n_clusters=3).fit([Xs[0]], mask=mask[:, :1])
 
@@ -108,59 +120,18 @@ def _kl(p, q):
     return float((p * np.log(p / q)).sum(1).mean())
 
 
-def test_causal_divergences_closed_forms_and_gradient_direction():
-    from mvlearn_ext.deep.incomplete import _causal_divergence
+def test_causal_divergence_closed_form_and_gradient_direction():
+    """``KL(q_fact || q_cf)`` with ``q_fact`` fixed: only the counterfactual side is trained."""
+    from mvlearn_ext.incomplete._cimln import _causal_divergence
 
     p = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
     q = np.array([[0.5, 0.25, 0.25], [0.2, 0.2, 0.6]])
-    for target, expected in (
-        ("factual", _kl(p, q)),
-        ("counterfactual", _kl(q, p)),
-        ("symmetric", 0.5 * (_kl(p, q) + _kl(q, p))),
-    ):
-        qf = torch.tensor(p, dtype=torch.float64, requires_grad=True)
-        qc = torch.tensor(q, dtype=torch.float64, requires_grad=True)
-        loss = _causal_divergence(qf, qc, target)
-        assert float(loss) == pytest.approx(expected, rel=1e-12)
-        loss.backward()
-        # the code's direction trains only the counterfactual side, "counterfactual" the other
-        assert (qf.grad is None) == (target == "factual")
-        assert (qc.grad is None) == (target == "counterfactual")
-    pbar = np.concatenate([p, q]).reshape(2, 2, 3).mean(1)  # mean assignment per pattern
-    balance = sum(0.5 * (np.log(3) + (b * np.log(b)).sum()) for b in pbar)
-    got = _causal_divergence(torch.tensor(p), torch.tensor(q), "balanced")
-    assert float(got) == pytest.approx(0.5 * (_kl(p, q) + _kl(q, p)) + balance, rel=1e-12)
-
-
-def test_balanced_divergence_limit_cases():
-    from mvlearn_ext.deep.incomplete import _causal_divergence
-
-    k = 4
-    # collapse: every sample in one cluster under both patterns is perfectly "invariant"
-    collapsed = torch.full((8, k), 1e-9, dtype=torch.float64)
-    collapsed[:, 0] = 1.0
-    collapsed /= collapsed.sum(1, keepdim=True)
-    assert float(_causal_divergence(collapsed, collapsed, "symmetric")) == pytest.approx(0.0)
-    # ... which the balance term charges log K (half per pattern)
-    assert float(_causal_divergence(collapsed, collapsed, "balanced")) == pytest.approx(
-        np.log(k), rel=1e-6
-    )
-    # invariant and balanced hard assignments cost nothing
-    onehot = torch.eye(k, dtype=torch.float64).repeat(2, 1) * (1 - 1e-9) + 1e-9 / k
-    assert float(_causal_divergence(onehot, onehot, "balanced")) == pytest.approx(0.0, abs=1e-6)
-
-
-def test_causal_targets_run(data):
-    Xs, _, mask = data
-    for target in ("counterfactual", "symmetric", "balanced"):
-        model = CIMLN(
-            n_clusters=3, random_state=0, causal_target=target, causal_weight=0.1, **SMALL
-        )
-        model.fit(Xs, mask=mask)
-        assert np.isfinite(model.embedding_).all()
-        assert max(h["causal"] for h in model.loss_history_ if h["stage"] == "main") != 0
-    with pytest.raises(ValueError, match="causal_target"):
-        CIMLN(n_clusters=3, causal_target="both").fit(Xs, mask=mask)
+    qf = torch.tensor(p, dtype=torch.float64, requires_grad=True)
+    qc = torch.tensor(q, dtype=torch.float64, requires_grad=True)
+    loss = _causal_divergence(qf, qc)
+    assert loss.item() == pytest.approx(_kl(p, q), rel=1e-12)
+    loss.backward()
+    assert qf.grad is None and qc.grad is not None
 
 
 def test_demo_section_rows_are_the_estimators_own(monkeypatch):
@@ -169,7 +140,14 @@ def test_demo_section_rows_are_the_estimators_own(monkeypatch):
     from mvlearn_ext._demo.registry import DemoContext
     from mvlearn_ext.datasets import load_handwritten
 
-    tiny = dict(hidden=(8,), embed_dim=4, batch_size=512, pretrain_epochs=1, n_epochs=1, n_init=1)
+    tiny = dict(
+        hidden_layer_sizes=(8,),
+        embed_dim=4,
+        batch_size=512,
+        n_epochs_pretrain=1,
+        n_epochs=1,
+        n_init=1,
+    )
     monkeypatch.setattr(demo, "QUICK", tiny)
     rows = demo.run(DemoContext(seeds=(3,), quick=True))
     assert len(rows) == 3 and rows[2].method == f"mean imputation + {demo.ANCHOR}"
@@ -195,8 +173,8 @@ def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_
     masking keeps one of them at random): the paper's masking (view 0 observed 95%, view 1 30%)
     charges the nuisance partition more than the label partition, the code's uniform masking
     charges them alike, and the constant assignment, which holds neither, costs nothing."""
-    from mvlearn_ext.deep.incomplete import _causal_divergence, _Net
     from mvlearn_ext.incomplete import counterfactual_view_probs
+    from mvlearn_ext.incomplete._cimln import _causal_divergence, _Net
 
     torch.manual_seed(0)
     net = _Net((1, 1), [], 1, 2).double()
@@ -233,9 +211,7 @@ def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_
             with torch.no_grad():
                 net.centers.copy_(torch.tensor(c, dtype=torch.float64))
                 qf = net.assign(completed(full), 1.0)
-                losses = [
-                    float(_causal_divergence(qf, net.assign(z, 1.0), "factual")) for z in dropped
-                ]
+                losses = [float(_causal_divergence(qf, net.assign(z, 1.0))) for z in dropped]
             expected[mode, name] = sum(p * loss for p, loss in zip(p_drop, losses, strict=True))
     assert expected["observation", "constant"] == 0.0 == expected["uniform", "constant"]
     assert expected["observation", "nuisance"] > expected["observation", "label"] > 0

@@ -37,7 +37,6 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.cluster import _hagmvc as hag
 from mvlearn_ext.cluster._base import (
     labels_by_blocks,
     labels_like_input,
@@ -48,8 +47,8 @@ from mvlearn_ext.cluster._blockwise import (
     scaling_from_moments,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import gram_eigenpairs
-from mvlearn_ext.cluster._hagmvc import (
+from mvlearn_ext.cluster._common import regularised_projection_from_gram
+from mvlearn_ext.cluster._hagmvc_pyramid import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
     _SEED_SAMPLE_PER_SEED,
@@ -173,24 +172,6 @@ def _update_level0(stats, anchors, graphs, weights, scales, view_slices):
     return new
 
 
-def _spectral_from_gram(gram, degree, n_components, n_samples, reg=0.0):
-    """``_composite_embedding`` of a graph known through ``G^T G`` and ``G^T 1``.
-
-    ``reg`` adds ``tau = reg * n_samples / m_live`` to every live anchor degree, as
-    the in-memory fit does (:data:`mvlearn_ext.cluster._hagmvc._DEGREE_REG`).
-    Returns ``P`` (``m x n_components``) with ``F = G P``.
-    """
-    m = degree.shape[0]
-    keep = degree > 0
-    tau = reg * n_samples / max(int(keep.sum()), 1) if reg > 0.0 else 0.0
-    inv_sqrt = 1.0 / np.sqrt(degree[keep] + tau)
-    M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
-    _, V, scale = gram_eigenpairs(M, n_components)
-    P = np.zeros((m, n_components))
-    P[keep] = (V * scale) * inv_sqrt[:, None]
-    return P
-
-
 # --------------------------------------------------------------------------- fit
 
 
@@ -209,12 +190,7 @@ def fit_hagmvc_blocks(est, Xs):
     """
     blocks = open_blocks(est, Xs)
     n, k = blocks.n_samples, est.n_clusters
-    if isinstance(est.view_weights, str) and est.view_weights == "squared":
-        raise ValueError(
-            "view_weights='squared' is not available on the block path (dask, zarr, memmap "
-            "views or block_size set); use 'auto', 'uniform' or fixed weights"
-        )
-    n_threads = 1 if blocks.uses_dask else est.n_jobs
+    n_threads = 1 if blocks.uses_dask else est._n_threads
     verbose = bool(est.verbose)
     rng = check_random_state(est.random_state)
     sizes = _pyramid_sizes(n, k, est.n_anchors, est.ratio, est.n_levels)
@@ -291,7 +267,7 @@ def fit_hagmvc_blocks(est, Xs):
             history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
         label_anchors = anchors[0]
         last = sums
-        if n_sweeps == est.max_sweeps:
+        if n_sweeps == est.max_iter:
             break
         anchors[0] = _update_level0(sums, anchors, graphs, weights, scales, slices)
         with single_threaded_pools():
@@ -310,7 +286,7 @@ def fit_hagmvc_blocks(est, Xs):
                 )  # fmt: skip
         n_sweeps += 1
         history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
-        if sweep_done(history, n_sweeps, est.tol, start, verbose) or n_sweeps == est.max_sweeps:
+        if sweep_done(history, n_sweeps, est.tol, start, verbose) or n_sweeps == est.max_iter:
             break
         sweep += 1
 
@@ -325,7 +301,7 @@ def fit_hagmvc_blocks(est, Xs):
         U = U.toarray()
         degree, gram, sample_graph = degree @ U, U.T @ gram @ U, sample_graph @ U
     n_components = min(k, int(np.count_nonzero(degree > 0)))
-    projection = _spectral_from_gram(gram, degree, n_components, n, hag._DEGREE_REG)
+    projection = regularised_projection_from_gram(gram, degree, n, n_components)
     with single_threaded_pools():
         F = np.asarray(sample_graph @ projection)
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
@@ -378,7 +354,7 @@ def predict_hagmvc_blocks(est, Xs):
     params = dict(
         means=est.view_means_, scales=est.view_scales_, anchors=est._anchors_std[0],
         w=_feature_weights(est._alpha0, est._view_scale0, est._slices, n_features),
-        nn=est._neighbors[0], n_threads=1 if blocks.uses_dask else est.n_jobs,
+        nn=est._neighbors[0], n_threads=1 if blocks.uses_dask else est._n_threads,
         upper=[sp.csr_matrix(Z) for Z in est._graphs_rows[1:]],
         projection=est.spectral_projection_, kmeans=est.kmeans_,
         **{"lambda": est._lambda_scale},

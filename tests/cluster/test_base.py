@@ -5,7 +5,7 @@ import pytest
 from sklearn.utils import check_random_state
 
 import mvlearn_ext.cluster as cluster
-from mvlearn_ext.cluster import DRMC, LMVSC, SMVSC, ConcatKMeans, ConcatSpectral
+from mvlearn_ext.cluster import DRMC, LMVSC, SMVSC, ConcatSpectral
 from mvlearn_ext.cluster._base import (
     BaseClusterer,
     EmbeddingClusterer,
@@ -51,16 +51,6 @@ def test_draw_seeds_is_the_preambles_draw():
     shared = np.random.RandomState(5)
     rng, _ = draw_seeds(shared, 2)
     assert rng is shared  # later draws continue the caller's stream
-
-
-def test_deprecation_warnings_point_at_the_caller():
-    Xs = small_views()
-    with pytest.warns(FutureWarning, match="'tol' belonged") as record:
-        DRMC(3, tol=0.1, random_state=0).fit(Xs)
-    assert {w.filename for w in record} == {__file__}
-    with pytest.warns(FutureWarning, match="standardize") as record:
-        ConcatKMeans(3, standardize=True, random_state=0).fit(Xs)
-    assert {w.filename for w in record} == {__file__}
 
 
 def test_errors_name_the_argument():

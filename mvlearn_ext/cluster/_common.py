@@ -206,14 +206,6 @@ def squared_view_weights(losses):
     ------
     ValueError
         If ``losses`` is empty, not 1-D, negative, NaN or infinite.
-
-    Examples
-    --------
-    >>> from mvlearn_ext.cluster._common import squared_view_weights
-    >>> squared_view_weights([1.0, 3.0]).tolist()
-    [0.75, 0.25]
-    >>> squared_view_weights([0.0, 2.0, 0.0]).tolist()
-    [0.5, 0.0, 0.5]
     """
     losses = np.asarray(losses, dtype=np.float64)
     if losses.ndim != 1 or losses.size == 0:

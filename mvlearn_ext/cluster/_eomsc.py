@@ -41,8 +41,8 @@ class EOMSCCA(BaseClusterer):
     rank constraint is relaxed to the Ky Fan term ``2 lambda tr(F^T L_S F)``
     with an adaptive ``lambda``.
 
-    This is the algorithm of the authors' code (Tracesource/EOMSC-CA at
-    commit 08670c1, the last with an open ``algo_qp.m``), step for step:
+    This is the algorithm of the authors' code (Tracesource/EOMSC-CA, the
+    version with an open ``algo_qp.m``), step for step:
 
     * every feature z-scored with its sample standard deviation
       (``mapstd``), ``Z`` started on the first ``m`` samples

@@ -232,9 +232,9 @@ class SMVSC(EmbeddingClusterer):
     ``n_clusters`` groups, ``fit`` emits a ``ConvergenceWarning`` that names
     the empty anchors and the advice (more anchors, ``init="kmeans"``, or
     shuffled samples), and ``labels_`` then merge clusters, as the authors'
-    code would. On 10^5 samples of 10 blobs whose first 10 samples hold 7 of
-    them (``benchmarks/bench_clustering_dask.py``), ``m = k`` ends so (one
-    anchor empty, two blobs merged) while ``m = 2k`` and ``3k`` reach ACC 1.
+    code would: on 10 blobs whose first 10 samples hold 7 of them, ``m = k``
+    ends so (one anchor empty, two blobs merged) while ``m = 2k`` and ``3k``
+    separate every blob.
 
     :meth:`predict` codes each new sample on the learned anchors by the Z
     step of the variant with the fitted ``W_v``, ``A`` and the weights of

@@ -12,7 +12,7 @@ the spectral rotation and the k-means anchors come from ``_common``.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -90,7 +90,7 @@ class DRMC(InductiveClusterer):
     for a view independent of the partition, whatever its width or units (the
     kNN weights do not depend on the scale of a view), and near 1 for a view
     whose graph separates the clusters. The new weights are ``w_v ∝
-    (max(agreement_v, 0) / c_v)^weight_power``, with ``c_v`` the redundancy of
+    max(agreement_v, 0) / c_v``, with ``c_v`` the redundancy of
     the view (about 2 for each of two copies; :func:`_view_redundancy`), so
     that copies of a view share its weight. (2) Through the rotation: the
     consensus graph is rebuilt with the new weights, and its embedding is
@@ -125,10 +125,6 @@ class DRMC(InductiveClusterer):
         starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
         ``"uniform"``: fixed and equal (the per-view balanced concatenation,
         no feedback).
-    weight_power : float, default=1.0
-        Exponent of the agreement in the weights; larger concentrates the
-        weight on the best-agreeing views (0 gives equal weights), at the risk
-        of dropping a view with a few informative features.
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,
@@ -277,12 +273,15 @@ class DRMC(InductiveClusterer):
     #: Above this many samples the block path's spectral rotation runs on that many
     #: random rows and every sample is then labelled by the linearised rotation gain.
     _rotation_sample = 100_000
+    #: Exponent of the agreement in the learned weights: a larger one concentrates the
+    #: weight on the best-agreeing views, at the risk of dropping a view with a few
+    #: informative features.
+    _weight_power = 1.0
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
         "view_weights": [StrOptions({"agreement", "uniform"})],
-        "weight_power": [Interval(Real, 0, None, closed="left")],
         "align_anchors": ["boolean"],
         "scaling": [StrOptions({"zscore"}), None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -298,7 +297,6 @@ class DRMC(InductiveClusterer):
         *,
         n_anchors=None,
         view_weights="agreement",
-        weight_power=1.0,
         align_anchors=False,
         scaling="zscore",
         max_iter=20,
@@ -310,7 +308,6 @@ class DRMC(InductiveClusterer):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
         self.view_weights = view_weights
-        self.weight_power = weight_power
         self.align_anchors = align_anchors
         self.scaling = scaling
         self.max_iter = max_iter
@@ -366,7 +363,7 @@ class DRMC(InductiveClusterer):
             self.n_clusters,
             n_anchors=n_anchors,
             view_weights=self.view_weights,
-            weight_power=float(self.weight_power),
+            weight_power=self._weight_power,
             align_anchors=self.align_anchors,
             max_iter=self.max_iter,
             random_state=rng,

@@ -291,7 +291,7 @@ def fit_drmc_blocks(est, Xs):
         score_index=score_index,
         prior=prior,
         redundancy=redundancy,
-        weight_power=float(est.weight_power),
+        weight_power=est._weight_power,
         n_clusters=k,
         max_iter=est.max_iter,
         learn=learn,

@@ -22,6 +22,6 @@ def _ten_blob_views(n, seed=0):
 
 
 @pytest.fixture(scope="session")
-def bench_dask_views():
+def ten_blob_views():
     """``n -> (Xs, y)``: ten well-separated blobs in three wide float32 views."""
     return _ten_blob_views

@@ -357,7 +357,6 @@ def test_verbose_reports_to_stderr(capsys):
         {"n_clusters": 0},
         {"n_anchors": 0},
         {"view_weights": "prior"},
-        {"weight_power": -1.0},
         {"scaling": "balanced"},
         {"align_anchors": "yes"},
         {"max_iter": -1},

@@ -319,7 +319,7 @@ class HAGMVC(InductiveClusterer):
         self.block_size = block_size
 
     def _fit_blocks(self, Xs):
-        return fit_hagmvc_blocks(self, Xs)
+        return self._store(**fit_hagmvc_blocks(self, Xs))
 
     def _predict_blocks(self, Xs):
         return predict_hagmvc_blocks(self, Xs)
@@ -331,22 +331,16 @@ class HAGMVC(InductiveClusterer):
         sizes = _pyramid_sizes(n_samples, k, self.n_anchors, self.ratio, self.n_levels)
         neighbors = _level_neighbors(self.n_neighbors, sizes)
 
-        self.view_means_, self.view_scales_ = fit_view_scaling(Xs, unit_view_variance=True)
-        X = _standardise(Xs, self.view_means_, self.view_scales_)
+        means, scales = fit_view_scaling(Xs, unit_view_variance=True)
+        X = _standardise(Xs, means, scales)
         bounds = np.cumsum([0] + [X_v.shape[1] for X_v in Xs])
         slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        fixed, self.view_weight_scores_ = self._fixed_weights(Xs, rng)
+        fixed, scores = self._fixed_weights(Xs, rng)
+        lambda_ = float(self.reg_lambda)
         fitted = _fit_pyramid(
-            X, slices, sizes, neighbors, float(self.reg_lambda), self.max_iter, self.tol, rng,
+            X, slices, sizes, neighbors, lambda_, self.max_iter, self.tol, rng,
             self._n_threads, self.verbose, fixed_weights=fixed,
         )  # fmt: skip
-        self._slices = slices
-        self._anchors_std = fitted["anchors"]
-        self._graphs_rows = fitted["graphs"]
-        self._lambda_scale = float(self.reg_lambda)
-        self._neighbors = neighbors
-        self._view_scale0 = fitted["scales"][0]
-        self._alpha0 = fitted["weights"][0]
 
         # Labels from the composite graph: normalised bipartite spectral embedding.
         composite_rows = _composite(fitted["graphs"])  # (n, m_L)
@@ -358,26 +352,51 @@ class HAGMVC(InductiveClusterer):
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
             _normalise_rows(F)
         )
+        return self._store(
+            means=means, scales=scales, scores=scores, sizes=sizes, slices=slices,
+            anchors=fitted["anchors"], graphs=fitted["graphs"], weights=fitted["weights"],
+            normalisers=fitted["scales"], lambda_=lambda_, neighbors=neighbors, fixed=fixed,
+            history=fitted["history"], n_iter=fitted["n_iter"], embedding=F,
+            composite=sp.csr_matrix(composite_rows.T), projection=projection, kmeans=kmeans,
+            labels=kmeans.labels_.astype(np.intp),
+        )  # fmt: skip
 
+    def _store(
+        self, *, means, scales, scores, sizes, slices, anchors, graphs, weights, normalisers,
+        lambda_, neighbors, fixed, history, n_iter, embedding, composite, projection, kmeans,
+        labels,
+    ):  # fmt: skip
+        """Set the fitted attributes from the pieces of either path's fit.
+
+        ``graphs`` are the level graphs in row orientation (``None`` for the finest
+        level of the block path, whose graph is never held).
+        """
+        self.view_means_, self.view_scales_ = means, scales
+        self.view_weight_scores_ = scores
+        self._slices = slices
+        self._anchors_std = anchors
+        self._graphs_rows = graphs
+        self._lambda_scale = lambda_
+        self._neighbors = neighbors
+        self._view_scale0 = normalisers[0]
+        self._alpha0 = weights[0]
         self.n_anchors_ = tuple(int(size) for size in sizes)
         self.anchors_ = [
             [
                 A[:, block] * scale + mean
-                for block, mean, scale in zip(
-                    slices, self.view_means_, self.view_scales_, strict=True
-                )
+                for block, mean, scale in zip(slices, means, scales, strict=True)
             ]
-            for A in fitted["anchors"]
+            for A in anchors
         ]
-        self.graphs_ = [sp.csr_matrix(Z.T) for Z in fitted["graphs"]]
-        self.composite_graph_ = sp.csr_matrix(composite_rows.T)
+        self.graphs_ = [None if Z is None else sp.csr_matrix(Z.T) for Z in graphs]
+        self.composite_graph_ = composite
         self.view_weights_ = np.tile(fixed, (len(sizes), 1))
-        self.objective_ = fitted["history"]
-        self.n_iter_ = int(fitted["n_iter"])
-        self.embedding_ = F
+        self.objective_ = history
+        self.n_iter_ = int(n_iter)
+        self.embedding_ = embedding
         self.spectral_projection_ = projection
         self.kmeans_ = kmeans
-        self.labels_ = kmeans.labels_.astype(np.intp)
+        self.labels_ = labels
         return self
 
     def _fixed_weights(self, Xs, rng):

@@ -184,7 +184,9 @@ def _view_names(name, v):
 
 
 def fit_hagmvc_blocks(est, Xs):
-    """Fit ``est`` (a :class:`HAGMVC`) by row blocks; see the module docstring.
+    """HAG-MVC of ``est``'s parameters by row blocks; see the module docstring.
+
+    Returns the fitted pieces, which ``est`` stores (as for the in-memory fit).
 
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
@@ -209,8 +211,8 @@ def fit_hagmvc_blocks(est, Xs):
         scaling_from_moments(m_v, unit_view_variance=True, dtype=dt)
         for m_v, dt in zip(moments, dtypes, strict=True)
     ]
-    est.view_means_ = [mean for mean, _ in stats]
-    est.view_scales_ = [scale for _, scale in stats]
+    means = [mean for mean, _ in stats]
+    scales_v = [scale for _, scale in stats]
     bounds = np.cumsum([0, *blocks.widths])
     slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     n_views = len(slices)
@@ -224,9 +226,9 @@ def fit_hagmvc_blocks(est, Xs):
         scores = fit_view_weights(
             rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
         )
-        fixed, est.view_weight_scores_ = scores.weights_, scores
+        fixed = scores.weights_
     else:
-        fixed, est.view_weight_scores_ = est._fixed_weights(list(blocks.views), rng)
+        fixed, scores = est._fixed_weights(list(blocks.views), rng)
     fixed_scale = _fixed_scale(fixed)
     uniform = np.full(n_views, 1.0 / n_views)
 
@@ -234,7 +236,7 @@ def fit_hagmvc_blocks(est, Xs):
     lambda_ = float(est.reg_lambda)
     n_features = int(bounds[-1])
     levels = []
-    below = _standardise_block(rows_of(seed_rows), est.view_means_, est.view_scales_)
+    below = _standardise_block(rows_of(seed_rows), means, scales_v)
     for level in range(len(sizes)):
         with single_threaded_pools():
             A, scale, seeding = _seed_level(
@@ -255,7 +257,7 @@ def fit_hagmvc_blocks(est, Xs):
     local_kmeans_rows = blocks.local_rows(kmeans_rows)
     while True:
         params = dict(
-            means=est.view_means_, scales=est.view_scales_, slices=slices, anchors=anchors[0],
+            means=means, scales=scales_v, slices=slices, anchors=anchors[0],
             w=w0, nn=neighbors[0], n_threads=n_threads, **{"lambda": lambda_},
         )  # fmt: skip
         sums = None
@@ -308,7 +310,7 @@ def fit_hagmvc_blocks(est, Xs):
             _normalise_rows(F)
         )
     label_params = dict(
-        means=est.view_means_, scales=est.view_scales_, anchors=label_anchors, w=w0,
+        means=means, scales=scales_v, anchors=label_anchors, w=w0,
         nn=neighbors[0], n_threads=n_threads, upper=upper, projection=projection,
         kmeans=kmeans, **{"lambda": lambda_},
     )  # fmt: skip
@@ -317,31 +319,14 @@ def fit_hagmvc_blocks(est, Xs):
     )
     est._log(f"labelled {n} samples ({time.perf_counter() - start:.2f} s)")
 
-    est.n_anchors_ = tuple(int(size) for size in sizes)
-    est.anchors_ = [
-        [
-            A[:, block] * scale + mean
-            for block, mean, scale in zip(slices, est.view_means_, est.view_scales_, strict=True)
-        ]
-        for A in anchors
-    ]
-    est.graphs_ = [None] + [sp.csr_matrix(Z.T) for Z in upper]
-    est.composite_graph_ = None
-    est.view_weights_ = np.tile(fixed, (len(sizes), 1))
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_sweeps)
-    est.embedding_ = None
-    est.spectral_projection_ = projection
-    est.kmeans_ = kmeans
-    est._slices = slices
-    est._anchors_std = anchors
-    est._graphs_rows = [None, *upper]
-    est._lambda_scale = lambda_
-    est._neighbors = neighbors
-    est._view_scale0 = scales[0]
-    est._alpha0 = weights[0]
-    est.labels_ = labels_like_input(labels, Xs, blocks)
-    return est
+    return dict(
+        means=means, scales=scales_v, scores=scores, sizes=sizes, slices=slices,
+        anchors=anchors, graphs=[None, *upper], weights=weights,
+        normalisers=scales, lambda_=lambda_, neighbors=neighbors, fixed=fixed,
+        history=np.asarray(history), n_iter=n_sweeps, embedding=None, composite=None,
+        projection=projection, kmeans=kmeans,
+        labels=labels_like_input(labels, Xs, blocks),
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- predict

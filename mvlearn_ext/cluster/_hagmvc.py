@@ -61,16 +61,14 @@ class HAGMVC(InductiveClusterer):
     probability simplex) links each point of level ``l-1`` (the samples for
     ``l = 1``) to the level-l anchors. The objective is::
 
-        J = sum_l [ sum_v (alpha_v^(l))^2 / c_v^(l)
-                        * sum_ij Z^(l)_ji ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2
+        J = sum_l [ sum_v omega_v sum_ij Z^(l)_ji ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2
                     + sum_i lambda_i^(l) ||z_i^(l)||^2 ],
 
     a locality-weighted reconstruction: by the variance decomposition,
     ``sum_j z_j ||p - a_j||^2 = ||p - A z||^2 + sum_j z_j ||a_j - A z||^2``, it is the
     plain reconstruction error ``||A^(l-1) - A^(l) Z^(l)||^2`` plus the spread of
     the anchors that code each point. The view weights ``omega`` (see
-    ``view_weights``) are fixed during the fit: every view's term is weighted by
-    ``omega_v`` (``(alpha_v^(l))^2 / c_v^(l) = omega_v``). ``lambda_i^(l)`` is set
+    ``view_weights``) are fixed during the fit. ``lambda_i^(l)`` is set
     by the adaptive-neighbour rule of Nie, Wang & Huang (2014) so that each column
     has about ``n_neighbors`` nonzeros.
 
@@ -87,9 +85,9 @@ class HAGMVC(InductiveClusterer):
     (recorded after each sweep) need not be monotone. Sweeps repeat until the
     relative change of ``J`` is below ``tol`` or ``max_iter`` is reached.
 
-    **View weights** (``view_weights="auto"``, the default): label-free weights from
-    ``fit_view_weights`` (:class:`HAGMVC`'s ``view_weight_scores_``), computed once
-    before the pyramid on a subsample of at most 1000 rows: each view is scored
+    **View weights** (``view_weights="auto"``, the default): label-free weights
+    (with their scores in ``view_weight_scores_``), computed once before the
+    pyramid on a subsample of at most 1000 rows: each view is scored
     by how far its ``n_neighbors``-NN graph agrees with the k-means clusters of
     the other views (chance-corrected), or, when no two views agree, by its
     k-means structure against a Gaussian sample of its own covariance; copies of

@@ -397,12 +397,12 @@ def test_eomscca_on_a_cluster_keeps_the_graph_step_on_the_workers(
 
 
 @pytest.mark.parametrize("make", [FPMVSCAG, SMVSC])
-def test_an_anchor_left_empty_warns_with_advice(make, ten_blob_views):
+def test_an_anchor_left_empty_warns_with_advice(make, bench_dask_views):
     """The authors' start on the first 10 samples (7 of the 10 blobs) leaves an anchor
     empty: a fixed point of their algorithm. The fit warns, in memory and on blocks."""
     from sklearn.exceptions import ConvergenceWarning
 
-    Xs, y = ten_blob_views(1000)
+    Xs, y = bench_dask_views(1000)
     assert len(np.unique(y[:10])) == 7
     advice = "n_anchors=20" if make is FPMVSCAG else "n_anchors=20 or 30"
     for block_size in (None, 300):

@@ -46,14 +46,14 @@ CASES = {
     ),
     "SMVSC-empty-anchor": (
         lambda bs: SMVSC(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        "blobs",  # ten_blob_views(1000): one anchor left empty at m = k
+        "blobs",  # bench_dask_views(1000): one anchor left empty at m = k
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
     ),
     "FPMVSCAG-empty-anchor": (
         lambda bs: FPMVSCAG(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        "blobs",  # ten_blob_views(1000): one anchor left empty at m = k
+        "blobs",  # bench_dask_views(1000): one anchor left empty at m = k
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
@@ -62,9 +62,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_warnings_point_at_the_callers_line(case, ten_blob_views):
+def test_warnings_point_at_the_callers_line(case, bench_dask_views):
     make, data, block_sizes, category, match = CASES[case]
-    Xs = ten_blob_views(1000)[0] if data == "blobs" else data()
+    Xs = bench_dask_views(1000)[0] if data == "blobs" else data()
     for block_size in block_sizes:
         with _recording() as record:
             model = make(block_size).fit(Xs)

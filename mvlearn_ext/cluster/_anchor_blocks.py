@@ -87,7 +87,6 @@ from mvlearn_ext.cluster._eomsc_solver import (
     component_labels,
     lambda_step,
     project_simplex_masked,
-    store_eomsc_model,
     top_eigenpairs_of_gram,
 )
 from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
@@ -103,8 +102,6 @@ from mvlearn_ext.cluster._smvsc_solver import (
     residual_losses,
     solve_z,
     start_model,
-    store_anchor_model,
-    store_smvsc_model,
     z_problem,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -284,10 +281,9 @@ def fit_smvsc_blocks(est, Xs):
         )
     est._log(f"embedding, k-means and labels done ({time.perf_counter() - start:.2f} s)")
 
-    store_anchor_model(est, m, d, W, A)
-    store_smvsc_model(
-        est, graph=None, embedding=None, sigma=sigma, projection=projection, z_alpha=z_alpha,
-        alpha=alpha, history=history, n_iter=n_iter,
+    est._store_model(
+        m, d, W, A, graph=None, embedding=None, sigma=sigma, projection=projection,
+        z_alpha=z_alpha, alpha=alpha, history=history, n_iter=n_iter,
     )  # fmt: skip
     est.kmeans_ = kmeans
     est.labels_ = labels_like_input(labels, Xs, blocks)
@@ -863,8 +859,8 @@ def fit_eomscca_blocks(est, Xs):
             break
     labels, n_found = component_labels(est, labels, U, kmeans_seed)
 
-    store_eomsc_model(
-        est, m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,
+    est._store_model(
+        m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,
         inner=inner, lam=lam, n_found=n_found,
     )  # fmt: skip
     est.labels_ = labels_like_input(labels, Xs, blocks)

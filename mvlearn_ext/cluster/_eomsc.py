@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._anchor_blocks import COLUMN_CANDIDATES, fit_eomscca_blocks
@@ -15,9 +16,12 @@ from mvlearn_ext.cluster._base import BaseClusterer, check_anchors_cover_cluster
 from mvlearn_ext.cluster._eomsc_solver import (
     component_labels,
     eomsc_fit,
-    store_eomsc_model,
 )
-from mvlearn_ext.cluster._smvsc_solver import initial_graph, mapstd_statistics
+from mvlearn_ext.cluster._smvsc_solver import (
+    initial_graph,
+    mapstd_statistics,
+    store_anchor_model,
+)
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["EOMSCCA"]
@@ -272,10 +276,22 @@ class EOMSCCA(BaseClusterer):
             )
             labels, n_found = component_labels(self, result["labels"], result["U"], kmeans_seed)
 
-        store_eomsc_model(
-            self, m, d, result["W"], result["A"], graph=result["Z"], U=result["U"],
+        self._store_model(
+            m, d, result["W"], result["A"], graph=result["Z"], U=result["U"],
             alpha=result["alpha"], history=result["history"], n_iter=result["n_iter"],
             inner=result["inner"], lam=result["lambda"], n_found=n_found,
         )  # fmt: skip
         self.labels_ = labels
         return self
+
+    def _store_model(self, m, d, W, A, *, graph, U, alpha, history, n_iter, inner, lam, n_found):
+        """Set the fitted attributes (both paths; not the labels)."""
+        store_anchor_model(self, m, d, W, A)
+        self.anchor_graph_ = graph
+        self.embedding_ = U
+        self.view_weights_ = alpha
+        self.objective_ = np.asarray(history)
+        self.n_iter_ = int(n_iter)
+        self.n_inner_iter_ = np.asarray(inner, dtype=np.intp)
+        self.graph_reg_ = float(lam)
+        self.n_graph_components_ = n_found

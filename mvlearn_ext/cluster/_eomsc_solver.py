@@ -17,7 +17,6 @@ from mvlearn_ext.cluster._smvsc_solver import (
     iteration_done,
     residual_losses,
     start_model,
-    store_anchor_model,
 )
 from mvlearn_ext.utils._warnings import warn
 
@@ -249,16 +248,3 @@ def component_labels(est, labels, U, kmeans_seed):
         F = _normalize_rows(np.nan_to_num(U))
         labels = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit_predict(F)
     return np.asarray(labels, dtype=np.intp), n_found
-
-
-def store_eomsc_model(est, m, d, W, A, *, graph, U, alpha, history, n_iter, inner, lam, n_found):
-    """Set EOMSC-CA's fitted attributes on ``est`` (both paths; not the labels)."""
-    store_anchor_model(est, m, d, W, A)
-    est.anchor_graph_ = graph
-    est.embedding_ = U
-    est.view_weights_ = alpha
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_iter)
-    est.n_inner_iter_ = np.asarray(inner, dtype=np.intp)
-    est.graph_reg_ = float(lam)
-    est.n_graph_components_ = n_found

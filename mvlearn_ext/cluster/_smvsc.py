@@ -34,7 +34,6 @@ from mvlearn_ext.cluster._smvsc_solver import (
     smvsc_fit,
     solve_z,
     store_anchor_model,
-    store_smvsc_model,
     z_problem,
 )
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
@@ -375,13 +374,26 @@ class SMVSC(EmbeddingClusterer):
                 self, F, n_distinct, lambda: np.sum(Z * Z, axis=1), kmeans_seed
             )
 
-        store_anchor_model(self, m, d, W, A)
-        store_smvsc_model(
-            self, graph=Z, embedding=F, sigma=sigma, projection=P, z_alpha=z_alpha,
+        self._store_model(
+            m, d, W, A, graph=Z, embedding=F, sigma=sigma, projection=P, z_alpha=z_alpha,
             alpha=alpha, history=history, n_iter=n_iter,
         )  # fmt: skip
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
         return self
+
+    def _store_model(
+        self, m, d, W, A, *, graph, embedding, sigma, projection, z_alpha, alpha, history, n_iter
+    ):
+        """Set the fitted anchors, graph, embedding, weights and history (both paths)."""
+        store_anchor_model(self, m, d, W, A)
+        self.anchor_graph_ = graph
+        self.embedding_ = embedding
+        self.singular_values_ = sigma
+        self._projection = projection
+        self._z_step_weights = z_alpha
+        self.view_weights_ = alpha
+        self.objective_ = np.asarray(history)
+        self.n_iter_ = int(n_iter)
 
     def _transform_views(self, Xs):
         views = self._scale_views(Xs)

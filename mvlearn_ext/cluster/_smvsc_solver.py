@@ -176,20 +176,6 @@ def store_anchor_model(est, m, d, W, A):
     est.anchors_ = [(Wv @ A).T for Wv in W]
 
 
-def store_smvsc_model(
-    est, *, graph, embedding, sigma, projection, z_alpha, alpha, history, n_iter
-):
-    """Set SMVSC's fitted graph, embedding, weights and history (both paths; not the labels)."""
-    est.anchor_graph_ = graph
-    est.embedding_ = embedding
-    est.singular_values_ = sigma
-    est._projection = projection
-    est._z_step_weights = z_alpha
-    est.view_weights_ = alpha
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_iter)
-
-
 def final_kmeans(est, F, n_distinct, anchor_mass, seed):
     """The k-means of SMVSC's embedding ``F``, with a warning when the graph is degenerate.
 

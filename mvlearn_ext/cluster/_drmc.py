@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import InductiveClusterer
+from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks, predict_drmc_blocks
 from mvlearn_ext.cluster._drmc_graphs import (
     _SUBSAMPLE,
     _feature_factors,
@@ -337,13 +338,9 @@ class DRMC(InductiveClusterer):
         return _scaled_joint(Xs, self.view_means_, self.view_scales_, factors)
 
     def _fit_blocks(self, Xs):
-        from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks
-
         return fit_drmc_blocks(self, Xs)
 
     def _predict_blocks(self, Xs):
-        from mvlearn_ext.cluster._drmc_blocks import predict_drmc_blocks
-
         return predict_drmc_blocks(self, Xs)
 
     def _fit_views(self, Xs):

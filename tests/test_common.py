@@ -24,7 +24,7 @@ INSTANCES = {
     MultiViewAdapter: [
         MultiViewAdapter(ConcatKMeans(n_clusters=3, n_init=2, random_state=0), view_sizes=2),
         MultiViewAdapter(
-            ConcatKMeans(n_clusters=3, n_init=2, standardize=False, random_state=0),
+            ConcatKMeans(n_clusters=3, n_init=2, scaling=None, random_state=0),
             view_columns=[slice(None, None, 2), slice(1, None, 2)],
         ),
     ],

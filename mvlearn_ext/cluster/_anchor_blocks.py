@@ -11,7 +11,7 @@ authors' code needs ``X_v Z^T`` (``d_v x m``) of the previous graph for the ``W_
 ``A`` steps; the Z step is a simplex projection of every sample's own column; the view
 weights need ``||X_v - W_v A Z||^2`` and the recorded objective ``||Z||^2``. A pass
 takes ``(W, A, sum_v alpha_v^2 + lambda)``, computes the graph of each block by the
-in-memory :func:`~mvlearn_ext.cluster._smvsc.code_z_step` and returns those sums and
+in-memory :func:`~mvlearn_ext.cluster._smvsc_solver.code_z_step` and returns those sums and
 ``Z Z^T`` (``m x m``), from which the embedding's projection comes. The graph is never
 stored: it is a function of the block and of the last pass's ``(W, A, alpha)``, and
 the label pass recomputes it. The first iteration's ``X_v Z_0^T`` for ``Z_0 = [I_m,
@@ -20,15 +20,15 @@ exact and depends on the order of the samples, as in memory. A fit reads the dat
 ``n_iter_ + 2`` times.
 
 **variant="paper"**: the ``W``, ``A`` and ``alpha`` steps and the objective of
-:class:`~mvlearn_ext.cluster._smvsc._State` only need ``Z Z^T``, ``X_v Z^T`` and
+:class:`~mvlearn_ext.cluster._smvsc_solver._State` only need ``Z Z^T``, ``X_v Z^T`` and
 ``||X_v||^2``, which a pass returns; the exact Z step
-(:func:`~mvlearn_ext.cluster._smvsc.solve_z`) warm-starts each column's QP from the
+(:func:`~mvlearn_ext.cluster._smvsc_solver.solve_z`) warm-starts each column's QP from the
 previous graph, so the graph (``m x n`` float64) is kept, one array per block, in the
 calling process, and sent with its block on every pass. A fit reads the data
 ``n_iter_ + 2`` times.
 
 **EOMSC-CA** (:func:`fit_eomscca_blocks`). The graph step
-(:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph`) runs by blocks too
+(:func:`~mvlearn_ext.cluster._eomsc_solver.connected_bipartite_graph`) runs by blocks too
 (:func:`block_bipartite_graph`): each pass of its ``lambda`` search projects every
 sample's row (local) and every anchor's column over all ``n`` samples (one threshold per
 anchor, :func:`column_thresholds`, exact from the blocks' largest values), then an
@@ -80,19 +80,18 @@ from mvlearn_ext.cluster._blockwise import (
     _progress_bar,
     statistics_pass,
 )
-from mvlearn_ext.cluster._eomsc import (
+from mvlearn_ext.cluster._eomsc_solver import (
     _GRAPH_TERM_WEIGHT,
     _inverse_sqrt_degrees,
     _progress,
     component_labels,
     lambda_step,
     project_simplex_masked,
-    store_eomsc_model,
     top_eigenpairs_of_gram,
 )
 from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
-from mvlearn_ext.cluster._smvsc import (
+from mvlearn_ext.cluster._smvsc_solver import (
     _normalize_rows,
     _State,
     anchor_step,
@@ -103,8 +102,6 @@ from mvlearn_ext.cluster._smvsc import (
     residual_losses,
     solve_z,
     start_model,
-    store_anchor_model,
-    store_smvsc_model,
     z_problem,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -119,7 +116,7 @@ KMEANS_SAMPLE = 100_000
 
 
 def mapstd_from_moments(moments):
-    """``(mean, scale)`` of :func:`~mvlearn_ext.cluster._smvsc.mapstd_statistics` from moments.
+    """``(mean, scale)`` of ``_smvsc_solver.mapstd_statistics`` from moments.
 
     ``moments`` is the merged ``(count, mean, M2)`` of one view; the scale is the
     sample standard deviation (``ddof=1``), 1 for a constant feature.
@@ -229,7 +226,7 @@ def fit_smvsc_blocks(est, Xs):
     """Fit ``est`` (an :class:`SMVSC` or :class:`FPMVSCAG`) by row blocks.
 
     See the module docstring; the iterations and stopping rules are those of
-    :func:`~mvlearn_ext.cluster._smvsc.authors_fit`.
+    :func:`~mvlearn_ext.cluster._smvsc_solver.authors_fit`.
 
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
@@ -245,7 +242,7 @@ def fit_smvsc_blocks(est, Xs):
     first = _statistics(est, blocks, name, m)
     base = dict(
         means=est.view_means_, scales=est.view_scales_, variant=est.variant, lam=lam,
-        n_threads=1 if blocks.uses_dask else est.n_jobs,
+        n_threads=1 if blocks.uses_dask else est._n_threads,
     )  # fmt: skip
     # Z_0 = [I_m, 0]: Z_0 X_v holds the first m (standardised) rows of X_v.
     XZt = [np.ascontiguousarray(X_v.T) for X_v in first]
@@ -284,10 +281,9 @@ def fit_smvsc_blocks(est, Xs):
         )
     est._log(f"embedding, k-means and labels done ({time.perf_counter() - start:.2f} s)")
 
-    store_anchor_model(est, m, d, W, A)
-    store_smvsc_model(
-        est, graph=None, embedding=None, sigma=sigma, projection=projection, z_alpha=z_alpha,
-        alpha=alpha, history=history, n_iter=n_iter,
+    est._store_model(
+        m, d, W, A, graph=None, embedding=None, sigma=sigma, projection=projection,
+        z_alpha=z_alpha, alpha=alpha, history=history, n_iter=n_iter,
     )  # fmt: skip
     est.kmeans_ = kmeans
     est.labels_ = labels_like_input(labels, Xs, blocks)
@@ -295,7 +291,7 @@ def fit_smvsc_blocks(est, Xs):
 
 
 def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
-    """:func:`~mvlearn_ext.cluster._smvsc.authors_fit`, one pass over the blocks per iteration."""
+    """``_smvsc_solver.authors_fit``, one pass over the blocks per iteration."""
     W, A, alpha = start_model(blocks.widths, d)
     z_alpha = alpha
     history = []
@@ -323,10 +319,10 @@ def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
 
 
 def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
-    """:func:`~mvlearn_ext.cluster._smvsc.smvsc_fit` on the sums of one pass per iteration.
+    """:func:`~mvlearn_ext.cluster._smvsc_solver.smvsc_fit` on the sums of one pass per iteration.
 
     The ``W``, ``A`` and ``alpha`` steps and the objective are those of
-    :class:`~mvlearn_ext.cluster._smvsc._State`, which only needs ``Z Z^T``, ``X_v Z^T``
+    :class:`~mvlearn_ext.cluster._smvsc_solver._State`, which only needs ``Z Z^T``, ``X_v Z^T``
     and ``||X_v||^2``; the Z step warm-starts each block's QP from its previous graph,
     so the graph (``m x n``) is kept, one array per block, in this process.
     """
@@ -381,7 +377,7 @@ def predict_smvsc_blocks(est, Xs):
     params = dict(
         means=est.view_means_, scales=est.view_scales_, variant=est.variant, lam=lam,
         W=est.projections_, A=est.consensus_anchors_, alpha=alpha,
-        scale=float(np.sum(alpha**2)) + lam, n_threads=1 if blocks.uses_dask else est.n_jobs,
+        scale=float(np.sum(alpha**2)) + lam, n_threads=1 if blocks.uses_dask else est._n_threads,
         projection=est._projection, kmeans=est.kmeans_,
     )  # fmt: skip
     return labels_by_blocks(est, Xs, blocks, _smvsc_label_task, params, type(est).__name__)
@@ -447,7 +443,7 @@ def _linear_blocks(blocks, core):
 def _eomsc_target(p, B, U, inv1):
     """``(B - lambda/2 d) / scale`` of one block's rows from their state ``(U, inv1)``.
 
-    The expression of :func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph`,
+    The expression of :func:`~mvlearn_ext.cluster._eomsc_solver.connected_bipartite_graph`,
     row by row: ``p`` holds the anchors' half ``V``, ``D_2^{-1/2}`` and ``lambda``.
     """
     inv2 = p["inv2"]
@@ -477,7 +473,7 @@ def column_thresholds(parts, size):
     block's ``size`` largest, so the candidates sorted in decreasing order start with the
     column's global ``size`` largest values, in the order of the in-memory sort: the
     cumulative sums and the thresholds ``t_k = (sum_{l <= k} u_l - 1) / k`` of the
-    sort-based rule (:func:`~mvlearn_ext.cluster._eomsc.project_simplex_masked`) are
+    sort-based rule (:func:`~mvlearn_ext.cluster._eomsc_solver.project_simplex_masked`) are
     the in-memory ones, bit for bit, as far as they go. The threshold is ``t_K`` with
     ``K`` the last ``k`` where ``u_k > t_k``; it is settled unless every one of the
     ``size`` values is active while the column holds more.
@@ -730,9 +726,9 @@ def _carries(blocks, core, m, c):
     return _LocalCarries(blocks, core, m, c)
 
 
-def _thresholds(carries, params, verbose, desc):
+def _thresholds(carries, params, verbose, desc, candidates):
     """Column thresholds of the next projection, asking for more candidates when needed."""
-    size = COLUMN_CANDIDATES
+    size = candidates
     while True:
         parts = carries.run(_eomsc_candidates_task, dict(params, size=size), verbose, desc)
         tau, has_support, unsettled = column_thresholds(parts, size)
@@ -760,8 +756,10 @@ def number_components(first, together):
     return rank[inverse]
 
 
-def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, desc):
-    """:func:`~mvlearn_ext.cluster._eomsc.connected_bipartite_graph` by row blocks.
+def block_bipartite_graph(
+    blocks, core, m, c, *, reg_init, max_iter, verbose, desc, candidates=COLUMN_CANDIDATES
+):
+    """:func:`~mvlearn_ext.cluster._eomsc_solver.connected_bipartite_graph` by row blocks.
 
     ``core`` holds the standardisation, ``W``, ``A``, ``alpha^2`` and ``scale``, from
     which every block computes its rows of ``B``. The sample half of the state (``U``
@@ -778,7 +776,7 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
     """
     carries = _carries(blocks, core, m, c)
     params = dict(carries.params, V=_HALF * np.eye(m, c), inv2=np.ones(m), lam=float(reg_init))
-    tau, has_support = _thresholds(carries, params, verbose, f"{desc}, start")
+    tau, has_support = _thresholds(carries, params, verbose, f"{desc}, start", candidates)
     lam = float(reg_init)
     n_iter = 0
     while True:
@@ -798,13 +796,13 @@ def block_bipartite_graph(blocks, core, m, c, *, reg_init, max_iter, verbose, de
         if settled or n_iter >= max_iter:
             break
         parts = carries.run(
-            _eomsc_advance_task, dict(step, size=COLUMN_CANDIDATES), verbose,
+            _eomsc_advance_task, dict(step, size=candidates), verbose,
             f"{desc}, pass {n_iter} state",
         )  # fmt: skip
         params = {key: value for key, value in step.items() if key != "prev"}
-        tau, has_support, unsettled = column_thresholds(parts, COLUMN_CANDIDATES)
+        tau, has_support, unsettled = column_thresholds(parts, candidates)
         if unsettled.any():
-            tau, has_support = _thresholds(carries, params, verbose, f"{desc}, more")
+            tau, has_support = _thresholds(carries, params, verbose, f"{desc}, more", candidates)
     step = dict(step, cached=False, prev=dict(step["prev"], cached=False))
     Us, firsts, together, uu, usv, losses, XZt = [], [], None, 0.0, 0.0, None, None
     finished = carries.run(_eomsc_finish_task, step, verbose, f"{desc}, components", blocks)
@@ -827,7 +825,7 @@ def fit_eomscca_blocks(est, Xs):
     """Fit ``est`` (an :class:`EOMSCCA`) with the views read by row blocks.
 
     See the module docstring; the iterations and stopping rule are those of
-    :func:`~mvlearn_ext.cluster._eomsc.eomsc_fit`.
+    :func:`~mvlearn_ext.cluster._eomsc_solver.eomsc_fit`.
 
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
@@ -851,6 +849,7 @@ def fit_eomscca_blocks(est, Xs):
         labels, U, graph_term, n_inner, lam, losses, XZt = block_bipartite_graph(
             blocks, core, m, k, reg_init=est.reg_init, max_iter=est.inner_max_iter,
             verbose=verbose, desc=f"EOMSCCA iteration {n_iter}",
+            candidates=est._column_candidates,
         )  # fmt: skip
         alpha = code_view_weights(losses, 1)
         history.append(float(np.sum(alpha**2 * losses)) + graph_term)
@@ -860,8 +859,8 @@ def fit_eomscca_blocks(est, Xs):
             break
     labels, n_found = component_labels(est, labels, U, kmeans_seed)
 
-    store_eomsc_model(
-        est, m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,
+    est._store_model(
+        m, d, W, A, graph=None, U=U, alpha=alpha, history=history, n_iter=n_iter,
         inner=inner, lam=lam, n_found=n_found,
     )  # fmt: skip
     est.labels_ = labels_like_input(labels, Xs, blocks)

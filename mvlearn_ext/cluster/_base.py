@@ -2,7 +2,7 @@
 
 Estimators (the in-memory and the block path):
 
-* :class:`BaseClusterer` owns ``fit``: it runs the deprecation checks, sends
+* :class:`BaseClusterer` owns ``fit``: it resolves ``n_jobs`` once, sends
   dask, zarr and memmap views (or any view with ``block_size`` set) to the
   estimator's block path, validates in-memory views once and hands them to
   the estimator's ``_fit_views``; :class:`InductiveClusterer` adds ``predict``
@@ -16,9 +16,8 @@ Checks: :func:`check_anchors_cover_clusters`. Block paths (``_*_blocks.py``):
 :func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input` for
 the fits, :func:`open_fitted_blocks` and :func:`labels_by_blocks` for ``predict``.
 
-Nothing here computes a result: each piece is the code the estimators repeated,
-in the order they ran it, so that moving them here changed no output
-(``benchmarks/check_cluster_parity.py``).
+Nothing here computes a result: each piece is code the estimators share, kept in
+the order they run it.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from mvlearn_ext.cluster._blockwise import (
     wants_blocks,
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
-from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._threads import fit_threads, single_threaded_pools
 from mvlearn_ext.utils._validation import check_views_consistent
 
 __all__ = [
@@ -81,10 +80,15 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
 
     A subclass implements ``_fit_views(Xs)`` on validated in-memory views and,
     when it has a block path, ``_fit_blocks(Xs)`` (imported on use: the block
-    modules import the estimator modules), which runs with one BLAS/OpenMP
     thread. Class settings: ``_min_views``, the number of views ``fit`` needs;
     ``_single_threaded``, whether ``fit`` and ``predict`` run with one
     BLAS/OpenMP thread throughout (both paths).
+
+    Threads: an estimator with an ``n_jobs`` parameter runs ``fit``, ``predict``
+    and ``transform`` inside :func:`~mvlearn_ext.utils._threads.fit_threads`
+    (``n_jobs`` resolved once, one BLAS/OpenMP thread, Numba bounded by it); the
+    resolved count is ``self._n_threads`` for its kernels, as scikit-learn's
+    k-means keeps ``_n_threads``.
     """
 
     _min_views = 1
@@ -96,14 +100,21 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
         # Fitted means labelled: the fitted attributes are set together at the end of fit.
         return hasattr(self, "labels_")
 
-    def _before_fit(self):
-        """Checks that run before either path (deprecated parameters); none by default."""
-
     def _wants_blocks(self, Xs, entry):
         return entry is not None and wants_blocks(Xs, getattr(self, "block_size", None))
 
+    @contextlib.contextmanager
     def _pools(self):
-        return single_threaded_pools() if self._single_threaded else contextlib.nullcontext()
+        """The thread context of a call: ``n_jobs`` resolved (see the class docstring)."""
+        if "n_jobs" in self._parameter_constraints:
+            with fit_threads(self.n_jobs) as n_threads:
+                self._n_threads = n_threads
+                yield
+        elif self._single_threaded:
+            with single_threaded_pools():
+                yield
+        else:
+            yield
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, y=None):
@@ -128,7 +139,6 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
             The fitted estimator.
         """
         with self._pools():
-            self._before_fit()
             if self._wants_blocks(Xs, self._fit_blocks):
                 # The blocks are the parallelism and the driver's matrices are small:
                 # BLAS and OpenMP run on one thread throughout a block fit.
@@ -140,8 +150,9 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
             return self._fit_views(Xs)
 
     def _fit_view_scaling(self, Xs, statistics=fit_view_scaling):
-        """Set ``view_means_`` and ``view_scales_`` (None if not ``standardize``)."""
-        self.view_means_, self.view_scales_ = statistics(Xs) if self.standardize else (None, None)
+        """Set ``view_means_`` and ``view_scales_`` (None for ``scaling=None``)."""
+        scale = self.scaling is not None
+        self.view_means_, self.view_scales_ = statistics(Xs) if scale else (None, None)
 
     def _scale_views(self, Xs):
         """The views standardised by the fitted ``view_means_`` and ``view_scales_``."""
@@ -191,7 +202,8 @@ class EmbeddingClusterer(InductiveClusterer):
             ``embedding_`` (to the tolerance of the solver that codes them; see
             the class docstring).
         """
-        return self._transform_views(self._validate_predict_views(Xs))
+        with self._pools():
+            return self._transform_views(self._validate_predict_views(Xs))
 
 
 # --------------------------------------------------------------------------- block paths
@@ -219,10 +231,10 @@ def scaling_of_moments(est, moments, views, statistics=None):
 
     ``statistics(moments_v)`` gives a view's ``(mean, scale)``; by default the
     per-feature z-scores of ``scaling_from_moments`` in the view's dtype. Both
-    are None when ``est.standardize`` is false: the block path's
+    are None when ``est.scaling`` is None: the block path's
     :meth:`BaseClusterer._fit_view_scaling`.
     """
-    if not est.standardize:
+    if est.scaling is None:
         est.view_means_, est.view_scales_ = None, None
         return
     if statistics is None:

@@ -12,7 +12,7 @@ the QP solvers bound their own kernels by ``n_threads``, so that their
 results do not depend on any thread count.
 
 Orientation: an anchor graph ``Z`` has shape ``(n_anchors, n_samples)``
-(the spec's ``m x n``), every column on the probability simplex. The
+(``m x n``), every column on the probability simplex. The
 :func:`mvlearn_ext.utils.anchor_graph` kernel returns the transpose (CSR of
 shape ``(n_samples, n_anchors)``): pass ``anchor_graph(X, A).T``.
 
@@ -34,6 +34,9 @@ anchor_spectral_embedding
     Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
 gram_eigenpairs
     Its eigen step, from a Gram matrix ``Z Z^T`` (the block paths).
+regularised_anchor_embedding, regularised_projection_from_gram
+    The degree-regularised embedding of ``Z^T (Delta + tau I)^{-1} Z`` (HAG-MVC, DRMC),
+    from the graph or from its Gram matrix.
 spectral_rotation
     Rotate an embedding onto a (scaled) cluster indicator.
 kmeans_anchors, sample_anchors
@@ -63,6 +66,8 @@ __all__ = [
     "gram_eigenpairs",
     "kmeans_anchors",
     "procrustes",
+    "regularised_anchor_embedding",
+    "regularised_projection_from_gram",
     "sample_anchors",
     "simplex_qp",
     "simplex_qp_active_set",
@@ -73,6 +78,11 @@ __all__ = [
 
 #: Above this many samples :func:`kmeans_anchors` uses MiniBatchKMeans.
 MINIBATCH_THRESHOLD = 50_000
+#: Degree regularisation of :func:`regularised_anchor_embedding`: ``tau`` is this
+#: fraction of the mean degree of the live anchors. It damps anchors used by a few
+#: samples only while barely changing anchors of typical degree; a tenth sits between
+#: too little damping and flattening the graph.
+DEGREE_REG = 0.1
 
 
 # --------------------------------------------------------------------------- orthogonal factors
@@ -196,14 +206,6 @@ def squared_view_weights(losses):
     ------
     ValueError
         If ``losses`` is empty, not 1-D, negative, NaN or infinite.
-
-    Examples
-    --------
-    >>> from mvlearn_ext.cluster._common import squared_view_weights
-    >>> squared_view_weights([1.0, 3.0]).tolist()
-    [0.75, 0.25]
-    >>> squared_view_weights([0.0, 2.0, 0.0]).tolist()
-    [0.5, 0.0, 0.5]
     """
     losses = np.asarray(losses, dtype=np.float64)
     if losses.ndim != 1 or losses.size == 0:
@@ -451,7 +453,9 @@ def _row_qp_values(Zt, Hs, Bt):
 
 
 @with_single_threaded_pools
-def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=None):
+def simplex_qp_update(
+    H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=None, block_columns=_QP_BLOCK
+):
     """Warm-started simplex QPs that update ``Z`` in place and never go uphill.
 
     The same QPs as :func:`simplex_qp`, ``min_z 1/2 z^T H z - b_i^T z`` over
@@ -474,6 +478,8 @@ def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=No
         overwritten with the update.
     max_iter, tol, n_threads
         As in :func:`simplex_qp`.
+    block_columns : int
+        Columns per block (memory only: the columns are independent QPs).
 
     Returns
     -------
@@ -487,8 +493,8 @@ def simplex_qp_update(H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=No
     if not L > 0.0:
         raise ValueError("simplex_qp_update needs lambda_max(H) > 0")
     n_iter = 0
-    for start in range(0, n, _QP_BLOCK):
-        stop = min(start + _QP_BLOCK, n)
+    for start in range(0, n, block_columns):
+        stop = min(start + block_columns, n)
         Bt = np.ascontiguousarray(linear_rows(start, stop), dtype=np.float64)
         old = np.ascontiguousarray(Z[:, start:stop].T)
         new, block_iter = _fista_rows(Hs, Bt, old.copy(), 1.0 / L, max_iter, tol, threads)
@@ -610,6 +616,56 @@ def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_project
     P = np.zeros((n_anchors, n_components))
     P[keep] = (V * scale) * inv_sqrt[:, None]
     return F, sigma, P
+
+
+def _degree_scale(degree, n_samples, reg):
+    """``(Delta + tau I)^{-1/2}`` on the live anchors, 0 elsewhere; ``tau = reg n / m_live``."""
+    live = degree > 0
+    tau = reg * n_samples / max(int(live.sum()), 1)
+    scale = np.zeros_like(degree, dtype=np.float64)
+    scale[live] = 1.0 / np.sqrt(degree[live] + tau)
+    return scale
+
+
+def regularised_anchor_embedding(Z, n_components, *, reg=DEGREE_REG, return_projection=False):
+    """Top eigenvectors of ``S_tau = Z^T (Delta + tau I)^{-1} Z``, degree-regularised.
+
+    ``Z`` (m x n, sparse, columns on the simplex) is an anchor graph and ``Delta`` its
+    anchor degrees. Without regularisation (``reg=0``, Liu, He & Chang, 2010) a sample
+    that is the main neighbour of an anchor of tiny degree has ``S_ii`` near 1: it
+    forms an almost isolated component whose eigenvector displaces a cluster's.
+    Adding ``tau = reg * n / m_live`` to every live anchor degree (``m_live`` the
+    anchors of nonzero degree), as regularised spectral clustering adds it to the node
+    degrees (Amini, Chen, Bickel & Levina, 2013; Qin & Rohe, 2013), damps such anchors
+    (the share of ``S_ii`` from an anchor used by sample ``i`` alone falls from
+    ``z_ij`` to ``z_ij^2 / (z_ij + tau)``) while barely changing anchors of typical
+    degree ``n / m``. The eigenvectors come from the m x m Gram matrix of
+    ``(Delta + tau I)^{-1/2} Z`` (:func:`anchor_spectral_embedding`,
+    ``normalize=False``); dead anchors get weight 0.
+
+    Returns ``F`` (n x n_components), and with ``return_projection`` also ``P``
+    (m x n_components) with ``F = Z^T P``, the out-of-sample map of a new column.
+    """
+    degree = np.asarray(Z.sum(axis=1)).ravel()
+    scale = _degree_scale(degree, Z.shape[1], reg)
+    F, _, P = anchor_spectral_embedding(
+        sp.diags(scale) @ Z, n_components, normalize=False, return_projection=True
+    )
+    if not return_projection:
+        return F
+    return F, P * scale[:, None]
+
+
+def regularised_projection_from_gram(gram, degree, n_samples, n_components, *, reg=DEGREE_REG):
+    """``P`` of :func:`regularised_anchor_embedding` from ``Z Z^T`` and ``Delta = Z 1``.
+
+    The block paths sum ``Z Z^T`` and the degrees over row blocks: with
+    ``D = (Delta + tau I)^{-1/2}``, ``D Z Z^T D = V Sigma^2 V^T`` and ``P = D V Sigma^{-1}``,
+    so that ``F = Z^T P``.
+    """
+    scale = _degree_scale(degree, n_samples, reg)
+    _, V, inverse = gram_eigenpairs(gram * scale[:, None] * scale[None, :], n_components)
+    return scale[:, None] * (V * inverse)
 
 
 # --------------------------------------------------------------------------- spectral rotation

@@ -14,11 +14,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.cluster import KMeans, SpectralClustering
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
-from mvlearn_ext.utils._warnings import warn
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
 
@@ -42,24 +42,6 @@ def _concatenate(Xs, means, scales):
         for X, mean, scale in zip(Xs, means, scales, strict=True)
     ]
     return np.hstack(blocks).astype(dtype, copy=False)
-
-
-def _resolve_scaling(estimator):
-    """``scaling``, or the deprecated ``standardize`` translated (with a warning)."""
-    if isinstance(estimator.standardize, str):  # "deprecated": not given
-        return estimator.scaling
-    if estimator.scaling != "zscore":
-        raise ValueError(
-            f"{type(estimator).__name__}: give scaling only (standardize is deprecated), "
-            f"got standardize={estimator.standardize!r} and scaling={estimator.scaling!r}"
-        )
-    warn(
-        f"{type(estimator).__name__}(standardize=...) is deprecated since 0.1 and will be "
-        "removed in 0.2: use scaling='zscore' for standardize=True, scaling=None for "
-        "standardize=False",
-        FutureWarning,
-    )
-    return "zscore" if estimator.standardize else None
 
 
 class ConcatKMeans(InductiveClusterer):
@@ -89,9 +71,6 @@ class ConcatKMeans(InductiveClusterer):
         variance 1 and weighs the same. ``None``: the views enter in their
         own units, so a view with a larger spread or more features weighs
         more.
-    standardize : bool
-        Deprecated since 0.1 and removed in 0.2: ``True`` is
-        ``scaling="zscore"``, ``False`` is ``scaling=None``.
     n_init : int, default=10
         Number of k-means runs from different k-means++ seeds; the run with
         the smallest inertia is kept.
@@ -176,7 +155,6 @@ class ConcatKMeans(InductiveClusterer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "scaling": [StrOptions(set(_SCALINGS)), None],
-        "standardize": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -188,7 +166,6 @@ class ConcatKMeans(InductiveClusterer):
         n_clusters=8,
         *,
         scaling="zscore",
-        standardize="deprecated",
         n_init=10,
         max_iter=300,
         tol=1e-4,
@@ -196,7 +173,6 @@ class ConcatKMeans(InductiveClusterer):
     ):
         self.n_clusters = n_clusters
         self.scaling = scaling
-        self.standardize = standardize
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -206,11 +182,8 @@ class ConcatKMeans(InductiveClusterer):
         """The scaled views side by side, in their common dtype."""
         return _concatenate(Xs, self.view_means_, self.view_scales_)
 
-    def _before_fit(self):
-        self._scaling = _resolve_scaling(self)
-
     def _fit_views(self, Xs):
-        self.view_means_, self.view_scales_ = _fit_scaling(Xs, self._scaling)
+        self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         kmeans = KMeans(
             n_clusters=self.n_clusters,
             init="k-means++",
@@ -285,7 +258,9 @@ class ConcatSpectral(BaseClusterer):
         Seeds the start vector of the ARPACK eigensolver and the k-means
         initialisations; an int gives the same labels at every call.
     n_jobs : int or None, default=None
-        Parallel jobs of the neighbour search (``None`` means 1).
+        Parallel jobs of the neighbour search: ``None`` is 1 (or the ``n_jobs``
+        of an enclosing ``joblib.parallel_config``), ``-1`` every CPU, a
+        positive count is capped at the CPUs available.
 
     Attributes
     ----------
@@ -352,7 +327,7 @@ class ConcatSpectral(BaseClusterer):
         "assign_labels": [StrOptions({"kmeans", "discretize", "cluster_qr"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(
@@ -389,7 +364,7 @@ class ConcatSpectral(BaseClusterer):
             assign_labels=self.assign_labels,
             n_init=self.n_init,
             random_state=self.random_state,
-            n_jobs=self.n_jobs,
+            n_jobs=self._n_threads,
         )
         self.spectral_ = spectral.fit(Z)
         self.labels_ = np.asarray(self.spectral_.labels_, dtype=np.intp)

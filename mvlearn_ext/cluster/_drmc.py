@@ -4,23 +4,28 @@ Only the abstract of the ICML 2026 paper (poster 66036) is public. Every
 block, the order of the updates and the defaults are this package's
 reconstruction of the abstract's ingredients, not the paper's algorithm (see
 the class docstring). Layout: :class:`DRMC` (this module) validates and stores;
-:func:`~mvlearn_ext.cluster._drmc_solver._drmc` (the driver, in ``_drmc_solver``)
-assumes valid, standardised views and runs the feedback loop; the view scaling,
-the kNN anchor graphs and the anchors are in ``_drmc_graphs``; the block path is
-``_drmc_blocks``. The anchor spectral embedding, the spectral rotation and the
-k-means anchors come from :mod:`mvlearn_ext.cluster._common`.
+``_drmc_solver._drmc`` (the driver) assumes valid, standardised views and runs the
+feedback loop; the view scaling, the kNN anchor graphs and the anchors are in
+``_drmc_graphs``; the block path is ``_drmc_blocks``. The anchor spectral embedding,
+the spectral rotation and the k-means anchors come from ``_common``.
 """
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import InductiveClusterer
-from mvlearn_ext.cluster._drmc_graphs import _feature_factors, _prior_weights, _scaled_joint
+from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks, predict_drmc_blocks
+from mvlearn_ext.cluster._drmc_graphs import (
+    _SUBSAMPLE,
+    _feature_factors,
+    _prior_weights,
+    _scaled_joint,
+)
 from mvlearn_ext.cluster._drmc_solver import (
     _drmc,
     _match_labels,
@@ -29,7 +34,7 @@ from mvlearn_ext.cluster._drmc_solver import (
     _scaled_indicator,
     _view_redundancy,
 )
-from mvlearn_ext.utils._warnings import warn
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["DRMC"]
 
@@ -39,8 +44,6 @@ _MAX_ANCHORS_PER_CLUSTER = 20
 _ANCHOR_FACTOR = 2.0
 #: Floor, relative to the largest, of the prior weights in the stored scaling.
 _PRIOR_FLOOR = 0.01
-#: Parameters of the previous reconstruction, accepted and ignored for one release.
-_DEPRECATED = ("reg_lambda", "beta", "gamma", "tol")
 
 
 # --------------------------------------------------------------------------- estimator
@@ -88,7 +91,7 @@ class DRMC(InductiveClusterer):
     for a view independent of the partition, whatever its width or units (the
     kNN weights do not depend on the scale of a view), and near 1 for a view
     whose graph separates the clusters. The new weights are ``w_v ∝
-    (max(agreement_v, 0) / c_v)^weight_power``, with ``c_v`` the redundancy of
+    max(agreement_v, 0) / c_v``, with ``c_v`` the redundancy of
     the view (about 2 for each of two copies; :func:`_view_redundancy`), so
     that copies of a view share its weight. (2) Through the rotation: the
     consensus graph is rebuilt with the new weights, and its embedding is
@@ -97,43 +100,17 @@ class DRMC(InductiveClusterer):
     changes, when the weights move by less than ``1e-3`` (L1), or after
     ``max_iter`` rounds. Starting weights are ``∝ sqrt(d_v)``: halfway
     (geometrically) between the per-view balanced concatenation (equal
-    weights) and the plain z-scored one (``∝ d_v``); the label-free weights of
-    ``fit_view_weights`` were tried as a start and did worse on the
-    development sets (mean ACC 0.869 against 0.908, 3 seeds; the module's
-    first version, commit 0b626b9).
+    weights) and the plain z-scored one (``∝ d_v``).
 
-    Why not the previous reconstruction (``specs/multiview_clustering.md``
-    section 2.3, a joint objective in ``Z, A_v, alpha, F, R, Y`` with the
-    partition entering the graph only through a linearised term): over 50
-    fits on five data sets, its feedback changed no label, its weights
-    ``∝ 1/residual`` never reached the labels and favoured narrow views,
-    and it was landmark spectral clustering on the concatenation. A term
-    pulling the graph towards the current partition (sample-anchor
-    affinities reweighted by cluster agreement) was also tried and lowered
-    the accuracy on Handwritten (0.972 to 0.966, prototype); so was moving
-    the anchors to the means of their samples after each reweighting (dev
-    mean ACC 0.904 against 0.917); neither is used. Known weakness: the
-    anchors are placed once, under the starting weights; when those give
-    noise views much of the distance, the informative blocks of the anchors
-    are blurred and the feedback undoes it only in part (blobs-1inf-2noise:
-    0.886 against 0.911 for k-means on the z-scored concatenation).
+    The partition enters the graph only through the view weights: the anchors
+    are placed once, under the starting weights, so when those give noise views
+    much of the distance the informative blocks of the anchors are blurred and
+    the feedback undoes it only in part.
 
-    Why the degree regularisation: without it, the seed-to-seed spread came
-    mostly from one failure, a cluster of one or a few samples split off
-    around a low-degree anchor while two real clusters merged (a jump of
-    about one class in ACC). On development data (two- and three-view
-    subsets of Handwritten, seeds 0-5) it took (fou, kar) from 0.891 ± 0.041
-    to 0.939 ± 0.008, (kar, pix) from 0.905 ± 0.051 to 0.938 ± 0.004 and
-    (kar, zer, mor) from 0.930 ± 0.042 to 0.959 ± 0.001; blobs-mixed and
-    blobs-1inf-2noise drawn with ``random_state=3`` and ``2`` from 0.793 ±
-    0.047 to 0.814 ± 0.006 and from 0.835 ± 0.063 to 0.859 ± 0.007; the
-    suite's dev sets were unchanged within 0.003. A tenth of the mean degree
-    was chosen there: 0.03 left one failure on (kar, pix), 0.5 caused one
-    on handwritten-weak3 (0.722); 0.1 and 0.2 were equal. Choosing among
-    restarts by ``||F R - Y_hat||^2`` was examined and not adopted: the
-    rotation's restarts agreed on every dev set, and across anchor seeds the
-    objective gave its lowest value to a failed fit (the split-off cluster is
-    itself well separated).
+    Why the degree regularisation: without it, a cluster of one or a few
+    samples can split off around a low-degree anchor while two real clusters
+    merge; a tenth of the mean degree damps such anchors while leaving anchors
+    of typical degree nearly unchanged.
 
     Parameters
     ----------
@@ -142,30 +119,22 @@ class DRMC(InductiveClusterer):
     n_anchors : int or None, default=None
         The number of anchors ``m``, at least ``n_clusters``; capped at the
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
-        ``20 k`` (chosen on the development suite: more anchors help
-        Handwritten, fewer help the sets of a few hundred samples).
-    view_weighting : {"agreement", "prior", "uniform"}, default="agreement"
-        ``"agreement"``: learned by the discrete feedback (above).
-        ``"prior"``: fixed at ``∝ sqrt(d_v)`` (no feedback). ``"uniform"``:
-        fixed and equal (the per-view balanced concatenation, no feedback).
-    weight_power : float, default=1.0
-        Exponent of the agreement in the weights; larger concentrates the
-        weight on the best-agreeing views (0 gives equal weights). 1 was
-        chosen on the development sets (mean ACC 0.917 against 0.912 for 2,
-        seeds 0-2; 2 dropped a 20-feature view with 5 informative features
-        to weight 0.02 and lost 0.03 on one Handwritten variant).
+        ``20 k``: it grows with ``n`` so that large sets get finer anchors,
+        slower than ``n`` so that small sets keep several samples per anchor.
+    view_weights : {"agreement", "uniform"}, default="agreement"
+        ``"agreement"``: learned by the discrete feedback (above), from the
+        starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
+        ``"uniform"``: fixed and equal (the per-view balanced concatenation,
+        no feedback).
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,
         Wang et al., 2022). ``False``: the view blocks of k-means centres of
         the jointly scaled views, aligned by construction.
-    scaled_indicator : bool, default=True
-        Rotate onto ``Y (Y^T Y)^{-1/2}`` (Huang, Nie & Huang) or onto ``Y``
-        (Yu & Shi).
-    standardize : bool, default=True
-        z-score every feature with the training statistics (reused by
-        :meth:`predict`). Without it the features enter as given (the view
-        weights and the ``1/d_v`` factors still apply).
+    scaling : {"zscore"} or None, default="zscore"
+        ``"zscore"``: z-score every feature with the training statistics
+        (reused by :meth:`predict`). ``None``: the features enter as given (the
+        view weights and the ``1/d_v`` factors still apply).
     max_iter : int, default=20
         Maximum number of feedback rounds (0: the partition of the prior
         weights).
@@ -173,12 +142,15 @@ class DRMC(InductiveClusterer):
         Seeds the k-means anchors and the rotations. Converted once per
         ``fit``; every view's k-means gets the same seed.
     n_jobs : int or None, default=None
-        Threads of the compiled kNN kernel used by ``align_anchors=True``.
+        Threads of the compiled kNN kernel used by ``align_anchors=True``:
+        ``None`` is 1 (or the ``n_jobs`` of an enclosing
+        ``joblib.parallel_config``), ``-1`` every CPU, a positive count is
+        capped at the CPUs available. The labels do not depend on it.
     verbose : int, default=0
         Print the weights and label changes of every round to stderr (and,
         on the block path, a progress bar over the row blocks of every pass).
     block_size : int or None, default=None
-        The block algorithm (``mvlearn_ext.cluster._drmc_blocks``): a
+        The block algorithm: a
         map-reduce over row blocks that never holds more than one block of
         samples (beyond the subsamples below). It runs on dask arrays
         (labels come back as a dask array chunked like the rows; every view
@@ -193,9 +165,6 @@ class DRMC(InductiveClusterer):
         in memory, on disk and on a ``dask.distributed`` cluster.
         ``anchor_graph_``, ``embedding_`` and ``indicator_`` are None on
         the block path.
-    reg_lambda, beta, gamma, tol : deprecated
-        Parameters of the previous reconstruction; ignored, with a
-        ``FutureWarning`` when set. They will be removed in the next release.
 
     Attributes
     ----------
@@ -214,7 +183,7 @@ class DRMC(InductiveClusterer):
     embedding_ : ndarray of shape (n_samples, n_clusters)
         The spectral embedding ``F`` (orthonormal columns).
     indicator_ : ndarray of shape (n_samples, n_clusters)
-        The (scaled) indicator of ``labels_``.
+        The scaled indicator ``Y (Y^T Y)^{-1/2}`` of ``labels_``.
     rotation_ : ndarray of shape (n_clusters, n_clusters)
         The orthogonal ``R`` aligning ``embedding_`` with ``indicator_``.
     anchor_memberships_ : ndarray of shape (n_anchors_, n_clusters)
@@ -234,7 +203,7 @@ class DRMC(InductiveClusterer):
     reference_view_ : int or None
         The view the anchor sets were aligned to (``align_anchors=True``).
     view_means_, view_scales_ : list of ndarray of shape (n_features_v,) or None
-        The z-scoring of every view (``None`` if ``standardize=False``).
+        The z-scoring of every view (``None`` if ``scaling=None``).
     n_views_ : int
         Number of views seen at ``fit``.
     n_features_per_view_ : tuple of int
@@ -287,7 +256,7 @@ class DRMC(InductiveClusterer):
 
     Examples
     --------
-    >>> from mvlearn_ext.cluster._drmc import DRMC
+    >>> from mvlearn_ext.cluster import DRMC
     >>> from mvlearn_ext.datasets import make_multiview_blobs
     >>> from mvlearn_ext.metrics import clustering_accuracy
     >>> Xs, y = make_multiview_blobs(300, n_views=3, n_clusters=3, random_state=0)
@@ -299,24 +268,28 @@ class DRMC(InductiveClusterer):
     """
 
     _single_threaded = True
+    #: Above this many samples the anchor k-means and the view scores run on that
+    #: many random rows, so that their cost stops growing with ``n``.
+    _subsample = _SUBSAMPLE
+    #: Above this many samples the block path's spectral rotation runs on that many
+    #: random rows and every sample is then labelled by the linearised rotation gain.
+    _rotation_sample = 100_000
+    #: Exponent of the agreement in the learned weights: a larger one concentrates the
+    #: weight on the best-agreeing views, at the risk of dropping a view with a few
+    #: informative features.
+    _weight_power = 1.0
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
-        "view_weighting": [StrOptions({"agreement", "prior", "uniform"})],
-        "weight_power": [Interval(Real, 0, None, closed="left")],
+        "view_weights": [StrOptions({"agreement", "uniform"})],
         "align_anchors": ["boolean"],
-        "scaled_indicator": ["boolean"],
-        "standardize": ["boolean"],
+        "scaling": [StrOptions({"zscore"}), None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "verbose": ["verbose"],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
-        "reg_lambda": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
-        "beta": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
-        "gamma": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
-        "tol": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
     }
 
     def __init__(
@@ -324,37 +297,25 @@ class DRMC(InductiveClusterer):
         n_clusters=8,
         *,
         n_anchors=None,
-        view_weighting="agreement",
-        weight_power=1.0,
+        view_weights="agreement",
         align_anchors=False,
-        scaled_indicator=True,
-        standardize=True,
+        scaling="zscore",
         max_iter=20,
         random_state=None,
         n_jobs=None,
         verbose=0,
         block_size=None,
-        reg_lambda="deprecated",
-        beta="deprecated",
-        gamma="deprecated",
-        tol="deprecated",
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
-        self.view_weighting = view_weighting
-        self.weight_power = weight_power
+        self.view_weights = view_weights
         self.align_anchors = align_anchors
-        self.scaled_indicator = scaled_indicator
-        self.standardize = standardize
+        self.scaling = scaling
         self.max_iter = max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.block_size = block_size
-        self.reg_lambda = reg_lambda
-        self.beta = beta
-        self.gamma = gamma
-        self.tol = tol
 
     def _n_anchors(self, n_samples):
         k = self.n_clusters
@@ -376,23 +337,10 @@ class DRMC(InductiveClusterer):
         """z-scored views times ``factors``, as column blocks of one array."""
         return _scaled_joint(Xs, self.view_means_, self.view_scales_, factors)
 
-    def _before_fit(self):
-        for name in _DEPRECATED:
-            if getattr(self, name) != "deprecated":
-                warn(
-                    f"DRMC's {name!r} belonged to the previous reconstruction and is ignored; "
-                    "it will be removed in the next release",
-                    FutureWarning,
-                )
-
     def _fit_blocks(self, Xs):
-        from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks
-
         return fit_drmc_blocks(self, Xs)
 
     def _predict_blocks(self, Xs):
-        from mvlearn_ext.cluster._drmc_blocks import predict_drmc_blocks
-
         return predict_drmc_blocks(self, Xs)
 
     def _fit_views(self, Xs):
@@ -411,17 +359,17 @@ class DRMC(InductiveClusterer):
             X_joint,
             self.n_clusters,
             n_anchors=n_anchors,
-            view_weighting=self.view_weighting,
-            weight_power=float(self.weight_power),
+            view_weights=self.view_weights,
+            weight_power=self._weight_power,
             align_anchors=self.align_anchors,
-            scaled=self.scaled_indicator,
             max_iter=self.max_iter,
             random_state=rng,
             prior=prior,
             redundancy=np.asarray(redundancy, dtype=np.float64),
             store_factors=factors,
-            n_threads=self.n_jobs,
+            n_threads=self._n_threads,
             verbose=self.verbose,
+            subsample=self._subsample,
         )
         del X_joint, views
         graph = result["graph"]
@@ -435,12 +383,12 @@ class DRMC(InductiveClusterer):
         self.labels_ = labels.astype(np.intp)
         self.initial_labels_ = result["initial_labels"].astype(np.intp)
         self.n_labels_changed_ = _match_labels(self.initial_labels_, self.labels_, k)[2]
-        self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
+        self.indicator_ = _scaled_indicator(labels, k, True)
         return self
 
     def _learns(self, n_views):
         """Whether the view weights are learned by the feedback."""
-        return n_views > 1 and self.view_weighting == "agreement" and self.max_iter > 0
+        return n_views > 1 and self.view_weights == "agreement" and self.max_iter > 0
 
     def _starting_weights(self, widths, rng):
         """``(prior, prior_seed, factors)``: the starting weights, the seed of the

@@ -15,11 +15,11 @@ with the same seeds here, and those rows are read in the first pass.
 The rotation is sequential (each sample's move changes the cluster sizes the next
 one sees), so it runs on the rows of the embedding kept in memory:
 
-* up to :data:`ROTATION_SAMPLE` samples, on every row: the block algorithm is then the
+* up to ``DRMC._rotation_sample`` (100000) samples, on every row: the block algorithm is then the
   in-memory algorithm, statistic for statistic; only the rounding of the block sums
   differs (``Z Z^T`` summed block by block, the column statistics merged by Chan et
   al.'s update), which changed no label on the tests' data;
-* above, on :data:`ROTATION_SAMPLE` random rows together with the rows of the view
+* above, on that many random rows together with the rows of the view
   scores; the feedback rounds (agreement, new weights, a pass for the new graph's
   ``P``, the rotation warm-started from the previous labels) run on those rows, and a
   last pass gives every sample the cluster of largest linearised gain of the rotation
@@ -56,7 +56,7 @@ from mvlearn_ext.cluster._blockwise import (
     moments_of_block,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import gram_eigenpairs
+from mvlearn_ext.cluster._common import regularised_projection_from_gram
 from mvlearn_ext.cluster._drmc_graphs import (
     _anchor_graphs,
     _feature_factors,
@@ -66,7 +66,6 @@ from mvlearn_ext.cluster._drmc_graphs import (
     _view_graphs,
 )
 from mvlearn_ext.cluster._drmc_solver import (
-    _DEGREE_REG,
     _REDUNDANCY_ROWS,
     _check_live,
     _feedback,
@@ -79,9 +78,6 @@ from mvlearn_ext.cluster._drmc_solver import (
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_drmc_blocks", "predict_drmc_blocks"]
-
-#: Rows the spectral rotation runs on above this many samples (all rows below).
-ROTATION_SAMPLE = 100_000
 
 
 # --------------------------------------------------------------------------- block tasks
@@ -172,22 +168,7 @@ def _predict_task(p, _, *views):
 # --------------------------------------------------------------------------- algebra
 
 
-def _projection_from_gram(gram, degree, n_samples, n_clusters, reg=_DEGREE_REG):
-    """``P`` with ``F = Z^T P`` for the embedding of :func:`~._drmc_solver._consensus_embedding`.
-
-    The top ``k`` eigenvectors of ``Z^T (Delta + tau I)^{-1} Z`` from ``Z Z^T`` and the
-    anchor degrees ``Delta``: ``M = D Z Z^T D`` with ``D = (Delta + tau I)^{-1/2}`` (0
-    for anchors of zero degree), ``M = V Sigma^2 V^T``, ``P = D V Sigma^{-1}``, as
-    ``anchor_spectral_embedding(D Z, k, normalize=False)`` computes it in memory.
-    """
-    live = degree > 0
-    tau = reg * n_samples / max(int(live.sum()), 1)
-    scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
-    _, V, inverse = gram_eigenpairs(gram * scale[:, None] * scale[None, :], n_clusters)
-    return scale[:, None] * (V * inverse)
-
-
-def _assignment_rule(F, R, labels, n_clusters, scaled):
+def _assignment_rule(F, R, labels, n_clusters):
     """``(slope, offset)`` of the linearised rotation gain ``G * slope - offset``.
 
     ``G = F R`` on the rotated rows; with the scaled indicator the gain of adding a
@@ -196,8 +177,6 @@ def _assignment_rule(F, R, labels, n_clusters, scaled):
     """
     G = F @ R
     counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
-    if not scaled:
-        return np.ones(n_clusters), np.where(counts > 0, 0.0, np.inf)
     sums = np.bincount(labels, weights=G[np.arange(labels.size), labels], minlength=n_clusters)
     live = counts > 0
     slope = np.where(live, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
@@ -218,6 +197,7 @@ def fit_drmc_blocks(est, Xs):
     widths = list(blocks.widths)
     n_anchors = est._n_anchors(n)
     verbose = bool(est.verbose)
+    rotation_sample = est._rotation_sample
     start = time.perf_counter()
 
     # The seeds, in the order of the in-memory fit.
@@ -233,7 +213,7 @@ def fit_drmc_blocks(est, Xs):
         if learn and n > _REDUNDANCY_ROWS
         else (np.arange(n) if learn else np.empty(0, np.int64))
     )
-    sub_rows = _subsample_rows(n, kmeans_seed)
+    sub_rows = _subsample_rows(n, kmeans_seed, est._subsample)
     kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
     wanted = np.union1d(redundancy_rows, kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="DRMC statistics")
@@ -249,33 +229,35 @@ def fit_drmc_blocks(est, Xs):
         redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
     joint, views = _scaled_joint(rows_of(kmeans_rows), est.view_means_, est.view_scales_, factors)
     anchors, reference = _initial_anchors(
-        views, joint, n_anchors, est.align_anchors, kmeans_seed, est.n_jobs
+        views, joint, n_anchors, est.align_anchors, kmeans_seed, est._n_threads, est._subsample
     )
     view_graphs = None
     if learn:
         own = anchors if est.align_anchors else None
-        view_graphs, _ = _view_graphs(views, own, n_anchors, kmeans_seed, n_total=n)
+        view_graphs, _ = _view_graphs(
+            views, own, n_anchors, kmeans_seed, n_total=n, subsample=est._subsample
+        )
     del joint, views
 
     # 3. The rows the rotation runs on; the view scores' rows among them.
-    if n <= ROTATION_SAMPLE:
+    if n <= rotation_sample:
         rotation_rows, score_index = np.arange(n), sub_rows
     else:
         drawn = np.random.default_rng([rotation_seed, 19]).choice(
-            n, size=ROTATION_SAMPLE, replace=False
+            n, size=rotation_sample, replace=False
         )
         rotation_rows = np.union1d(drawn, kmeans_rows)
         score_index = np.searchsorted(rotation_rows, kmeans_rows)
     local_rotation_rows = blocks.local_rows(rotation_rows)
 
-    weights = np.full(V, 1.0 / V) if est.view_weighting == "uniform" else prior
+    weights = np.full(V, 1.0 / V) if est.view_weights == "uniform" else prior
     base = dict(means=est.view_means_, scales=est.view_scales_, factors=factors, anchors=anchors)
     last = {}
     passes = [0]
 
-    # Above ROTATION_SAMPLE the labelling pass needs the last graph's neighbour lists:
+    # Above rotation_sample the labelling pass needs the last graph's neighbour lists:
     # every graph pass keeps its own (60 bytes per sample, the previous pass's freed).
-    keep = n > ROTATION_SAMPLE
+    keep = n > rotation_sample
 
     def build(weights, previous):
         ratios = _feature_factors(widths, weights) / factors
@@ -295,10 +277,10 @@ def fit_drmc_blocks(est, Xs):
         passes[0] += 1
         if previous is None:
             _check_live(degree, k)
-        projection = _projection_from_gram(gram, degree, n, k)
+        projection = regularised_projection_from_gram(gram, degree, n, k)
         graph_rows = sp.vstack(sample, format="csr")
         F = np.asarray(graph_rows @ projection)
-        labels, R = _rotate(F, k, est.scaled_indicator, rotation_seed, previous)
+        labels, R = _rotate(F, k, True, rotation_seed, previous)
         last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
         return F, labels, R
 
@@ -309,7 +291,7 @@ def fit_drmc_blocks(est, Xs):
         score_index=score_index,
         prior=prior,
         redundancy=redundancy,
-        weight_power=float(est.weight_power),
+        weight_power=est._weight_power,
         n_clusters=k,
         max_iter=est.max_iter,
         learn=learn,
@@ -319,16 +301,14 @@ def fit_drmc_blocks(est, Xs):
     )
     result.update(ratios=last["ratios"], anchors=anchors, reference=reference)
     rotated = result["labels"]
-    if n <= ROTATION_SAMPLE:
+    if n <= rotation_sample:
         labels = rotated.astype(np.intp)
         mass = np.asarray(last["graph_rows"].T @ sp.csr_matrix(
             (np.ones(n), (np.arange(n), labels)), shape=(n, k)
         ).toarray())  # fmt: skip
         est.initial_labels_ = result["initial_labels"].astype(np.intp)
     else:
-        slope, offset = _assignment_rule(
-            result["F"], result["R"], rotated, k, est.scaled_indicator
-        )
+        slope, offset = _assignment_rule(result["F"], result["R"], rotated, k)
         params = dict(
             base, ratios=last["ratios"], projection=last["projection"], rotation=result["R"],
             slope=slope, offset=offset,

@@ -20,11 +20,12 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from mvlearn_ext.cluster._common import (
-    anchor_spectral_embedding,
     procrustes,
+    regularised_anchor_embedding,
     spectral_rotation,
 )
 from mvlearn_ext.cluster._drmc_graphs import (
+    _SUBSAMPLE,
     _anchor_graphs,
     _feature_factors,
     _initial_anchors,
@@ -44,9 +45,6 @@ _REDUNDANCY_ROWS = 1000
 _REDUNDANCY_NEIGHBORS = 10
 #: Most entries (n x m x V) of the per-view distances kept between the graphs of a fit.
 _DISTANCE_CACHE = 2**23
-#: Degree regularisation of the consensus graph's embedding: ``tau`` is this
-#: fraction of the mean anchor degree (see :func:`_consensus_embedding`).
-_DEGREE_REG = 0.1
 
 
 # --------------------------------------------------------------------------- feedback
@@ -91,11 +89,9 @@ def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_
     ``K_vu`` is the chance-corrected overlap of the ``n_neighbors``-nearest-
     neighbour sets of the samples in views ``v`` and ``u`` (z-scored, on
     ``n_rows`` random rows): 1 for identical views, about 0 for unrelated
-    ones (``K_vv = 1``). This is the copy discount of the first version of
-    :mod:`mvlearn_ext.cluster._view_weights` (commit 0b626b9), re-implemented
-    here so that DRMC's weights do not change when that module does (its
-    later version raises ``K`` to the 8th power; with it the dev-suite mean
-    ACC of DRMC fell from 0.917 to 0.913, seeds 0-2).
+    ones (``K_vv = 1``). Unlike the copy discount of ``fit_view_weights``
+    (which raises ``K`` to the 8th power, to discount only near-copies), any
+    overlap counts here: the feedback already separates views by agreement.
     """
     n = Xs[0].shape[0]
     rng = np.random.RandomState(seed)
@@ -163,38 +159,6 @@ def _warm_rotation(F, labels, n_clusters, scaled, max_iter=_ROTATION_MAX_ITER):
     return labels, R
 
 
-def _consensus_embedding(graph, n_clusters, reg=None):
-    """Top ``k`` eigenvectors of ``S_tau = Z^T (Delta + tau I)^{-1} Z``, degree-regularised.
-
-    ``Z`` is the consensus graph (m x n, columns on the simplex) and
-    ``Delta`` its anchor degrees. Without regularisation (``tau = 0``,
-    Liu, He & Chang, 2010) a sample that is the main neighbour of an anchor
-    of tiny degree (a k-means centre on an outlier, or an anchor placed under
-    other view weights) has ``S_ii`` near 1: it forms an almost isolated
-    component whose eigenvector displaces a cluster's, and the rotation then
-    gives it its own cluster and merges two real ones. Adding ``tau`` to
-    every anchor degree, as regularised spectral clustering adds it to the
-    node degrees (Amini, Chen, Bickel & Levina, 2013; Qin & Rohe, 2013),
-    damps such anchors (the share of ``S_ii`` from an anchor used by sample
-    ``i`` alone falls from ``z_ij`` to ``z_ij^2 / (z_ij + tau)``) while
-    barely changing anchors of typical degree ``n / m``. ``tau = reg * n / m_live``
-    (``reg`` :data:`_DEGREE_REG`, ``m_live`` the anchors of nonzero degree).
-    ``S_tau`` is no longer doubly stochastic; its top eigenvectors come
-    from the m x m Gram matrix of ``(Delta + tau I)^{-1/2} Z`` as in
-    :func:`anchor_spectral_embedding` (``normalize=False``). ``reg=0`` gives
-    the unregularised embedding.
-    """
-    reg = _DEGREE_REG if reg is None else float(reg)
-    if reg <= 0:
-        return anchor_spectral_embedding(graph, n_clusters)[0]
-    degree = np.asarray(graph.sum(axis=1)).ravel()
-    live = degree > 0
-    tau = reg * graph.shape[1] / max(int(live.sum()), 1)
-    scale = np.where(live, 1.0 / np.sqrt(degree + tau), 0.0)
-    F, _ = anchor_spectral_embedding(sp.diags(scale) @ graph, n_clusters, normalize=False)
-    return F
-
-
 def _rotate(F, n_clusters, scaled, seed, previous=None):
     """Spectral rotation of an embedding ``F``, fresh and (with ``previous``) warm-started.
 
@@ -215,10 +179,10 @@ def _rotate(F, n_clusters, scaled, seed, previous=None):
     return labels, R
 
 
-def _embed(graph, n_clusters, scaled, seed, previous=None):
-    """Spectral embedding of the consensus graph and its rotation (:func:`_rotate`)."""
-    F = np.ascontiguousarray(_consensus_embedding(graph, n_clusters))
-    labels, R = _rotate(F, n_clusters, scaled, seed, previous)
+def _embed(graph, n_clusters, seed, previous=None):
+    """Degree-regularised embedding of the consensus graph and its rotation (:func:`_rotate`)."""
+    F = np.ascontiguousarray(regularised_anchor_embedding(graph, n_clusters))
+    labels, R = _rotate(F, n_clusters, True, seed, previous)
     return F, labels, R
 
 
@@ -343,10 +307,9 @@ def _drmc(
     n_clusters,
     *,
     n_anchors,
-    view_weighting,
+    view_weights,
     weight_power,
     align_anchors,
-    scaled,
     max_iter,
     random_state,
     prior,
@@ -354,6 +317,7 @@ def _drmc(
     store_factors,
     n_threads=None,
     verbose=0,
+    subsample=_SUBSAMPLE,
 ):
     """Run DRMC on standardised views; returns a dict of results.
 
@@ -369,16 +333,18 @@ def _drmc(
     kmeans_seed = int(random_state.randint(np.iinfo(np.int32).max))
     rotation_seed = int(random_state.randint(np.iinfo(np.int32).max))
     prior_factors = store_factors
-    weights = np.full(V, 1.0 / V) if view_weighting == "uniform" else prior
+    weights = np.full(V, 1.0 / V) if view_weights == "uniform" else prior
 
     anchors, reference = _initial_anchors(
-        Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads
+        Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads, subsample
     )
-    learn = view_weighting == "agreement" and V > 1 and max_iter > 0
+    learn = view_weights == "agreement" and V > 1 and max_iter > 0
     view_graphs, score_rows = None, None
     if learn:
         own = anchors if align_anchors else None
-        view_graphs, score_rows = _view_graphs(Xs, own, n_anchors, kmeans_seed)
+        view_graphs, score_rows = _view_graphs(
+            Xs, own, n_anchors, kmeans_seed, subsample=subsample
+        )
     last = {}
     # Each view's distances to the anchors do not change between graphs: keep
     # them when they are small (Handwritten: 19 MB).
@@ -390,7 +356,7 @@ def _drmc(
         if previous is None:
             _check_live(graph, n_clusters)
         last.update(graph=graph, ratios=ratios)
-        return _embed(graph, n_clusters, scaled, rotation_seed, previous=previous)
+        return _embed(graph, n_clusters, rotation_seed, previous=previous)
 
     result = _feedback(
         build,

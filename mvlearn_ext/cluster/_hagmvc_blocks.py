@@ -37,7 +37,6 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.cluster import _hagmvc as hag
 from mvlearn_ext.cluster._base import (
     labels_by_blocks,
     labels_like_input,
@@ -48,8 +47,8 @@ from mvlearn_ext.cluster._blockwise import (
     scaling_from_moments,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import gram_eigenpairs
-from mvlearn_ext.cluster._hagmvc import (
+from mvlearn_ext.cluster._common import regularised_projection_from_gram
+from mvlearn_ext.cluster._hagmvc_pyramid import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
     _SEED_SAMPLE_PER_SEED,
@@ -173,24 +172,6 @@ def _update_level0(stats, anchors, graphs, weights, scales, view_slices):
     return new
 
 
-def _spectral_from_gram(gram, degree, n_components, n_samples, reg=0.0):
-    """``_composite_embedding`` of a graph known through ``G^T G`` and ``G^T 1``.
-
-    ``reg`` adds ``tau = reg * n_samples / m_live`` to every live anchor degree, as
-    the in-memory fit does (:data:`mvlearn_ext.cluster._hagmvc._DEGREE_REG`).
-    Returns ``P`` (``m x n_components``) with ``F = G P``.
-    """
-    m = degree.shape[0]
-    keep = degree > 0
-    tau = reg * n_samples / max(int(keep.sum()), 1) if reg > 0.0 else 0.0
-    inv_sqrt = 1.0 / np.sqrt(degree[keep] + tau)
-    M = gram[np.ix_(keep, keep)] * inv_sqrt[:, None] * inv_sqrt[None, :]
-    _, V, scale = gram_eigenpairs(M, n_components)
-    P = np.zeros((m, n_components))
-    P[keep] = (V * scale) * inv_sqrt[:, None]
-    return P
-
-
 # --------------------------------------------------------------------------- fit
 
 
@@ -203,18 +184,15 @@ def _view_names(name, v):
 
 
 def fit_hagmvc_blocks(est, Xs):
-    """Fit ``est`` (a :class:`HAGMVC`) by row blocks; see the module docstring.
+    """HAG-MVC of ``est``'s parameters by row blocks; see the module docstring.
+
+    Returns the fitted pieces, which ``est`` stores (as for the in-memory fit).
 
     Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
     """
     blocks = open_blocks(est, Xs)
     n, k = blocks.n_samples, est.n_clusters
-    if isinstance(est.view_weights, str) and est.view_weights == "squared":
-        raise ValueError(
-            "view_weights='squared' is not available on the block path (dask, zarr, memmap "
-            "views or block_size set); use 'auto', 'uniform' or fixed weights"
-        )
-    n_threads = 1 if blocks.uses_dask else est.n_jobs
+    n_threads = 1 if blocks.uses_dask else est._n_threads
     verbose = bool(est.verbose)
     rng = check_random_state(est.random_state)
     sizes = _pyramid_sizes(n, k, est.n_anchors, est.ratio, est.n_levels)
@@ -233,8 +211,8 @@ def fit_hagmvc_blocks(est, Xs):
         scaling_from_moments(m_v, unit_view_variance=True, dtype=dt)
         for m_v, dt in zip(moments, dtypes, strict=True)
     ]
-    est.view_means_ = [mean for mean, _ in stats]
-    est.view_scales_ = [scale for _, scale in stats]
+    means = [mean for mean, _ in stats]
+    scales_v = [scale for _, scale in stats]
     bounds = np.cumsum([0, *blocks.widths])
     slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     n_views = len(slices)
@@ -248,9 +226,9 @@ def fit_hagmvc_blocks(est, Xs):
         scores = fit_view_weights(
             rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
         )
-        fixed, est.view_weight_scores_ = scores.weights_, scores
+        fixed = scores.weights_
     else:
-        fixed, est.view_weight_scores_ = est._fixed_weights(list(blocks.views), rng)
+        fixed, scores = est._fixed_weights(list(blocks.views), rng)
     fixed_scale = _fixed_scale(fixed)
     uniform = np.full(n_views, 1.0 / n_views)
 
@@ -258,7 +236,7 @@ def fit_hagmvc_blocks(est, Xs):
     lambda_ = float(est.reg_lambda)
     n_features = int(bounds[-1])
     levels = []
-    below = _standardise_block(rows_of(seed_rows), est.view_means_, est.view_scales_)
+    below = _standardise_block(rows_of(seed_rows), means, scales_v)
     for level in range(len(sizes)):
         with single_threaded_pools():
             A, scale, seeding = _seed_level(
@@ -279,7 +257,7 @@ def fit_hagmvc_blocks(est, Xs):
     local_kmeans_rows = blocks.local_rows(kmeans_rows)
     while True:
         params = dict(
-            means=est.view_means_, scales=est.view_scales_, slices=slices, anchors=anchors[0],
+            means=means, scales=scales_v, slices=slices, anchors=anchors[0],
             w=w0, nn=neighbors[0], n_threads=n_threads, **{"lambda": lambda_},
         )  # fmt: skip
         sums = None
@@ -291,7 +269,7 @@ def fit_hagmvc_blocks(est, Xs):
             history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
         label_anchors = anchors[0]
         last = sums
-        if n_sweeps == est.max_sweeps:
+        if n_sweeps == est.max_iter:
             break
         anchors[0] = _update_level0(sums, anchors, graphs, weights, scales, slices)
         with single_threaded_pools():
@@ -310,7 +288,7 @@ def fit_hagmvc_blocks(est, Xs):
                 )  # fmt: skip
         n_sweeps += 1
         history.append(_objective(sums, anchors, graphs, weights, lams, scales, slices))
-        if sweep_done(history, n_sweeps, est.tol, start, verbose) or n_sweeps == est.max_sweeps:
+        if sweep_done(history, n_sweeps, est.tol, start, verbose) or n_sweeps == est.max_iter:
             break
         sweep += 1
 
@@ -325,14 +303,14 @@ def fit_hagmvc_blocks(est, Xs):
         U = U.toarray()
         degree, gram, sample_graph = degree @ U, U.T @ gram @ U, sample_graph @ U
     n_components = min(k, int(np.count_nonzero(degree > 0)))
-    projection = _spectral_from_gram(gram, degree, n_components, n, hag._DEGREE_REG)
+    projection = regularised_projection_from_gram(gram, degree, n, n_components)
     with single_threaded_pools():
         F = np.asarray(sample_graph @ projection)
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
             _normalise_rows(F)
         )
     label_params = dict(
-        means=est.view_means_, scales=est.view_scales_, anchors=label_anchors, w=w0,
+        means=means, scales=scales_v, anchors=label_anchors, w=w0,
         nn=neighbors[0], n_threads=n_threads, upper=upper, projection=projection,
         kmeans=kmeans, **{"lambda": lambda_},
     )  # fmt: skip
@@ -341,31 +319,14 @@ def fit_hagmvc_blocks(est, Xs):
     )
     est._log(f"labelled {n} samples ({time.perf_counter() - start:.2f} s)")
 
-    est.n_anchors_ = tuple(int(size) for size in sizes)
-    est.anchors_ = [
-        [
-            A[:, block] * scale + mean
-            for block, mean, scale in zip(slices, est.view_means_, est.view_scales_, strict=True)
-        ]
-        for A in anchors
-    ]
-    est.graphs_ = [None] + [sp.csr_matrix(Z.T) for Z in upper]
-    est.composite_graph_ = None
-    est.view_weights_ = np.tile(fixed, (len(sizes), 1))
-    est.objective_ = np.asarray(history)
-    est.n_iter_ = int(n_sweeps)
-    est.embedding_ = None
-    est.spectral_projection_ = projection
-    est.kmeans_ = kmeans
-    est._slices = slices
-    est._anchors_std = anchors
-    est._graphs_rows = [None, *upper]
-    est._lambda_scale = lambda_
-    est._neighbors = neighbors
-    est._view_scale0 = scales[0]
-    est._alpha0 = weights[0]
-    est.labels_ = labels_like_input(labels, Xs, blocks)
-    return est
+    return dict(
+        means=means, scales=scales_v, scores=scores, sizes=sizes, slices=slices,
+        anchors=anchors, graphs=[None, *upper], weights=weights,
+        normalisers=scales, lambda_=lambda_, neighbors=neighbors, fixed=fixed,
+        history=np.asarray(history), n_iter=n_sweeps, embedding=None, composite=None,
+        projection=projection, kmeans=kmeans,
+        labels=labels_like_input(labels, Xs, blocks),
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- predict
@@ -378,7 +339,7 @@ def predict_hagmvc_blocks(est, Xs):
     params = dict(
         means=est.view_means_, scales=est.view_scales_, anchors=est._anchors_std[0],
         w=_feature_weights(est._alpha0, est._view_scale0, est._slices, n_features),
-        nn=est._neighbors[0], n_threads=1 if blocks.uses_dask else est.n_jobs,
+        nn=est._neighbors[0], n_threads=1 if blocks.uses_dask else est._n_threads,
         upper=[sp.csr_matrix(Z) for Z in est._graphs_rows[1:]],
         projection=est.spectral_projection_, kmeans=est.kmeans_,
         **{"lambda": est._lambda_scale},

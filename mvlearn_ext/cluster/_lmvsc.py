@@ -7,55 +7,23 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
 from mvlearn_ext.cluster._common import (
+    MINIBATCH_THRESHOLD,
     anchor_spectral_embedding,
     kmeans_anchors,
-    simplex_qp_active_set,
 )
-from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
+from mvlearn_ext.cluster._lmvsc_blocks import (
+    _ANCHOR_MAX_ITER,
+    _view_graph,
+    fit_lmvsc_blocks,
+    predict_lmvsc_blocks,
+)
+from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["LMVSC"]
-
-#: k-means iterations for the anchors (the reference code's setting).
-_ANCHOR_MAX_ITER = 100
-
-
-def _view_graph(X, anchors, alpha, *, max_iter, tol, n_threads):
-    """The LMVSC graph of one view and its objective.
-
-    Column ``i`` of ``Z`` (n_anchors x n_samples) solves
-    ``min_z ||x_i - A^T z||^2 + alpha ||z||^2`` over the simplex, that is
-    ``1/2 z^T H z - b_i^T z`` with ``H = A A^T + alpha I`` and
-    ``b_i = A x_i`` (``A`` holds the anchors as rows), exactly by the
-    active-set method of :func:`simplex_qp_active_set` (``max_iter`` and
-    ``tol`` bound its FISTA fallback).
-    """
-    H = anchors @ anchors.T
-    H[np.diag_indices_from(H)] += alpha
-    B = anchors @ X.T
-    Z, n_iter, _ = simplex_qp_active_set(H, B, max_iter=max_iter, tol=tol, n_threads=n_threads)
-    # ||X - Z^T A||^2 + alpha ||Z||^2 = ||X||^2 - 2 <B, Z> + <H Z, Z>.
-    objective = float(np.sum(X * X) - 2.0 * np.sum(B * Z) + np.sum((H @ Z) * Z))
-    return Z, n_iter, objective
-
-
-def store_lmvsc_model(est, *, anchors, graphs, embedding, sigma, projection, objective, n_iter):
-    """Set LMVSC's fitted model on ``est`` (both paths; not ``kmeans_`` and the labels).
-
-    The view weights are uniform, ``1 / V``.
-    """
-    n_views = len(anchors)
-    est.anchors_ = anchors
-    est.anchor_graph_ = graphs
-    est.embedding_ = embedding
-    est.singular_values_ = sigma
-    est._projection = projection
-    est.view_weights_ = np.full(n_views, 1.0 / n_views)
-    est.objective_ = np.asarray(objective)
-    est.n_iter_ = int(n_iter)
 
 
 class LMVSC(EmbeddingClusterer):
@@ -64,7 +32,7 @@ class LMVSC(EmbeddingClusterer):
     Each view ``v`` gets ``m`` anchors ``A_v`` by k-means, and a graph
     between samples and anchors by the simplex-constrained self-expression
 
-        ``min_{Z_v} ||X_v - A_v Z_v||_F^2 + alpha ||Z_v||_F^2``
+        ``min_{Z_v} ||X_v - A_v Z_v||_F^2 + reg_lambda ||Z_v||_F^2``
         subject to ``Z_v >= 0``, ``1^T Z_v = 1^T``
 
     (samples as columns, ``Z_v`` of shape ``(m, n)``). The graphs are
@@ -79,17 +47,17 @@ class LMVSC(EmbeddingClusterer):
     Differences from the reference MATLAB code (sckangz/LMVSC), each on
     purpose:
 
-    * the per-sample QPs (Hessian ``2 (A_v^T A_v + alpha I)``, not a
+    * the per-sample QPs (Hessian ``2 (A_v^T A_v + reg_lambda I)``, not a
       multiple of the identity) are solved exactly (to rounding, by their
       KKT conditions) by a primal active-set method that starts at the best
       anchor and adds or drops one anchor per step
-      (:func:`mvlearn_ext.cluster._common.simplex_qp_active_set`), instead
+      (a primal active-set method), instead
       of one interior-point ``quadprog`` call per sample; the rare sample
-      whose working set is numerically singular (``alpha`` near 0 with
+      whose working set is numerically singular (``reg_lambda`` near 0 with
       fewer features than anchors) is finished by accelerated projected
       gradient (FISTA with restart) to the tolerance ``tol``;
-    * features are standardised per view by default (``standardize``), as
-      in the evaluation protocol of the spec; the reference code feeds the
+    * features are standardised per view by default (``scaling``), so
+      that a view's units do not set its weight; the reference code feeds the
       data as given;
     * the random state of a fit is converted once; every view's anchor
       k-means gets the same integer seed, so that permuting the views
@@ -102,12 +70,12 @@ class LMVSC(EmbeddingClusterer):
     n_anchors : int, default=50
         Anchors per view ``m`` (the authors' grid is ``{k, 50, 100}``);
         capped at ``n_samples``, the effective value is ``n_anchors_``.
-    alpha : float, default=1.0
+    reg_lambda : float, default=1.0
         Weight of the ``||Z_v||^2`` term (the authors' grid is
         ``{0.01, 1, 100}``); larger values spread each sample over more
         anchors.
-    standardize : bool, default=True
-        Centre and scale every feature to unit variance (statistics of the
+    scaling : {"zscore"} or None, default="zscore"
+        ``"zscore"``: centre and scale every feature to unit variance (statistics of the
         training views, reused by :meth:`predict`; constant features are
         only centred).
     n_init : int, default=10
@@ -123,16 +91,17 @@ class LMVSC(EmbeddingClusterer):
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means runs; converted once per ``fit``.
     n_jobs : int or None, default=None
-        Threads of the compiled simplex projection and of the Numba QP
-        kernel (``None`` or ``-1``: every CPU; ``-n``: all but ``n - 1``, as
-        in joblib). BLAS and OpenMP (the k-means) run on one thread inside
-        ``fit``, ``transform`` and ``predict``, so that the result is the same
-        bits for every ``n_jobs`` and every thread setting of the process.
+        Threads of the compiled simplex projection and of the Numba QP kernel:
+        ``None`` is 1 (or the ``n_jobs`` of an enclosing
+        ``joblib.parallel_config``), ``-1`` every CPU, ``-k`` all but ``k - 1``,
+        a positive count is capped at the CPUs available. The labels do not
+        depend on it. BLAS and OpenMP (the k-means) run on one
+        thread inside ``fit``, ``transform`` and ``predict``.
     verbose : int, default=0
         Print the progress of ``fit`` to standard error (and a progress bar over
         the row blocks on the block path).
     block_size : int or None, default=None
-        The block algorithm (``mvlearn_ext.cluster._lmvsc_blocks``): a map-reduce
+        The block algorithm: a map-reduce
         over row blocks that never holds more than one block of samples. It runs
         on its own for views given as dask arrays (their row chunks are the
         blocks; every view must have the same row chunks), zarr arrays or NumPy
@@ -150,7 +119,7 @@ class LMVSC(EmbeddingClusterer):
         The cluster of each training sample.
     anchors_ : list of ndarray of shape (n_anchors_, n_features_v)
         The anchors of each view (in the standardised space if
-        ``standardize``).
+        ``scaling``).
     anchor_graph_ : list of ndarray of shape (n_anchors_, n_samples)
         The graph ``Z_v`` of each view; every column is on the simplex.
     embedding_ : ndarray of shape (n_samples, n_clusters)
@@ -172,7 +141,7 @@ class LMVSC(EmbeddingClusterer):
         The k-means fitted on ``embedding_``.
     view_means_, view_scales_ : list of ndarray or None
         Standardisation statistics of each view (``None`` without
-        ``standardize``).
+        ``scaling``).
     n_views_ : int
         Number of views seen at ``fit``.
     n_features_per_view_ : tuple of int
@@ -199,7 +168,7 @@ class LMVSC(EmbeddingClusterer):
 
     Examples
     --------
-    >>> from mvlearn_ext.cluster._lmvsc import LMVSC
+    >>> from mvlearn_ext.cluster import LMVSC
     >>> from mvlearn_ext.datasets import make_multiview_blobs
     >>> from mvlearn_ext.metrics import clustering_accuracy
     >>> Xs, y = make_multiview_blobs(120, n_views=2, n_features=[4, 3], random_state=0)
@@ -212,11 +181,15 @@ class LMVSC(EmbeddingClusterer):
 
     _min_views = 2
 
+    #: Rows on which the block path fits the anchors of each view: above this many
+    #: samples, MiniBatchKMeans on that many random rows (the in-memory threshold).
+    _anchor_sample = MINIBATCH_THRESHOLD
+
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "standardize": ["boolean"],
+        "reg_lambda": [Interval(Real, 0, None, closed="left")],
+        "scaling": [StrOptions({"zscore"}), None],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -231,8 +204,8 @@ class LMVSC(EmbeddingClusterer):
         n_clusters=8,
         *,
         n_anchors=50,
-        alpha=1.0,
-        standardize=True,
+        reg_lambda=1.0,
+        scaling="zscore",
         n_init=10,
         max_iter=500,
         tol=1e-6,
@@ -243,8 +216,8 @@ class LMVSC(EmbeddingClusterer):
     ):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
-        self.alpha = alpha
-        self.standardize = standardize
+        self.reg_lambda = reg_lambda
+        self.scaling = scaling
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -254,20 +227,28 @@ class LMVSC(EmbeddingClusterer):
         self.block_size = block_size
 
     def _fit_blocks(self, Xs):
-        from mvlearn_ext.cluster._lmvsc_blocks import fit_lmvsc_blocks
-
         return fit_lmvsc_blocks(self, Xs)
 
     def _predict_blocks(self, Xs):
-        from mvlearn_ext.cluster._lmvsc_blocks import predict_lmvsc_blocks
-
         return predict_lmvsc_blocks(self, Xs)
 
-    def _fit_views(self, Xs):
-        with fit_threads(self.n_jobs) as n_threads:
-            return self._fit(Xs, n_threads)
+    def _store_model(self, *, anchors, graphs, embedding, sigma, projection, objective, n_iter):
+        """Set the fitted model (both paths; not ``kmeans_`` and the labels).
 
-    def _fit(self, Xs, n_threads):
+        The view weights are uniform, ``1 / V``.
+        """
+        n_views = len(anchors)
+        self.anchors_ = anchors
+        self.anchor_graph_ = graphs
+        self.embedding_ = embedding
+        self.singular_values_ = sigma
+        self._projection = projection
+        self.view_weights_ = np.full(n_views, 1.0 / n_views)
+        self.objective_ = np.asarray(objective)
+        self.n_iter_ = int(n_iter)
+
+    def _fit_views(self, Xs):
+        n_threads = self._n_threads
         _, (anchor_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
         n_samples, n_views = Xs[0].shape[0], len(Xs)
         self._fit_view_scaling(Xs)
@@ -282,7 +263,7 @@ class LMVSC(EmbeddingClusterer):
                 X, m, random_state=anchor_seed, n_init=self.n_init, max_iter=_ANCHOR_MAX_ITER
             )
             Z, n_iter, objective = _view_graph(
-                X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
+                X, A, self.reg_lambda, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
             )
             anchors.append(A)
             graphs.append(Z)
@@ -301,8 +282,8 @@ class LMVSC(EmbeddingClusterer):
         ).fit(F)
         self._log(f"embedding and k-means done ({time.perf_counter() - start:.2f} s)")
 
-        store_lmvsc_model(
-            self, anchors=anchors, graphs=graphs, embedding=F, sigma=sigma, projection=P,
+        self._store_model(
+            anchors=anchors, graphs=graphs, embedding=F, sigma=sigma, projection=P,
             objective=objectives, n_iter=max(iterations),
         )  # fmt: skip
         self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
@@ -311,15 +292,19 @@ class LMVSC(EmbeddingClusterer):
     def _transform_views(self, Xs):
         """Code new samples on the fitted anchors and map them to the embedding."""
         views = self._scale_views(Xs)
-        with fit_threads(self.n_jobs) as n_threads:
-            graphs = [
-                _view_graph(
-                    X, A, self.alpha, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
-                )[0]
-                for X, A in zip(views, self.anchors_, strict=True)
-            ]
-            Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
-            return Z_bar.T @ self._projection
+        graphs = [
+            _view_graph(
+                X,
+                A,
+                self.reg_lambda,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                n_threads=self._n_threads,
+            )[0]
+            for X, A in zip(views, self.anchors_, strict=True)
+        ]
+        Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
+        return Z_bar.T @ self._projection
 
     def _predict_views(self, Xs):
         F = self._transform_views(Xs)

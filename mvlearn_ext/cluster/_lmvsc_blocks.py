@@ -40,15 +40,39 @@ from mvlearn_ext.cluster._base import (
 from mvlearn_ext.cluster._blockwise import (
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD, gram_eigenpairs, kmeans_anchors
-from mvlearn_ext.cluster._lmvsc import _ANCHOR_MAX_ITER, _view_graph, store_lmvsc_model
+from mvlearn_ext.cluster._common import (
+    gram_eigenpairs,
+    kmeans_anchors,
+    simplex_qp_active_set,
+)
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_lmvsc_blocks", "predict_lmvsc_blocks"]
 
-#: Rows on which the anchors of each view are fitted (the in-memory MiniBatch threshold).
-ANCHOR_SAMPLE = MINIBATCH_THRESHOLD
+#: k-means iterations for the anchors (the reference code's setting).
+_ANCHOR_MAX_ITER = 100
+
+
+def _view_graph(X, anchors, reg_lambda, *, max_iter, tol, n_threads):
+    """The LMVSC graph of one view and its objective.
+
+    Column ``i`` of ``Z`` (n_anchors x n_samples) solves
+    ``min_z ||x_i - A^T z||^2 + reg_lambda ||z||^2`` over the simplex, that is
+    ``1/2 z^T H z - b_i^T z`` with ``H = A A^T + reg_lambda I`` and
+    ``b_i = A x_i`` (``A`` holds the anchors as rows), exactly by the
+    active-set method of :func:`simplex_qp_active_set` (``max_iter`` and
+    ``tol`` bound its FISTA fallback).
+    """
+    H = anchors @ anchors.T
+    H[np.diag_indices_from(H)] += reg_lambda
+    B = anchors @ X.T
+    Z, n_iter, _ = simplex_qp_active_set(H, B, max_iter=max_iter, tol=tol, n_threads=n_threads)
+    # ||X - Z^T A||^2 + reg_lambda ||Z||^2 = ||X||^2 - 2 <B, Z> + <H Z, Z>.
+    objective = float(np.sum(X * X) - 2.0 * np.sum(B * Z) + np.sum((H @ Z) * Z))
+    return Z, n_iter, objective
+
+
 #: Rows of the subsample on which the final k-means is fitted.
 KMEANS_SAMPLE = 100_000
 
@@ -100,12 +124,12 @@ def fit_lmvsc_blocks(est, Xs):
     """
     blocks = open_blocks(est, Xs, min_views=2, name="LMVSC")
     n, k = blocks.n_samples, est.n_clusters
-    n_threads = 1 if blocks.uses_dask else est.n_jobs
+    n_threads = 1 if blocks.uses_dask else est._n_threads
     verbose = bool(est.verbose)
     _, (anchor_seed, kmeans_seed) = draw_seeds(est.random_state, 2)
     start = time.perf_counter()
 
-    anchor_rows = _draw(anchor_seed, n, ANCHOR_SAMPLE)
+    anchor_rows = _draw(anchor_seed, n, est._anchor_sample)
     kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
     wanted = np.union1d(anchor_rows, kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="LMVSC statistics")
@@ -117,14 +141,14 @@ def fit_lmvsc_blocks(est, Xs):
         where = np.searchsorted(wanted, subset)
         return apply_view_scaling([P[where] for P in picked], est.view_means_, est.view_scales_)
 
-    settings = dict(n_init=est.n_init, max_iter=_ANCHOR_MAX_ITER, minibatch=n > ANCHOR_SAMPLE)
+    settings = dict(n_init=est.n_init, max_iter=_ANCHOR_MAX_ITER, minibatch=n > est._anchor_sample)
     anchors = [
         kmeans_anchors(X, m, random_state=anchor_seed, **settings) for X in rows_of(anchor_rows)
     ]
     est._log(f"{m} anchors per view ({time.perf_counter() - start:.2f} s)")
 
     params = dict(
-        means=est.view_means_, scales=est.view_scales_, anchors=anchors, alpha=est.alpha,
+        means=est.view_means_, scales=est.view_scales_, anchors=anchors, alpha=est.reg_lambda,
         max_iter=est.max_iter, tol=est.tol, n_threads=n_threads,
     )  # fmt: skip
     gram, objective, n_iter, sample = None, None, 0, []
@@ -148,8 +172,8 @@ def fit_lmvsc_blocks(est, Xs):
         )
     )  # fmt: skip
 
-    store_lmvsc_model(
-        est, anchors=anchors, graphs=None, embedding=None, sigma=sigma, projection=projection,
+    est._store_model(
+        anchors=anchors, graphs=None, embedding=None, sigma=sigma, projection=projection,
         objective=objective, n_iter=n_iter,
     )  # fmt: skip
     est.kmeans_ = kmeans
@@ -161,8 +185,8 @@ def predict_lmvsc_blocks(est, Xs):
     """Labels of new views by row blocks: lazy (a dask array) for dask views."""
     blocks = open_fitted_blocks(est, Xs)
     params = dict(
-        means=est.view_means_, scales=est.view_scales_, anchors=est.anchors_, alpha=est.alpha,
-        max_iter=est.max_iter, tol=est.tol, n_threads=1 if blocks.uses_dask else est.n_jobs,
+        means=est.view_means_, scales=est.view_scales_, anchors=est.anchors_, alpha=est.reg_lambda,
+        max_iter=est.max_iter, tol=est.tol, n_threads=1 if blocks.uses_dask else est._n_threads,
         kmeans=est.kmeans_, projection=est._projection,
     )  # fmt: skip
     return labels_by_blocks(est, Xs, blocks, _label_task, params, "LMVSC")

@@ -245,17 +245,6 @@ def fit_view_weights(
     ValueError
         If ``Xs`` is empty, ``n_clusters < 1``, ``n_neighbors < 1`` or
         ``max_samples < 2``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvlearn_ext.datasets import make_multiview_blobs
-    >>> from mvlearn_ext.cluster._view_weights import fit_view_weights
-    >>> Xs, y = make_multiview_blobs(600, n_views=3, n_features=[10, 10, 3],
-    ...                              n_clusters=4, informative=[1, 1, 0], random_state=0)
-    >>> w = fit_view_weights(Xs, 4, random_state=0).weights_
-    >>> bool(w[2] < 0.05)
-    True
     """
     if len(Xs) == 0:
         raise ValueError("Xs must hold at least one view")

@@ -5,7 +5,7 @@ import pytest
 from sklearn.utils import check_random_state
 
 import mvlearn_ext.cluster as cluster
-from mvlearn_ext.cluster import DRMC, LMVSC, SMVSC, ConcatKMeans, ConcatSpectral
+from mvlearn_ext.cluster import DRMC, LMVSC, SMVSC, ConcatSpectral
 from mvlearn_ext.cluster._base import (
     BaseClusterer,
     EmbeddingClusterer,
@@ -53,16 +53,6 @@ def test_draw_seeds_is_the_preambles_draw():
     assert rng is shared  # later draws continue the caller's stream
 
 
-def test_deprecation_warnings_point_at_the_caller():
-    Xs = small_views()
-    with pytest.warns(FutureWarning, match="'tol' belonged") as record:
-        DRMC(3, tol=0.1, random_state=0).fit(Xs)
-    assert {w.filename for w in record} == {__file__}
-    with pytest.warns(FutureWarning, match="standardize") as record:
-        ConcatKMeans(3, standardize=True, random_state=0).fit(Xs)
-    assert {w.filename for w in record} == {__file__}
-
-
 def test_errors_name_the_argument():
     with pytest.raises(ValueError, match=r"n_anchors=2 is below n_clusters=3"):
         check_anchors_cover_clusters(2, 3, 2)
@@ -105,3 +95,28 @@ def test_gram_eigenpairs_are_the_singular_pairs():
     _, sigma_embed = anchor_spectral_embedding(A, 4, normalize=False)
     sigma_gram, _, _ = gram_eigenpairs(A @ A.T, 4)
     np.testing.assert_array_equal(sigma_embed, sigma_gram)
+
+
+def _with_n_jobs():
+    for name in cluster.__all__:
+        obj = getattr(cluster, name)
+        if isinstance(obj, type) and "n_jobs" in obj().get_params():
+            yield obj
+
+
+@pytest.mark.parametrize("make", list(_with_n_jobs()), ids=lambda c: c.__name__)
+def test_n_jobs_follows_the_one_rule(make):
+    """0 and counts that leave no CPU are errors naming ``n_jobs``; huge counts are capped."""
+    from mvlearn_ext.utils import effective_n_jobs
+    from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
+
+    assert make._parameter_constraints["n_jobs"] == N_JOBS_CONSTRAINT
+    Xs = small_views()
+    for bad in (0, -(effective_n_jobs(-1) + 1), -5000):
+        with pytest.raises(ValueError, match="n_jobs") as caught:
+            make(n_clusters=2, n_jobs=bad).fit(Xs)
+        assert "n_threads" not in str(caught.value)
+    one = make(n_clusters=2, n_jobs=1, random_state=0).fit(Xs)
+    many = make(n_clusters=2, n_jobs=10**6, random_state=0).fit(Xs)
+    assert many._n_threads == effective_n_jobs(-1)
+    np.testing.assert_array_equal(one.labels_, many.labels_)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
-from mvlearn_ext.cluster import HAGMVC
+from mvlearn_ext.cluster import HAGMVC, LMVSC
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy
 
@@ -167,8 +167,6 @@ def test_bad_block_input_is_named(views):
         _model(block_size=CHUNK).fit([Xs[0], bad])
     with pytest.raises(ValueError, match="same number of samples"):
         _model(block_size=CHUNK).fit([Xs[0], Xs[1][:-1]])
-    with pytest.raises(ValueError, match="'squared' is not available on the block path"):
-        _model(block_size=CHUNK, view_weights="squared").fit(Xs)
     with pytest.raises(InvalidParameterError, match="block_size"):
         _model(block_size=0).fit(Xs)
     model = _model(block_size=CHUNK).fit(Xs)
@@ -271,14 +269,18 @@ def test_lmvsc_one_block_reproduces_the_in_memory_algorithm(views):
     assert clustering_accuracy(other.labels_, blocked.labels_) == 1.0
 
 
-def test_lmvsc_blocks_fit_minibatch_anchors_on_the_drawn_rows(views, monkeypatch):
+class _SampledAnchorsLMVSC(LMVSC):
+    """LMVSC whose block path fits the anchors on 1000 rows (50000 by default)."""
+
+    _anchor_sample = 1000
+
+
+def test_lmvsc_blocks_fit_minibatch_anchors_on_the_drawn_rows(views):
     """Above the anchor sample size, MiniBatchKMeans (the in-memory choice) on the sample."""
-    from mvlearn_ext.cluster import _lmvsc_blocks
     from mvlearn_ext.cluster._common import kmeans_anchors
 
     Xs, y = views
-    monkeypatch.setattr(_lmvsc_blocks, "ANCHOR_SAMPLE", 1000)
-    model = _lmvsc(block_size=CHUNK).fit(Xs)
+    model = _SampledAnchorsLMVSC(**_lmvsc(block_size=CHUNK).get_params()).fit(Xs)
     assert clustering_accuracy(y, model.labels_) > 0.95
     seed = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=2)[0]
     rows = np.sort(np.random.RandomState(seed).choice(N, size=1000, replace=False))

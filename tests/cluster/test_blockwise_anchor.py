@@ -19,8 +19,8 @@ from mvlearn_ext.cluster._anchor_blocks import (
     number_components,
 )
 from mvlearn_ext.cluster._blockwise import merge_moments, moments_of_block
-from mvlearn_ext.cluster._eomsc import project_simplex_masked
-from mvlearn_ext.cluster._smvsc import mapstd_statistics
+from mvlearn_ext.cluster._eomsc_solver import project_simplex_masked
+from mvlearn_ext.cluster._smvsc_solver import mapstd_statistics
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy
 
@@ -340,11 +340,20 @@ def test_components_by_anchors_match_the_bipartite_graph():
     assert labels[0] == 0 and len(np.unique(labels)) > 10
 
 
-def test_eomscca_graph_step_does_not_depend_on_the_candidates(views, references, monkeypatch):
+class _TwoCandidatesEOMSCCA(EOMSCCA):
+    """EOMSCCA whose blocks send two candidates per anchor column (128 by default)."""
+
+    _column_candidates = 2
+
+
+def _two_candidates(**kw):
+    return _TwoCandidatesEOMSCCA(n_clusters=K, n_components=2 * K, random_state=5, **kw)
+
+
+def test_eomscca_graph_step_does_not_depend_on_the_candidates(views, references):
     """Two candidates per block force more passes; the thresholds and fit are the same bits."""
     Xs, _ = views
-    monkeypatch.setattr(_anchor_blocks, "COLUMN_CANDIDATES", 2)
-    model = MODELS["EOMSCCA"](block_size=CHUNK).fit(Xs)
+    model = _two_candidates(block_size=CHUNK).fit(Xs)
     _same_fit(model, references["EOMSCCA"], "two candidates")
     np.testing.assert_array_equal(model.embedding_, references["EOMSCCA"].embedding_)
 
@@ -358,7 +367,6 @@ def test_eomscca_on_a_cluster_keeps_the_graph_step_on_the_workers(
     """
     Xs, _ = views
     _, zarrs = on_disk
-    monkeypatch.setattr(_anchor_blocks, "COLUMN_CANDIDATES", 2)
     kinds = []
     carries = _anchor_blocks._carries
 
@@ -378,7 +386,7 @@ def test_eomscca_on_a_cluster_keeps_the_graph_step_on_the_workers(
         ) as cluster,
         distributed.Client(cluster),
     ):
-        model = MODELS["EOMSCCA"]().fit(lazy)
+        model = _two_candidates().fit(lazy)
         reference = references["EOMSCCA"]
         # labels_ refers to row chunks scattered to the workers: read it while the client is open.
         _same_fit(model, reference, "cluster, two candidates")

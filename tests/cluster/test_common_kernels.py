@@ -327,8 +327,7 @@ def _qp_values(H, B, Z):
 
 
 @pytest.mark.parametrize("block", [7, 16_384])
-def test_simplex_qp_update_solves_the_same_qps_in_place(monkeypatch, block):
-    monkeypatch.setattr(_common, "_QP_BLOCK", block)
+def test_simplex_qp_update_solves_the_same_qps_in_place(block):
     rng = np.random.default_rng(5)
     A = rng.normal(size=(9, 6))
     H = A.T @ A + 0.2 * np.eye(6)
@@ -340,7 +339,7 @@ def test_simplex_qp_update_solves_the_same_qps_in_place(monkeypatch, block):
         return B[:, start:stop].T
 
     Z = rng.dirichlet(np.ones(6), size=30).T.copy()
-    n_iter = simplex_qp_update(H, linear_rows, Z, max_iter=5000, tol=1e-12)
+    n_iter = simplex_qp_update(H, linear_rows, Z, max_iter=5000, tol=1e-12, block_columns=block)
     expected, _ = simplex_qp(H, B, max_iter=5000, tol=1e-12)
     np.testing.assert_allclose(Z, expected, atol=1e-9)
     assert n_iter >= 1 and _on_simplex(Z)
@@ -507,19 +506,17 @@ def test_empty_clusters_are_reseeded_with_the_farthest_sample():
 # --------------------------------------------------------------------------- anchors
 
 
-def test_kmeans_anchors_are_the_kmeans_centres(monkeypatch):
+def test_kmeans_anchors_are_the_kmeans_centres():
     rng = np.random.default_rng(9)
     X = rng.normal(size=(200, 3))
     anchors = kmeans_anchors(X, 7, random_state=0)
     expected = KMeans(7, n_init=1, max_iter=100, random_state=0).fit(X).cluster_centers_
     np.testing.assert_allclose(anchors, expected)
-    monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 100)
-    mini = kmeans_anchors(X, 7, random_state=0)
+    # Below MINIBATCH_THRESHOLD rows the default is Lloyd; the choice can be forced
+    # either way (a block path passes its full data's size).
+    mini = kmeans_anchors(X, 7, random_state=0, minibatch=True)
     assert mini.shape == (7, 3) and not np.allclose(mini, anchors)
-    # The choice can be forced either way (a block path passes its full data's size).
     np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=False), anchors)
-    monkeypatch.setattr(_common, "MINIBATCH_THRESHOLD", 50_000)
-    np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=True), mini)
     with pytest.raises(ValueError, match="n_anchors"):
         kmeans_anchors(X, 201, random_state=0)
 

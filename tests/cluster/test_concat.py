@@ -1,7 +1,5 @@
 """ConcatKMeans and ConcatSpectral, against scikit-learn's KMeans and SpectralClustering."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans, SpectralClustering
@@ -123,25 +121,6 @@ def test_balanced_scaling_keeps_a_narrow_view_from_being_drowned():
     assert adjusted_rand_score(y, balanced.labels_) > 0.9
 
 
-@pytest.mark.parametrize("standardize, scaling", [(True, "zscore"), (False, None)])
-def test_standardize_is_a_deprecated_alias(standardize, scaling):
-    Xs, _ = blobs(random_state=16)
-    with pytest.warns(FutureWarning, match="standardize=...\\) is deprecated"):
-        old = ConcatKMeans(n_clusters=3, standardize=standardize, random_state=0).fit(Xs)
-    new = ConcatKMeans(n_clusters=3, scaling=scaling, random_state=0).fit(Xs)
-    np.testing.assert_array_equal(old.labels_, new.labels_)
-    np.testing.assert_array_equal(old.cluster_centers_, new.cluster_centers_)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        ConcatKMeans(n_clusters=3, random_state=0).fit(Xs)  # no warning by default
-
-
-def test_standardize_and_scaling_together_are_refused():
-    Xs, _ = blobs()
-    with pytest.raises(ValueError, match="give scaling only"):
-        ConcatKMeans(n_clusters=3, standardize=False, scaling="balanced").fit(Xs)
-
-
 def test_constant_feature_is_centred_not_scaled():
     Xs, y = blobs(random_state=8)
     Xs[1] = np.hstack([Xs[1], np.full((y.size, 1), 5.0)])
@@ -190,7 +169,6 @@ def test_fit_predict_equals_labels():
     [
         {"n_clusters": 0},
         {"n_clusters": 2.5},
-        {"standardize": "yes"},
         {"scaling": "unit"},
         {"scaling": True},
         {"n_init": 0},

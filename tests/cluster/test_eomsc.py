@@ -10,7 +10,7 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import EOMSCCA
-from mvlearn_ext.cluster._eomsc import (
+from mvlearn_ext.cluster._eomsc_solver import (
     connected_bipartite_graph,
     lambda_step,
     project_simplex_masked,

@@ -10,10 +10,9 @@ from scipy.optimize import minimize
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
+from mvlearn_ext.cluster import FPMVSCAG, SMVSC
 from mvlearn_ext.cluster._common import procrustes, simplex_qp
-from mvlearn_ext.cluster._smvsc import (
-    FPMVSCAG,
-    SMVSC,
+from mvlearn_ext.cluster._smvsc_solver import (
     code_z_step,
     initial_graph,
     iteration_done,

@@ -1,10 +1,10 @@
 """Every warning of the clusterers names the user's line, on both paths and every entry point.
 
-``fit`` lives in :class:`~mvlearn_ext.cluster._base.BaseClusterer` behind scikit-learn's
-``_fit_context``, and the block paths call the shared steps from deeper frames: a fixed
-``stacklevel`` pointed at the package or at ``sklearn/base.py``. The warnings now compute
-their level (:func:`mvlearn_ext.utils._warnings.find_stack_level`); here each one is
-recorded and its ``filename`` must be this file.
+``fit`` lives in a base class behind scikit-learn's ``_fit_context``, and the block
+paths call the shared steps from deeper frames, so no fixed ``stacklevel`` can point at
+the user's line: the warnings compute their level
+(:func:`mvlearn_ext.utils._warnings.find_stack_level`). Here each one is recorded and
+its ``filename`` must be this file.
 """
 
 import contextlib
@@ -13,7 +13,7 @@ import warnings
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from mvlearn_ext.cluster import DRMC, EOMSCCA, FPMVSCAG, SMVSC, ConcatKMeans
+from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, SMVSC
 from mvlearn_ext.datasets import make_multiview_blobs
 
 
@@ -37,20 +37,6 @@ def _assert_here(record, category, match):
 
 # (estimator, the data, the block sizes of its paths, the warning's category and text)
 CASES = {
-    "DRMC-deprecated": (
-        lambda bs: DRMC(3, tol=0.1, beta=1.0, random_state=0, block_size=bs),
-        _small,
-        (None, 20),
-        FutureWarning,
-        "belonged to the previous reconstruction",
-    ),
-    "ConcatKMeans-standardize": (
-        lambda bs: ConcatKMeans(3, standardize=True, random_state=0),
-        _small,
-        (None,),
-        FutureWarning,
-        "standardize=...) is deprecated",
-    ),
     "EOMSCCA-components": (
         lambda bs: EOMSCCA(2, inner_max_iter=1, random_state=0, block_size=bs),
         _small,
@@ -60,14 +46,14 @@ CASES = {
     ),
     "SMVSC-empty-anchor": (
         lambda bs: SMVSC(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        "bench",  # the first 1000 rows of the dask benchmark's data
+        "blobs",  # bench_dask_views(1000): one anchor left empty at m = k
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
     ),
     "FPMVSCAG-empty-anchor": (
         lambda bs: FPMVSCAG(n_clusters=10, n_init=2, random_state=0, block_size=bs),
-        "bench",  # the first 1000 rows of the dask benchmark's data
+        "blobs",  # bench_dask_views(1000): one anchor left empty at m = k
         (None, 300),
         ConvergenceWarning,
         "separates only 9 groups",
@@ -78,7 +64,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_warnings_point_at_the_callers_line(case, bench_dask_views):
     make, data, block_sizes, category, match = CASES[case]
-    Xs = bench_dask_views(1000)[0] if data == "bench" else data()
+    Xs = bench_dask_views(1000)[0] if data == "blobs" else data()
     for block_size in block_sizes:
         with _recording() as record:
             model = make(block_size).fit(Xs)
@@ -96,7 +82,6 @@ def test_warnings_point_at_the_callers_line_on_dask():
     da = pytest.importorskip("dask.array")
     Xs = [da.from_array(X, chunks=20) for X in _small()]
     for make, category, match in (
-        (lambda: DRMC(3, gamma=1.0, random_state=0), FutureWarning, "belonged"),
         (lambda: EOMSCCA(2, inner_max_iter=1, random_state=0), ConvergenceWarning, "components"),
     ):
         with _recording() as record:

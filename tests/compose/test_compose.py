@@ -198,7 +198,7 @@ def test_adapter_pipeline_with_a_scaler():
     pipe = make_pipeline(
         StandardScaler(),
         MultiViewAdapter(
-            ConcatKMeans(n_clusters=3, standardize=False, random_state=0), view_sizes=[6, 2]
+            ConcatKMeans(n_clusters=3, scaling=None, random_state=0), view_sizes=[6, 2]
         ),
     )
     assert adjusted_rand_score(y, pipe.fit_predict(data)) == 1.0

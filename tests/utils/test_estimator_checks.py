@@ -49,17 +49,17 @@ class NoSelf(ConcatKMeans):
 
 
 class ExtraInitAttribute(ConcatKMeans):
-    def __init__(self, n_clusters=8, *, standardize=True, n_init=10, max_iter=300, tol=1e-4,
+    def __init__(self, n_clusters=8, *, scaling="zscore", n_init=10, max_iter=300, tol=1e-4,
                  random_state=None):  # fmt: skip
-        super().__init__(n_clusters, standardize=standardize, n_init=n_init, max_iter=max_iter,
+        super().__init__(n_clusters, scaling=scaling, n_init=n_init, max_iter=max_iter,
                          tol=tol, random_state=random_state)  # fmt: skip
         self.history = []
 
 
 class PositionalParams(ConcatKMeans):
-    def __init__(self, n_clusters=8, standardize=True, n_init=10, max_iter=300, tol=1e-4,
+    def __init__(self, n_clusters=8, scaling="zscore", n_init=10, max_iter=300, tol=1e-4,
                  random_state=None):  # fmt: skip
-        super().__init__(n_clusters, standardize=standardize, n_init=n_init, max_iter=max_iter,
+        super().__init__(n_clusters, scaling=scaling, n_init=n_init, max_iter=max_iter,
                          tol=tol, random_state=random_state)  # fmt: skip
 
 

@@ -1,0 +1,518 @@
+"""The HAG-MVC pyramid: its driver and block updates, shared by both paths of :class:`HAGMVC`.
+
+``_fit_pyramid`` (the driver) assumes valid, standardised input and runs the sweeps;
+the block updates ``_graph_step`` and ``_update_anchors`` compute, and
+``_hagmvc_objective`` evaluates the objective from scratch, so that tests can check
+every block. The block path (:mod:`._hagmvc_blocks`) runs the same updates on sums
+over row blocks.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+
+from mvlearn_ext._lib._kernels import project_simplex
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.utils._progress import log_message
+
+#: Smallest regularisation weight of a graph column (guards the division).
+_TINY = 1e-12
+#: Smallest fixed view weight (relative to 1): keeps a zero-weight view's anchors moving.
+_WEIGHT_FLOOR = 1e-9
+#: k-means restarts on the normalised spectral embedding.
+_FINAL_N_INIT = 10
+#: Rows per block of dense sample-anchor distances (memory only: the graph is row-wise).
+_ROW_BLOCK = 65_536
+#: k-means++ seeding of the anchors runs on a random subset above this many rows, so
+#: its cost stops growing with n (as MiniBatchKMeans's ``init_size``).
+_SEED_SAMPLE_MIN = 10_000
+_SEED_SAMPLE_PER_SEED = 20
+#: Up to this many rows, k-means++ seeding reads its distances from the Gram matrix
+#: (at most 128 MB), computed by one matrix product instead of one pass per seed.
+_SEED_GRAM_ROWS = 4096
+
+
+# --------------------------------------------------------------------------- preprocessing
+
+
+def _standardise(Xs, means, scales):
+    """The standardised views side by side, float64, C-contiguous (n, sum d_v)."""
+    return np.ascontiguousarray(np.hstack(apply_view_scaling(Xs, means, scales)))
+
+
+# --------------------------------------------------------------------------- pyramid sizes
+
+
+def _default_first_level(n_samples, n_clusters):
+    """``m_1`` of ``n_anchors=None``: see the parameter's description in :class:`HAGMVC`.
+
+    Up to half the samples and 75 anchors per cluster while the ``n * m_1``
+    sample-anchor distances stay within 1.5 million pairs (more anchors of small
+    degree sharpen the graph at a cost linear in ``n m_1``); otherwise a quarter of
+    the samples and 50 per cluster. Never below ``n_clusters``. At most a quarter
+    (or half) of the samples: with as many anchors as samples, every anchor is a
+    sample that codes itself and the graph degenerates.
+    """
+    per_cluster = max(n_clusters, min(50 * n_clusters, n_samples // 4))
+    within_budget = min(n_samples // 2, 75 * n_clusters, 1_500_000 // n_samples)
+    return max(per_cluster, within_budget)
+
+
+def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
+    """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``."""
+    if n_anchors is None or isinstance(n_anchors, Integral):
+        if n_anchors is None:
+            first = _default_first_level(n_samples, n_clusters)
+        else:
+            first = int(n_anchors)
+        first = min(first, n_samples)
+        sizes = [first]
+        for _ in range(1, n_levels):
+            size = max(n_clusters, int(round(sizes[-1] * ratio)))
+            if size >= sizes[-1]:
+                break
+            sizes.append(size)
+        if sizes[0] < n_clusters and n_samples >= n_clusters:
+            raise ValueError(
+                f"n_anchors={n_anchors} is smaller than n_clusters={n_clusters}; the coarsest "
+                "level needs at least n_clusters anchors"
+            )
+        return sizes
+    sizes = [int(size) for size in n_anchors]
+    if not sizes:
+        raise ValueError("n_anchors is an empty sequence; give at least one level size")
+    if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
+        raise ValueError(f"n_anchors={list(sizes)} must be strictly decreasing (fine to coarse)")
+    if sizes[-1] < n_clusters:
+        raise ValueError(
+            f"the coarsest level of n_anchors={list(sizes)} has fewer anchors than "
+            f"n_clusters={n_clusters}"
+        )
+    if sizes[0] > n_samples:
+        raise ValueError(
+            f"the finest level of n_anchors={list(sizes)} has more anchors than the "
+            f"{n_samples} samples"
+        )
+    return sizes
+
+
+def _level_neighbors(n_neighbors, sizes):
+    """Nonzeros per graph column at each level: ``n_neighbors * m_l / m_1``, at least 1.
+
+    A level-l graph links ``m_{l-1}`` points to ``m_l`` anchors; keeping the same
+    fraction ``n_neighbors / m_1`` of anchors per column at every level keeps the
+    composite graph from diffusing across clusters as the levels multiply.
+    """
+    return [max(1, min(size - 1, int(round(n_neighbors * size / sizes[0])))) for size in sizes]
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_ROWS):
+    """Indices of ``n_seeds`` distinct rows of ``P`` by k-means++ seeding.
+
+    One row per seed is drawn by D^2 sampling (Arthur & Vassilvitskii, 2007), the
+    plain rule: scikit-learn's greedy rule (the best of ``2 + ln k`` draws) lowers
+    the spread of the seeds' potential but not the clustering accuracy here, at a
+    cost that grows with the number of draws.
+
+    O(n * n_seeds * d), no n x n matrix. Seeds are rows of ``P``, so anchors
+    initialised from them are points of the level below. Above
+    ``max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)`` rows the seeding
+    runs on a uniform random subset of that size (as scikit-learn's
+    MiniBatchKMeans does with ``init_size``), so its cost stops growing with n.
+    With ``feature_weights``, distances are ``sum_f w_f (p_f - q_f)^2`` (the
+    view weights reach the seeding: a zero-weight view does not move it).
+
+    Up to ``gram_rows`` rows the inner products come from the Gram matrix
+    ``P P^T``, one matrix product, instead of one matrix-vector pass over ``P`` per
+    seed (memory-bound on wide views). The distances, and so the seeds, are the
+    same either way (up to rounding).
+    """
+    n = P.shape[0]
+    if n_seeds >= n:
+        return np.arange(n)
+    sample = max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)
+    if n > sample:
+        subset = np.sort(rng.choice(n, size=sample, replace=False))
+        return subset[_kmeanspp_seeds(P[subset], n_seeds, rng, feature_weights, gram_rows)]
+    if feature_weights is not None:
+        P = P * np.sqrt(feature_weights)
+    if n <= gram_rows:
+        gram = P @ P.T
+        norms = gram.diagonal().copy()
+
+        def inner(index):
+            return gram[index]
+
+    else:
+        norms = np.einsum("ij,ij->i", P, P)
+
+        def inner(index):
+            return P @ P[index]
+
+    first = int(rng.randint(n))
+    chosen = [first]
+    closest = np.maximum(norms - 2.0 * inner(first) + norms[first], 0.0)
+    closest[first] = 0.0
+    for _ in range(1, n_seeds):
+        total = closest.sum()
+        if total <= 0.0:  # every row coincides with a seed: pick unused rows
+            unused = np.setdiff1d(np.arange(n), chosen)
+            chosen.extend(unused[: n_seeds - len(chosen)].tolist())
+            break
+        index = int(np.searchsorted(np.cumsum(closest), rng.uniform() * total))
+        index = min(index, n - 1)
+        while closest[index] <= 0.0:  # rounding put us on a chosen row
+            index = (index + 1) % n
+        distance = np.maximum(norms - 2.0 * inner(index) + norms[index], 0.0)
+        np.minimum(closest, distance, out=closest)
+        chosen.append(index)
+        closest[index] = 0.0
+    return np.asarray(chosen)
+
+
+def _weighted_sq_distances(P, A, feature_weights):
+    """``D[i, j] = sum_f w_f (P[i, f] - A[j, f])^2``, shape (n_points, n_anchors)."""
+    root = np.sqrt(feature_weights)
+    Pw = P * root
+    Aw = A * root
+    D = Pw @ Aw.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", Pw, Pw)[:, None]
+    D += np.einsum("ij,ij->i", Aw, Aw)[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def _adaptive_regularisation(D, n_neighbors, scale):
+    """Per-row weight ``lambda_i`` that gives row ``i`` exactly ``s`` nonzeros.
+
+    Nie, Wang & Huang (KDD 2014): with the sorted distances ``d_1 <= ... <= d_{s+1}``
+    of row ``i``, ``lambda_i = (s d_{s+1} - sum_{h<=s} d_h) / 2`` makes
+    ``argmin_{z in simplex} sum_j z_j d_j + lambda_i ||z||^2`` supported on the
+    ``s`` nearest anchors. ``scale`` multiplies it (``> 1`` spreads the weights).
+    """
+    m = D.shape[1]
+    s = min(n_neighbors, m - 1)
+    if s < 1:
+        return np.ones(D.shape[0])
+    part = np.partition(D, s, axis=1)[:, : s + 1]
+    part.sort(axis=1)
+    lam = (s * part[:, s] - part[:, :s].sum(axis=1)) / 2.0
+    # Ties (s + 1 equidistant anchors) give 0: fall back to the mean distance.
+    fallback = np.maximum(D.mean(axis=1), 1.0) * _TINY
+    return scale * np.maximum(lam, fallback)
+
+
+def _solve_graph(D, lam, n_threads):
+    """Rows ``z_i = argmin_{z in simplex} d_i^T z + lambda_i ||z||^2 = P(-d_i / 2 lambda_i)``."""
+    Q = D / (-2.0 * lam[:, None])
+    # Shift each row by its maximum: projection onto the simplex is shift-invariant,
+    # and the shift keeps the values small.
+    Q -= Q.max(axis=1, keepdims=True)
+    return project_simplex(Q, axis=1, out=Q, n_threads=n_threads)
+
+
+def _sparse_rows(Z):
+    """A row-stochastic dense graph as CSR, dropping exact zeros."""
+    return sp.csr_matrix(Z)
+
+
+def _nearest_anchor_graph(D, n_neighbors, n_threads):
+    """``(lambda, Z)`` of the adaptive-neighbour rule at ``scale = 1``, in closed form.
+
+    With ``lambda_i = (s d_{s+1} - sum_{h<=s} d_h) / 2`` (sorted distances of row
+    ``i``), the simplex projection of ``-d_i / (2 lambda_i)`` has the threshold
+    ``-d_{s+1} / (2 lambda_i)``, so ``z_ij = (d_{s+1} - d_ij) / (2 lambda_i)`` where
+    ``d_ij < d_{s+1}`` and 0 elsewhere (Nie, Wang & Huang, 2014): the same graph as
+    :func:`_solve_graph`, from one partition of each row and a comparison with its
+    ``(s+1)``-th smallest distance, without projecting. Rows whose ``lambda``
+    falls back (``s + 1`` tied distances) go through the projection.
+    """
+    m = D.shape[1]
+    s = min(n_neighbors, m - 1)
+    part = np.partition(D, s, axis=1)[:, : s + 1]
+    threshold = part[:, s]
+    raw = (s * threshold - part[:, :s].sum(axis=1)) / 2.0
+    fallback = np.maximum(D.mean(axis=1), 1.0) * _TINY
+    lam = np.maximum(raw, fallback)
+    inside = D < threshold[:, None]
+    tied = raw <= fallback
+    inside[tied] = False
+    flat = np.flatnonzero(inside)
+    rows, cols = np.divmod(flat, m)
+    data = (threshold[rows] - D.ravel()[flat]) / (2.0 * lam[rows])
+    indptr = np.zeros(D.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=D.shape[0]), out=indptr[1:])
+    Z = sp.csr_matrix((data, cols, indptr), shape=D.shape)
+    if tied.any():
+        Z = sp.lil_matrix(Z)
+        index = np.flatnonzero(tied)
+        Z[index] = _solve_graph(D[index], lam[index], n_threads)
+        Z = sp.csr_matrix(Z)
+        Z.eliminate_zeros()
+    return lam, Z
+
+
+def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads):
+    """``(lambda, Z)``: the adaptive weights and the exact graph of points ``P`` on ``A``.
+
+    Computed by blocks of ``_ROW_BLOCK`` rows (every step is row-wise), so the
+    dense distances never take more than ``_ROW_BLOCK * n_anchors`` floats; the
+    graph is returned as CSR with about ``n_neighbors`` entries per row. At
+    ``scale = 1`` (``reg_lambda=1``, the default) each row has a closed form
+    (:func:`_nearest_anchor_graph`); otherwise every row is projected.
+    """
+    lams, blocks = [], []
+    closed_form = scale == 1.0 and min(n_neighbors, A.shape[0] - 1) >= 1
+    for start in range(0, P.shape[0], _ROW_BLOCK):
+        D = _weighted_sq_distances(P[start : start + _ROW_BLOCK], A, feature_weights)
+        if closed_form:
+            lam, Z = _nearest_anchor_graph(D, n_neighbors, n_threads)
+        else:
+            lam = _adaptive_regularisation(D, n_neighbors, scale)
+            Z = _sparse_rows(_solve_graph(D, lam, n_threads))
+        blocks.append(Z)
+        lams.append(lam)
+    if len(blocks) == 1:
+        return lams[0], blocks[0]
+    return np.concatenate(lams), sp.vstack(blocks, format="csr")
+
+
+# --------------------------------------------------------------------------- objective
+
+
+def _level_terms(below, anchors, graph, lam, view_slices, view_scale):
+    """Per-view losses ``M_v = sum_ij z_ij ||p_i - a_j||_v^2 / c_v`` and ``sum_i lam_i ||z_i||^2``.
+
+    ``graph`` is the (n_points, n_anchors) row-stochastic CSR matrix of the level.
+    """
+    graph = sp.csr_matrix(graph)
+    mass = np.asarray(graph.sum(axis=0)).ravel()
+    cross = np.asarray(graph.T @ below)  # (m, D): sum_i z_ij p_i
+    losses = np.empty(len(view_slices))
+    for v, block in enumerate(view_slices):
+        p = below[:, block]
+        a = anchors[:, block]
+        value = (
+            np.einsum("ij,ij->", p, p)
+            - 2.0 * np.einsum("ij,ij->", cross[:, block], a)
+            + np.dot(mass, np.einsum("ij,ij->i", a, a))
+        )
+        losses[v] = max(value, 0.0) / view_scale[v]
+    penalty = float(np.dot(lam, np.asarray(graph.multiply(graph).sum(axis=1)).ravel()))
+    return losses, penalty
+
+
+def _hagmvc_objective(X, anchors, graphs, weights, lams, view_slices, view_scales):
+    """The objective ``J`` of HAG-MVC, evaluated from scratch.
+
+    ``J = sum_l [ sum_v (alpha_v^(l))^2 M_v^(l) + sum_i lambda_i^(l) ||z_i^(l)||^2 ]``
+    with ``M_v^(l) = sum_ij Z^(l)_ij ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2 / c_v^(l)`` and
+    ``a^(0) = x`` (standardised samples).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, sum d_v)
+        Standardised, concatenated views.
+    anchors : list of ndarray of shape (m_l, sum d_v)
+        Concatenated anchors of every level.
+    graphs : list of sparse matrices of shape (m_{l-1}, m_l) (row-stochastic)
+        Level graphs in the internal (rows on the simplex) orientation; ``m_0 = n``.
+    weights : list of ndarray of shape (n_views,)
+    lams : list of ndarray of shape (m_{l-1},)
+    view_slices : list of slice
+    view_scales : list of ndarray of shape (n_views,)
+        The fixed normalisers ``c_v^(l)``.
+
+    Returns
+    -------
+    total : float
+    per_level : list of float
+    """
+    per_level = []
+    for level, (A, Z) in enumerate(zip(anchors, graphs, strict=True)):
+        below = X if level == 0 else anchors[level - 1]
+        losses, penalty = _level_terms(below, A, Z, lams[level], view_slices, view_scales[level])
+        per_level.append(float(np.dot(weights[level] ** 2, losses) + penalty))
+    return float(sum(per_level)), per_level
+
+
+# --------------------------------------------------------------------------- block updates
+
+
+def _feature_weights(alpha, view_scale, view_slices, n_features):
+    """Per-feature weights ``alpha_v^2 / c_v`` over the concatenated features."""
+    w = np.empty(n_features)
+    for v, block in enumerate(view_slices):
+        w[block] = alpha[v] ** 2 / view_scale[v]
+    return w
+
+
+def _update_anchors(
+    anchors, below, graph, alpha, view_scale, above, up_graph, up_alpha, up_scale, view_slices
+):
+    """Exact minimiser of ``J`` over the anchors of one level.
+
+    The anchors appear in the level's own term (as the points that code the level
+    below) and, except at the top, in the term of the level above (as the points
+    coded there). Both are weighted sums of squares, so anchor ``j`` is the
+    weighted mean
+
+        a_j = (w_l sum_i z_ij p_i + w_{l+1} sum_k z'_jk c_k) / (w_l sum_i z_ij + w_{l+1}),
+
+    view by view (``w = alpha_v^2 / c_v``; the rows of the level-above graph sum to
+    1). It is a convex combination of points of the levels below and above, so the
+    anchors never leave the convex hull of the data. An anchor that no point uses
+    and with no level above keeps its position (its term is 0 wherever it is).
+    """
+    n_features = below.shape[1]
+    w_own = _feature_weights(alpha, view_scale, view_slices, n_features)
+    mass = np.asarray(graph.sum(axis=0)).ravel()
+    numerator = np.asarray(graph.T @ below) * w_own
+    denominator = mass[:, None] * w_own[None, :]
+    if above is not None:
+        w_up = _feature_weights(up_alpha, up_scale, view_slices, n_features)
+        numerator += np.asarray(up_graph @ above) * w_up
+        denominator = denominator + w_up[None, :]
+    new = anchors.copy()
+    used = denominator > 0.0
+    new[used] = numerator[used] / denominator[used]
+    return new
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _fixed_scale(fixed_weights):
+    """The normalisers ``c_v = 1 / (V^2 omega_v)`` of fixed view weights ``omega``.
+
+    Fixed weights enter the objective as ``alpha_v = 1 / V`` and ``c_v``, so that every
+    feature of view ``v`` has weight ``alpha_v^2 / c_v = omega_v``. A zero weight is
+    floored, so that the anchors of that view still follow the graphs.
+    """
+    omega = np.maximum(np.asarray(fixed_weights, dtype=np.float64), _WEIGHT_FLOOR)
+    return 1.0 / (omega.size**2 * omega)
+
+
+def _seed_level(below, size, rng, fixed_scale, view_slices, n_features):
+    """``(A, scale, seeding)``: a level's anchors, k-means++ seeds among the points ``below``.
+
+    The seeding distances weight the views by the fixed view weights (``fixed_scale``
+    from :func:`_fixed_scale`); ``scale`` is a copy of ``fixed_scale`` and ``seeding``
+    the per-feature weights.
+    """
+    uniform = np.full(len(view_slices), 1.0 / len(view_slices))
+    scale = fixed_scale.copy()
+    seeding = _feature_weights(uniform, scale, view_slices, n_features)
+    seeds = _kmeanspp_seeds(below, size, rng, seeding)
+    return np.array(below[seeds], dtype=np.float64), scale, seeding
+
+
+def _fit_pyramid(
+    X, view_slices, sizes, neighbors, lambda_, max_iter, tol, rng, n_threads, verbose, *,
+    fixed_weights,
+):  # fmt: skip
+    """Initialise and co-evolve the pyramid; returns a dict of fitted pieces.
+
+    ``X`` is standardised and concatenated (n, sum d_v); ``fixed_weights`` are the
+    view weights ``omega``. Initialisation, bottom-up: level-l anchors are k-means++
+    seeds among the level-(l-1) points, and the graph of each level is the exact
+    minimiser for them. Each sweep then goes from fine to coarse; at each level it
+    re-sets ``lambda^(l)`` by the adaptive-neighbour rule (so every column keeps about
+    ``neighbors[l]`` nonzeros), then updates the graph and the anchors (with the level
+    above), each an exact minimiser of ``J`` for the current ``lambda``.
+    """
+    n_views = len(view_slices)
+    n_levels = len(sizes)
+    n_features = X.shape[1]
+    levels = []
+    uniform = np.full(n_views, 1.0 / n_views)
+    fixed_scale = _fixed_scale(fixed_weights)
+    below = X
+    for level in range(n_levels):
+        A, scale, w = _seed_level(below, sizes[level], rng, fixed_scale, view_slices, n_features)
+        lam, Z = _graph_step(below, A, w, neighbors[level], lambda_, n_threads)
+        levels.append((A, Z, uniform.copy(), lam, scale))
+        below = A
+    anchors, graphs, weights, lams, scales = (list(column) for column in zip(*levels, strict=True))
+
+    def objective():
+        return _hagmvc_objective(X, anchors, graphs, weights, lams, view_slices, scales)[0]
+
+    history = [objective()]
+    n_iter = 0
+    start = time.perf_counter()
+    for sweep in range(max_iter):
+        for level in range(n_levels):
+            below = X if level == 0 else anchors[level - 1]
+            # Re-set lambda^(l) by the adaptive-neighbour rule for the current anchors
+            # (this changes J between blocks, not within them). At the first level of
+            # the first sweep the samples, anchors and weights are those of the initial
+            # graph step, whose (lambda, Z) this would repeat exactly.
+            if sweep > 0 or level > 0:
+                w = _feature_weights(weights[level], scales[level], view_slices, n_features)
+                lams[level], graphs[level] = _graph_step(
+                    below, anchors[level], w, neighbors[level], lambda_, n_threads
+                )
+            top = level == n_levels - 1
+            anchors[level] = _update_anchors(
+                anchors[level],
+                below,
+                graphs[level],
+                weights[level],
+                scales[level],
+                None if top else anchors[level + 1],
+                None if top else graphs[level + 1],
+                None if top else weights[level + 1],
+                None if top else scales[level + 1],
+                view_slices,
+            )
+        n_iter = sweep + 1
+        history.append(objective())
+        if sweep_done(history, n_iter, tol, start, verbose):
+            break
+    return dict(
+        anchors=anchors,
+        graphs=graphs,
+        weights=weights,
+        lams=lams,
+        scales=scales,
+        history=np.asarray(history),
+        n_iter=n_iter,
+    )
+
+
+def sweep_done(history, n_iter, tol, start, verbose):
+    """Log sweep ``n_iter`` and tell whether the sweeps stop (both paths).
+
+    They stop when the change of ``J`` over the last sweep is at most ``tol``
+    times ``|J|`` (floored at ``_TINY``).
+    """
+    change = abs(history[-2] - history[-1])
+    log_message(
+        "HAGMVC",
+        f"sweep {n_iter:3d}  objective {history[-1]:.6e}  "
+        f"change {change:.3e}  ({time.perf_counter() - start:.2f} s)",
+        verbose,
+    )
+    return change <= tol * max(abs(history[-1]), _TINY)
+
+
+def _composite(graphs):
+    """``G^T = Z^(1)T ... `` in row orientation: (n, m_L) = Z_1 Z_2 ... Z_L (rows)."""
+    G = graphs[0]
+    for Z in graphs[1:]:
+        G = G @ Z
+    return sp.csr_matrix(G)
+
+
+def _normalise_rows(F):
+    norms = np.linalg.norm(F, axis=1, keepdims=True)
+    return F / np.where(norms > 0.0, norms, 1.0)

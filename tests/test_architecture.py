@@ -257,27 +257,13 @@ def test_no_private_import_across_packages():
     )
 
 
-#: Import cycles inside ``mvlearn_ext.cluster`` whose removal is under way, as pairs
-#: of modules on a common cycle: a pair outside this set fails the test, and so
-#: does a listed pair that is no longer on a cycle. Empty it, then delete it.
-_CLUSTER_CYCLES_BEING_REMOVED = {
-    ("mvlearn_ext.cluster._anchor_blocks", "mvlearn_ext.cluster._eomsc"),
-    ("mvlearn_ext.cluster._anchor_blocks", "mvlearn_ext.cluster._smvsc"),
-    ("mvlearn_ext.cluster._eomsc", "mvlearn_ext.cluster._smvsc"),
-    ("mvlearn_ext.cluster._hagmvc", "mvlearn_ext.cluster._hagmvc_blocks"),
-    ("mvlearn_ext.cluster._lmvsc", "mvlearn_ext.cluster._lmvsc_blocks"),
-}
-
-
 def test_no_import_cycles():
     graph = import_graph(package_sources(), compiled_modules())
     pairs = cycle_pairs(import_cycles(graph))
-    new = sorted({c for pair, c in pairs.items() if pair not in _CLUSTER_CYCLES_BEING_REMOVED})
-    assert not new, "modules that import each other:\n" + "\n".join(
-        f"{', '.join(c)}:\n{describe_cycle(graph, c)}" for c in new
+    cycles = sorted(set(pairs.values()))
+    assert not cycles, "modules that import each other:\n" + "\n".join(
+        f"{', '.join(c)}:\n{describe_cycle(graph, c)}" for c in cycles
     )
-    gone = sorted(_CLUSTER_CYCLES_BEING_REMOVED - set(pairs))
-    assert not gone, f"no longer on an import cycle, remove from the set: {gone}"
 
 
 @pytest.mark.parametrize(

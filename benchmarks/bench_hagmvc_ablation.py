@@ -36,10 +36,10 @@ BASELINES = {
 CONFIGS = {
     "default (L1, 2 sweeps, auto, 8 neighbours)": {},
     "L1, 2 sweeps, 5 neighbours (earlier default)": dict(n_neighbors=5),
-    "L1, 0 sweeps": dict(max_sweeps=0),
-    "L2, 0 sweeps": dict(n_levels=2, max_sweeps=0),
+    "L1, 0 sweeps": dict(max_iter=0),
+    "L2, 0 sweeps": dict(n_levels=2, max_iter=0),
     "L2, 2 sweeps": dict(n_levels=2),
-    "L2, 5 sweeps": dict(n_levels=2, max_sweeps=5),
+    "L2, 5 sweeps": dict(n_levels=2, max_iter=5),
     "L3, 2 sweeps": dict(n_levels=3),
     "default, uniform weights": dict(view_weights="uniform"),
 }

@@ -115,7 +115,6 @@ def estimators(k, seed):
         "FPMVSCAG": FPMVSCAG(k, random_state=seed),
         "EOMSCCA": EOMSCCA(k, random_state=seed),
         "HAGMVC": HAGMVC(k, random_state=seed),
-        "HAGMVC-squared": HAGMVC(k, view_weights="squared", random_state=seed),
         "DRMC": DRMC(k, random_state=seed),
         "DRMC-aligned": DRMC(k, align_anchors=True, random_state=seed),
     }

@@ -357,10 +357,10 @@ def _usage_error(args, stderr, message):
 
 def _select_sections(args, stderr):
     """The sections to run, or None after a usage error."""
-    known = {s.name: s for s in DEMO_SECTIONS}
+    known = {s.name: s for s in args.catalogue}
     if args.all:
-        return list(DEMO_SECTIONS)
-    names = args.section or [name for name in DEFAULT_SECTIONS if name in known]
+        return list(args.catalogue)
+    names = args.section or [name for name in args.default_sections if name in known]
     unknown = [name for name in names if name not in known]
     if unknown:
         _usage_error(
@@ -424,9 +424,9 @@ def _cmd_demo(args, stdout, stderr):
         f"scores: {spread}{' (quick)' if args.quick else ''}; threads: {n_threads}",
         f"sections: {', '.join(s.name for s in sections)}"
         + (
-            f" (of {len(DEMO_SECTIONS)}: --all runs every one, "
+            f" (of {len(args.catalogue)}: --all runs every one, "
             "--section NAME one, demo --help lists them)"
-            if len(sections) < len(DEMO_SECTIONS)
+            if len(sections) < len(args.catalogue)
             else ""
         ),
     ]
@@ -488,14 +488,14 @@ def _thread_count(text):
     return value
 
 
-def _sections_epilog():
+def _sections_epilog(catalogue, default_sections):
     try:
         optional = optional_module()
     except Exception:  # the compiled core is broken: list the sections without their needs
-        return "sections: " + ", ".join(s.name for s in DEMO_SECTIONS)
-    width = max(len(s.name) for s in DEMO_SECTIONS)
-    lines = [f"sections (default: {', '.join(DEFAULT_SECTIONS)}; --all runs every one):"]
-    for section in DEMO_SECTIONS:
+        return "sections: " + ", ".join(s.name for s in catalogue)
+    width = max(len(s.name) for s in catalogue)
+    lines = [f"sections (default: {', '.join(default_sections)}; --all runs every one):"]
+    for section in catalogue:
         needs = "".join(
             f" [needs {m}, extra {getattr(optional.optional_dependency(m), 'extra', '?')}"
             + ("" if optional.is_available(m) else f", not installed: {optional.install_hint(m)}")
@@ -506,8 +506,14 @@ def _sections_epilog():
     return "\n".join(lines)
 
 
-def build_parser():
-    """The :class:`argparse.ArgumentParser` of the command line."""
+def build_parser(sections=None, default_sections=None):
+    """The :class:`argparse.ArgumentParser` of the command line.
+
+    ``sections`` and ``default_sections`` are the demo's catalogue and the
+    sections it runs without ``--section``/``--all`` (the package's by default).
+    """
+    catalogue = list(DEMO_SECTIONS if sections is None else sections)
+    defaults = tuple(DEFAULT_SECTIONS if default_sections is None else default_sections)
     parser = argparse.ArgumentParser(
         prog="python -m mvlearn_ext",
         # No prefix abbreviations: "--thread" is an error, not "--threads".
@@ -545,7 +551,7 @@ def build_parser():
             "one section. A section whose optional dependency is missing is skipped with one "
             "line naming the extra to install."
         ),
-        epilog=_sections_epilog(),
+        epilog=_sections_epilog(catalogue, defaults),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     demo.add_argument(
@@ -607,7 +613,14 @@ def build_parser():
 _COMMANDS = {"info": _cmd_info, "demo": _cmd_demo}
 
 
-def main(argv: Sequence[str] | None = None, *, stdout=None, stderr=None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout=None,
+    stderr=None,
+    sections=None,
+    default_sections=None,
+) -> int:
     """Run the command line; return the exit status.
 
     Parameters
@@ -616,6 +629,11 @@ def main(argv: Sequence[str] | None = None, *, stdout=None, stderr=None) -> int:
         The arguments, without the program name; ``sys.argv[1:]`` by default.
     stdout, stderr : text streams, optional
         Where to write; ``sys.stdout`` and ``sys.stderr`` by default.
+    sections : sequence of DemoSection, optional
+        The demo's sections; the package's own by default. A program that
+        embeds the command line (or a test) passes its own.
+    default_sections : sequence of str, optional
+        The sections ``demo`` runs without ``--section`` or ``--all``.
 
     Returns
     -------
@@ -632,7 +650,7 @@ def main(argv: Sequence[str] | None = None, *, stdout=None, stderr=None) -> int:
     """
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
-    parser = build_parser()
+    parser = build_parser(sections, default_sections)
     try:
         # argparse writes help and usage errors to sys.stdout / sys.stderr itself.
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -646,4 +664,8 @@ def main(argv: Sequence[str] | None = None, *, stdout=None, stderr=None) -> int:
     if args.command is None:
         parser.print_help(stdout)
         return 0
+    args.catalogue = list(DEMO_SECTIONS if sections is None else sections)
+    args.default_sections = tuple(
+        DEFAULT_SECTIONS if default_sections is None else default_sections
+    )
     return _COMMANDS[args.command](args, stdout, stderr)

@@ -25,9 +25,9 @@ BASELINE_ROWS = (
 SKIP_MOO = 'skipped: needs moocore, not installed: pip install "mvlearn_ext[moo]"'
 
 
-def run(argv):
+def run(argv, **catalogue):
     out, err = io.StringIO(), io.StringIO()
-    status = main(argv, stdout=out, stderr=err)
+    status = main(argv, stdout=out, stderr=err, **catalogue)
     return status, out.getvalue(), err.getvalue()
 
 
@@ -234,7 +234,10 @@ def test_every_column_of_every_section_is_explained():
 
 
 def test_legend_is_printed_under_the_table(custom_sections):
-    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--section", "constant"])
+    status, out, _ = run(
+        ["demo", "--seeds", "1", "--views", "mor", "--section", "constant"],
+        sections=custom_sections,
+    )
     assert status == 0
     lines = out.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("constant"))
@@ -268,8 +271,8 @@ def test_undeclared_missing_dependency_is_skipped_not_failed(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "moocore", None)
     sections = [_cli.DemoSection("undeclared", "x", needs_moocore)]
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
-    status, out, err = run(["demo", "--section", "undeclared", "--format", "json"])
+    catalogue = dict(sections=sections)
+    status, out, err = run(["demo", "--section", "undeclared", "--format", "json"], **catalogue)
     assert status == 0, err
     (section,) = json.loads(out)["sections"]
     assert section["skipped"] == SKIP_MOO.removeprefix("skipped: ")
@@ -284,8 +287,8 @@ def test_sections_declare_known_dependencies(monkeypatch):
     }
     # A section that names a package outside the table is a programming error.
     sections = [_cli.DemoSection("x", "x", lambda ctx: [], requires=("numpy",))]
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
-    status, out, err = run(["demo", "--section", "x"])
+    catalogue = dict(sections=sections)
+    status, out, err = run(["demo", "--section", "x"], **catalogue)
     assert status == 1 and "'numpy', which is not an optional dependency" in err
 
 
@@ -372,13 +375,13 @@ def custom_sections(monkeypatch):
             "lazy", "resolved by name", "mvlearn_ext._demo.sections:_baselines_section"
         ),
     ]
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
     return sections
 
 
 def test_registry_sections_run_in_order_and_failures_are_isolated(custom_sections):
     status, out, err = run(
-        ["demo", "--seeds", "1", "--views", "mor", "--section", "broken", "--section", "constant"]
+        ["demo", "--seeds", "1", "--views", "mor", "--section", "broken", "--section", "constant"],
+        sections=custom_sections,
     )
     assert status == 1
     assert "section 'broken' failed: boom" in err
@@ -389,31 +392,49 @@ def test_registry_sections_run_in_order_and_failures_are_isolated(custom_section
 
 
 def test_all_runs_every_section_in_order(custom_sections):
-    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--all"])
+    status, out, _ = run(
+        ["demo", "--seeds", "1", "--views", "mor", "--all"], sections=custom_sections
+    )
     assert status == 1  # 'broken' fails; the others still run
     positions = [out.index(f"[{s.name}]") for s in custom_sections]
     assert positions == sorted(positions)
 
 
 def test_registry_resolves_module_strings(custom_sections):
-    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "--section", "lazy"])
+    status, out, _ = run(
+        ["demo", "--seeds", "1", "--views", "mor", "--section", "lazy"], sections=custom_sections
+    )
     assert status == 0
     assert "k-means, best single view (mor)" in out
 
 
-def test_register_demo_section_checks(monkeypatch):
-    monkeypatch.setattr(demo_registry, "DEMO_SECTIONS", list(demo_registry.DEMO_SECTIONS))
-    with pytest.raises(ValueError, match="already registered"):
-        _cli.register_demo_section(_cli.DemoSection("baselines", "again", lambda ctx: []))
-    with pytest.raises(TypeError, match="must be a DemoSection"):
-        _cli.register_demo_section(lambda ctx: [])
-    section = _cli.register_demo_section(_cli.DemoSection("extra", "x", lambda ctx: []))
-    assert demo_registry.DEMO_SECTIONS[-1] is section
+def test_register_demo_section_checks():
+    n = len(demo_registry.DEMO_SECTIONS)
+    try:
+        with pytest.raises(ValueError, match="already registered"):
+            _cli.register_demo_section(_cli.DemoSection("baselines", "again", lambda ctx: []))
+        with pytest.raises(TypeError, match="must be a DemoSection"):
+            _cli.register_demo_section(lambda ctx: [])
+        section = _cli.register_demo_section(_cli.DemoSection("extra", "x", lambda ctx: []))
+        assert demo_registry.DEMO_SECTIONS[-1] is section
+    finally:  # the registry is the package's: leave it as it was
+        del demo_registry.DEMO_SECTIONS[n:]
 
 
 def test_markdown_output(custom_sections):
     status, out, _ = run(
-        ["demo", "--seeds", "2", "--views", "mor", "--section", "constant", "--format", "markdown"]
+        [
+            "demo",
+            "--seeds",
+            "2",
+            "--views",
+            "mor",
+            "--section",
+            "constant",
+            "--format",
+            "markdown",
+        ],
+        sections=custom_sections,
     )
     assert status == 0
     assert "| method | ACC | NMI | ARI | fit time (s) |" in out
@@ -433,19 +454,20 @@ def test_threads_option_caps_the_thread_pools(monkeypatch):
         seen.append((ctx.n_threads, pools, numba.get_num_threads()))
         return []
 
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", [_cli.DemoSection("probe", "probe", probe)])
-    monkeypatch.setattr(_cli, "DEFAULT_SECTIONS", ("probe",))
+    catalogue = dict(
+        sections=[_cli.DemoSection("probe", "probe", probe)], default_sections=("probe",)
+    )
     before = numba.get_num_threads()
     cpus = len(os.sched_getaffinity(0))
     for option in ("1", "-1", "-2"):
-        assert run(["demo", "--seeds", "1", "--threads", option])[0] == 0
+        assert run(["demo", "--seeds", "1", "--threads", option], **catalogue)[0] == 0
     assert numba.get_num_threads() == before  # restored
     (one, pools, numba_one), (every, _, numba_every), (all_but_one, _, _) = seen
     assert one == 1 and all(n == 1 for n in pools) and numba_one == 1
     assert every == cpus and numba_every == min(cpus, numba.config.NUMBA_NUM_THREADS)
     assert all_but_one == max(1, cpus - 1)  # joblib's convention, as the library's n_threads
     for bad in ("0", "two"):
-        status, _, err = run(["demo", "--threads", bad])
+        status, _, err = run(["demo", "--threads", bad], **catalogue)
         assert status == 2 and "non-zero integer" in err
 
 
@@ -507,11 +529,13 @@ def test_each_section_prints_only_its_own_header(monkeypatch):
         _cli.DemoSection("other", "a section on its own data", other),
         _cli.DemoSection("digits", "a section on Handwritten", digits, handwritten=True),
     ]
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", sections)
-    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "kar", "--section", "other"])
+    catalogue = dict(sections=sections)
+    status, out, _ = run(
+        ["demo", "--seeds", "1", "--views", "mor", "kar", "--section", "other"], **catalogue
+    )
     assert status == 0
     assert "Handwritten" not in out and "views" not in out
-    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "kar", "--all"])
+    status, out, _ = run(["demo", "--seeds", "1", "--views", "mor", "kar", "--all"], **catalogue)
     assert status == 0
     other_block = out[out.index("[other]") : out.index("[digits]")]
     digits_block = out[out.index("[digits]") :]
@@ -527,8 +551,8 @@ def test_a_method_without_its_optional_dependency_is_one_line(monkeypatch):
         ctx.skip_method("the network", "torch")
         return []
 
-    monkeypatch.setattr(_cli, "DEMO_SECTIONS", [_cli.DemoSection("net", "a network", section)])
-    status, out, _ = run(["demo", "--seeds", "1", "--section", "net"])
+    catalogue = dict(sections=[_cli.DemoSection("net", "a network", section)])
+    status, out, _ = run(["demo", "--seeds", "1", "--section", "net"], **catalogue)
     assert status == 0
     (line,) = [ln for ln in out.splitlines() if "not run" in ln]
     assert line.strip().startswith("the network not run: needs torch; pip install torch==2.13.0")

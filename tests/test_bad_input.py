@@ -744,3 +744,52 @@ def test_predict_refuses_nan_and_huge_values(name, cls):
                 estimator.predict(A, phenotypes=adapter.P)
             else:
                 estimator.predict(corrupt(adapter.X))
+
+
+# -- small shapes and mixed dtypes ----------------------------------------------
+
+
+@pytest.mark.parametrize("n_samples", [2, 3, 5, 9])
+def test_hagmvc_with_default_neighbours_on_few_samples(n_samples):
+    """With n_neighbors >= n_samples - 1 every other sample is a neighbour: the views'
+    neighbour sets carry no information, and the fit still finds separated blobs."""
+    from mvlearn_ext.cluster import HAGMVC
+
+    case = MultiViewAdapterCase()
+    Xs = [X[:n_samples] for X in case.Xs]
+    k = min(3, len(np.unique(case.y[:n_samples])))
+    labels = HAGMVC(n_clusters=k, random_state=0).fit(Xs).labels_
+    assert same_partition(labels, case.y[:n_samples])
+
+
+@pytest.mark.parametrize(
+    "fit_dtype, predict_dtype", [("float64", "float32"), ("float32", "float64")]
+)
+def test_concat_kmeans_predicts_in_any_float_dtype(fit_dtype, predict_dtype):
+    from mvlearn_ext.cluster import ConcatKMeans
+    from mvlearn_ext.compose import MultiViewAdapter
+
+    case = MultiViewAdapterCase()
+    Xs = [X.astype(fit_dtype) for X in case.Xs]
+    other = [X.astype(predict_dtype) for X in case.Xs]
+    model = ConcatKMeans(n_clusters=3, n_init=2, random_state=0).fit(Xs)
+    np.testing.assert_array_equal(model.predict(other), model.labels_)
+    np.testing.assert_allclose(model.score(other), model.score(Xs), rtol=1e-5)
+    X = np.hstack(Xs)
+    adapter = MultiViewAdapter(ConcatKMeans(n_clusters=3, n_init=2, random_state=0), view_sizes=3)
+    adapter.fit(X)
+    np.testing.assert_array_equal(adapter.predict(X.astype(predict_dtype)), adapter.labels_)
+
+
+@pytest.mark.parametrize("n_samples, n_clusters", [(2, 2), (3, 3), (3, 2)])
+def test_concat_spectral_with_as_many_samples_as_clusters(n_samples, n_clusters):
+    """Every sample its own cluster is the only partition of n samples into n clusters."""
+    from mvlearn_ext.cluster import ConcatSpectral
+
+    case = MultiViewAdapterCase()
+    Xs = [X[:n_samples] for X in case.Xs]
+    labels = ConcatSpectral(n_clusters=n_clusters, random_state=0).fit(Xs).labels_
+    if n_samples == n_clusters:
+        assert np.unique(labels).size == n_samples
+    else:
+        assert same_partition(labels, case.y[:n_samples])

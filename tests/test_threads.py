@@ -133,6 +133,8 @@ def test_fit_never_starts_more_threads_than_cpus(name, cls, n_jobs):
             os.close(read)
             _watched_fit(adapter, estimator, n_jobs, write)
             status = 0
+        except BaseException as exc:
+            os.write(write, f"{type(exc).__name__}: {exc}"[:500].encode())
         finally:
             os._exit(status)
     os.close(write)
@@ -144,7 +146,7 @@ def test_fit_never_starts_more_threads_than_cpus(name, cls, n_jobs):
         f"{name}(n_jobs={n_jobs}) reached {report} threads, more than {CPUS} (the CPUs) "
         "above its pools' threads after a fit with n_jobs=1"
     )
-    assert code == 0, f"the fit of {name}(n_jobs={n_jobs}) failed in the child"
+    assert code == 0, f"the fit of {name}(n_jobs={n_jobs}) failed in the child ({code}): {report}"
     assert int(report) <= CPUS
 
 

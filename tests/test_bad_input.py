@@ -35,6 +35,11 @@ from mvlearn_ext.utils.discovery import all_estimators
 _SIZE = "a size beyond the data reaches an allocation (MemoryError), not a check naming it"
 _DEVICE = "a CUDA device on a machine without one fails inside torch, not by name"
 _UNFITTED = "use before fit raises RuntimeError/AttributeError, not NotFittedError"
+_EXTREME_NAN = "an admitted extreme value gives non-finite fitted arrays or predictions"
+_EXTREME_ERROR = (
+    "an admitted extreme value fails inside the solver (overflow, LinAlgError, NaN "
+    "downstream) with an error that does not name the parameter"
+)
 KNOWN_GAPS = {
     ("ARMULRegressorCV", "cv=huge"): _SIZE,
     ("CIMLN", "embed_dim=huge"): _SIZE,
@@ -64,6 +69,57 @@ KNOWN_GAPS = {
     ("PhenoBrainClassifier", "unfitted"): _UNFITTED,
     ("TwoStageDiffusion", "unfitted"): _UNFITTED,
     ("KMEPersonalizedRidge", "nan_ys"): "NaN in ys fails in the shared 2-D error path",
+    ("AESClassifier", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("AESClassifier", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("CIMLN", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("CIMLN", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("CIMLN", "meta_weight=1e+300"): _EXTREME_ERROR,
+    ("CIMLN", "meta_weight=2e+308"): _EXTREME_ERROR,
+    ("CIMLN", "causal_weight=1e+300"): _EXTREME_ERROR,
+    ("CIMLN", "causal_weight=2e+308"): _EXTREME_ERROR,
+    ("CIMLN", "lr=1e+300"): _EXTREME_ERROR,
+    ("CIMLN", "lr=2e+308"): _EXTREME_ERROR,
+    ("CompositionalTaskExtrapolator", "learning_rate_init=1e+300"): _EXTREME_ERROR,
+    ("CompositionalTaskExtrapolator", "learning_rate_init=2e+308"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "lr=1e+300"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "lr=2e+308"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "weight_decay=1e+300"): _EXTREME_ERROR,
+    ("ConditionalDiffusion", "weight_decay=2e+308"): _EXTREME_ERROR,
+    ("EOMSCCA", "reg_init=1e+300"): _EXTREME_ERROR,
+    ("EOMSCCA", "reg_init=2e+308"): _EXTREME_ERROR,
+    ("GSLVMOGPRegressor", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("GSLVMOGPRegressor", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("GSLVMOGPRegressor", "lr=1e+300"): _EXTREME_ERROR,
+    ("GSLVMOGPRegressor", "lr=2e+308"): _EXTREME_ERROR,
+    ("GaussianDSMDiffusion", "learning_rate=1e+300"): _EXTREME_NAN,
+    ("GaussianDSMDiffusion", "learning_rate=2e+308"): _EXTREME_NAN,
+    ("GaussianDSMDiffusion", "lr=1e+300"): _EXTREME_NAN,
+    ("GaussianDSMDiffusion", "lr=2e+308"): _EXTREME_NAN,
+    ("HAGMVC", "reg_lambda=2e+308"): _EXTREME_NAN,
+    ("InductiveCompositionRegressor", "learning_rate_init=1e+300"): _EXTREME_ERROR,
+    ("InductiveCompositionRegressor", "learning_rate_init=2e+308"): _EXTREME_ERROR,
+    ("InductiveTaskRegressor", "learning_rate_init=1e+300"): _EXTREME_ERROR,
+    ("InductiveTaskRegressor", "learning_rate_init=2e+308"): _EXTREME_ERROR,
+    ("LMVSC", "alpha=2e+308"): _EXTREME_NAN,
+    ("MeanRegularizedRegressor", "reg_lambda=2e+308"): _EXTREME_NAN,
+    ("PhenoBrainClassifier", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("PhenoBrainClassifier", "weight_decay=1e+300"): _EXTREME_ERROR,
+    ("PhenoBrainClassifier", "weight_decay=2e+308"): _EXTREME_ERROR,
+    ("PooledRegressor", "reg_lambda=2e+308"): _EXTREME_NAN,
+    ("RelationalTaskExtrapolator", "learning_rate_init=1e+300"): _EXTREME_ERROR,
+    ("RelationalTaskExtrapolator", "learning_rate_init=2e+308"): _EXTREME_ERROR,
+    ("RobustMultiTaskRegressor", "ridge=2e+308"): _EXTREME_ERROR,
+    ("SMVSC", "reg_lambda=2e+308"): _EXTREME_NAN,
+    ("TLVMOGPRegressor", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("TLVMOGPRegressor", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("TLVMOGPRegressor", "lr=1e+300"): _EXTREME_ERROR,
+    ("TLVMOGPRegressor", "lr=2e+308"): _EXTREME_ERROR,
+    ("TwoStageDiffusion", "learning_rate=1e+300"): _EXTREME_ERROR,
+    ("TwoStageDiffusion", "learning_rate=2e+308"): _EXTREME_ERROR,
+    ("TwoStageDiffusion", "lr=1e+300"): _EXTREME_ERROR,
+    ("TwoStageDiffusion", "lr=2e+308"): _EXTREME_ERROR,
 }
 
 
@@ -1025,3 +1081,70 @@ def test_float32_input_fits_and_gives_finite_results(name, cls):
         value = getattr(est, attr, None)
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             assert np.all(np.isfinite(value)), f"{name}: {attr} not finite"
+
+
+# -- extreme allowed values of real hyperparameters -------------------------------
+
+
+def _real_params(cls):
+    """The real-valued hyperparameters whose declared constraint admits 1e300."""
+    from numbers import Real
+
+    from sklearn.utils._param_validation import Interval
+
+    found = []
+    for param, declared in getattr(cls, "_parameter_constraints", {}).items():
+        for c in declared if isinstance(declared, list) else ():
+            if (
+                isinstance(c, Interval)
+                and c.type is Real
+                and (c.right is None or c.right >= 1e300)
+                and param in inspect.signature(cls.__init__).parameters
+            ):
+                found.append(param)
+                break
+    return found
+
+
+def _extreme_params():
+    for name, cls in ESTIMATORS:
+        for param in _real_params(cls):
+            for value in (1e300, np.finfo(np.float64).max):
+                gap = KNOWN_GAPS.get((name, f"{param}={value:.0e}"))
+                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+                yield pytest.param(
+                    name, cls, param, value, id=f"{name}-{param}={value:.0e}", marks=marks
+                )
+
+
+@pytest.mark.parametrize("name, cls, param, value", list(_extreme_params()))
+def test_extreme_real_hyperparameters_are_refused_or_finite(name, cls, param, value):
+    """A value the constraint admits (up to the largest float) is refused naming the
+    parameter, or gives a fit whose fitted arrays and predictions are finite."""
+    estimator, adapter = _setup(name, cls)
+    est = clone(estimator).set_params(**{param: value})
+    _alarm(30)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            adapter.fit(est)
+            for attr, value in vars(est).items():
+                if (
+                    attr.endswith("_")
+                    and isinstance(value, np.ndarray)
+                    and value.dtype.kind == "f"
+                ):
+                    assert np.all(np.isfinite(value)), (
+                        f"{name}({param}={value}): {attr} not finite"
+                    )
+            if hasattr(est, "predict") or hasattr(est, "sample"):
+                out = _use_before_fit(est, adapter)
+                out = np.asarray(out[0] if isinstance(out, tuple) else out)
+                if out.dtype.kind == "f":
+                    assert np.all(np.isfinite(out)), (
+                        f"{name}({param}={value}): predictions not finite"
+                    )
+    except (ValueError, TypeError) as exc:
+        assert param in str(exc), f"{name}: the error does not name {param}: {exc}"
+    finally:
+        signal.alarm(0)

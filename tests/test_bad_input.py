@@ -1,5 +1,7 @@
-"""Bad-input cases and per-family adapters, shared by tests/test_bad_input.py
-and tests/deep/test_bad_input_deep.py (issue 15).
+"""Bad-input cases and per-family adapters over every discovered estimator.
+
+The adapters and fast instances (``SETUPS``) are shared with
+tests/test_threads.py and tests/test_scale_invariance.py.
 
 Every discovered estimator is fitted on tiny valid data corrupted in one
 argument: NaN, infinity, huge finite values (x1e300), complex values,
@@ -7,7 +9,10 @@ strings, no rows, one row, a ragged nested list. Each case must raise a
 ``ValueError``/``TypeError`` whose message names the problem (and, where
 stated, the argument), or give a finite, correct result. Every declared
 parameter constraint must reject an invalid value with an
-``InvalidParameterError`` naming the parameter.
+``InvalidParameterError`` naming the parameter. Sizes far beyond the data,
+devices that do not exist, NaN in any input array and extreme real values that
+a constraint admits are refused naming the parameter (or give finite results);
+use before fit raises ``NotFittedError``; float32 input fits.
 """
 
 from __future__ import annotations
@@ -630,7 +635,7 @@ def test_invalid_hyperparameters_are_refused(name, cls):
     assert_constraints_enforced(adapter, estimator)
 
 
-# -- the cases of issue 15 one by one --------------------------------------------
+# -- single cases, one by one --------------------------------------------------
 
 
 def _clusterers():

@@ -31,6 +31,8 @@ INSTANCES = {
     ViewSplitter: [ViewSplitter(view_sizes=2)],
 }
 
+_EXTRA = dict(hidden_layer_sizes=(8,), max_iter=20, batch_size=16, random_state=0)
+
 #: Fast constructor arguments by class name, for estimators whose module
 #: needs an optional extra (importing them here would need it too).
 FAST_PARAMS = {
@@ -39,6 +41,21 @@ FAST_PARAMS = {
     "GSLVMOGPRegressor": dict(n_epochs=5, n_terms=2, random_state=0, n_jobs=1),
     "CIMLN": dict(
         hidden_layer_sizes=(16,), embed_dim=4, n_epochs_pretrain=2, n_epochs=2, n_init=1
+    ),
+    "KMEPersonalizedRidge": dict(n_components=16, random_state=0),
+    "CompositionalTaskExtrapolator": dict(**_EXTRA),
+    "InductiveCompositionRegressor": dict(**_EXTRA),
+    "InductiveTaskRegressor": dict(**_EXTRA),
+    "RelationalTaskExtrapolator": dict(n_pairs=40, **_EXTRA),
+    "PhenoBrainClassifier": dict(n_epochs=2, embed_dim=8, random_state=0, n_jobs=1),
+    "ConditionalDiffusion": dict(hidden_layer_sizes=(4,), max_iter=2, random_state=0),
+    "GaussianDSMDiffusion": dict(degree=1, max_iter=2, random_state=0),
+    "TwoStageDiffusion": dict(
+        hidden_layer_sizes_specialist=(4,),
+        hidden_layer_sizes_generalist=(4,),
+        max_iter_specialist=2,
+        max_iter_generalist=2,
+        random_state=0,
     ),
 }
 
@@ -69,17 +86,103 @@ EXPECTED_FAILED_CHECKS = {
 #: with instances and written expected failures of its own.
 COVERED_ELSEWHERE = {
     "mvlearn_ext.multitask": "tests/multitask/test_multitask_api.py",
-    # fit(Xs, ys) takes one array per agent, which neither suite's inputs are.
-    "mvlearn_ext.federated": "tests/federated/",
     # its own parametrize_with_checks run uses a short L-BFGS budget for speed.
     "mvlearn_ext.gaussian_process": "tests/gaussian_process/test_lvmogp.py",
-    # fit(tasks, ...) / fit(codes, ...) take task libraries, not (X, y).
-    "mvlearn_ext.extrapolate": "tests/extrapolate/",
-    # fit(A, phenotypes, y) takes connectomes with a phenotype per subject.
-    "mvlearn_ext.brain": "tests/brain/test_phenobrain.py",
-    # conditional generators: fit(C, X) or fit(pairs, unpaired), a stochastic
-    # sample() and no predict; the checks that apply run there.
-    "mvlearn_ext.deep.diffusion": "tests/deep/test_diffusion.py",
+}
+
+#: The checks that fit on one array ``X`` (and ``y``): an estimator whose fit
+#: takes another kind of data fails them by construction.
+_FIT_ON_X_CHECKS = (
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_dtype_object",
+    "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix",
+    "check_estimator_sparse_tag",
+    "check_estimators_dtypes",
+    "check_estimators_empty_data_messages",
+    "check_estimators_fit_returns_self",
+    "check_estimators_nan_inf",
+    "check_estimators_overwrite_params",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_fit2d_1feature",
+    "check_fit2d_1sample",
+    "check_fit2d_predict1d",
+    "check_fit_check_is_fitted",
+    "check_fit_idempotent",
+    "check_fit_score_takes_y",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_pipeline_consistency",
+    "check_positive_only_tag_during_fit",
+    "check_readonly_memmap_input",
+)
+_TASK_LIBRARY = (
+    "fit takes a library of tasks (one array per task, with codes or contexts) and predict "
+    "a task's context, not (X, y)",
+    ("check_complex_data", "check_estimators_unfitted", "check_fit1d"),
+)
+_GENERATOR = "a conditional generator: fit(C, X) and sample(C), no predict"
+
+#: Estimators whose fit takes other data than one (X, y): the reason, and the
+#: checks they fail beyond _FIT_ON_X_CHECKS. The checks that do not fit (the
+#: constructor, get_params/set_params, cloning, tags) still run and must pass.
+OTHER_FIT_SIGNATURES = {
+    "KMEPersonalizedRidge": (
+        "fit(Xs, ys) takes one array per agent and predict(X, agent) the agent",
+        (
+            "check_complex_data",
+            "check_estimators_unfitted",
+            "check_fit1d",
+            "check_regressor_data_not_an_array",
+            "check_regressors_int",
+            "check_regressors_no_decision_function",
+            "check_regressors_train",
+            "check_requires_y_none",
+            "check_supervised_y_2d",
+            "check_supervised_y_no_nan",
+        ),
+    ),
+    "CompositionalTaskExtrapolator": _TASK_LIBRARY,
+    "InductiveCompositionRegressor": _TASK_LIBRARY,
+    "InductiveTaskRegressor": _TASK_LIBRARY,
+    "RelationalTaskExtrapolator": _TASK_LIBRARY,
+    "PhenoBrainClassifier": (
+        "fit(connectomes, y, phenotypes=...) takes 3-D connectomes and a phenotype per "
+        "subject",
+        (
+            "check_classifier_data_not_an_array",
+            "check_classifiers_classes",
+            "check_classifiers_one_label",
+            "check_classifiers_regression_target",
+            "check_classifiers_train",
+            "check_complex_data",
+            "check_decision_proba_consistency",
+            "check_estimators_unfitted",
+            "check_requires_y_none",
+            "check_supervised_y_2d",
+        ),
+    ),
+    "ConditionalDiffusion": (
+        _GENERATOR,
+        (
+            "check_all_zero_sample_weights_error",
+            "check_sample_weight_equivalence_on_dense_data",
+            "check_sample_weights_list",
+            "check_sample_weights_not_an_array",
+            "check_sample_weights_not_overwritten",
+            "check_sample_weights_pandas_series",
+            "check_sample_weights_shape",
+        ),
+    ),
+    "GaussianDSMDiffusion": (_GENERATOR, ()),
+    "TwoStageDiffusion": (
+        "fit(pairs, unpaired) takes paired and unpaired conditions per task",
+        ("check_complex_data", "check_fit1d"),
+    ),
 }
 
 
@@ -106,6 +209,10 @@ def test_discovery_finds_both_kinds():
 
 
 def _expected_failed_checks(estimator):
+    name = type(estimator).__name__
+    if name in OTHER_FIT_SIGNATURES:
+        reason, more = OTHER_FIT_SIGNATURES[name]
+        return dict.fromkeys(_FIT_ON_X_CHECKS + tuple(more), reason)
     return EXPECTED_FAILED_CHECKS.get(type(estimator), {})
 
 

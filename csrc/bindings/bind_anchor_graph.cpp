@@ -57,7 +57,7 @@ template <class T>
 void bind_typed(py::module_& m) {
     m.def("knn_anchors", &knn_anchors_py<T>, py::arg("X").noconvert(),
           py::arg("anchors").noconvert(), py::arg("n_neighbors"), py::arg("n_threads"),
-          "(ok, sq_dist, indices) of the n_neighbors nearest anchors of each row of X.");
+          "(ok, distances, indices) of the n_neighbors nearest anchors of each row of X.");
     m.def("knn_anchor_graph", &knn_anchor_graph_py<T>, py::arg("X").noconvert(),
           py::arg("anchors").noconvert(), py::arg("n_neighbors"), py::arg("n_threads"),
           "(ok, weights, columns) of the parameter-free kNN anchor graph.");

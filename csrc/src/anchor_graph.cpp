@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -108,13 +109,93 @@ MVLEARN_EXT_CLONES void sq_dist_tile(const float* x, std::ptrdiff_t sb, std::ptr
     sq_dist_tile_body(x, sb, d, at, m, jb, acc);
 }
 
+// A squared distance as s * 4^e with s in [1, 4), or s == 0 with e = kZeroExp:
+// its range is that of int, so it neither overflows nor underflows for any
+// finite input, and (e, s) compares like the value it stands for.
+constexpr int kZeroExp = -(1 << 20);
+
+struct WideSq {
+    int e = kZeroExp;
+    double s = 0.0;
+    bool operator<(const WideSq& o) const { return e < o.e || (e == o.e && s < o.s); }
+    bool operator==(const WideSq& o) const { return e == o.e && s == o.s; }
+};
+
+// ||x - a||^2 for the anchor in column j of the transposed anchors, with
+// every difference scaled by the power of two of the largest one (exact
+// scalings): no term overflows, and the terms that underflow are below the
+// rounding error of the sum. A difference that overflows (|x|, |a| near the
+// largest finite value) is taken of the halves instead.
+template <class T>
+WideSq wide_sq_dist(const T* x, const T* at, std::ptrdiff_t m, std::ptrdiff_t d,
+                    std::ptrdiff_t j) {
+    double big = 0.0;
+    bool halve = false;
+    for (std::ptrdiff_t f = 0; f < d; ++f) {
+        const double diff = static_cast<double>(x[f]) - static_cast<double>(at[f * m + j]);
+        halve |= !std::isfinite(diff);
+        big = std::max(big, std::fabs(diff));
+    }
+    if (halve) {
+        big = 0.0;
+        for (std::ptrdiff_t f = 0; f < d; ++f)
+            big = std::max(big, std::fabs(0.5 * static_cast<double>(x[f]) -
+                                          0.5 * static_cast<double>(at[f * m + j])));
+    }
+    WideSq out;
+    if (big == 0.0) return out;
+    const int e0 = std::ilogb(big);
+    double s = 0.0;
+    for (std::ptrdiff_t f = 0; f < d; ++f) {
+        const double xf = static_cast<double>(x[f]), af = static_cast<double>(at[f * m + j]);
+        const double diff = halve ? 0.5 * xf - 0.5 * af : xf - af;
+        const double v = std::ldexp(diff, -e0);
+        s += v * v;
+    }
+    const int t = std::ilogb(s) >> 1;  // s in [1, 4d): bring it into [1, 4)
+    out.s = std::ldexp(s, -2 * t);
+    out.e = e0 + t + (halve ? 1 : 0);
+    return out;
+}
+
+// Squared distances below this bound may hold subnormal terms, whose
+// rounding error is no longer relative to the sum.
+template <class T>
+constexpr T reliable_floor() {
+    return std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
+}
+
+// Squared distances above this bound may overflow in the weights' sums
+// (k of them, k far below 1 / epsilon).
+template <class T>
+constexpr T reliable_ceiling() {
+    return std::numeric_limits<T>::max() * std::numeric_limits<T>::epsilon();
+}
+
+// Whether the k nearest found by the fast tiled sums are the right ones, in
+// the right order, with relative accuracy. Overflow shows as a sum above
+// reliable_ceiling (inf included: every term is non-negative); underflow as
+// a sum below reliable_floor. `all_accurate`
+// asks for every kept distance to be accurate; otherwise the nearest one may
+// be inaccurate (it is then below every other and its error is negligible
+// next to them), which keeps a sample that coincides with an anchor on the
+// fast path.
+template <class T>
+bool fast_path_holds(const T* dist, std::ptrdiff_t kk, bool all_accurate) {
+    if (!(dist[kk - 1] <= reliable_ceiling<T>())) return false;
+    const std::ptrdiff_t first = (all_accurate || kk == 1) ? 0 : 1;
+    return dist[first] >= reliable_floor<T>();
+}
+
 // Run `visit(row, dist, ind)` for every sample with its kk nearest anchors
 // sorted ascending. The anchors are transposed once (d x m) so the inner loop
 // runs over contiguous anchors with independent accumulators and vectorises
-// without reassociating any sum.
+// without reassociating any sum. `dist` points at squared distances of type
+// T (the fast path, whenever fast_path_holds) or at WideSq keys (samples
+// whose squared distances overflow or underflow in T).
 template <class T, class Visit>
 bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, int n_threads,
-                  Visit&& visit) {
+                  bool all_accurate, Visit&& visit) {
     const std::ptrdiff_t n = X.shape[0], d = X.shape[1], m = A.shape[0];
     std::vector<T> At(static_cast<std::size_t>(d * m));
     for (std::ptrdiff_t j = 0; j < m; ++j)
@@ -130,6 +211,8 @@ bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, i
         std::vector<T> hd(static_cast<std::size_t>(kSampleBlock * kk));
         std::vector<std::int64_t> hi(static_cast<std::size_t>(kSampleBlock * kk));
         std::vector<BoundedHeap<T>> heaps(static_cast<std::size_t>(kSampleBlock));
+        std::vector<WideSq> wd(static_cast<std::size_t>(kk));
+        std::vector<std::int64_t> wi(static_cast<std::size_t>(kk));
         for (std::ptrdiff_t s0 = b; s0 < e; s0 += kSampleBlock) {
             const std::ptrdiff_t sb = std::min(kSampleBlock, e - s0);
             bool ok = true;
@@ -156,11 +239,43 @@ bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, i
             }
             for (std::ptrdiff_t r = 0; r < sb; ++r) {
                 heaps[r].sort_ascending();
-                visit(s0 + r, heaps[r].d, heaps[r].i);
+                if (fast_path_holds(heaps[r].d, kk, all_accurate)) {
+                    visit(s0 + r, static_cast<const T*>(heaps[r].d), heaps[r].i);
+                    continue;
+                }
+                BoundedHeap<WideSq> w{wd.data(), wi.data(), 0, kk};
+                const T* xr = xbuf.data() + r * d;
+                for (std::ptrdiff_t j = 0; j < m; ++j)
+                    w.push(wide_sq_dist(xr, At.data(), m, d, j), j);
+                w.sort_ascending();
+                visit(s0 + r, static_cast<const WideSq*>(w.d), w.i);
             }
         }
     });
     return all_finite.load();
+}
+
+// The Euclidean distance in T from either kind of key.
+template <class T>
+T distance(T sq) {
+    return std::sqrt(sq);
+}
+template <class T>
+T distance(const WideSq& w) {
+    return static_cast<T>(std::ldexp(std::sqrt(w.s), w.e));
+}
+
+// A squared distance in a unit shared by one sample's keys: the fast-path
+// values as they are (so the weights stay those of the plain formula), the
+// wide keys relative to `ref` (those below it by more than the double range
+// underflow to zero, which is their weight's limit).
+template <class T>
+double relative_sq(T sq, T) {
+    return static_cast<double>(sq);
+}
+inline double relative_sq(const WideSq& w, const WideSq& ref) {
+    if (w.s == 0.0) return 0.0;
+    return std::ldexp(w.s, 2 * (w.e - ref.e));
 }
 
 }  // namespace
@@ -168,9 +283,10 @@ bool for_each_knn(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, i
 template <class T>
 bool knn_anchors(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t kk, T* dist,
                  std::int64_t* ind, int n_threads) {
-    return for_each_knn<T>(X, A, kk, n_threads,
-                           [&](std::ptrdiff_t row, const T* dr, const std::int64_t* ir) {
-                               std::copy(dr, dr + kk, dist + row * kk);
+    return for_each_knn<T>(X, A, kk, n_threads, true,
+                           [&](std::ptrdiff_t row, const auto* dr, const std::int64_t* ir) {
+                               for (std::ptrdiff_t j = 0; j < kk; ++j)
+                                   dist[row * kk + j] = distance<T>(dr[j]);
                                std::copy(ir, ir + kk, ind + row * kk);
                            });
 }
@@ -179,18 +295,29 @@ template <class T>
 bool knn_anchor_graph(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t k, T* weights,
                       std::int64_t* cols, int n_threads) {
     if (k == 0) {
-        return for_each_knn<T>(X, A, 1, n_threads,
-                               [&](std::ptrdiff_t row, const T*, const std::int64_t* ir) {
+        return for_each_knn<T>(X, A, 1, n_threads, false,
+                               [&](std::ptrdiff_t row, const auto*, const std::int64_t* ir) {
                                    weights[row] = T(1);
                                    cols[row] = ir[0];
                                });
     }
     return for_each_knn<T>(
-        X, A, k + 1, n_threads, [&](std::ptrdiff_t row, const T* dr, const std::int64_t* ir) {
+        X, A, k + 1, n_threads, false,
+        [&](std::ptrdiff_t row, const auto* dr, const std::int64_t* ir) {
             // Accumulate in double: the numerators sum to the denominator.
-            const double last = static_cast<double>(dr[k]);
+            // The weights are invariant to a common scale of the distances, so
+            // the wide keys are taken relative to the (k+1)-th.
+            const double last = relative_sq(dr[k], dr[k]);
+            double d_rel[64];
+            std::vector<double> d_rel_heap;
+            double* dj = d_rel;
+            if (k > 64) {
+                d_rel_heap.resize(static_cast<std::size_t>(k));
+                dj = d_rel_heap.data();
+            }
+            for (std::ptrdiff_t j = 0; j < k; ++j) dj[j] = relative_sq(dr[j], dr[k]);
             double denom = 0.0;
-            for (std::ptrdiff_t j = 0; j < k; ++j) denom += last - static_cast<double>(dr[j]);
+            for (std::ptrdiff_t j = 0; j < k; ++j) denom += last - dj[j];
             std::pair<std::int64_t, T> entries[64];
             std::vector<std::pair<std::int64_t, T>> heap_entries;
             std::pair<std::int64_t, T>* e = entries;
@@ -199,7 +326,7 @@ bool knn_anchor_graph(Matrix2D<const T> X, Matrix2D<const T> A, std::ptrdiff_t k
                 e = heap_entries.data();
             }
             for (std::ptrdiff_t j = 0; j < k; ++j) {
-                const double w = denom > 0.0 ? (last - static_cast<double>(dr[j])) / denom
+                const double w = denom > 0.0 ? (last - dj[j]) / denom
                                              : 1.0 / static_cast<double>(k);
                 e[j] = {ir[j], static_cast<T>(w)};
             }

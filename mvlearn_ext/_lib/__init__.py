@@ -147,12 +147,16 @@ def _check_anchor_inputs(X, anchors, n_neighbors, name_k="n_neighbors"):
 
 
 def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_jobs=None):
-    """The ``n_neighbors`` nearest anchors of every sample, by squared distance.
+    """The ``n_neighbors`` nearest anchors of every sample, by Euclidean distance.
 
     Exact search in C++ over tiles of anchors with a bounded heap per sample:
     memory is O(n_samples * n_neighbors), never O(n_samples * n_anchors).
-    Distances are sums of squared differences (no cancellation). Ties are
-    broken towards the lower anchor index.
+    Squared distances are sums of squared differences (no cancellation). Ties
+    are broken towards the lower anchor index. Any finite input is safe: a
+    sample whose squared distances would overflow or lose their precision in
+    the dtype (beyond about 1e154 or below 1e-146 in float64, 1e19 and 1e-16
+    in float32) is searched again with its differences scaled by a power of
+    two, an exact scaling.
 
     Parameters
     ----------
@@ -166,8 +170,10 @@ def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_jobs=None):
 
     Returns
     -------
-    sq_distances : ndarray of shape (n_samples, n_neighbors)
-        Sorted ascending along each row; float32 only if both inputs are.
+    distances : ndarray of shape (n_samples, n_neighbors)
+        Euclidean distances, sorted ascending along each row; float32 only if
+        both inputs are. Finite whenever the distance is representable in
+        that dtype.
     indices : ndarray of int64, shape (n_samples, n_neighbors)
     """
     X, anchors, k = _check_anchor_inputs(X, anchors, n_neighbors)
@@ -195,6 +201,9 @@ def anchor_graph(X, anchors, *, n_neighbors=5, n_jobs=None):
     denominator is zero and the ``k`` nearest get ``1/k`` each (the limit of
     the formula). Each row stores exactly ``k`` entries, sorted by anchor
     index; an entry may be an explicit zero when anchors tie at the boundary.
+    The weights do not depend on the unit of the data, and any finite input
+    gives finite weights (distances that overflow or underflow in the dtype
+    are recomputed as in :func:`kneighbors_anchors`).
 
     Parameters
     ----------

@@ -78,7 +78,7 @@ def _same_float_dtype(X, anchors):
 
 
 def kneighbors_anchors(X, anchors, n_neighbors, *, n_threads=1):
-    """``(sq_distances, indices)`` of the ``n_neighbors`` nearest anchors of every row of ``X``.
+    """``(distances, indices)`` of the ``n_neighbors`` nearest anchors of every row of ``X``.
 
     ``X`` (n, d) and ``anchors`` (m, d): float ndarrays, any strides;
     ``1 <= n_neighbors <= m``. The checked version is

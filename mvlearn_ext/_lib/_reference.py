@@ -36,16 +36,54 @@ def project_simplex_sort(X, scale=1.0):
     return np.maximum(X - tau[:, None], 0.0)
 
 
-def kneighbors_anchors_dense(X, anchors, n_neighbors):
-    """(sq_dist, indices) of the nearest anchors, from the full distance matrix.
+def _wide_sq_distances(X, anchors):
+    """Squared distances of every pair as ``(s, e)`` with value ``s * 4**e``, ``s`` in [1, 4).
 
-    Sorted by (distance, anchor index), as the compiled kernel promises.
+    Each difference is scaled by the power of two of the pair's largest one
+    (an exact scaling), so that no square overflows or underflows whatever
+    the magnitude of the finite input; ``s = 0`` (with the smallest ``e``)
+    for coinciding points. ``(e, s)`` sorts like the distances.
     """
     X = np.asarray(X, dtype=np.float64)
     A = np.asarray(anchors, dtype=np.float64)
-    D = ((X[:, None, :] - A[None, :, :]) ** 2).sum(axis=2)
-    order = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
-    return np.take_along_axis(D, order, axis=1), order
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = X[:, None, :] - A[None, :, :]
+    halve = ~np.isfinite(diff).all(axis=2)
+    if halve.any():  # differences beyond the largest float: take those of the halves
+        diff = np.where(halve[..., None], X[:, None, :] / 2 - A[None, :, :] / 2, diff)
+    big = np.abs(diff).max(axis=2)
+    e = np.frexp(big)[1] - 1  # big in [2**e, 2**(e + 1))
+    s = (np.ldexp(diff, -e[..., None]) ** 2).sum(axis=2)
+    zero = big == 0
+    s[zero] = 0.0
+    t = np.where(zero, 0, (np.frexp(np.where(zero, 1.0, s))[1] - 1) // 2)
+    s = np.ldexp(s, -2 * t)
+    e = np.where(zero, np.iinfo(np.int32).min // 4, e + t + halve)
+    return s, e
+
+
+def _nearest_wide(X, anchors, n_neighbors):
+    """``(s, e, indices)`` of the nearest anchors, sorted by (distance, anchor index)."""
+    s, e = _wide_sq_distances(X, anchors)
+    m = s.shape[1]
+    index = np.broadcast_to(np.arange(m), s.shape)
+    order = np.lexsort((index, s, e), axis=1)[:, :n_neighbors]
+    return (
+        np.take_along_axis(s, order, axis=1),
+        np.take_along_axis(e, order, axis=1),
+        order,
+    )
+
+
+def kneighbors_anchors_dense(X, anchors, n_neighbors):
+    """(distances, indices) of the nearest anchors, from the full distance matrix.
+
+    Sorted by (distance, anchor index), as the compiled kernel promises;
+    Euclidean distances, finite for any finite input whose distances are.
+    """
+    s, e, order = _nearest_wide(X, anchors, n_neighbors)
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.sqrt(s), e), order
 
 
 def parameter_free_weights(sorted_sq_dist, k):
@@ -67,7 +105,10 @@ def anchor_graph_dense(X, anchors, n_neighbors):
     if k == 0:
         _, ind = kneighbors_anchors_dense(X, anchors, 1)
         return sp.csr_matrix((np.ones(n), (np.arange(n), ind[:, 0])), shape=(n, m))
-    d, ind = kneighbors_anchors_dense(X, anchors, k + 1)
+    s, e, ind = _nearest_wide(X, anchors, k + 1)
+    # The weights do not change under a common scale of a row's distances:
+    # take them relative to the (k+1)-th, so that none overflows.
+    d = np.ldexp(s, 2 * np.maximum(e - e[:, k : k + 1], -2000))
     w = parameter_free_weights(d, k)
     rows = np.repeat(np.arange(n), k)
     return sp.csr_matrix((w.ravel(), (rows, ind[:, :k].ravel())), shape=(n, m))
@@ -78,7 +119,9 @@ def anchor_graph_chunked(X, anchors, n_neighbors, chunk_size=4096):
 
     The peer that a user would write: ||x||^2 - 2 x.a + ||a||^2 with a matrix
     product per chunk, argpartition for the k+1 nearest, then the weights.
-    Memory is O(chunk_size * n_anchors).
+    Memory is O(chunk_size * n_anchors). Unlike the compiled kernel, it is
+    exact only for moderate magnitudes (the squares overflow beyond about
+    1e154 and cancel for points far from the origin).
     """
     X = np.asarray(X, dtype=np.float64)
     A = np.asarray(anchors, dtype=np.float64)

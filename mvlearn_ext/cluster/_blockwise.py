@@ -30,6 +30,8 @@ from numbers import Integral
 
 import numpy as np
 
+from mvlearn_ext.cluster._preprocessing import constant_columns
+
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "RowBlocks",
@@ -354,9 +356,7 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
     """The ``(mean, scale)`` of :func:`~mvlearn_ext.cluster._preprocessing.view_statistics`."""
     n, mean, m2 = moments
     scale = np.sqrt(np.maximum(m2, 0.0) / n)
-    kind = np.dtype(dtype)
-    eps = np.finfo(kind if kind.kind == "f" else np.float64).eps
-    scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
+    scale[constant_columns(mean, scale, dtype)] = 1.0
     if unit_view_variance:
         scale = scale * np.sqrt(mean.shape[0])
     return mean, scale

@@ -201,7 +201,11 @@ class ConcatKMeans(InductiveClusterer):
         return self
 
     def _predict_views(self, Xs):
-        return self.kmeans_.predict(self._concatenate(Xs))
+        return self.kmeans_.predict(self._concatenate_as_fitted(Xs))
+
+    def _concatenate_as_fitted(self, Xs):
+        """The scaled views in the dtype of the fit (the centres' dtype), whatever theirs."""
+        return self._concatenate(Xs).astype(self.cluster_centers_.dtype, copy=False)
 
     def score(self, Xs, y=None):
         """Opposite of the k-means objective of ``Xs`` for the fitted centres.
@@ -219,7 +223,7 @@ class ConcatKMeans(InductiveClusterer):
             Minus the sum of squared distances of the samples to their
             nearest centre, in the concatenated space (larger is better).
         """
-        Z = self._concatenate(self._validate_predict_views(Xs))
+        Z = self._concatenate_as_fitted(self._validate_predict_views(Xs))
         return float(self.kmeans_.score(Z))
 
 
@@ -359,6 +363,9 @@ class ConcatSpectral(BaseClusterer):
         self.n_neighbors_ = int(min(self.n_neighbors, Z.shape[0] - 1))
         spectral = SpectralClustering(
             n_clusters=self.n_clusters,
+            # ARPACK needs more samples than eigenvectors; on so small a graph
+            # scikit-learn's lobpcg route solves the dense eigenproblem exactly.
+            eigen_solver="lobpcg" if Z.shape[0] <= self.n_clusters else None,
             affinity="nearest_neighbors",
             n_neighbors=self.n_neighbors_,
             assign_labels=self.assign_labels,

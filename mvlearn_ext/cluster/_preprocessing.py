@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["apply_view_scaling", "fit_view_scaling", "stack_scaled_views", "view_statistics"]
+__all__ = [
+    "apply_view_scaling",
+    "constant_columns",
+    "fit_view_scaling",
+    "stack_scaled_views",
+    "view_statistics",
+]
+
+
+def constant_columns(mean, scale, dtype):
+    """The columns whose spread ``scale`` is at the rounding level of their values.
+
+    The test is relative to each column's own magnitude ``|mean|``, never to
+    an absolute floor, so that it does not depend on the unit of the data: a
+    view multiplied by 1e-16 keeps the same constant columns.
+    """
+    kind = np.dtype(dtype)
+    eps = np.finfo(kind if kind.kind == "f" else np.float64).eps
+    return scale <= 10.0 * eps * np.abs(mean)
 
 
 def view_statistics(X, *, unit_view_variance=False):
@@ -19,9 +37,7 @@ def view_statistics(X, *, unit_view_variance=False):
     X = np.asarray(X)
     mean = X.mean(axis=0, dtype=np.float64)
     scale = X.std(axis=0, dtype=np.float64)
-    # A column is constant when its spread is at the rounding level of its values.
-    eps = np.finfo(X.dtype if X.dtype.kind == "f" else np.float64).eps
-    scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
+    scale[constant_columns(mean, scale, X.dtype)] = 1.0
     if unit_view_variance:
         scale = scale * np.sqrt(X.shape[1])
     return mean, scale

@@ -201,6 +201,8 @@ def _neighbour_overlap(a, b, n_samples):
     hits = int(np.count_nonzero(a[:, :, None] == b[:, None, :]))
     overlap = hits / (k * a.shape[0])
     chance = k / max(n_samples - 1, 1)
+    if chance >= 1.0:  # every other sample is a neighbour: the sets carry no information
+        return 0.0
     return max(0.0, (overlap - chance) / (1.0 - chance))
 
 

@@ -1,5 +1,8 @@
 """The compiled kNN anchor graph against its NumPy reference and oracles."""
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -33,7 +36,7 @@ def problems(draw, integer_grid=False):
     return X, A, k
 
 
-def check_graph(Z, n, m, k):
+def check_graph(Z, n, m, k, rtol=1e-12):
     assert sp.issparse(Z) and Z.format == "csr" and Z.shape == (n, m)
     width = max(min(k, m - 1), 1)
     assert np.all(np.diff(Z.indptr) == width)
@@ -42,7 +45,7 @@ def check_graph(Z, n, m, k):
         cols = Z.indices[Z.indptr[i] : Z.indptr[i + 1]]
         assert len(np.unique(cols)) == len(cols)
     assert np.all(Z.data >= 0)
-    np.testing.assert_allclose(np.asarray(Z.sum(axis=1)).ravel(), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(Z.sum(axis=1), dtype=float).ravel(), 1.0, rtol=rtol)
 
 
 @settings(max_examples=150, deadline=None)
@@ -205,3 +208,156 @@ def test_errors(func):
             func(X, Ab)
     with pytest.raises(ValueError, match="n_jobs"):
         func(X, A, n_jobs=0)
+
+
+# --- Any finite magnitude ----------------------------------------------------
+# Squared distances overflow from about 1e154 (float64) or 1e19 (float32) and
+# lose their relative precision below about 1e-146 (or 1e-16): the kernels
+# must still find the right neighbours, with finite distances and weights.
+
+
+def exact_sq_distances(X, A):
+    """Exact squared distances as fractions (the inputs are binary floats)."""
+    Xf = [[Fraction(float(v)) for v in row] for row in X]
+    Af = [[Fraction(float(v)) for v in row] for row in A]
+    return [[sum((x - a) ** 2 for x, a in zip(xr, ar, strict=True)) for ar in Af] for xr in Xf]
+
+
+def exact_anchor_graph(D, k):
+    """Weights of Nie et al. in exact arithmetic, ties to the lower anchor index."""
+    n, m = len(D), len(D[0])
+    k = min(k, m - 1)
+    W = np.zeros((n, m))
+    for i, row in enumerate(D):
+        order = sorted(range(m), key=lambda j, row=row: (row[j], j))
+        if k == 0:
+            W[i, order[0]] = 1.0
+            continue
+        last = row[order[k]]
+        den = sum(last - row[j] for j in order[:k])
+        for j in order[:k]:
+            W[i, j] = float((last - row[j]) / den) if den > 0 else 1.0 / k
+    return W
+
+
+def weight_tolerance(D, k, dtype):
+    """Bound on a weight's error from relative errors ``c eps`` of the distances.
+
+    ``w_j = (D_{k+1} - D_j) / sum_h (D_{k+1} - D_h)``: the numerators move by
+    up to ``2 c eps D_{k+1}`` and the denominator by ``k`` times that.
+    """
+    m = len(D[0])
+    k = min(k, m - 1)
+    c = 8  # a sum over at most 6 features, and the scalings
+    tol = np.zeros(len(D))
+    for i, row in enumerate(D):
+        if k == 0:
+            continue
+        s = sorted(row)
+        den = sum(s[k] - v for v in s[:k])
+        if den == 0:
+            tol[i] = np.inf
+        else:
+            ratio = 2 * c * (k + 1) * Fraction(float(np.finfo(dtype).eps)) * s[k] / den
+            tol[i] = float(ratio) if ratio < 1 else np.inf
+    return tol[:, None] + 4 * np.finfo(dtype).eps
+
+
+@st.composite
+def scaled_problems(draw, dtype):
+    n, m, d = draw(st.integers(1, 8)), draw(st.integers(1, 9)), draw(st.integers(1, 4))
+    lo, hi = (-300, 300) if dtype == np.float64 else (-38, 36)
+    unit = st.floats(-1, 1, allow_subnormal=False, width=32)
+    X = draw(arrays(np.float64, (n, d), elements=unit))
+    A = draw(arrays(np.float64, (m, d), elements=unit))
+    if m > 1 and draw(st.booleans()):  # a sample on an anchor
+        X[0] = A[draw(st.integers(0, m - 1))]
+    scale = 10.0 ** draw(st.integers(lo, hi))
+    k = draw(st.integers(1, m + 1))
+    return (X * scale).astype(dtype), (A * scale).astype(dtype), k
+
+
+def exact_sqrt(q):
+    """The square root of a non-negative fraction, rounded once to float64."""
+    if q == 0:
+        return 0.0
+    e = (q.numerator.bit_length() - q.denominator.bit_length()) // 2
+    return math.ldexp(math.sqrt(q / Fraction(2) ** (2 * e)), e)
+
+
+def assert_right_neighbours(D, ind, dist, dtype):
+    """Each returned neighbour is as near as the exact j-th nearest, up to rounding."""
+    eps = Fraction(float(np.finfo(dtype).eps))
+    for i, row in enumerate(D):
+        exact = sorted(row)
+        assert len(set(ind[i])) == ind.shape[1]
+        for j, a in enumerate(ind[i]):
+            got, want = row[a], exact[j]
+            assert abs(got - want) <= 16 * eps * want
+        ref = np.array([exact_sqrt(row[a]) for a in ind[i]])
+        np.testing.assert_allclose(
+            dist[i].astype(np.float64),
+            ref,
+            rtol=16 * float(eps),
+            atol=2 * float(np.finfo(dtype).smallest_subnormal),
+        )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_any_magnitude_matches_exact_reference(dtype, data):
+    X, A, k = data.draw(scaled_problems(dtype))
+    D = exact_sq_distances(X, A)
+    kk = min(k, A.shape[0])
+    dist, ind = kneighbors_anchors(X, A, n_neighbors=kk)
+    assert dist.dtype == dtype and np.all(np.isfinite(dist))
+    assert_right_neighbours(D, ind, dist, dtype)
+    Z = anchor_graph(X, A, n_neighbors=k)
+    assert Z.dtype == dtype and np.all(np.isfinite(Z.data))
+    check_graph(Z, X.shape[0], A.shape[0], k, rtol=4 * k * np.finfo(dtype).eps)
+    tol = weight_tolerance(D, k, dtype)
+    err = np.abs(Z.toarray() - exact_anchor_graph(D, k))
+    assert np.all(err <= tol)
+    # The NumPy reference and the Numba peer are scale-safe too.
+    assert np.all(np.abs(anchor_graph_dense(X, A, k).toarray() - exact_anchor_graph(D, k)) <= tol)
+    rdist, rind = kneighbors_anchors_dense(X, A, kk)
+    assert_right_neighbours(D, rind, rdist, np.float64)
+    if dtype == np.float64 and 1 <= min(k, A.shape[0] - 1):
+        kg = min(k, A.shape[0] - 1)
+        w, c = np.empty((X.shape[0], kg)), np.empty((X.shape[0], kg), dtype=np.int64)
+        anchor_graph_rows(X, A, kg, w, c)
+        dense = np.zeros((X.shape[0], A.shape[0]))
+        np.put_along_axis(dense, c, w, axis=1)
+        assert np.all(np.abs(dense - exact_anchor_graph(D, k)) <= tol)
+
+
+def test_magnitudes_apart_in_one_call():
+    """Rows 1e600 apart in scale: each finds its own neighbours."""
+    A = np.array([[0.0, 0.0], [3e-300, 0.0], [0.0, 1e-300], [1e300, 0.0], [0.0, -2e300]])
+    X = np.array([[1e-300, 0.0], [9e299, 1e299], [-1e300, 1e300], [0.0, -1.5e300]])
+    D = exact_sq_distances(X, A)
+    dist, ind = kneighbors_anchors(X, A, n_neighbors=3)
+    assert np.all(np.isfinite(dist))
+    assert_right_neighbours(D, ind, dist, np.float64)
+    np.testing.assert_array_equal(ind[0], [0, 2, 1])
+    np.testing.assert_allclose(dist[0], [1e-300, np.sqrt(2) * 1e-300, 2e-300], rtol=1e-15)
+    assert ind[1, 0] == 3 and ind[3, 0] == 4
+    Z = anchor_graph(X, A, n_neighbors=2)
+    assert np.all(np.isfinite(Z.data))
+    assert np.all(np.abs(Z.toarray() - exact_anchor_graph(D, 2)) <= weight_tolerance(D, 2, float))
+
+
+@pytest.mark.parametrize("scale", [2.0**-600, 2.0**-300, 2.0**300, 2.0**600])
+def test_power_of_two_scale_leaves_the_graph_unchanged(scale):
+    """The weights do not depend on the unit: an exact rescaling gives the same graph."""
+    rng = np.random.default_rng(6)
+    X, A = rng.normal(size=(400, 5)), rng.normal(size=(40, 5))
+    ref = anchor_graph(X, A, n_neighbors=5)
+    Z = anchor_graph(X * scale, A * scale, n_neighbors=5)
+    np.testing.assert_array_equal(Z.indices, ref.indices)
+    np.testing.assert_allclose(Z.data, ref.data, rtol=1e-13, atol=1e-15)
+    dist, ind = kneighbors_anchors(X * scale, A * scale, n_neighbors=5)
+    rdist, rind = kneighbors_anchors(X, A, n_neighbors=5)
+    np.testing.assert_array_equal(ind, rind)
+    np.testing.assert_allclose(dist / scale, rdist, rtol=1e-13)

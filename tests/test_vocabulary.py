@@ -18,55 +18,7 @@ from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils.discovery import _public_modules, all_estimators
 
 #: name -> {rule: why it still breaks the rule}; strict xfails, so a fix shows.
-#: Each is in a module another change owns at the time of writing.
-_CLUSTER = "cluster: renames (standardize, view_weighting, max_sweeps) and N_JOBS_CONSTRAINT"
-_TORCH = "torch estimators: renames (n_threads, lr, epochs, hidden, n_iter) and N_JOBS_CONSTRAINT"
-_NUMPY = "NumPy families: renames (n_threads, seed, lr_*)"
-_MOO = "moo, rl and adapters functions: renames (seed, lr, n_iter)"
-KNOWN_VIOLATIONS = {
-    "AESClassifier": {"names": _TORCH, "n_jobs": _TORCH, "no_deprecated_default": _TORCH},
-    "CIMLN": {"names": _TORCH, "attributes": _TORCH, "no_deprecated_default": _TORCH},
-    "ConcatKMeans": {"names": _CLUSTER, "no_deprecated_default": _CLUSTER},
-    "ConcatSpectral": {"n_jobs": _CLUSTER},
-    "ConditionalDiffusion": {
-        "names": _TORCH,
-        "attributes": _TORCH,
-        "no_deprecated_default": _TORCH,
-    },
-    "DRMC": {"names": _CLUSTER, "n_jobs": _CLUSTER, "no_deprecated_default": _CLUSTER},
-    "EOMSCCA": {"names": _CLUSTER},
-    "FPMVSCAG": {"names": _CLUSTER, "n_jobs": _CLUSTER},
-    "GSLVMOGPRegressor": {"names": _TORCH, "n_jobs": _TORCH, "no_deprecated_default": _TORCH},
-    "GaussianDSMDiffusion": {
-        "names": _TORCH,
-        "attributes": _TORCH,
-        "no_deprecated_default": _TORCH,
-    },
-    "HAGMVC": {"names": _CLUSTER, "n_jobs": _CLUSTER, "tol_max_iter": _CLUSTER},
-    "LMVSC": {"names": _CLUSTER},
-    "LVMOGPRegressor": {"names": _NUMPY, "no_deprecated_default": _NUMPY},
-    "PhenoBrainClassifier": {
-        "names": _TORCH,
-        "attributes": _TORCH,
-        "n_jobs": _TORCH,
-        "no_deprecated_default": _TORCH,
-    },
-    "SMVSC": {"names": _CLUSTER, "n_jobs": _CLUSTER},
-    "TLVMOGPRegressor": {"names": _TORCH, "n_jobs": _TORCH, "no_deprecated_default": _TORCH},
-    "TwoStageDiffusion": {"names": _TORCH, "no_deprecated_default": _TORCH},
-    "balanced_spherical_kmeans": {"names": _MOO},
-    "make_preferences": {"names": _MOO},
-    "regret_curve": {"names": _NUMPY},
-    "run_dream": {"names": _NUMPY},
-    "run_flower_inprocess": {"names": _NUMPY},
-    "simulate": {"names": _NUMPY},
-    "simulate_block_training": {"names": _MOO},
-    "simulate_contextual": {"names": _NUMPY},
-    "simulate_tool_bandit": {"names": _MOO},
-    "tiny_causal_lm": {"names": _TORCH},
-    "train_rewriter": {"names": _MOO},
-    "zinb_log_prob": {"names": _TORCH},
-}
+KNOWN_VIOLATIONS = {}
 
 #: Parameter names that the vocabulary replaces, with the name to use.
 FORBIDDEN = {

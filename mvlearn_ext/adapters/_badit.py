@@ -173,7 +173,7 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     return labels
 
 
-def balanced_spherical_kmeans(vectors, n_clusters, *, n_iter=20, n_init=4, random_state=None):
+def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, random_state=None):
     """Spherical k-means with clusters of exactly ``n / n_clusters`` points.
 
     Centroids are renormalised means, points are assigned by cosine under the
@@ -181,6 +181,19 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, n_iter=20, n_init=4, rando
     seeded starts (highest total cosine) is returned. The public BADIT code
     runs Euclidean k-means and then fills under-full clusters at random,
     which can drop or duplicate units; this never does.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (n, d)
+        The points; ``n`` must be a multiple of ``n_clusters``.
+    n_clusters : int
+        The number of clusters, each of exactly ``n / n_clusters`` points.
+    max_iter : int, default=20
+        Assignment and centroid steps of each start.
+    n_init : int, default=4
+        Seeded starts; the one with the highest total cosine is kept.
+    random_state : int, Generator or None, default=None
+        Seeds the starts.
 
     Returns
     -------
@@ -200,7 +213,7 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, n_iter=20, n_init=4, rando
     for _ in range(_check_int(n_init, "n_init")):
         centroids = Xu[rng.choice(X.shape[0], K, replace=False)]
         labels = None
-        for _ in range(_check_int(n_iter, "n_iter")):
+        for _ in range(_check_int(max_iter, "max_iter")):
             new = balanced_assignment(Xu, centroids, cap)
             if labels is not None and np.array_equal(new, labels):
                 break

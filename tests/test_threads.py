@@ -38,20 +38,7 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 _UNBOUNDED = "n_jobs constrained to [1, inf): -1 refused, large counts passed to torch unresolved"
 #: (name, n_jobs) -> why it still breaks the rule; strict xfails, so a fix
 #: shows. Each is in a module another change owns at the time of writing.
-KNOWN_FAILURES = {
-    ("AESClassifier", -1): _UNBOUNDED,
-    ("AESClassifier", 10**6): _UNBOUNDED,
-    ("PhenoBrainClassifier", -1): _UNBOUNDED,
-    ("PhenoBrainClassifier", 10**6): _UNBOUNDED,
-    ("TLVMOGPRegressor", -1): _UNBOUNDED,
-    ("TLVMOGPRegressor", 10**6): _UNBOUNDED,
-    ("GSLVMOGPRegressor", -1): _UNBOUNDED,
-    ("GSLVMOGPRegressor", 10**6): _UNBOUNDED,
-    ("HAGMVC", 0): "n_jobs=0 silently clamped (cluster family's n_jobs)",
-    ("DRMC", 0): "n_jobs=0 silently clamped (cluster family's n_jobs)",
-    ("ConcatSpectral", -1): "joblib and OpenMP pools outside the fit's thread bound (cluster)",
-    ("ConcatSpectral", 10**6): "n_jobs=10**6 passed to joblib (cluster family's n_jobs)",
-}
+KNOWN_FAILURES = {}
 
 
 def _with_n_jobs():

@@ -2,38 +2,40 @@
 
 Questions:
 
-1. PhenoBrain (reconstruction, spec §10.4): on synthetic connectomes where
-   the label is a 2-hop route chosen by the phenotype, does injecting the
-   phenotype into the routing kernel and the attention prior beat late
-   fusion? Test AUC against logistic regression and an MLP on vec(A) + p,
-   the same network with p at its head only, and without p. Spec
-   acceptance: PhenoBrain AUC >= late-fusion (logistic regression) AUC + 0.05.
-2. RTE (spec §12.4): on parameter extrapolation (quadratic, Sin-Trend, exp;
-   train theta in [0.5, 1.5], targets in [1.9, 2.3], 5 context points),
-   length extrapolation (compositions of depth 4-5 from a library of depth
-   1-3) and compositional extrapolation (held-out pairs of primitives), is
-   RTE's query MSE below that of a model trained to predict directly? Spec
-   acceptance (quadratic): RTE MSE < 0.5 x inductive MSE.
+1. PhenoBrain (reconstruction): on synthetic connectomes where the label is
+   a 2-hop route chosen by the phenotype, does injecting the phenotype into
+   the routing kernel and the attention prior beat late fusion? Test AUC
+   against logistic regression and an MLP on vec(A) + p, the same network
+   with p at its head only, and without p. Criterion: PhenoBrain AUC >=
+   late-fusion (logistic regression) AUC + 0.05.
+2. RTE: on parameter extrapolation (quadratic, Sin-Trend, exp; train theta
+   in [0.5, 1.5], targets in [1.9, 2.3], 5 context points), length
+   extrapolation (compositions of depth 4-5 from a library of depth 1-3) and
+   compositional extrapolation (held-out pairs of primitives), is RTE's
+   query MSE below that of a model trained to predict directly? Criterion
+   (quadratic): RTE MSE < 0.5 x inductive MSE.
 
 Every method runs on the same seeded data in the same run; ratios are
 reported against the baseline. Writes benchmarks/results/brain_rte.json.
-3. PhenoBrain mechanism ablation (``--ablation``, issue 18): the full model,
-   its routing kernel and attention prior without FiLM, the same network
-   with the phenotype at the head only, without phenotype, and the
-   scikit-learn late-fusion baselines, on the two-route regime (hidden 32)
-   and on the many-route regime (``make_routed_connectomes``: a one-hot
-   phenotype picks one of 8 routes, hidden 8, the limited width). Seeds
-   0..N-1 are reported; seed 100 was the only development seed.
 
-4. The many-route regime at a learnable size (``--many-routes-dev``, issue
-   18): :data:`MANY_ROUTES_RULE` picks the number of subjects on the
-   development seeds 100-101, then seeds 0..N-1 are reported at that size
-   (full PhenoBrain, the phenotype at the head, no FiLM, logistic late
-   fusion).
+3. PhenoBrain mechanism ablation (``--ablation``): the full model, its
+   routing kernel and attention prior without FiLM, the same network with
+   the phenotype at the head only, without phenotype, and the scikit-learn
+   late-fusion baselines, on the two-route regime (embed_dim 32) and on the
+   many-route regime (``make_routed_connectomes``: a one-hot phenotype picks
+   one of 8 routes, embed_dim 8, the limited width); seeds 0..N-1. The
+   ablations are small subclasses of ``PhenoBrainClassifier`` that set its
+   class attributes ``_phenotype_mode`` and ``_film`` (see
+   ``mvlearn_ext._demo.brain``).
+
+4. The many-route regime at a learnable size (``--many-routes N_SUBJECTS``,
+   2,400 in the user guide; with 800 subjects every method stays near
+   chance): full PhenoBrain, the phenotype at the head, no FiLM, logistic
+   late fusion, seeds 0..N-1.
 
 Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``,
 ``python benchmarks/bench_brain_rte.py --ablation --seeds 10`` or
-``python benchmarks/bench_brain_rte.py --many-routes-dev --seeds 10``.
+``python benchmarks/bench_brain_rte.py --many-routes 2400 --seeds 10``.
 """
 
 import argparse
@@ -67,13 +69,13 @@ def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)),
 
     torch.set_num_threads(1)
     out = {}
-    for regime, hidden in regimes:
-        block = out.setdefault(f"{regime}, hidden {hidden}", {})
+    for regime, embed_dim in regimes:
+        block = out.setdefault(f"{regime}, embed_dim {embed_dim}", {})
         for seed in seeds:
             res = phenobrain_benchmark(
                 seed,
                 regime=regime,
-                hidden=hidden,
+                embed_dim=embed_dim,
                 networks=ABLATION,
                 n_jobs=1,
                 n_subjects=n_subjects,
@@ -102,20 +104,9 @@ def brain_ablation_rows(seeds, regimes=(("two_routes", 32), ("many_routes", 8)),
     return {"rows": out, "summary": summary}
 
 
-#: Issue 18.4 follow-up, fixed before any run of ``--many-routes-dev``: training (chosen for
-#: time only), the candidate sizes, the learnability rule and the report's networks.
-MANY_ROUTES_RULE = (
-    "Training, the same for every network and size: hidden 8, early stopping (20% of the "
-    "training split held out), at most 100 epochs, patience 15, batch 64. Candidate sizes "
-    "1600, 2400, 3200 subjects, tried in that order; at each, the full PhenoBrain on the "
-    "development seeds 100 and 101 only (never reported); the first size where its mean test "
-    "AUC reaches 0.70 (at 800 subjects every method scored 0.55-0.59) is the size of the "
-    "report, seeds 0-9 (3200 if none reaches it). Report: full PhenoBrain, the same network "
-    "with the phenotype at its head, PhenoBrain without FiLM (routing kernel and attention "
-    "prior only) and logistic late fusion; mean, sd and the seeds where the full model wins."
-)
-MANY_ROUTES_SIZES = (1600, 2400, 3200)
-MANY_ROUTES_TRAINING = dict(regime="many_routes", hidden=8, n_epochs=100, n_iter_no_change=15)
+#: Training of the many-route runs, the same for every network: early stopping (20% of the
+#: training split held out), at most 100 epochs, patience 15, batch 64.
+MANY_ROUTES_TRAINING = dict(regime="many_routes", embed_dim=8, n_epochs=100, n_iter_no_change=15)
 MANY_ROUTES_NETWORKS = (
     "PhenoBrain, early stopping",
     "same network, late fusion, early stopping",
@@ -124,42 +115,8 @@ MANY_ROUTES_NETWORKS = (
 LOGISTIC = "logistic regression, vec(A) + p (late fusion)"
 
 
-def many_routes_dev(path, seeds=(100, 101)):
-    """Apply :data:`MANY_ROUTES_RULE` on the development seeds; returns the chosen size."""
-    import torch
-
-    from mvlearn_ext._demo.brain import phenobrain_benchmark
-
-    torch.set_num_threads(1)
-    res = {"rule": MANY_ROUTES_RULE, "dev_seeds": list(seeds), "rows": {}}
-    chosen = MANY_ROUTES_SIZES[-1]
-    for n in MANY_ROUTES_SIZES:
-        block = res["rows"].setdefault(str(n), {})
-        for seed in seeds:
-            out = phenobrain_benchmark(
-                seed,
-                n_subjects=n,
-                networks=MANY_ROUTES_NETWORKS[:1],
-                baselines=(LOGISTIC,),
-                n_jobs=1,
-                **MANY_ROUTES_TRAINING,
-            )
-            for name, (auc, seconds) in out.items():
-                block.setdefault(name, []).append({"seed": seed, "AUC": auc, "s": seconds})
-            print(f"many-route dev n={n} seed {seed}: {out}", flush=True)
-            path.write_text(json.dumps(res, indent=1))
-        mean = float(np.mean([r["AUC"] for r in block[MANY_ROUTES_NETWORKS[0]]]))
-        res.setdefault("mean_full_auc", {})[str(n)] = mean
-        if mean >= 0.70:
-            chosen = n
-            break
-    res["chosen_size"] = chosen
-    path.write_text(json.dumps(res, indent=1))
-    return chosen
-
-
 def many_routes_report(n_subjects, seeds, path):
-    """The report runs of :data:`MANY_ROUTES_RULE` at ``n_subjects``; JSON after every seed."""
+    """The many-route networks and logistic late fusion at ``n_subjects``; JSON after every seed."""
     import torch
 
     from mvlearn_ext._demo.brain import phenobrain_benchmark
@@ -167,7 +124,7 @@ def many_routes_report(n_subjects, seeds, path):
     torch.set_num_threads(1)
     start = time.perf_counter()
     rows = {}
-    res = {"rule": MANY_ROUTES_RULE, "n_subjects": n_subjects, "training": MANY_ROUTES_TRAINING}
+    res = {"n_subjects": n_subjects, "training": MANY_ROUTES_TRAINING}
     for seed in seeds:
         out = phenobrain_benchmark(
             seed,
@@ -328,23 +285,17 @@ def main():
         "(writes phenobrain_ablation_many_routes_N.json)",
     )
     parser.add_argument(
-        "--many-routes-dev",
-        action="store_true",
-        help="apply MANY_ROUTES_RULE on the development seeds 100-101 "
-        "(writes phenobrain_many_routes_dev.json), then run the report seeds 0..N-1 "
-        "at the chosen size (phenobrain_many_routes_report.json)",
-    )
-    parser.add_argument(
-        "--many-routes-report",
+        "--many-routes",
         type=int,
         default=None,
         metavar="N_SUBJECTS",
-        help="only the report runs of MANY_ROUTES_RULE at this size, seeds 0..N-1",
+        help="only the many-route networks at this size, seeds 0..N-1 "
+        "(writes phenobrain_many_routes_report.json)",
     )
     parser.add_argument(
         "--seed-list",
         default=None,
-        help="with --many-routes-report: these seeds only (e.g. 0,1,2; one process of "
+        help="with --many-routes: these seeds only (e.g. 0,1,2; one process of "
         "several), written to phenobrain_many_routes_report_seeds<first>-<last>.json",
     )
     parser.add_argument(
@@ -357,13 +308,11 @@ def main():
     if args.many_routes_merge:
         print(json.dumps(merge_many_routes(results)["summary"], indent=1))
         return
-    if args.many_routes_dev or args.many_routes_report:
+    if args.many_routes is not None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1)
-        n = args.many_routes_report
-        if n is None:
-            n = many_routes_dev(results / "phenobrain_many_routes_dev.json")
+        n = args.many_routes
         seeds, path = range(args.seeds), results / "phenobrain_many_routes_report.json"
         if args.seed_list is not None:
             seeds = [int(s) for s in args.seed_list.split(",")]

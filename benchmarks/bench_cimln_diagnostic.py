@@ -1,7 +1,6 @@
-"""What CIMLN's counterfactual masking can and cannot do on the unbalanced test bed (issue 18).
+"""What CIMLN's counterfactual masking can and cannot do on the unbalanced test bed.
 
-A diagnostic, not a method selection: nothing here chooses a default, so it
-runs on the report seeds 0-9 directly. Two parts, both on
+A diagnostic over seeds 0-9. Two parts, both on
 ``make_unbalanced_views`` (1500 samples, 5 clusters, observation rates
 0.95 / 0.6 / 0.3, the test bed of ``bench_deep.py --cimln unbalanced_views``):
 
@@ -17,10 +16,8 @@ runs on the report seeds 0-9 directly. Two parts, both on
     for the samples that observe the label-rich view 2 and those that lack it.
 
 ``probe``
-    CIMLN (the benchmark's small configuration) with the code's causal loss
-    at ``causal_weight`` 0, 0.1, 1 and 10 (``causal_target="factual"``,
-    ``T = 1``) and the balanced symmetric loss (weight 1, ``T = 0.2``):
-    ACC overall and per group (one label matching for all samples), NMI with
+    CIMLN (the benchmark's small configuration) with its causal loss at
+    ``causal_weight`` 0, 0.1, 1 and 10 (``temperature=1``): ACC overall and per group (one label matching for all samples), NMI with
     ``y`` and with the nuisance ``z``, and how much of ``y`` and of ``z`` a
     linear read-out recovers from the learned embedding (5-fold
     cross-validated multinomial logistic regression on ``embedding_``, on
@@ -35,7 +32,6 @@ panels: ACC by group against the Bayes ceiling, NMI of the clusters with
 
 import json
 import pathlib
-import sys
 import time
 
 import numpy as np
@@ -47,17 +43,27 @@ N, K = 1500, 5
 LABEL_SEP = (0.5, 1.5, 4.0)
 NUISANCE_SEP = (4.0, 1.0, 0.0)
 P = 10
-SMALL = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, n_epochs=10, n_init=5)
+SMALL = dict(
+    hidden_layer_sizes=(64,),
+    embed_dim=16,
+    batch_size=256,
+    n_epochs_pretrain=15,
+    n_epochs=10,
+    n_init=5,
+)
 VARIANTS = {
     "no causal loss (default)": {"causal_weight": 0.0},
-    "code's causal loss, weight 0.1 (paper)": {"causal_weight": 0.1},
-    "code's causal loss, weight 1": {"causal_weight": 1.0},
-    "code's causal loss, weight 10": {"causal_weight": 10.0},
-    "balanced symmetric loss (weight 1, T = 0.2)": {
-        "causal_target": "balanced",
-        "causal_weight": 1.0,
-        "temperature": 0.2,
-    },
+    "causal loss, weight 0.1 (paper)": {"causal_weight": 0.1},
+    "causal loss, weight 1": {"causal_weight": 1.0},
+    "causal loss, weight 10": {"causal_weight": 10.0},
+}
+#: short labels of the plot's x axis
+SHORT = {
+    "no causal loss (default)": "none",
+    "causal loss, weight 0.1 (paper)": "0.1",
+    "causal loss, weight 1": "1",
+    "causal loss, weight 10": "10",
+    "mean imputation + k-means (peer)": "mean imp.\n+ k-means",
 }
 
 
@@ -173,8 +179,7 @@ def probe_rows(seeds=SEEDS, on_seed=None):
     import torch
     from sklearn.cluster import KMeans
 
-    from mvlearn_ext.deep.incomplete import CIMLN
-    from mvlearn_ext.incomplete import mask_views, mean_impute
+    from mvlearn_ext.incomplete import CIMLN, mask_views, mean_impute
 
     torch.set_num_threads(1)
     out = {}
@@ -187,7 +192,7 @@ def probe_rows(seeds=SEEDS, on_seed=None):
             )
             t = time.perf_counter() - t
             row = _score(seed, y, z, mask, model.labels_, model.embedding_, t)
-            last = model.loss_history_[-1]
+            last = model.loss_curve_[-1]
             row.update({"final causal loss": last["causal"], "final rec loss": last["rec"]})
             out.setdefault(name, []).append(row)
         Xi = mean_impute(Xs, mask)
@@ -253,7 +258,7 @@ def plot():
     probe = json.loads((RESULTS / "cimln_diagnostic_probe.json").read_text())["summary"]
     bayes = ceil["exact Bayes classifier"]
     names = list(probe)
-    short = ["none", "0.1", "1", "10", "balanced", "mean imp.\n+ k-means"]
+    short = [SHORT.get(name, name) for name in names]
     fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(16, 4.2))
     gs = ["all", "view 2 observed", "view 2 missing"]
     width = 0.8 / (len(names) + 1)
@@ -316,7 +321,11 @@ def plot():
 
 
 if __name__ == "__main__":
-    part = sys.argv[1] if len(sys.argv) > 1 else "ceiling"
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("part", nargs="?", default="ceiling", choices=["ceiling", "probe", "plot"])
+    part = parser.parse_args().part
     if part == "plot":
         plot()
     else:

@@ -1,31 +1,25 @@
 """Deep-method demos against their baselines, over seeds (CPU, about a minute).
 
 Without options: does VisualScore's Gaussian reward beat the binary reward
-(toy GRPO scorer, 3 seeds)? Writes benchmarks/results/deep.json. The CIMLN
-rows it used to hold (3 seeds) are now the 10-seed ``--cimln
-handwritten_eta0.5`` part below (the same configuration and protocol; its
-seeds 0-2 are those rows); deep.json keeps a pointer to that file.
+(toy GRPO scorer, 3 seeds)? Writes benchmarks/results/deep.json.
 
-``--cimln`` (issue 18) runs the CIMLN study instead, seeds 0-9 (development
-seeds 100-103 were used to choose the variants, never reported): the
-ablation (full, no causal loss, no meta-generation, the code's uniform
-masking, the balanced symmetric causal loss) against mean imputation +
-k-means / HAGMVC / LMVSC and complete-case HAGMVC / LMVSC, on the
-unbalanced-observation test bed ``make_unbalanced_views`` (rates 0.95 / 0.6
-/ 0.3, label in the poorly observed view, a nuisance clustering in the well
-observed one) and on Handwritten (eta = 0.5, mean imputation + LMVSC and
-complete-case LMVSC as before); and the default configuration on
-Handwritten. Each part rewrites its JSON after every seed. Usage:
-``python benchmarks/bench_deep.py --cimln PART`` with PART one of
-``unbalanced_views``, ``unbalanced_views_baselines`` (its non-CIMLN rows only, to
-rerun them when a clusterer's default changes), ``handwritten_eta0.5``, ``handwritten_default_config``,
-``handwritten_default_nocausal`` (the default configuration with
-``causal_weight=0``), ``handwritten_hagmvc`` (mean imputation + HAGMVC,
-the anchor baseline the development seeds chose) or ``dev_decision`` (applies :data:`DEFAULT_RULE`, the
-rule that chose CIMLN's default, on the development seeds 100-103 only);
-writes benchmarks/results/cimln_PART.json. What the causal loss does on the
-unbalanced test bed (the Bayes ceiling, linear read-outs of the embedding) is
-``bench_cimln_diagnostic.py``.
+``--cimln PART`` runs one part of the CIMLN study instead, seeds 0-9: the
+ablation (the paper's configuration ``causal_weight=0.1``, no causal loss,
+no meta-generation) against mean imputation + k-means / HAGMVC / LMVSC and
+complete-case HAGMVC / LMVSC, on the unbalanced-observation test bed
+``make_unbalanced_views`` (rates 0.95 / 0.6 / 0.3, label in the poorly
+observed view, a nuisance clustering in the well observed one) and on
+Handwritten (eta = 0.5, mean imputation + LMVSC and complete-case LMVSC);
+and CIMLN's default architecture on Handwritten. Each part rewrites its JSON
+after every seed. PART is one of ``unbalanced_views``,
+``unbalanced_views_baselines`` (its non-CIMLN rows only, to rerun them when
+a clusterer's default changes), ``handwritten_eta0.5``,
+``handwritten_default_config`` (``CIMLN(causal_weight=0.1)`` with the
+estimator's defaults otherwise), ``handwritten_default_nocausal``
+(``CIMLN()``) or ``handwritten_hagmvc`` (mean imputation + HAGMVC, the
+anchor baseline); it writes benchmarks/results/cimln_PART.json. What the
+causal loss does on the unbalanced test bed (the Bayes ceiling, linear
+read-outs of the embedding) is ``bench_cimln_diagnostic.py``.
 """
 
 import json
@@ -41,7 +35,6 @@ def cimln_rows(seeds, on_seed=None):
 
     from mvlearn_ext.cluster import LMVSC
     from mvlearn_ext.datasets import load_handwritten
-    from mvlearn_ext.deep.incomplete import CIMLN
     from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views, mean_impute
     from mvlearn_ext.metrics import clustering_report
 
@@ -57,10 +50,16 @@ def cimln_rows(seeds, on_seed=None):
 
     for seed in seeds:
         m = make_unbalanced_mask(2000, 6, random_state=seed)
-        kw = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10)
+        kw = dict(
+            hidden_layer_sizes=(128,),
+            embed_dim=32,
+            batch_size=256,
+            n_epochs_pretrain=15,
+            n_epochs=10,
+        )
         for name, extra in CIMLN_VARIANTS.items():
             t = time.perf_counter()
-            lab = CIMLN(n_clusters=10, random_state=seed, n_init=5, **kw, **extra).fit_predict(
+            lab = _cimln(n_clusters=10, random_state=seed, n_init=5, **kw, **extra).fit_predict(
                 mask_views(Xs, m)
             )
             add(name, seed, lab, y, time.perf_counter() - t)
@@ -96,19 +95,27 @@ def cimln_rows(seeds, on_seed=None):
     return out
 
 
-#: CIMLN variants of the ablation (keyword arguments on top of the small configuration)
-_FACTUAL = {"causal_target": "factual", "causal_weight": 0.1, "temperature": 1.0}
+#: CIMLN variants of the ablation (keyword arguments on top of the small configuration;
+#: ``use_meta=False`` selects :func:`_cimln`'s subclass without the meta-generator)
+_PAPER = {"causal_weight": 0.1}
 CIMLN_VARIANTS = {
-    "CIMLN": _FACTUAL,
-    "CIMLN no causal": {**_FACTUAL, "causal_weight": 0.0},
-    "CIMLN no meta-gen": {**_FACTUAL, "use_meta": False},
-    "CIMLN uniform masking (code's rule)": {**_FACTUAL, "cf_view_probs": "uniform"},
-    "CIMLN balanced symmetric causal loss": {
-        "causal_target": "balanced",
-        "causal_weight": 1.0,
-        "temperature": 0.2,
-    },
+    "CIMLN": _PAPER,
+    "CIMLN no causal": {**_PAPER, "causal_weight": 0.0},
+    "CIMLN no meta-gen": {**_PAPER, "use_meta": False},
 }
+
+
+def _cimln(*, use_meta=True, **params):
+    """CIMLN, or the ablation that fills missing view embeddings with their mean."""
+    from mvlearn_ext.incomplete import CIMLN
+
+    if use_meta:
+        return CIMLN(**params)
+
+    class CIMLNWithoutMeta(CIMLN):
+        _use_meta = False
+
+    return CIMLNWithoutMeta(**params)
 
 
 def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
@@ -122,7 +129,6 @@ def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
     from sklearn.metrics import normalized_mutual_info_score
 
     from mvlearn_ext.cluster import HAGMVC, LMVSC
-    from mvlearn_ext.deep.incomplete import CIMLN
     from mvlearn_ext.incomplete import make_unbalanced_views, mask_views, mean_impute
     from mvlearn_ext.metrics import clustering_accuracy
 
@@ -147,11 +153,16 @@ def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
     for seed in seeds:
         Xs, y, m, z = make_unbalanced_views(1500, random_state=seed, return_nuisance=True)
         kw = dict(
-            hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, n_epochs=10, n_init=5
+            hidden_layer_sizes=(64,),
+            embed_dim=16,
+            batch_size=256,
+            n_epochs_pretrain=15,
+            n_epochs=10,
+            n_init=5,
         )
         for name, extra in variants.items():
             t = time.perf_counter()
-            lab = CIMLN(n_clusters=k, random_state=seed, **kw, **extra).fit_predict(
+            lab = _cimln(n_clusters=k, random_state=seed, **kw, **extra).fit_predict(
                 mask_views(Xs, m)
             )
             add(name, seed, lab, y, z, time.perf_counter() - t)
@@ -196,114 +207,8 @@ def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
     return out
 
 
-#: The rule that decides CIMLN's default ``causal_weight`` (issue 18), fixed before the runs of
-#: ``--cimln dev_decision`` (commit before the first dev run; the dev seeds are never reported).
-DEFAULT_RULE = (
-    "Candidates: A = causal_weight 0.1 (the code's causal loss, causal_target='factual', the "
-    "default until this decision) and B = causal_weight 0 (no causal loss), everything else "
-    "equal, in the small configurations of the two test beds. On the development seeds "
-    "100-103 only: dH = mean ACC(B) - mean ACC(A) on Handwritten (eta = 0.5, 10 clusters), "
-    "dU = the same on make_unbalanced_views (1500 samples, 5 clusters). B becomes the default "
-    "iff dH + dU > 0 and min(dH, dU) >= -0.01 (a loss of more than one point on either test "
-    "bed keeps A); otherwise A stays. Seeds 0-9 are reported afterwards, whatever the outcome. "
-    "The demo's anchor baseline is whichever of HAGMVC and LMVSC (defaults, on the "
-    "mean-imputed views) has the higher mean development ACC on Handwritten."
-)
-DEV_SEEDS = (100, 101, 102, 103)
-
-
-def cimln_dev_decision(seeds=DEV_SEEDS, on_seed=None):
-    """Apply :data:`DEFAULT_RULE` on the development seeds (both test beds, A and B)."""
-    import torch
-
-    from mvlearn_ext.cluster import HAGMVC, LMVSC
-    from mvlearn_ext.datasets import load_handwritten
-    from mvlearn_ext.deep.incomplete import CIMLN
-    from mvlearn_ext.incomplete import (
-        make_unbalanced_mask,
-        make_unbalanced_views,
-        mask_views,
-        mean_impute,
-    )
-    from mvlearn_ext.metrics import clustering_accuracy
-
-    torch.set_num_threads(1)
-    Xh, yh = load_handwritten()
-    variants = {"A": CIMLN_VARIANTS["CIMLN"], "B": CIMLN_VARIANTS["CIMLN no causal"]}
-    kw_h = dict(hidden=(128,), embed_dim=32, batch_size=256, pretrain_epochs=15, n_epochs=10)
-    kw_u = dict(hidden=(64,), embed_dim=16, batch_size=256, pretrain_epochs=15, n_epochs=10)
-    out = {}
-
-    def add(bed, name, seed, acc, t):
-        out.setdefault(bed, {}).setdefault(name, []).append({"seed": seed, "ACC": acc, "s": t})
-
-    for seed in seeds:
-        m = make_unbalanced_mask(2000, 6, random_state=seed)
-        for name, extra in variants.items():
-            t = time.perf_counter()
-            lab = CIMLN(n_clusters=10, random_state=seed, n_init=5, **kw_h, **extra).fit_predict(
-                mask_views(Xh, m)
-            )
-            add("handwritten", name, seed, clustering_accuracy(yh, lab), time.perf_counter() - t)
-        Xi = mean_impute(Xh, m)
-        for cls in (HAGMVC, LMVSC):
-            t = time.perf_counter()
-            lab = cls(n_clusters=10, random_state=seed).fit_predict(Xi)
-            add(
-                "handwritten",
-                f"mean imputation + {cls.__name__}",
-                seed,
-                clustering_accuracy(yh, lab),
-                time.perf_counter() - t,
-            )
-        Xs, y, mu = make_unbalanced_views(1500, random_state=seed)
-        for name, extra in variants.items():
-            t = time.perf_counter()
-            lab = CIMLN(n_clusters=5, random_state=seed, n_init=5, **kw_u, **extra).fit_predict(
-                mask_views(Xs, mu)
-            )
-            add(
-                "unbalanced_views",
-                name,
-                seed,
-                clustering_accuracy(y, lab),
-                time.perf_counter() - t,
-            )
-        print(
-            f"cimln dev seed {seed}: "
-            + "; ".join(
-                f"{bed} " + ", ".join(f"{k} {v[-1]['ACC']:.3f}" for k, v in block.items())
-                for bed, block in out.items()
-            ),
-            flush=True,
-        )
-        if on_seed is not None:
-            on_seed(out)
-    return out
-
-
-def decide_default(dev):
-    """``{dH, dU, choice, anchor}`` of :data:`DEFAULT_RULE` from :func:`cimln_dev_decision` rows."""
-
-    def mean(bed, name):
-        return float(np.mean([r["ACC"] for r in dev[bed][name]]))
-
-    dH = mean("handwritten", "B") - mean("handwritten", "A")
-    dU = mean("unbalanced_views", "B") - mean("unbalanced_views", "A")
-    choice = "B (causal_weight=0)" if dH + dU > 0 and min(dH, dU) >= -0.01 else "A (kept)"
-    anchors = {c: mean("handwritten", f"mean imputation + {c}") for c in ("HAGMVC", "LMVSC")}
-    return {
-        "rule": DEFAULT_RULE,
-        "dH": dH,
-        "dU": dU,
-        "choice": choice,
-        "anchor_dev_ACC": anchors,
-        "anchor": max(anchors, key=anchors.get),
-    }
-
-
 def cimln_anchor_rows(seeds, on_seed=None):
-    """Mean imputation + HAGMVC on Handwritten (eta = 0.5), the anchor baseline the dev seeds chose.
+    """Mean imputation + HAGMVC on Handwritten (eta = 0.5), the anchor baseline.
 
     The same masks as the other Handwritten parts; complete-case HAGMVC for reference.
     """
@@ -337,20 +242,19 @@ def cimln_default_rows(seeds, on_seed=None, variants=None):
     """The default configuration on Handwritten (eta = 0.5), with and without the causal loss.
 
     ``variants`` maps row names to keyword arguments on top of the estimator's
-    defaults (default: the code's causal loss, the default until issue 18).
+    defaults (default: the paper's causal loss, ``causal_weight=0.1``).
     """
     import torch
 
     from mvlearn_ext.datasets import load_handwritten
-    from mvlearn_ext.deep.incomplete import CIMLN
-    from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views
+    from mvlearn_ext.incomplete import CIMLN, make_unbalanced_mask, mask_views
     from mvlearn_ext.metrics import clustering_report
 
     torch.set_num_threads(1)
     Xs, y = load_handwritten()
     out = {}
     if variants is None:
-        variants = {"CIMLN default configuration": _FACTUAL}
+        variants = {"CIMLN(causal_weight=0.1)": _PAPER}
     for seed in seeds:
         m = make_unbalanced_mask(2000, 6, random_state=seed)
         for name, extra in variants.items():
@@ -383,7 +287,7 @@ def _summary(block):
     }
 
 
-#: ``--cimln PART`` -> ``rows(seeds, on_seed=None)`` (every part but ``dev_decision``);
+#: ``--cimln PART`` -> ``rows(seeds, on_seed=None)``
 CIMLN_PARTS = {
     "unbalanced_views": cimln_unbalanced_rows,
     "unbalanced_views_baselines": lambda seeds, on_seed=None: cimln_unbalanced_rows(
@@ -395,13 +299,13 @@ CIMLN_PARTS = {
     "handwritten_default_nocausal": lambda seeds, on_seed=None: cimln_default_rows(
         seeds,
         on_seed,
-        variants={"CIMLN default configuration, causal_weight=0": {"causal_weight": 0.0}},
+        variants={"CIMLN()": {}},
     ),
 }
 
 
 def main_cimln(part, n_seeds=10, seeds=None):
-    """One part of the issue-18 CIMLN study; writes benchmarks/results/cimln_<part>.json.
+    """One part of the CIMLN study; writes benchmarks/results/cimln_<part>.json.
 
     ``seeds`` (a subset, to spread a part over processes) writes
     ``cimln_<part>_seeds<first>-<last>.json`` instead; :func:`merge_cimln`
@@ -417,24 +321,11 @@ def main_cimln(part, n_seeds=10, seeds=None):
     else:
         path = results / f"cimln_{part}_seeds{seeds[0]}-{seeds[-1]}.json"
     start = time.perf_counter()
-    if part == "dev_decision":
-
-        def write_dev(rows):
-            res = {"dev_seeds": list(DEV_SEEDS), "rows": rows, "rule": DEFAULT_RULE}
-            if len(rows.get("unbalanced_views", {}).get("B", [])) == len(DEV_SEEDS):
-                res["decision"] = decide_default(rows)
-            res["elapsed_s"] = time.perf_counter() - start
-            path.write_text(json.dumps(res, indent=1))
-            return res
-
-        res = write_dev(cimln_dev_decision(on_seed=write_dev))
-        print(json.dumps(res["decision"], indent=1))
-        return
     run = CIMLN_PARTS[part]
 
     def write(rows):
         done = sorted({r["seed"] for v in rows.values() for r in v})
-        res = {"seeds": done, "dev_seeds": list(DEV_SEEDS), "rows": rows}
+        res = {"seeds": done, "rows": rows}
         res["summary"] = _summary(rows)
         res["elapsed_s"] = time.perf_counter() - start
         path.write_text(json.dumps(res, indent=1))
@@ -457,7 +348,7 @@ def merge_cimln(part):
     for block in rows.values():
         block.sort(key=lambda r: r["seed"])
     done = sorted({r["seed"] for v in rows.values() for r in v})
-    res = {"seeds": done, "dev_seeds": list(DEV_SEEDS), "rows": rows, "summary": _summary(rows)}
+    res = {"seeds": done, "rows": rows, "summary": _summary(rows)}
     res["elapsed_s"] = elapsed
     res["note"] = f"seeds run in {len(chunks)} processes; elapsed_s is their sum"
     (results / f"cimln_{part}.json").write_text(json.dumps(res, indent=1))
@@ -466,26 +357,28 @@ def merge_cimln(part):
     print(json.dumps(res["summary"], indent=1))
 
 
-POINTER = (
-    "moved: 10 seeds (0-9) of the same configuration and protocol in "
-    "cimln_handwritten_eta0.5.json (python benchmarks/bench_deep.py --cimln handwritten_eta0.5)"
-)
-
-
 def main():
-    import sys
+    import argparse
 
-    if "--cimln-merge" in sys.argv:
-        merge_cimln(sys.argv[sys.argv.index("--cimln-merge") + 1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cimln", choices=sorted(CIMLN_PARTS), help="run one CIMLN part")
+    parser.add_argument(
+        "--seed-list",
+        help="comma-separated seeds of a CIMLN part (one process of several), e.g. 0,1,2",
+    )
+    parser.add_argument("--cimln-merge", metavar="PART", help="join the per-seed-list files")
+    args = parser.parse_args()
+    if args.cimln_merge:
+        merge_cimln(args.cimln_merge)
         return
-    if "--cimln" in sys.argv:
+    if args.cimln:
         seeds = None
-        if "--seed-list" in sys.argv:  # e.g. --seed-list 0,1,2 (one process of several)
-            seeds = [int(s) for s in sys.argv[sys.argv.index("--seed-list") + 1].split(",")]
-        main_cimln(sys.argv[sys.argv.index("--cimln") + 1], seeds=seeds)
+        if args.seed_list:
+            seeds = [int(s) for s in args.seed_list.split(",")]
+        main_cimln(args.cimln, seeds=seeds)
         return
     seeds = (0, 1, 2)
-    res = {"cimln_handwritten_eta0.5": POINTER}
+    res = {}
     from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     vs = {}
@@ -518,9 +411,6 @@ def main():
     path = pathlib.Path(__file__).parent / "results" / "deep.json"
     path.write_text(json.dumps(res, indent=1))
     for block in res.values():
-        if isinstance(block, str):  # a pointer to another file
-            print(block)
-            continue
         for name, rows in block.items():
             keys = [k for k in rows[0] if k != "seed"]
             print(name, {k: round(float(np.mean([r[k] for r in rows])), 3) for k in keys})

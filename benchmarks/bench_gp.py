@@ -11,7 +11,7 @@ Questions.
    (scikit-learn ``GaussianProcessRegressor``, one per output, fitted on a
    subset of the outputs), with T-LVMOGP and with GS-LVMOGP (LVMOGP's
    model, or a sum of separable terms, trained by SVI; both
-   ``mvlearn_ext.deep``, when it is there)? At the issue's target scale,
+   ``mvlearn_ext.deep``, when it is there)? At the target scale,
    10,000 outputs x 500 inputs.
 2. How does each model's peak memory grow from 1,000 to 10,000 outputs?
 3. Zero-inflated counts (negative-binomial counts of a latent field with
@@ -380,16 +380,16 @@ def fit_lmc(path, cfg):
 
 
 def _fit_torch_mogp(cls_name, path, cfg, params):
-    """Fit and predict with an estimator of ``mvlearn_ext.deep.gaussian_process``."""
+    """Fit and predict with T-LVMOGP or GS-LVMOGP (``mvlearn_ext.deep``)."""
     import torch
 
     torch.set_num_threads(cfg["threads"])
-    from mvlearn_ext.deep import gaussian_process as mogp
+    from mvlearn_ext import deep
 
     X, Ytr = _load(path)
     rss0 = _start_peak()
     t0 = time.perf_counter()
-    model = getattr(mogp, cls_name)(**params).fit(X, Ytr)
+    model = getattr(deep, cls_name)(**params).fit(X, Ytr)
     fit_s = time.perf_counter() - t0
     out = {"fit_s": fit_s, "peak_rss_growth_mib": _peak_growth(rss0), "n_iter": model.n_iter_}
     out["pred"] = model.predict(X, return_std=True)

@@ -10,7 +10,7 @@ Questions
    each weight tensor kept) compare with dense task arithmetic, TIES and
    DARE at 10% density, and with magnitude top-k and random masks at SA's
    density, and with the individual experts (upper reference)? The same
-   lambda for every method (0.4, the spec's prototype value, and 1.0).
+   lambda for every method (0.4 and 1.0).
    Harder variant: 5 tasks of 2 classes with 32-unit bodies.
    Mean +- standard error over seeds, all methods in the same run.
 2. Merge time: the median time of each merge on the same models, as a ratio
@@ -149,8 +149,7 @@ def run_longtail(seeds):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from mvlearn_ext.deep.longtail import AESClassifier
-    from mvlearn_ext.longtail import group_accuracy, make_long_tail_indices
+    from mvlearn_ext.longtail import AESClassifier, group_accuracy, make_long_tail_indices
 
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
@@ -235,10 +234,10 @@ def _badit_batch(torch, gen, Ws, mus, t, n=16, tokens=8):
     return x, x @ torch.as_tensor(Ws[t]).T
 
 
-def _badit_run(method, seed, steps=300, epoch_len=50, lr=5e-3):
+def _badit_run(method, seed, steps=300, epoch_len=50, learning_rate=5e-3):
     import torch
 
-    from mvlearn_ext.deep.adapters import LoRAMoELinear
+    from mvlearn_ext.adapters import LoRAMoELinear
 
     W, Ws, mus = _badit_tasks(seed)
     n_tasks = len(Ws)
@@ -253,7 +252,7 @@ def _badit_run(method, seed, steps=300, epoch_len=50, lr=5e-3):
         layer = LoRAMoELinear(base, n_experts=6, rank=4, init="pissa_moe")
     regroup = method.startswith("BADIT")
     params = [p for p in layer.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
+    opt = torch.optim.Adam(params, lr=learning_rate)
     gen = torch.Generator().manual_seed(seed)
     n_epochs = steps // epoch_len
     start = time.perf_counter()

@@ -2,7 +2,7 @@
 A LoRA-MoE layer on the torch bridge
 ====================================
 
-:class:`~mvlearn_ext.deep.LoRAMoELinear` (in :mod:`mvlearn_ext.deep`, which
+:class:`~mvlearn_ext.adapters.LoRAMoELinear` (which
 needs ``torch``) wraps a frozen ``torch.nn.Linear`` with a gated mixture of
 rank-r LoRA experts. With ``init="pissa_moe"`` the experts start as
 orthogonal slices of the top singular directions of the frozen weight, over
@@ -12,7 +12,7 @@ the exact residual, so the layer first computes the pretrained function; with
 change for inputs from each of two domains. Three layers (4 experts of rank
 4) take the same 300 Adam steps: random init, PiSSA-MoE init, and PiSSA-MoE
 init with the rank-one units regrouped by their accumulated gradients
-(:meth:`~mvlearn_ext.deep.LoRAMoELinear.regroup`) at steps 100 and 200. The
+(:meth:`~mvlearn_ext.adapters.LoRAMoELinear.regroup`) at steps 100 and 200. The
 figure shows their training losses and the mean gate weights of the
 PiSSA-MoE layer per input domain at the end. In this toy run (seed 0) the
 plain LoRA init reaches the lowest loss (mean of the last 20 steps 0.052,
@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from mvlearn_ext.deep import LoRAMoELinear
+from mvlearn_ext.adapters import LoRAMoELinear
 
 torch.set_num_threads(1)
 torch.manual_seed(0)

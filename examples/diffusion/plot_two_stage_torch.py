@@ -33,8 +33,8 @@ torch.set_num_threads(1)  # tiny networks: one thread is fastest
 data = make_toy_tasks(n_pairs=32, n_unpaired=1000, random_state=0)
 two_stage = TwoStageDiffusion(
     specialist="polynomial",
-    generalist_hidden=(64, 64),
-    generalist_iter=1000,
+    hidden_layer_sizes_generalist=(64, 64),
+    max_iter_generalist=1000,
     n_steps=30,
     random_state=0,
     device="cpu",
@@ -44,7 +44,7 @@ C = np.vstack([c for c, _ in data.pairs])
 X = np.vstack([x for _, x in data.pairs])
 T = np.repeat(np.arange(2), [len(c) for c, _ in data.pairs])
 labelled_only = ConditionalDiffusion(
-    hidden=(64, 64), n_tasks=2, n_iter=1000, n_steps=30, random_state=0, device="cpu"
+    hidden_layer_sizes=(64, 64), n_tasks=2, max_iter=1000, n_steps=30, random_state=0, device="cpu"
 ).fit(C, X, tasks=T)
 
 # %%

@@ -5,7 +5,7 @@ CIMLN on unbalanced missing views
 :func:`~mvlearn_ext.incomplete.make_unbalanced_mask` draws CIMLN's unbalanced
 missing-view pattern: half of the samples are incomplete, view 0 is never
 missing and the last view is missing in every incomplete sample.
-:class:`~mvlearn_ext.deep.CIMLN` (in :mod:`mvlearn_ext.deep`, which needs
+:class:`~mvlearn_ext.incomplete.CIMLN` (which needs
 ``torch``) clusters the views with the missing rows given as all-NaN rows; it
 is compared with the mean-imputation baseline
 (:func:`~mvlearn_ext.incomplete.mean_impute`, then k-means on the
@@ -26,8 +26,7 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.preprocessing import StandardScaler
 
-from mvlearn_ext.deep import CIMLN
-from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views, mean_impute
+from mvlearn_ext.incomplete import CIMLN, make_unbalanced_mask, mask_views, mean_impute
 
 torch.set_num_threads(1)
 rng = np.random.default_rng(0)
@@ -43,8 +42,8 @@ Xs_missing = mask_views(Xs, mask)
 model = CIMLN(
     n_clusters=k,
     embed_dim=16,
-    hidden=(64,),
-    pretrain_epochs=10,
+    hidden_layer_sizes=(64,),
+    n_epochs_pretrain=10,
     n_epochs=10,
     batch_size=64,
     learning_rate=1e-3,

@@ -2,7 +2,7 @@
 AES heads and their fusion on long-tailed digits
 ================================================
 
-:class:`~mvlearn_ext.deep.AESClassifier` (in :mod:`mvlearn_ext.deep`, which
+:class:`~mvlearn_ext.longtail.AESClassifier` (which
 needs ``torch``) trains a small network with cross-entropy, then one linear
 head per long-tail loss (cross-entropy, balanced softmax, logit-adjusted,
 ARS) on the shared features, combining the heads' gradients with
@@ -26,8 +26,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from mvlearn_ext.deep import AESClassifier
-from mvlearn_ext.longtail import group_accuracy, make_long_tail_indices
+from mvlearn_ext.longtail import AESClassifier, group_accuracy, make_long_tail_indices
 
 X, y = load_digits(return_X_y=True)
 X = X / 16.0
@@ -38,7 +37,7 @@ counts = np.bincount(y_train, minlength=10)
 print("training counts per class:", counts.tolist())
 
 clf = AESClassifier(
-    stage1_epochs=20, stage2_epochs=10, learning_rate=5e-3, n_jobs=1, random_state=0
+    n_epochs_stage1=20, n_epochs_stage2=10, learning_rate=5e-3, n_jobs=1, random_state=0
 ).fit(X_train, y_train)
 print("mean task weights of stage 2:", np.round(clf.combiner_weights_, 3).tolist())
 

@@ -16,24 +16,24 @@ import numpy as np
 
 COLUMNS = ("AUC",)
 
-#: method label -> PhenoBrainClassifier keyword arguments (``phenotype_mode`` and ``film``
-#: select the ablation subclass, see :func:`_network`)
+#: method label -> PhenoBrainClassifier keyword arguments (``_phenotype_mode`` and ``_film``
+#: are the class attributes of the ablation subclass, see :func:`_network`)
 NETWORK_MODES = {
-    "PhenoBrain (reconstruction)": {"phenotype_mode": "mechanism"},
-    "same network, late fusion": {"phenotype_mode": "late"},
-    "same network, no phenotype": {"phenotype_mode": "none"},
-    "PhenoBrain, early stopping": {"phenotype_mode": "mechanism", "early_stopping": True},
+    "PhenoBrain (reconstruction)": {"_phenotype_mode": "mechanism"},
+    "same network, late fusion": {"_phenotype_mode": "late"},
+    "same network, no phenotype": {"_phenotype_mode": "none"},
+    "PhenoBrain, early stopping": {"_phenotype_mode": "mechanism", "early_stopping": True},
     "same network, late fusion, early stopping": {
-        "phenotype_mode": "late",
+        "_phenotype_mode": "late",
         "early_stopping": True,
     },
     "same network, no phenotype, early stopping": {
-        "phenotype_mode": "none",
+        "_phenotype_mode": "none",
         "early_stopping": True,
     },
     "PhenoBrain, routing and prior only (no FiLM), early stopping": {
-        "phenotype_mode": "mechanism",
-        "film": False,
+        "_phenotype_mode": "mechanism",
+        "_film": False,
         "early_stopping": True,
     },
 }
@@ -78,7 +78,7 @@ def phenobrain_benchmark(
     regime="two_routes",
     n_subjects=None,
     n_epochs=150,
-    hidden=32,
+    embed_dim=32,
     test_size=0.3,
     networks=tuple(NETWORK_MODES),
     n_jobs=1,
@@ -149,12 +149,14 @@ def phenobrain_benchmark(
         for name in networks:
             start = time.perf_counter()
             kwargs = dict(NETWORK_MODES[name])
-            network = _network(kwargs.pop("phenotype_mode", "mechanism"), kwargs.pop("film", True))
+            network = _network(
+                kwargs.pop("_phenotype_mode", "mechanism"), kwargs.pop("_film", True)
+            )
             clf = network(
                 **kwargs,
                 **extra,
                 n_epochs=n_epochs,
-                embed_dim=hidden,
+                embed_dim=embed_dim,
                 n_jobs=n_jobs,
                 random_state=seed,
             ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])
@@ -174,7 +176,7 @@ def run(ctx):
     rows = {}
     for seed in ctx.seeds:
         res = phenobrain_benchmark(
-            seed, n_epochs=epochs, hidden=16, networks=networks, n_jobs=ctx.n_threads or 1
+            seed, n_epochs=epochs, embed_dim=16, networks=networks, n_jobs=ctx.n_threads or 1
         )
         for name, (auc, seconds) in res.items():
             row = rows.setdefault(name, DemoRow(method=name, scores={"AUC": []}, fit_times=[]))

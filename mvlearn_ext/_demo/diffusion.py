@@ -88,25 +88,25 @@ def torch_models(
     data,
     seed,
     *,
-    spec_iter=6000,
-    gen_iter=3000,
+    max_iter_specialist=6000,
+    max_iter_generalist=3000,
     mix_weight=0.5,
-    dsm_iter=1500,
-    lr_schedule="cosine",
+    max_iter_dsm=1500,
+    learning_rate_schedule="cosine",
     specialists=("diffusion", "polynomial", "gaussian_dsm"),
 ):
     """The same for the epsilon-networks (needs torch); means by Monte Carlo.
 
     Rows: the labelled-only generalist; for each specialist class in
-    ``specialists`` (``"diffusion"``: 2 x 32 MLPs with ``spec_iter`` Adam
+    ``specialists`` (``"diffusion"``: 2 x 32 MLPs with ``max_iter_specialist`` Adam
     steps; ``"polynomial"``: closed-form degree-5 polynomial-Gaussian
     models, sampled directly; ``"gaussian_dsm"``: the degree-5
-    Gaussian-posterior diffusion models fitted by DSM with ``dsm_iter``
+    Gaussian-posterior diffusion models fitted by DSM with ``max_iter_dsm``
     steps), the specialists and the two-stage generalists distilled from
     them without and with the real pairs mixed in (share ``mix_weight``;
     the specialists are fitted once and reused). Every generalist, the
-    labelled-only one included, is 3 x 128 with ``gen_iter`` Adam steps
-    and the step-size schedule ``lr_schedule``.
+    labelled-only one included, is 3 x 128 with ``max_iter_generalist`` Adam steps
+    and the step-size schedule ``learning_rate_schedule``.
     """
     from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
 
@@ -115,8 +115,8 @@ def torch_models(
     base = ConditionalDiffusion(
         hidden_layer_sizes=(128, 128, 128),
         n_tasks=len(data.names),
-        max_iter=gen_iter,
-        learning_rate_schedule=lr_schedule,
+        max_iter=max_iter_generalist,
+        learning_rate_schedule=learning_rate_schedule,
         random_state=seed,
     ).fit(C, X, T)
     rows = [
@@ -128,11 +128,11 @@ def torch_models(
         )
     ]
     names = {
-        "diffusion": ("2x32", dict(max_iter_specialist=spec_iter)),
+        "diffusion": ("2x32", dict(max_iter_specialist=max_iter_specialist)),
         "polynomial": ("polynomial, degree 5", dict(specialist="polynomial")),
         "gaussian_dsm": (
             "Gaussian DSM, degree 5",
-            dict(specialist="gaussian_dsm", max_iter_specialist=dsm_iter),
+            dict(specialist="gaussian_dsm", max_iter_specialist=max_iter_dsm),
         ),
     }
     for spec in specialists:
@@ -141,9 +141,9 @@ def torch_models(
         for mu in (0.0, mix_weight):
             t0 = time.perf_counter()
             two = TwoStageDiffusion(
-                max_iter_generalist=gen_iter,
+                max_iter_generalist=max_iter_generalist,
                 mix_weight=mu,
-                learning_rate_schedule=lr_schedule,
+                learning_rate_schedule=learning_rate_schedule,
                 random_state=seed,
                 **kw,
             ).fit(data.pairs, data.unpaired, specialists=fitted)
@@ -203,15 +203,21 @@ def run_torch(ctx):
     import torch
 
     torch.set_num_threads(ctx.n_threads or 1)
-    spec_iter, gen_iter = (1000, 1000) if ctx.quick else (6000, 3000)
+    max_iter_specialist, max_iter_generalist = (1000, 1000) if ctx.quick else (6000, 3000)
 
     def build(data, seed):
-        return torch_models(data, seed, spec_iter=spec_iter, gen_iter=gen_iter)
+        return torch_models(
+            data,
+            seed,
+            max_iter_specialist=max_iter_specialist,
+            max_iter_generalist=max_iter_generalist,
+        )
 
     return _table(
         ctx,
         build,
-        f"DDPM T=50, {spec_iter}/{gen_iter} Adam steps (2x32 specialists/generalists, "
-        "cosine step decay); 2 toy tasks, 32 pairs + 2000 unpaired c per task; "
+        f"DDPM T=50, {max_iter_specialist}/{max_iter_generalist} Adam steps "
+        "(2x32 specialists/generalists, cosine step decay); "
+        "2 toy tasks, 32 pairs + 2000 unpaired c per task; "
         "reconstruction from the abstract",
     )

@@ -6,7 +6,7 @@ adapters of rank r on the same target modules, one adapter per expert, all
 active at once (PEFT then adds their outputs: the ungated mixture with
 weights 1, which is what the initialisation preserves; PEFT has no router,
 so BADIT's gate is not part of this bridge, see
-:class:`mvlearn_ext.deep.adapters.LoRAMoELinear` for the gated layer).
+:class:`mvlearn_ext.adapters.LoRAMoELinear` for the gated layer).
 
 :func:`badit_init_peft` writes the PiSSA-MoE initialisation into the LoRA
 modules of a PEFT model (the top ``K r`` singular triplets of each base

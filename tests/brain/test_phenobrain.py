@@ -193,7 +193,7 @@ def test_bad_input_is_refused_clearly(data, fitted):
 def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
     from mvlearn_ext._demo.brain import NETWORK_MODES, phenobrain_benchmark
 
-    res = phenobrain_benchmark(0, n_subjects=80, n_epochs=2, hidden=8)
+    res = phenobrain_benchmark(0, n_subjects=80, n_epochs=2, embed_dim=8)
     assert set(NETWORK_MODES) <= set(res) and len(res) == len(NETWORK_MODES) + 2
     assert all(0.0 <= auc <= 1.0 and s >= 0 for auc, s in res.values())
 
@@ -202,7 +202,7 @@ def test_demo_benchmark_many_routes_regime():
     from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
 
     res = phenobrain_benchmark(
-        0, regime="many_routes", n_subjects=80, n_epochs=2, hidden=4, networks=ABLATION[:2]
+        0, regime="many_routes", n_subjects=80, n_epochs=2, embed_dim=4, networks=ABLATION[:2]
     )
     assert set(ABLATION[:2]) <= set(res) and len(res) == 4
     assert all(0.0 <= auc <= 1.0 for auc, _ in res.values())

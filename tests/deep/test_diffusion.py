@@ -424,7 +424,7 @@ def test_torch_demo_rows_cover_every_specialist_class():
     from mvlearn_ext._demo.diffusion import _scores, torch_models
 
     data = make_toy_tasks(n_pairs=16, n_unpaired=20, n_test=4, random_state=0)
-    rows = torch_models(data, 0, spec_iter=5, gen_iter=5, dsm_iter=5)
+    rows = torch_models(data, 0, max_iter_specialist=5, max_iter_generalist=5, max_iter_dsm=5)
     labels = [r[0] for r in rows]
     assert len(labels) == 10 and labels[0].startswith("labelled-only")
     for name in ("2x32", "polynomial", "Gaussian DSM"):

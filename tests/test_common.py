@@ -151,8 +151,7 @@ OTHER_FIT_SIGNATURES = {
     "InductiveTaskRegressor": _TASK_LIBRARY,
     "RelationalTaskExtrapolator": _TASK_LIBRARY,
     "PhenoBrainClassifier": (
-        "fit(connectomes, y, phenotypes=...) takes 3-D connectomes and a phenotype per "
-        "subject",
+        "fit(connectomes, y, phenotypes=...) takes 3-D connectomes and a phenotype per subject",
         (
             "check_classifier_data_not_an_array",
             "check_classifiers_classes",

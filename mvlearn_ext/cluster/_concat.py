@@ -14,7 +14,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.cluster import KMeans, SpectralClustering
+from sklearn.neighbors import kneighbors_graph
 from sklearn.utils._param_validation import Interval, StrOptions
+from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
 from mvlearn_ext.cluster._preprocessing import fit_view_scaling
@@ -361,19 +363,24 @@ class ConcatSpectral(BaseClusterer):
         self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         Z = _concatenate(Xs, self.view_means_, self.view_scales_).astype(np.float64, copy=False)
         self.n_neighbors_ = int(min(self.n_neighbors, Z.shape[0] - 1))
+        # scikit-learn's nearest-neighbour affinity, with the neighbour search
+        # (exact, row by row: the same graph on any thread count) on the
+        # OpenMP pool of n_jobs threads; joblib's threads would each start a
+        # pool of every CPU.
+        with threadpool_limits(limits=self._n_threads, user_api="openmp"):
+            connectivity = kneighbors_graph(Z, n_neighbors=self.n_neighbors_, include_self=True)
+        affinity = 0.5 * (connectivity + connectivity.T)
         spectral = SpectralClustering(
             n_clusters=self.n_clusters,
             # ARPACK needs more samples than eigenvectors; on so small a graph
             # scikit-learn's lobpcg route solves the dense eigenproblem exactly.
             eigen_solver="lobpcg" if Z.shape[0] <= self.n_clusters else None,
-            affinity="nearest_neighbors",
-            n_neighbors=self.n_neighbors_,
+            affinity="precomputed",
             assign_labels=self.assign_labels,
             n_init=self.n_init,
             random_state=self.random_state,
-            n_jobs=self._n_threads,
         )
-        self.spectral_ = spectral.fit(Z)
+        self.spectral_ = spectral.fit(affinity)
         self.labels_ = np.asarray(self.spectral_.labels_, dtype=np.intp)
         self.affinity_matrix_ = self.spectral_.affinity_matrix_
         return self

@@ -43,7 +43,6 @@ KNOWN_FAILURES = {
     "LowRankARMULRegressorCV": (SCALES, _PENALTY),
     "MeanRegularizedRegressor": (SCALES, _PENALTY),
     "MeanRegularizedRegressorCV": (SCALES, _PENALTY),
-    "KMEPersonalizedRidge": (SCALES, "the kernel bandwidth and ridge penalty are absolute"),
     "LVMOGPRegressor": (SCALES, "the kernel hyperparameters start at an absolute scale"),
 }
 

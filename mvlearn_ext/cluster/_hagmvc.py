@@ -97,8 +97,12 @@ def _standardise(Xs, means, scales):
 # --------------------------------------------------------------------------- pyramid sizes
 
 
-def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
-    """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``."""
+def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels, sample_graph_below=0):
+    """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``.
+
+    With ``n_anchors=None``, a rule that gives fewer than ``sample_graph_below`` anchors
+    is replaced by every sample (``m_1 = n``).
+    """
     if n_anchors is None or isinstance(n_anchors, Integral):
         if n_anchors is None:
             # At most a quarter of the samples: with as many anchors as samples,
@@ -114,6 +118,8 @@ def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
             if _ANCHOR_RULE == "sqrt":
                 root = int(np.ceil(np.sqrt(2.0 * n_samples * n_clusters)))
                 first = max(n_clusters, min(20 * n_clusters, n_samples // 4, root))
+            if first < sample_graph_below:
+                first = n_samples
         else:
             first = int(n_anchors)
         first = min(first, n_samples)
@@ -725,15 +731,18 @@ class HAGMVC(InductiveClusterer):
     (recorded after each sweep) need not be monotone. Sweeps repeat until the
     relative change of ``J`` is below ``tol`` or ``max_sweeps`` is reached.
 
-    **View weights** (``view_weights="auto"``, the default): label-free weights from
+    **View weights** (``view_weights="factor"``, the default): label-free weights from
     :func:`mvlearn_ext.cluster._view_weights.fit_view_weights`, computed once
     before the pyramid on a subsample of at most 1000 rows: each view is scored
     by how far its ``n_neighbors``-NN graph agrees with the k-means clusters of
-    the other views (chance-corrected), or, when no two views agree, by its
-    k-means structure against a Gaussian sample of its own covariance; copies of
-    a view share one weight. A noise view gets a weight near 0 whatever its
-    width. The weights multiply the views' squared distances at every level, so
-    they reach the graphs and the labels.
+    the other views (chance-corrected); with three or more views, a one-factor
+    fit of these pairwise agreements (``s_vu ~ q_v q_u``) estimates each view's
+    own quality ``q_v``, and views clearly below the best lose weight. When no
+    two views agree, each view is scored by its k-means structure against a
+    Gaussian sample of its own covariance. Copies of a view share one weight. A
+    noise view gets a weight near 0 whatever its width. The weights multiply the
+    views' squared distances at every level, so they reach the graphs and the
+    labels.
 
     **Labels.** The composite graph ``G = Z^(L) ... Z^(1)`` (shape ``(m_L, n)``,
     column-stochastic) links every sample to the coarsest anchors. Its normalised
@@ -758,7 +767,9 @@ class HAGMVC(InductiveClusterer):
         ``m_l = max(n_clusters, round(ratio * m_{l-1}))`` anchors, and a level
         that would not be smaller than the one below is dropped. A sequence gives
         the sizes of all levels, fine to coarse (strictly decreasing, the last at
-        least ``n_clusters``); ``ratio`` and ``n_levels`` are then ignored.
+        least ``n_clusters``); ``ratio`` and ``n_levels`` are then ignored. With
+        ``None`` and ``small_sample_graph=True``, a rule that gives fewer than
+        ``2 * n_neighbors * k`` anchors is replaced by every sample.
     ratio : float in (0, 1), default=0.5
         Size ratio ``m_{l+1} / m_l`` of consecutive levels.
     n_levels : int, default=1
@@ -766,7 +777,7 @@ class HAGMVC(InductiveClusterer):
         level won the level ablation on the development suite (see
         ``docs/user_guide/hagmvc_anchors.md``): coarser levels did not raise the
         accuracy there.
-    n_neighbors : int, default=8
+    n_neighbors : int, default=10
         Number of level-1 anchors each sample is linked to (the adaptive-neighbour
         rule sets ``lambda_i`` so that the graph has this many nonzeros per
         sample for ``reg_lambda=1``). Level ``l`` uses ``n_neighbors * m_l / m_1``,
@@ -776,7 +787,10 @@ class HAGMVC(InductiveClusterer):
         ``wine-groups`` one seed in ten split a cultivar, ACC 0.62 against 0.97;
         on ``blobs-mixed`` three in ten merged two clusters, with or without
         sweeps); 8 to 12 gave the same accuracy elsewhere without those
-        collapses, at about 0.003 ACC on Handwritten.
+        collapses, at about 0.003 ACC on Handwritten. 10 (the neighbourhood of
+        the usual 10-NN spectral clustering) matched 8 on sets of thousands of
+        samples and did better on sets of a few hundred or fewer, where the graph
+        is over the samples (``small_sample_graph``).
     reg_lambda : float, default=1.0
         Multiplier of the adaptive regularisation ``lambda_i^(l)``; larger values
         spread each sample's weight over more anchors.
@@ -792,15 +806,26 @@ class HAGMVC(InductiveClusterer):
     random_state : int, RandomState instance or None, default=None
         Seeds the greedy k-means++ initialisation of the anchors and the final
         k-means.
-    view_weights : {"auto", "uniform", "squared"} or array-like, default="auto"
-        ``"auto"``: label-free weights from
-        :func:`~mvlearn_ext.cluster._view_weights.fit_view_weights` (see above),
-        fixed during the fit. ``"uniform"``: ``1 / n_views`` each (every view at
+    view_weights : {"factor", "auto", "uniform", "squared"} or array-like, default="factor"
+        ``"factor"``: label-free weights from
+        :func:`~mvlearn_ext.cluster._view_weights.fit_view_weights` with
+        ``rule="factor"`` (see above), fixed during the fit: a view that agrees
+        with every other view gets more weight than a weak view that agrees with
+        it alone, which ``"auto"`` cannot tell apart. ``"auto"``: the same
+        function with ``rule="reliability"`` (each view scored by its best
+        agreement with another view). ``"uniform"``: ``1 / n_views`` each (every view at
         total variance 1). An array of ``n_views`` nonnegative numbers: those
         weights, normalised to sum 1. ``"squared"``: the earlier rule, learned per
         level by the squared-weight rule on losses normalised by their value at
         initialisation (see Notes: it favours views that are easy to
         reconstruct, noise included, and lowers accuracy).
+    small_sample_graph : bool, default=True
+        With ``n_anchors=None``: when the anchor rule gives fewer than
+        ``2 * n_neighbors * n_clusters`` anchors, every sample is an anchor, so the
+        first level is a graph over the samples. With fewer anchors a cluster
+        holds too few of them for a sample's ``n_neighbors`` anchors to stay
+        inside it, and at that size (a few hundred samples or fewer) anchors save
+        nothing. ``False``: always the anchor rule.
     n_jobs : int or None, default=None
         Threads for the simplex projections (``None``: all available CPUs).
         BLAS and the final k-means run single-threaded inside ``fit``: the
@@ -840,7 +865,7 @@ class HAGMVC(InductiveClusterer):
         The view weights of every level (rows sum to 1): ``omega`` on every
         row for fixed weights, the learned ``alpha^(l)`` for ``"squared"``.
     view_weight_scores_ : ViewWeights or None
-        With ``view_weights="auto"``, the result of ``fit_view_weights``
+        With ``view_weights="factor"`` or ``"auto"``, the result of ``fit_view_weights``
         (weights, structure and agreement scores, per view); else None.
     n_anchors_ : tuple of int
         The pyramid sizes actually used, fine to coarse.
@@ -937,7 +962,8 @@ class HAGMVC(InductiveClusterer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
-        "view_weights": [StrOptions({"auto", "uniform", "squared"}), "array-like"],
+        "view_weights": [StrOptions({"factor", "auto", "uniform", "squared"}), "array-like"],
+        "small_sample_graph": ["boolean"],
         "verbose": ["verbose"],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
@@ -949,12 +975,13 @@ class HAGMVC(InductiveClusterer):
         n_anchors=None,
         ratio=0.5,
         n_levels=1,
-        n_neighbors=8,
+        n_neighbors=10,
         reg_lambda=1.0,
         max_sweeps=2,
         tol=1e-4,
         random_state=None,
-        view_weights="auto",
+        view_weights="factor",
+        small_sample_graph=True,
         n_jobs=None,
         verbose=0,
         block_size=None,
@@ -969,6 +996,7 @@ class HAGMVC(InductiveClusterer):
         self.tol = tol
         self.random_state = random_state
         self.view_weights = view_weights
+        self.small_sample_graph = small_sample_graph
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.block_size = block_size
@@ -987,7 +1015,9 @@ class HAGMVC(InductiveClusterer):
         rng = check_random_state(self.random_state)
         n_samples = Xs[0].shape[0]
         k = self.n_clusters
-        sizes = _pyramid_sizes(n_samples, k, self.n_anchors, self.ratio, self.n_levels)
+        sizes = _pyramid_sizes(
+            n_samples, k, self.n_anchors, self.ratio, self.n_levels, self._sample_graph_below()
+        )
         neighbors = _level_neighbors(self.n_neighbors, sizes)
 
         self.view_means_, self.view_scales_ = fit_view_scaling(Xs, unit_view_variance=True)
@@ -1057,6 +1087,10 @@ class HAGMVC(InductiveClusterer):
         self.labels_ = kmeans.labels_.astype(np.intp)
         return self
 
+    def _sample_graph_below(self):
+        """Anchor counts below which ``n_anchors=None`` uses every sample (0: never)."""
+        return 2 * self.n_neighbors * self.n_clusters if self.small_sample_graph else 0
+
     def _fixed_weights(self, Xs, rng):
         """``(weights, scores)``: the fixed view weights (None to learn them) and diagnostics."""
         n_views = len(Xs)
@@ -1067,7 +1101,11 @@ class HAGMVC(InductiveClusterer):
             if option == "uniform":
                 return np.full(n_views, 1.0 / n_views), None
             scores = fit_view_weights(
-                Xs, self.n_clusters, n_neighbors=self.n_neighbors, random_state=rng
+                Xs,
+                self.n_clusters,
+                n_neighbors=self.n_neighbors,
+                rule="factor" if option == "factor" else "reliability",
+                random_state=rng,
             )
             return scores.weights_, scores
         weights = np.asarray(option, dtype=np.float64)

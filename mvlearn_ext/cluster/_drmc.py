@@ -20,7 +20,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.cluster._base import InductiveClusterer
-from mvlearn_ext.cluster._drmc_graphs import _feature_factors, _prior_weights, _scaled_joint
+from mvlearn_ext.cluster._drmc_graphs import (
+    _N_NEIGHBORS,
+    _feature_factors,
+    _prior_weights,
+    _scaled_joint,
+)
 from mvlearn_ext.cluster._drmc_solver import (
     _drmc,
     _match_labels,
@@ -29,6 +34,7 @@ from mvlearn_ext.cluster._drmc_solver import (
     _scaled_indicator,
     _view_redundancy,
 )
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["DRMC"]
@@ -144,10 +150,25 @@ class DRMC(InductiveClusterer):
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
         ``20 k`` (chosen on the development suite: more anchors help
         Handwritten, fewer help the sets of a few hundred samples).
-    view_weighting : {"agreement", "prior", "uniform"}, default="agreement"
+    small_sample_graph : bool, default=True
+        With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
+        anchors (two per cluster for each of a sample's 5 anchor neighbours),
+        every sample is an anchor (the graph is a kNN graph of the samples). With
+        fewer anchors a cluster holds too few of them for a sample's neighbours to
+        stay inside it, and at that size (a few hundred samples at most) anchors
+        save nothing. ``False``: always the rule above.
+    view_weighting : {"agreement", "factor", "prior", "uniform"}, default="agreement"
         ``"agreement"``: learned by the discrete feedback (above).
         ``"prior"``: fixed at ``∝ sqrt(d_v)`` (no feedback). ``"uniform"``:
         fixed and equal (the per-view balanced concatenation, no feedback).
+        ``"factor"``: with three or more views, fixed label-free weights from a
+        one-factor fit of the views' pairwise agreements (``fit_view_weights``
+        with ``rule="factor"`` in ``mvlearn_ext.cluster._view_weights``; no
+        feedback), which tells a view that agrees with every other from a weak
+        view that agrees only with it; with two views, and on the block path,
+        ``"agreement"``. Not the default: it found the strong view where the
+        feedback did not, but lost to the feedback on digit sets whose views are
+        all informative.
     weight_power : float, default=1.0
         Exponent of the agreement in the weights; larger concentrates the
         weight on the best-agreeing views (0 gives equal weights). 1 was
@@ -303,7 +324,8 @@ class DRMC(InductiveClusterer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
-        "view_weighting": [StrOptions({"agreement", "prior", "uniform"})],
+        "view_weighting": [StrOptions({"factor", "agreement", "prior", "uniform"})],
+        "small_sample_graph": ["boolean"],
         "weight_power": [Interval(Real, 0, None, closed="left")],
         "align_anchors": ["boolean"],
         "scaled_indicator": ["boolean"],
@@ -325,6 +347,7 @@ class DRMC(InductiveClusterer):
         *,
         n_anchors=None,
         view_weighting="agreement",
+        small_sample_graph=True,
         weight_power=1.0,
         align_anchors=False,
         scaled_indicator=True,
@@ -342,6 +365,7 @@ class DRMC(InductiveClusterer):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
         self.view_weighting = view_weighting
+        self.small_sample_graph = small_sample_graph
         self.weight_power = weight_power
         self.align_anchors = align_anchors
         self.scaled_indicator = scaled_indicator
@@ -363,6 +387,8 @@ class DRMC(InductiveClusterer):
                 _MAX_ANCHORS_PER_CLUSTER * k, int(np.ceil(np.sqrt(_ANCHOR_FACTOR * n_samples * k)))
             )
             m = max(m, k)
+            if self.small_sample_graph and m < 2 * _N_NEIGHBORS * k:
+                m = n_samples
         else:
             m = self.n_anchors
         if m < k:
@@ -402,6 +428,13 @@ class DRMC(InductiveClusterer):
         rng = check_random_state(self.random_state)
         widths = [X.shape[1] for X in Xs]
         prior, prior_seed, factors = self._starting_weights(widths, rng)
+        weighting = self._weighting(len(Xs))
+        if weighting == "factor":
+            scores = fit_view_weights(Xs, self.n_clusters, rule="factor", random_state=prior_seed)
+            prior = scores.weights_
+            floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
+            factors = _feature_factors(widths, floored / floored.sum())
+            weighting = "prior"
         redundancy = np.ones(len(Xs))
         if self._learns(len(Xs)):
             redundancy = _view_redundancy(Xs, prior_seed)
@@ -411,7 +444,7 @@ class DRMC(InductiveClusterer):
             X_joint,
             self.n_clusters,
             n_anchors=n_anchors,
-            view_weighting=self.view_weighting,
+            view_weighting=weighting,
             weight_power=float(self.weight_power),
             align_anchors=self.align_anchors,
             scaled=self.scaled_indicator,
@@ -438,9 +471,17 @@ class DRMC(InductiveClusterer):
         self.indicator_ = _scaled_indicator(labels, k, self.scaled_indicator)
         return self
 
-    def _learns(self, n_views):
+    def _weighting(self, n_views, in_memory=True):
+        """The rule in force: ``"factor"`` is ``"agreement"`` below three views and on
+        the block path."""
+        if self.view_weighting == "factor" and (n_views < 3 or not in_memory):
+            return "agreement"
+        return self.view_weighting
+
+    def _learns(self, n_views, in_memory=True):
         """Whether the view weights are learned by the feedback."""
-        return n_views > 1 and self.view_weighting == "agreement" and self.max_iter > 0
+        weighting = self._weighting(n_views, in_memory)
+        return n_views > 1 and weighting == "agreement" and self.max_iter > 0
 
     def _starting_weights(self, widths, rng):
         """``(prior, prior_seed, factors)``: the starting weights, the seed of the

@@ -225,7 +225,7 @@ def fit_drmc_blocks(est, Xs):
     prior, prior_seed, factors = est._starting_weights(widths, rng)
     kmeans_seed = int(rng.randint(np.iinfo(np.int32).max))
     rotation_seed = int(rng.randint(np.iinfo(np.int32).max))
-    learn = est._learns(V)
+    learn = est._learns(V, in_memory=False)
 
     # 1. One pass: finiteness, column moments, the rows of the subsamples.
     redundancy_rows = (

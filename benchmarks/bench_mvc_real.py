@@ -61,6 +61,19 @@ PACKAGE = {
     "HAGMVC[n_levels=2]": ("HAGMVC", {"n_levels": 2}),
     "EOMSCCA": ("EOMSCCA", {}),
 }
+#: Ablations: each adopted default set back to the previous behaviour, and uniform weights.
+ABLATIONS = {
+    "HAGMVC[view_weights=auto]": ("HAGMVC", {"view_weights": "auto"}),
+    "HAGMVC[view_weights=uniform]": ("HAGMVC", {"view_weights": "uniform"}),
+    "HAGMVC[small_sample_graph=False]": ("HAGMVC", {"small_sample_graph": False}),
+    "HAGMVC[n_neighbors=8]": ("HAGMVC", {"n_neighbors": 8}),
+    "HAGMVC[auto,8,False]": (
+        "HAGMVC",
+        {"view_weights": "auto", "n_neighbors": 8, "small_sample_graph": False},
+    ),
+    "DRMC[small_sample_graph=False]": ("DRMC", {"small_sample_graph": False}),
+    "DRMC[view_weighting=factor]": ("DRMC", {"view_weighting": "factor"}),
+}
 PEERS = ("mvlearn-spectral", "mvlearn-kmeans")
 ORACLE = "best-single-view (oracle)"
 REFERENCE = "concat-spectral-bal"
@@ -141,7 +154,10 @@ def _single_view_scores(Xs, y, k, seeds):
                 n_neighbors=min(10, X.shape[0] - 1),
                 random_state=seed,
             )
-            report = clustering_report(y, sc.fit_predict(X))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                labels = sc.fit_predict(X)
+            report = clustering_report(y, labels)
             accs.append(float(report["ACC"]))
             nmis.append(float(report["NMI"]))
         out.append((accs, nmis))
@@ -411,6 +427,44 @@ def markdown(payload):
     return "\n".join(lines)
 
 
+def merge(args):
+    """One payload (and its tables) from runs on disjoint sets of data sets."""
+    parts = []
+    for path in args.merge:
+        with open(path) as fh:
+            parts.append(json.load(fh))
+    first = parts[0]
+    config = dict(first["config"])
+    config["command"] = " ; ".join(part["config"]["command"] for part in parts)
+    config["datasets"] = [d for part in parts for d in part["config"]["datasets"]]
+    config["wall_s"] = sum(part["config"]["wall_s"] for part in parts)
+    config["git"] = ", ".join(sorted({part["config"]["git"] for part in parts}))
+    payload = dict(
+        config=config,
+        sizes={k: v for part in parts for k, v in part["sizes"].items()},
+        skipped={k: v for part in parts for k, v in part["skipped"].items()},
+        records=[r for part in parts for r in part["records"]],
+        view_weights={k: v for part in parts for k, v in part["view_weights"].items()},
+        timing=next((part["timing"] for part in parts if part.get("timing")), None),
+    )
+    payload["targets"] = targets(
+        summarise(payload["records"]),
+        config["datasets"],
+        payload["sizes"],
+        [m for m in config["methods"] if m.startswith(("HAG", "DR"))],
+    )
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(payload, fh, indent=1)
+    text = markdown(payload)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(text + "\n")
+    else:
+        print(text)
+    return payload
+
+
 def _git():
     here = Path(__file__).resolve().parent
     try:
@@ -442,6 +496,12 @@ def main(argv=None):
     p.add_argument("--timing", action="store_true", help="time HAGMVC and DRMC on Handwritten")
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        help="combine the JSON outputs of runs on disjoint sets (same seeds and methods)",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     args = p.parse_args(argv)
 
@@ -449,13 +509,15 @@ def main(argv=None):
 
     from mvlearn_ext.datasets import load_mvc_real_suite, mvc_real_suite_names
 
-    table = {**PACKAGE, **CONCAT}
+    if args.merge:
+        return merge(args)
+    table = {**PACKAGE, **CONCAT, **ABLATIONS}
     variants = []
     for spec in args.variant:
         name, base, params = parse_variant(spec)
         table[name] = (base, params)
         variants.append(name)
-    default_methods = [*PACKAGE, *CONCAT, *PEERS, *variants]
+    default_methods = [*PACKAGE, *CONCAT, *PEERS, *ABLATIONS, *variants]
     methods = (
         [m.strip() for m in args.methods.split(",") if m.strip()] + variants
         if args.methods

@@ -59,9 +59,10 @@ reading of one partition, with errors independent across views, the agreement of
 two views is about the product of their qualities, ``s_vu = q_v q_u`` (the
 one-factor model of Spearman; for three views ``q_1 = sqrt(s_12 s_13 / s_23)``,
 the triad rule). :func:`factor_quality` fits ``q`` to the agreements, leaving out
-the pairs of near copies (their errors are shared). The fit is used only when
-every agreeing view lies in a triad of views that agree pairwise (otherwise a
-quality is not identified, and the reliability rule applies). The score of view ``v`` is
+the pairs of near copies (their errors are shared). The fit is used only when it
+pins down the quality of every agreeing view: each must agree with two views
+whose own agreement is measured, or agree with such a view (otherwise a quality
+is not identified, and the reliability rule applies). The score of view ``v`` is
 then ``min(1, q_v / (tolerance * max_u q_u))^2``: a view within ``tolerance`` of
 the best keeps a full score, because the estimates carry sampling error and the
 views' value in a sum also depends on what they do not share; a clearly weaker
@@ -229,16 +230,21 @@ def _neighbour_overlap(a, b, n_samples):
 
 
 def _identified(agreement, valid, floor, agreeing):
-    """Whether every agreeing view lies in a triad of views that agree pairwise.
+    """Whether the one-factor fit pins down the quality of every agreeing view.
 
-    The one-factor fit pins ``q_v`` down only through a triad ``(v, u, w)`` whose
-    three agreements are all beyond ``floor`` (``q_v^2 = s_vu s_vw / s_uw``); with
-    a single agreeing pair, ``s_vu = q_v q_u`` fixes the product alone.
+    The agreements fix only products ``q_v q_u``. A view ``v`` that agrees beyond
+    ``floor`` with two views ``u`` and ``w`` whose own agreement is measured (not
+    near copies) is pinned down, ``q_v^2 = s_vu s_vw / s_uw``, and so is every
+    view that agrees with such a view; a lone agreeing pair (beside noise views,
+    or with a copy as the second partner) fixes its product alone.
     """
     linked = valid & (agreement > floor)
     np.fill_diagonal(linked, False)
-    in_triad = np.array([bool(np.any(linked[np.ix_(row, row)])) for row in linked])
-    return bool(np.all(in_triad[agreeing]))
+    measured = valid.copy()
+    np.fill_diagonal(measured, False)
+    hub = np.array([bool(np.any(measured[np.ix_(row, row)])) for row in linked])
+    pinned = hub | (linked[:, hub].any(axis=1) if hub.any() else hub)
+    return bool(np.all(pinned[agreeing]))
 
 
 def factor_quality(agreement, valid):

@@ -289,6 +289,8 @@ def targets(summary, datasets, sizes, methods=("HAGMVC", "DRMC")):
         return cell["ACC"][0] if cell and cell["ACC"] else np.nan
 
     out = {}
+    if not concat:  # a partial run without the baselines (to be merged)
+        return out
     for m in methods:
         if not any((m, d) in summary for d in datasets):
             continue
@@ -428,22 +430,31 @@ def markdown(payload):
 
 
 def merge(args):
-    """One payload (and its tables) from runs on disjoint sets of data sets."""
+    """One payload (and its tables) from several runs with the same seeds.
+
+    A later run replaces the records of the (method, data set) pairs it holds, so a
+    rerun of some rows on some sets overrides the earlier run there.
+    """
     parts = []
     for path in args.merge:
         with open(path) as fh:
             parts.append(json.load(fh))
-    first = parts[0]
-    config = dict(first["config"])
+    config = dict(parts[0]["config"])
     config["command"] = " ; ".join(part["config"]["command"] for part in parts)
-    config["datasets"] = [d for part in parts for d in part["config"]["datasets"]]
+    config["datasets"] = list(dict.fromkeys(d for p in parts for d in p["config"]["datasets"]))
+    config["methods"] = list(dict.fromkeys(m for p in parts for m in p["config"]["methods"]))
     config["wall_s"] = sum(part["config"]["wall_s"] for part in parts)
     config["git"] = ", ".join(sorted({part["config"]["git"] for part in parts}))
+    records = []
+    for part in parts:
+        keys = {(r["method"], r["dataset"]) for r in part["records"]}
+        records = [r for r in records if (r["method"], r["dataset"]) not in keys]
+        records += part["records"]
     payload = dict(
         config=config,
         sizes={k: v for part in parts for k, v in part["sizes"].items()},
         skipped={k: v for part in parts for k, v in part["skipped"].items()},
-        records=[r for part in parts for r in part["records"]],
+        records=records,
         view_weights={k: v for part in parts for k, v in part["view_weights"].items()},
         timing=next((part["timing"] for part in parts if part.get("timing")), None),
     )

@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.cluster._base import InductiveClusterer
 from mvlearn_ext.cluster._drmc_blocks import fit_drmc_blocks, predict_drmc_blocks
 from mvlearn_ext.cluster._drmc_graphs import (
+    _N_NEIGHBORS,
     _SUBSAMPLE,
     _feature_factors,
     _prior_weights,
@@ -121,6 +122,13 @@ class DRMC(InductiveClusterer):
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
         ``20 k``: it grows with ``n`` so that large sets get finer anchors,
         slower than ``n`` so that small sets keep several samples per anchor.
+    small_sample_graph : bool, default=True
+        With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
+        anchors (two per cluster for each of a sample's 5 anchor neighbours),
+        every sample is an anchor (the graph is a kNN graph of the samples). With
+        fewer anchors a cluster holds too few of them for a sample's neighbours
+        to stay inside it, and at that size (a few hundred samples at most)
+        anchors save nothing. ``False``: always the rule above.
     view_weights : {"agreement", "uniform"}, default="agreement"
         ``"agreement"``: learned by the discrete feedback (above), from the
         starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
@@ -283,6 +291,7 @@ class DRMC(InductiveClusterer):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
         "view_weights": [StrOptions({"agreement", "uniform"})],
+        "small_sample_graph": ["boolean"],
         "align_anchors": ["boolean"],
         "scaling": [StrOptions({"zscore"}), None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -298,6 +307,7 @@ class DRMC(InductiveClusterer):
         *,
         n_anchors=None,
         view_weights="agreement",
+        small_sample_graph=True,
         align_anchors=False,
         scaling="zscore",
         max_iter=20,
@@ -309,6 +319,7 @@ class DRMC(InductiveClusterer):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
         self.view_weights = view_weights
+        self.small_sample_graph = small_sample_graph
         self.align_anchors = align_anchors
         self.scaling = scaling
         self.max_iter = max_iter
@@ -324,6 +335,8 @@ class DRMC(InductiveClusterer):
                 _MAX_ANCHORS_PER_CLUSTER * k, int(np.ceil(np.sqrt(_ANCHOR_FACTOR * n_samples * k)))
             )
             m = max(m, k)
+            if self.small_sample_graph and m < 2 * _N_NEIGHBORS * k:
+                m = n_samples
         else:
             m = self.n_anchors
         if m < k:

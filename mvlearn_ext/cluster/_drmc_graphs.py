@@ -254,6 +254,8 @@ def _kmeans_anchors(X, n_anchors, seed, subsample=_SUBSAMPLE):
     n = 10^5 with 200 anchors).
     """
     n = X.shape[0]
+    if n_anchors >= n:  # every row is an anchor (k-means with one centre per row)
+        return np.array(X, dtype=np.float64)
     if n > subsample:
         rows = np.sort(np.random.RandomState(seed).choice(n, size=subsample, replace=False))
         X = X[rows]

@@ -85,15 +85,18 @@ class HAGMVC(InductiveClusterer):
     (recorded after each sweep) need not be monotone. Sweeps repeat until the
     relative change of ``J`` is below ``tol`` or ``max_iter`` is reached.
 
-    **View weights** (``view_weights="auto"``, the default): label-free weights
+    **View weights** (``view_weights="factor"``, the default): label-free weights
     (with their scores in ``view_weight_scores_``), computed once before the
     pyramid on a subsample of at most 1000 rows: each view is scored
     by how far its ``n_neighbors``-NN graph agrees with the k-means clusters of
-    the other views (chance-corrected), or, when no two views agree, by its
-    k-means structure against a Gaussian sample of its own covariance; copies of
-    a view share one weight. A noise view gets a weight near 0 whatever its
-    width. The weights multiply the views' squared distances at every level, so
-    they reach the graphs and the labels.
+    the other views (chance-corrected); with three or more views, a one-factor
+    fit of these pairwise agreements (``s_vu ~ q_v q_u``) estimates each view's
+    own quality ``q_v``, and views clearly below the best lose weight. When no
+    two views agree, each view is scored by its k-means structure against a
+    Gaussian sample of its own covariance. Copies of a view share one weight. A
+    noise view gets a weight near 0 whatever its width. The weights multiply the
+    views' squared distances at every level, so they reach the graphs and the
+    labels.
 
     **Labels.** The composite graph ``G = Z^(L) ... Z^(1)`` (shape ``(m_L, n)``,
     column-stochastic) links every sample to the coarsest anchors. Its normalised
@@ -125,13 +128,14 @@ class HAGMVC(InductiveClusterer):
         Number of levels ``L`` (fewer when the sizes reach ``n_clusters``).
         Coarser levels summarise the finer ones; with one level the labels come
         from the finest graph, which is the most accurate on typical data.
-    n_neighbors : int, default=8
+    n_neighbors : int, default=10
         Number of level-1 anchors each sample is linked to (the adaptive-neighbour
         rule sets ``lambda_i`` so that the graph has this many nonzeros per
         sample for ``reg_lambda=1``). Level ``l`` uses ``n_neighbors * m_l / m_1``,
         rounded, at least 1. Also the neighbours of the view-weight scores. Fewer
         neighbours make the sparse graph depend on which rows the k-means++
-        seeding draws as anchors (a cluster can split around a few anchors).
+        seeding draws as anchors (a cluster can split around a few anchors); 10
+        is the neighbourhood of the usual 10-NN spectral clustering.
     reg_lambda : float, default=1.0
         Multiplier of the adaptive regularisation ``lambda_i^(l)``; larger values
         spread each sample's weight over more anchors.
@@ -147,11 +151,23 @@ class HAGMVC(InductiveClusterer):
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means++ initialisation of the anchors, the view-weight
         scores and the final k-means.
-    view_weights : {"auto", "uniform"} or array-like, default="auto"
-        The view weights, fixed during the fit. ``"auto"``: label-free weights
-        (see above). ``"uniform"``: ``1 / n_views`` each (every view at total
-        variance 1). An array of ``n_views`` nonnegative numbers: those weights,
-        normalised to sum 1.
+    view_weights : {"factor", "auto", "uniform"} or array-like, default="factor"
+        The view weights, fixed during the fit. ``"factor"``: label-free weights
+        (see above) in which, with three or more views, a one-factor fit of the
+        views' pairwise agreements (agreement of two views about the product of
+        their qualities) tells a view that agrees with every other from a weak
+        view that agrees with it alone. ``"auto"``: the same scores without that
+        fit (each view scored by its best agreement with another view).
+        ``"uniform"``: ``1 / n_views`` each (every view at total variance 1). An
+        array of ``n_views`` nonnegative numbers: those weights, normalised to
+        sum 1.
+    small_sample_graph : bool, default=True
+        With ``n_anchors=None``: when the anchor rule gives fewer than
+        ``2 * n_neighbors * n_clusters`` anchors, every sample is an anchor, so
+        the first level is a graph over the samples. With fewer anchors a
+        cluster holds too few of them for a sample's ``n_neighbors`` anchors to
+        stay inside it, and at that size (a few hundred samples or fewer)
+        anchors save nothing. ``False``: always the anchor rule.
     n_jobs : int or None, default=None
         Threads of the simplex projections: ``None`` is 1 (or the ``n_jobs`` of
         an enclosing ``joblib.parallel_config``), ``-1`` every CPU, a positive
@@ -189,7 +205,7 @@ class HAGMVC(InductiveClusterer):
     view_weights_ : ndarray of shape (n_levels, n_views)
         The view weights ``omega`` of every level (rows sum to 1).
     view_weight_scores_ : ViewWeights or None
-        With ``view_weights="auto"``, the result of ``fit_view_weights``
+        With ``view_weights="factor"`` or ``"auto"``, the result of ``fit_view_weights``
         (weights, structure and agreement scores, per view); else None.
     n_anchors_ : tuple of int
         The pyramid sizes actually used, fine to coarse.
@@ -280,7 +296,8 @@ class HAGMVC(InductiveClusterer):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": N_JOBS_CONSTRAINT,
-        "view_weights": [StrOptions({"auto", "uniform"}), "array-like"],
+        "view_weights": [StrOptions({"factor", "auto", "uniform"}), "array-like"],
+        "small_sample_graph": ["boolean"],
         "verbose": ["verbose"],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
@@ -292,12 +309,13 @@ class HAGMVC(InductiveClusterer):
         n_anchors=None,
         ratio=0.5,
         n_levels=1,
-        n_neighbors=8,
+        n_neighbors=10,
         reg_lambda=1.0,
         max_iter=2,
         tol=1e-4,
         random_state=None,
-        view_weights="auto",
+        view_weights="factor",
+        small_sample_graph=True,
         n_jobs=None,
         verbose=0,
         block_size=None,
@@ -312,6 +330,7 @@ class HAGMVC(InductiveClusterer):
         self.tol = tol
         self.random_state = random_state
         self.view_weights = view_weights
+        self.small_sample_graph = small_sample_graph
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.block_size = block_size
@@ -326,7 +345,9 @@ class HAGMVC(InductiveClusterer):
         rng = check_random_state(self.random_state)
         n_samples = Xs[0].shape[0]
         k = self.n_clusters
-        sizes = _pyramid_sizes(n_samples, k, self.n_anchors, self.ratio, self.n_levels)
+        sizes = _pyramid_sizes(
+            n_samples, k, self.n_anchors, self.ratio, self.n_levels, self._sample_graph_below()
+        )
         neighbors = _level_neighbors(self.n_neighbors, sizes)
 
         means, scales = fit_view_scaling(Xs, unit_view_variance=True)
@@ -397,15 +418,23 @@ class HAGMVC(InductiveClusterer):
         self.labels_ = labels
         return self
 
+    def _sample_graph_below(self):
+        """Anchor counts below which ``n_anchors=None`` uses every sample (0: never)."""
+        return 2 * self.n_neighbors * self.n_clusters if self.small_sample_graph else 0
+
     def _fixed_weights(self, Xs, rng):
-        """``(weights, scores)``: the view weights and, for ``"auto"``, their diagnostics."""
+        """``(weights, scores)``: the view weights and, when learned, their diagnostics."""
         n_views = len(Xs)
         option = self.view_weights
         if isinstance(option, str):
             if option == "uniform":
                 return np.full(n_views, 1.0 / n_views), None
             scores = fit_view_weights(
-                Xs, self.n_clusters, n_neighbors=self.n_neighbors, random_state=rng
+                Xs,
+                self.n_clusters,
+                n_neighbors=self.n_neighbors,
+                rule="factor" if option == "factor" else "reliability",
+                random_state=rng,
             )
             return scores.weights_, scores
         weights = np.asarray(option, dtype=np.float64)

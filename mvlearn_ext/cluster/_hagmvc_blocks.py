@@ -195,9 +195,9 @@ def fit_hagmvc_blocks(est, Xs):
     n_threads = 1 if blocks.uses_dask else est._n_threads
     verbose = bool(est.verbose)
     rng = check_random_state(est.random_state)
-    sizes = _pyramid_sizes(n, k, est.n_anchors, est.ratio, est.n_levels)
+    sizes = _pyramid_sizes(n, k, est.n_anchors, est.ratio, est.n_levels, est._sample_graph_below())
     neighbors = _level_neighbors(est.n_neighbors, sizes)
-    auto = isinstance(est.view_weights, str) and est.view_weights == "auto"
+    auto = isinstance(est.view_weights, str) and est.view_weights in ("auto", "factor")
     start = time.perf_counter()
 
     # 1. The random rows, then one pass: finiteness, moments, the rows themselves.
@@ -224,7 +224,11 @@ def fit_hagmvc_blocks(est, Xs):
     # 2. Fixed view weights.
     if auto:
         scores = fit_view_weights(
-            rows_of(score_rows), k, n_neighbors=est.n_neighbors, random_state=rng
+            rows_of(score_rows),
+            k,
+            n_neighbors=est.n_neighbors,
+            rule="factor" if est.view_weights == "factor" else "reliability",
+            random_state=rng,
         )
         fixed = scores.weights_
     else:

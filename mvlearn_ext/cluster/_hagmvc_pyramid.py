@@ -62,11 +62,17 @@ def _default_first_level(n_samples, n_clusters):
     return max(per_cluster, within_budget)
 
 
-def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels):
-    """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``."""
+def _pyramid_sizes(n_samples, n_clusters, n_anchors, ratio, n_levels, sample_graph_below=0):
+    """The strictly decreasing level sizes ``m_1 > ... > m_L >= min(k, m_1)``.
+
+    With ``n_anchors=None``, a rule that gives fewer than ``sample_graph_below``
+    anchors is replaced by every sample (``m_1 = n``).
+    """
     if n_anchors is None or isinstance(n_anchors, Integral):
         if n_anchors is None:
             first = _default_first_level(n_samples, n_clusters)
+            if first < sample_graph_below:
+                first = n_samples
         else:
             first = int(n_anchors)
         first = min(first, n_samples)

@@ -51,6 +51,24 @@ Each score is then divided by ``sum_u K_vu``, so that the copies of a view
 share one view's weight. The weights are the normalised scores (uniform if
 every score is 0).
 
+Factor rule (``rule="factor"``). The maximum above cannot tell the two views of
+the most concordant pair apart: a view that separates the clusters and a weak view
+that agrees with it get the same reliability. With three or more views the
+pairwise agreements identify each view's own quality: if every view is a noisy
+reading of one partition, with errors independent across views, the agreement of
+two views is about the product of their qualities, ``s_vu = q_v q_u`` (the
+one-factor model of Spearman; for three views ``q_1 = sqrt(s_12 s_13 / s_23)``,
+the triad rule). :func:`factor_quality` fits ``q`` to the agreements, leaving out
+the pairs of near copies (their errors are shared). The fit is used only when it
+pins down the quality of every agreeing view: each must agree with two views
+whose own agreement is measured, or agree with such a view (otherwise a quality
+is not identified, and the reliability rule applies). The score of view ``v`` is
+then ``min(1, q_v / (tolerance * max_u q_u))^2``: a view within ``tolerance`` of
+the best keeps a full score, because the estimates carry sampling error and the
+views' value in a sum also depends on what they do not share; a clearly weaker
+view loses weight with the square of its shortfall. With two views the product
+does not identify the factors, and the reliability rule applies.
+
 Everything a view computes uses a random state derived from ``random_state`` and
 not from the view's position, so permuting the views permutes the weights and
 copies of a view get identical scores.
@@ -78,6 +96,13 @@ _LLOYD_ITER = 20
 _KMEANS_INIT = 3
 #: Chance-corrected agreement below which two views count as unrelated.
 DEFAULT_AGREEMENT_FLOOR = 0.05
+#: ``rule="factor"``: views whose estimated quality is at least this fraction of the
+#: best view's keep a full score (see :func:`factor_quality`).
+DEFAULT_QUALITY_TOLERANCE = 0.8
+#: ``rule="factor"``: two views whose kNN sets overlap by this much beyond chance share
+#: their errors, so their agreement is left out of the one-factor fit.
+_FACTOR_COPY_OVERLAP = 0.5
+_FACTOR_ITER = 100
 
 
 class ViewWeights:
@@ -206,6 +231,70 @@ def _neighbour_overlap(a, b, n_samples):
     return max(0.0, (overlap - chance) / (1.0 - chance))
 
 
+def _identified(agreement, valid, floor, agreeing):
+    """Whether the one-factor fit pins down the quality of every agreeing view.
+
+    The agreements fix only products ``q_v q_u``. A view ``v`` that agrees beyond
+    ``floor`` with two views ``u`` and ``w`` whose own agreement is measured (not
+    near copies) is pinned down, ``q_v^2 = s_vu s_vw / s_uw``, and so is every
+    view that agrees with such a view; a lone agreeing pair (beside noise views,
+    or with a copy as the second partner) fixes its product alone.
+    """
+    linked = valid & (agreement > floor)
+    np.fill_diagonal(linked, False)
+    measured = valid.copy()
+    np.fill_diagonal(measured, False)
+    hub = np.array([bool(np.any(measured[np.ix_(row, row)])) for row in linked])
+    pinned = hub | (linked[:, hub].any(axis=1) if hub.any() else hub)
+    return bool(np.all(pinned[agreeing]))
+
+
+def factor_quality(agreement, valid):
+    """Least-squares one-factor fit ``agreement[v, u] ~ q_v q_u`` over the ``valid`` pairs.
+
+    Exact updates of one view at a time, ``q_v = sum_u s_vu q_u / sum_u q_u^2`` (the
+    sums over the valid partners ``u`` of ``v``), started from the root of each view's mean
+    agreement and clipped to [0, 1]. A view with fewer than two valid partners is
+    not identified and gets NaN.
+
+    Parameters
+    ----------
+    agreement : ndarray of shape (n_views, n_views)
+        Symmetric chance-corrected agreements.
+    valid : ndarray of bool, shape (n_views, n_views)
+        Symmetric; the pairs to fit (the diagonal is ignored).
+
+    Returns
+    -------
+    quality : ndarray of shape (n_views,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.cluster._view_weights import factor_quality
+    >>> q = np.array([0.9, 0.3, 0.4])
+    >>> S = np.outer(q, q)
+    >>> factor_quality(S, np.ones((3, 3), dtype=bool)).round(3).tolist()
+    [0.9, 0.3, 0.4]
+    """
+    n_views = agreement.shape[0]
+    valid = np.asarray(valid, dtype=bool) & ~np.eye(n_views, dtype=bool)
+    counts = valid.sum(axis=1)
+    A = np.where(valid, np.clip(agreement, 0.0, 1.0), 0.0)
+    q = np.sqrt(A.sum(axis=1) / np.maximum(counts, 1))
+    for _ in range(_FACTOR_ITER):
+        previous = q.copy()
+        for v in range(n_views):  # one view at a time: each step is an exact minimiser
+            partners = valid[v]
+            denominator = float(np.sum(q[partners] ** 2))
+            q[v] = (
+                min(1.0, float(A[v, partners] @ q[partners]) / denominator) if denominator else 0.0
+            )
+        if np.max(np.abs(q - previous)) < 1e-10:
+            break
+    return np.where(counts >= 2, q, np.nan)
+
+
 def fit_view_weights(
     Xs,
     n_clusters,
@@ -213,6 +302,8 @@ def fit_view_weights(
     n_neighbors=10,
     max_samples=DEFAULT_MAX_SAMPLES,
     agreement_floor=DEFAULT_AGREEMENT_FLOOR,
+    rule="reliability",
+    tolerance=DEFAULT_QUALITY_TOLERANCE,
     random_state=None,
 ):
     """Label-free simplex weights of the views (see the module docstring).
@@ -256,6 +347,10 @@ def fit_view_weights(
         raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}")
     if not isinstance(max_samples, Integral) or max_samples < 2:
         raise ValueError(f"max_samples must be an integer >= 2, got {max_samples!r}")
+    if rule not in ("reliability", "factor"):
+        raise ValueError(f"rule must be 'reliability' or 'factor', got {rule!r}")
+    if not 0.0 < tolerance <= 1.0:
+        raise ValueError(f"tolerance must be in (0, 1], got {tolerance!r}")
     n_views = len(Xs)
     n = np.asarray(Xs[0]).shape[0]
     rng = check_random_state(random_state)
@@ -314,6 +409,16 @@ def fit_view_weights(
         # with another beyond chance carries cluster structure, whatever its shape).
         reliability = off.max(axis=1) / best
         score = reliability.copy()
+        if rule == "factor" and n_views >= 3:
+            valid = overlap < _FACTOR_COPY_OVERLAP
+            quality = factor_quality(agreement, valid)
+            if (
+                _identified(agreement, valid, agreement_floor, off.max(axis=1) > agreement_floor)
+                and np.all(np.isfinite(quality))
+                and quality.max() > 0.0
+            ):
+                reliability = quality / quality.max()
+                score = np.minimum(1.0, reliability / tolerance) ** 2
     else:
         # No cross-view evidence: the structure score, squared (see the module notes).
         reliability = np.ones(n_views)

@@ -13,19 +13,27 @@
     A suite of multi-view clustering data sets (Handwritten and variants with
     noise views, synthetic blobs, wine, iris; digits and breast cancer held
     out for evaluation), built locally.
+:func:`mvc_real_suite_names`, :func:`load_mvc_real_suite`
+    A development suite of real multi-view clustering data (Handwritten,
+    digits, breast cancer, nutrimouse, two time-series sets seen through
+    redundant transforms, small-sample subsets, generated sets with one
+    strong view), built locally.
 """
 
 from mvlearn_ext.datasets._generators import make_multiview_blobs
 from mvlearn_ext.datasets._handwritten import handwritten_view_names, load_handwritten
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
+from mvlearn_ext.datasets._real_suite import load_mvc_real_suite, mvc_real_suite_names
 from mvlearn_ext.datasets._suite import load_mvc_dataset, load_mvc_suite, mvc_suite_names
 
 __all__ = [
     "handwritten_view_names",
     "load_handwritten",
     "load_mvc_dataset",
+    "load_mvc_real_suite",
     "load_mvc_suite",
     "make_contaminated_tasks",
     "make_multiview_blobs",
+    "mvc_real_suite_names",
     "mvc_suite_names",
 ]

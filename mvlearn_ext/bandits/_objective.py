@@ -219,7 +219,8 @@ def proxy_regret(sigma, counts, p):
     Returns
     -------
     regret : float or ndarray of shape (n_runs,)
-        Non-negative up to rounding of the counts.
+        Non-negative (``n*`` minimises ``R_p`` over real counts), up to
+        floating-point rounding.
     """
     counts = np.asarray(counts, dtype=float)
     budget = np.sum(counts, axis=-1)

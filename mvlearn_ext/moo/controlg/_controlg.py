@@ -563,15 +563,18 @@ def simulate_block_training(
         ``rates_k``, the relative decrease of ``L_k`` when objective ``k``
         is trained for one block.
     antagonism : array-like of shape (n_objectives, n_objectives)
-        ``antagonism[k, l]``, the relative increase of ``L_l`` when ``k``
-        is trained (negative: a shared gain); the diagonal is not used.
+        ``antagonism[k, l]`` (``l != k``), the relative increase of ``L_l``
+        when ``k`` is trained (negative: a shared gain). Keep the diagonal at
+        0: the loss dynamics ignore it, but the gradient proxies of
+        ``"controlg"`` (pairwise cosines ``-antagonism``) do not.
     initial_losses : array-like of shape (n_objectives,), optional
         ``L(0)``; ones by default.
     random_state : int, Generator or None, default=None
         Seeds the noise.
     noise : float, default=0.0
-        Each block's factors are raised to the power ``exp(noise * z_k)``,
-        ``z_k`` standard normal (0: deterministic dynamics).
+        The factor of ``L_l`` in each block is raised to the power
+        ``exp(noise * z_l)``, ``z_l`` standard normal (0: deterministic
+        dynamics).
     scheduler_kwargs : dict, optional
         Keyword arguments of the :class:`ControlGScheduler` (``policy="controlg"``
         only; ``n_objectives`` is set from ``rates``).

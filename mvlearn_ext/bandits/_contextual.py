@@ -89,7 +89,25 @@ def _check_A(A, d):
 
 
 def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
-    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T``."""
+    """``c_k = sigma_k^2 tr(A Sigma_k^{-1})``, ``Sigma_k = C_k + m_k m_k^T``.
+
+    Parameters
+    ----------
+    context_mean : array-like of shape (n_groups, n_features)
+        Means ``m_k`` of the contexts of each group.
+    context_cov : array-like of shape (n_groups, n_features, n_features)
+        Covariances ``C_k`` of the contexts (symmetric positive semi-definite,
+        with ``C_k + m_k m_k^T`` invertible).
+    sigma : array-like of shape (n_groups,)
+        Noise standard deviations.
+    A : array-like of shape (n_features, n_features) or None, default=None
+        Positive semi-definite weight of the coefficient error (identity).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_groups,)
+        The oracle weights ``c_k``.
+    """
     m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
     A = _check_A(A, m.shape[1])
     out = np.empty(m.shape[0])
@@ -119,7 +137,24 @@ class ContextualArmSampler:
         self.random_state = _check_seed(random_state, "random_state")
 
     def sample(self, replication, group, index):
-        """``(x, y)`` of observation ``index`` of ``group`` in ``replication``."""
+        """``(x, y)`` of observation ``index`` of ``group`` in ``replication``.
+
+        Parameters
+        ----------
+        replication : int
+            Replication number ``r`` (selects the stream family).
+        group : int
+            Group (arm) ``k`` in ``0 .. n_groups - 1``.
+        index : int
+            Position of the observation in the group's stream, 0-based.
+
+        Returns
+        -------
+        x : ndarray of shape (n_features,)
+            The context.
+        y : float
+            The response ``x @ beta_k`` plus noise of deviation ``sigma_k``.
+        """
         k = int(group)
         x = np.empty(self._m.shape[1])
         key = np.uint64(K_.stream_key(self.random_state, int(replication), k))
@@ -268,12 +303,38 @@ def simulate_contextual(
 ):
     """Monte Carlo replications of :class:`ContextualGreedyPlugIn` (Numba, parallel).
 
+    Parameters
+    ----------
+    policy : ContextualGreedyPlugIn
+        The policy (its configuration only; it is not modified).
+    context_mean : array-like of shape (n_groups, n_features)
+        Means of the contexts of each group.
+    context_cov : array-like of shape (n_groups, n_features, n_features)
+        Covariances of the contexts (symmetric positive semi-definite).
+    beta : array-like of shape (n_groups, n_features)
+        True coefficients of each group's linear model.
+    sigma : array-like of shape (n_groups,)
+        Noise standard deviations.
+    budget : int
+        Horizon ``T``.
+    n_replications : int, default=1000
+        Number of replications ``R``.
+    random_state : int, default=0
+        The root of the streams (see :class:`ContextualArmSampler`).
+    replication_offset : int, default=0
+        Replication ``r`` uses the streams of index ``replication_offset + r``,
+        so a study split into batches reproduces one big run.
+    n_jobs : int or None, default=None
+        Numba threads over replications, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``:
+        every CPU). The result does not depend on it.
+
     Returns
     -------
     result : dict
         ``counts`` (R, K), ``coef`` (R, K, d), ``rp`` (R,) = ``R_p`` of
         ``c_k / n_k`` with the true ``c_k`` (:func:`contextual_oracle_weights`),
-        ``oracle_value`` and ``regret`` (R,).
+        ``oracle_value``, ``regret`` (R,) and the true weights ``c`` (K,).
     """
     if not isinstance(policy, ContextualGreedyPlugIn):
         raise TypeError("policy must be a ContextualGreedyPlugIn")

@@ -145,7 +145,23 @@ def oracle_allocation(sigma, budget, p):
 
 
 def oracle_value(sigma, budget, p):
-    """``R_p(n*) = (sum_k sigma_k^q)^((p+1)/p) / T``; ``sum_k sigma_k^2 / T`` for ``p = inf``."""
+    """``R_p(n*) = (sum_k sigma_k^q)^((p+1)/p) / T``; ``sum_k sigma_k^2 / T`` for ``p = inf``.
+
+    Parameters
+    ----------
+    sigma : array-like of shape (n_groups,)
+        Standard deviations of the groups (positive).
+    budget : int
+        The horizon ``T``.
+    p : float or "inf"
+        Order of the objective, ``p >= 1``.
+
+    Returns
+    -------
+    value : float
+        The objective at the continuous oracle allocation
+        (:func:`oracle_allocation`), the lower bound of ``R_p`` at budget ``T``.
+    """
     p = _check_p(p)
     sigma = _check_sigma(sigma)
     budget = _check_budget(budget)
@@ -188,7 +204,24 @@ def round_allocation(weights, budget, floor=1):
 
 
 def proxy_regret(sigma, counts, p):
-    """``R_p(n) - R_p(n*)`` for final counts ``n`` (exact, per run)."""
+    """``R_p(n) - R_p(n*)`` for final counts ``n`` (exact, per run).
+
+    Parameters
+    ----------
+    sigma : array-like of shape (n_groups,)
+        Standard deviations of the groups (positive).
+    counts : array-like of shape (n_groups,) or (n_runs, n_groups)
+        Final sample counts; every run must sum to the same budget ``T``,
+        which sets the oracle ``n*``.
+    p : float or "inf"
+        Order of the objective, ``p >= 1``.
+
+    Returns
+    -------
+    regret : float or ndarray of shape (n_runs,)
+        Non-negative (``n*`` minimises ``R_p`` over real counts), up to
+        floating-point rounding.
+    """
     counts = np.asarray(counts, dtype=float)
     budget = np.sum(counts, axis=-1)
     if np.ndim(budget) and not np.all(budget == budget.flat[0]):

@@ -16,6 +16,23 @@ def regret_curve(
     Every horizon uses the same ``random_state`` (common random numbers across ``T``
     and across policies), which lowers the variance of differences.
 
+    Parameters
+    ----------
+    policy : policy object
+        An allocation policy accepted by :func:`~mvlearn_ext.bandits.simulate`.
+    sigma : array-like of shape (n_groups,)
+        True standard deviations (positive).
+    budgets : iterable of int
+        The horizons ``T`` of the curve.
+    n_replications : int, default=1000
+        Replications per horizon.
+    random_state : int, default=0
+        The root of the sample streams, shared by every horizon.
+    **simulate_kwargs : dict
+        Further keyword arguments of :func:`~mvlearn_ext.bandits.simulate`
+        (``mean``, ``distribution``, ``shape``, ``replication_offset``,
+        ``group_keys``, ``n_jobs``).
+
     Returns
     -------
     curve : dict

@@ -150,7 +150,22 @@ class ArmSampler:
         self._blocks = {}
 
     def sample(self, replication, group, index):
-        """Observation ``index`` (0-based) of ``group`` in ``replication``."""
+        """Observation ``index`` (0-based) of ``group`` in ``replication``.
+
+        Parameters
+        ----------
+        replication : int
+            Replication number ``r`` (selects the stream family).
+        group : int
+            Group (arm) ``k`` in ``0 .. n_groups - 1``.
+        index : int
+            Position of the observation in the group's stream, 0-based.
+
+        Returns
+        -------
+        value : float
+            The observation; the same arguments always give the same value.
+        """
         r, k, j = int(replication), int(group), int(index)
         if self._dist == K_.PRESAMPLED:
             block = self._blocks.get((r, k))
@@ -202,6 +217,11 @@ def _user_block(sampler, seed, replication, group, key, size):
 class SimulationResult:
     """Outcome of :func:`simulate`: per-replication counts, estimates and ``R_p``.
 
+    Parameters
+    ----------
+    counts, estimates, rp, oracle_value, sigma, mean, budget, p, policy
+        The attributes below, in this order (built by :func:`simulate`).
+
     Attributes
     ----------
     counts : ndarray of shape (n_replications, n_groups)
@@ -212,9 +232,14 @@ class SimulationResult:
         ``R_p(n_T)`` with the true ``sigma``.
     oracle_value : float
         ``R_p(n*)`` of the continuous oracle.
-    sigma, mean : ndarray of shape (n_groups,)
+    sigma : ndarray of shape (n_groups,)
+        True standard deviations of the groups.
+    mean : ndarray of shape (n_groups,)
+        True means of the groups.
     budget : int
+        Horizon ``T`` (total number of samples of a replication).
     p : float
+        Exponent of the ``R_p`` objective (``inf`` for the maximum).
     policy : str
         ``repr`` of the policy.
     """

@@ -133,12 +133,16 @@ def ddim_sample(
 
     Parameters
     ----------
-    eps_fn, schedule, n_samples, dim, x_T, random_state
+    eps_fn, schedule, n_samples, dim, x_T
         As in :func:`ddpm_sample`.
     eta : float >= 0, default=0.0
+        Scale of the fresh noise of each step: 0 is the deterministic DDIM
+        sampler, 1 the DDPM posterior variance.
     timesteps : array-like of int, optional
         Increasing step indices to visit (a sub-sequence for fewer network
         calls); default every step.
+    random_state : int, RandomState instance or None, default=None
+        As in :func:`ddpm_sample`.
 
     Returns
     -------

@@ -21,9 +21,11 @@ class DiffusionSchedule:
     (Ho et al., "Denoising diffusion probabilistic models", NeurIPS 2020).
     Build one with :func:`make_schedule`.
 
-    Attributes
+    Parameters
     ----------
-    betas : ndarray of shape (T,)
+    betas : array-like of shape (T,)
+        The noise variances ``beta_t``, each in the open interval (0, 1);
+        stored as a read-only float64 array (the attribute ``betas``).
     """
 
     betas: np.ndarray
@@ -163,6 +165,26 @@ def q_sample(x0, t, schedule, *, noise=None, random_state=None):
 
     ``noise`` (the ``eps`` of the denoising loss) is drawn from
     ``random_state`` when not given.
+
+    Parameters
+    ----------
+    x0 : array-like of shape (n, d)
+        Clean samples.
+    t : int or array-like of int, shape (n,)
+        Step of each sample in ``0 .. T-1`` (an int: the same step for all).
+    schedule : DiffusionSchedule
+        The noise schedule.
+    noise : array-like of shape (n, d) or None, default=None
+        The standard normal ``eps``; drawn from ``random_state`` when None.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draw of ``noise`` (ignored when ``noise`` is given).
+
+    Returns
+    -------
+    x_t : ndarray of shape (n, d)
+        ``sqrt(alpha_bar_t) x0 + sqrt(1 - alpha_bar_t) noise``.
+    noise : ndarray of shape (n, d)
+        The ``eps`` used.
     """
     mean, var = forward_marginal(x0, t, schedule)
     if noise is None:

@@ -42,7 +42,20 @@ TOY_TASKS = {"sine": _sine, "parabola": _parabola, "cubic": _cubic}
 
 
 def toy_task_mean(task, c):
-    """``m_task(c)``, of shape (n, 2), for conditions of shape (n,) or (n, 1)."""
+    """``m_task(c)``, of shape (n, 2), for conditions of shape (n,) or (n, 1).
+
+    Parameters
+    ----------
+    task : str
+        A name in :data:`TOY_TASKS`.
+    c : array-like of shape (n,) or (n, 1)
+        Conditions.
+
+    Returns
+    -------
+    mean : ndarray of shape (n, 2)
+        The conditional mean of the task at each condition.
+    """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
     c = np.asarray(c, dtype=np.float64)
@@ -57,9 +70,10 @@ def toy_task_mean(task, c):
 class ToyTasks:
     """Paired, unpaired and held-out data of several toy tasks (one entry per task).
 
-    Attributes
+    Parameters
     ----------
     names : tuple of str
+        Names of the tasks, in :data:`TOY_TASKS`.
     pairs : list of (C, X)
         ``C`` of shape (n_pairs, 1), ``X`` of shape (n_pairs, 2).
     unpaired : list of ndarray of shape (n_unpaired, 1)
@@ -67,6 +81,7 @@ class ToyTasks:
     test : list of ndarray of shape (n_test, 1)
         Held-out conditions.
     noise : float
+        Standard deviation of ``x`` around its conditional mean.
     """
 
     names: tuple
@@ -80,7 +95,22 @@ class ToyTasks:
         return toy_task_mean(self.names[k], C)
 
     def sample(self, k, C, *, random_state=None):
-        """Samples of task ``k`` at ``C`` from the true conditional law."""
+        """Samples of task ``k`` at ``C`` from the true conditional law.
+
+        Parameters
+        ----------
+        k : int
+            Index of the task in ``names``.
+        C : array-like of shape (n,) or (n, 1)
+            Conditions.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the noise.
+
+        Returns
+        -------
+        X : ndarray of shape (n, 2)
+            The conditional mean plus Gaussian noise of deviation ``noise``.
+        """
         m = self.mean(k, C)
         return m + self.noise * check_random_state(random_state).standard_normal(m.shape)
 

@@ -81,7 +81,20 @@ def _check_weights(weights, n_tasks, name="weights"):
 
 
 def scalarize(losses, weights):
-    """Linear scalarisation ``sum_k lambda_k L_k`` of task losses (``lambda`` on the simplex)."""
+    """Linear scalarisation ``sum_k lambda_k L_k`` of task losses (``lambda`` on the simplex).
+
+    Parameters
+    ----------
+    losses : array-like of shape (n_tasks,)
+        The task losses ``L_k``.
+    weights : array-like of shape (n_tasks,)
+        The weights ``lambda_k``: non-negative, summing to 1.
+
+    Returns
+    -------
+    value : float
+        ``sum_k lambda_k L_k``.
+    """
     L = np.asarray(losses, dtype=np.float64)
     if L.ndim != 1 or L.size == 0:
         raise ValueError(f"losses must be a non-empty 1-D array, got shape {L.shape}")
@@ -200,12 +213,16 @@ class PolynomialGaussian:
     ``phi`` is the Legendre basis of degree ``degree`` on ``domain`` (mapped
     to [-1, 1]). Fit one with :func:`fit_polynomial_gaussian`.
 
-    Attributes
+    Parameters
     ----------
     degree : int
+        Degree of the Legendre basis (``degree + 1`` coefficients per output).
     domain : tuple of float
+        The range ``(low, high)`` of the conditions mapped to [-1, 1].
     coef : ndarray of shape (n_tasks, degree + 1, d)
+        The coefficients ``A_k`` of each task.
     cov : ndarray of shape (n_tasks, d, d)
+        The covariances ``Sigma_k`` of each task.
     """
 
     degree: int
@@ -240,7 +257,24 @@ class PolynomialGaussian:
         return np.einsum("np,npd->nd", Phi, self.coef[t])
 
     def sample(self, C, tasks=None, *, random_state=None):
-        """One draw per condition, of shape (n, d)."""
+        """One draw per condition, of shape (n, d).
+
+        Parameters
+        ----------
+        C : array-like of shape (n,) or (n, 1)
+            Scalar conditions.
+        tasks : int, array-like of int of shape (n,) or None, default=None
+            Task of each condition (an int: the same task for all); None only
+            for a model of one task.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the Gaussian draws.
+
+        Returns
+        -------
+        X : ndarray of shape (n, d)
+            ``A_k phi(c) + L_k z`` with ``L_k L_k^T = Sigma_k`` and ``z``
+            standard normal.
+        """
         M = self.mean(C, tasks)
         t = self._tasks(tasks, M.shape[0])
         L = np.linalg.cholesky(self.cov + 1e-12 * np.eye(M.shape[1]))

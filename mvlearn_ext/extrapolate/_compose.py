@@ -82,6 +82,20 @@ def _check_code(code, n_primitives, name="code"):
 def compose_primitives(code, x, primitives=PRIMITIVES):
     """``g_{c_L}(··· g_{c_1}(x))`` for ``code = (c_1, ..., c_L)``; the empty code is ``x``.
 
+    Parameters
+    ----------
+    code : sequence of int
+        Indices into ``primitives``, applied first to last.
+    x : array-like
+        Inputs (any shape; the primitives act elementwise).
+    primitives : sequence of (str, callable), default=PRIMITIVES
+        The named primitives ``g_k``.
+
+    Returns
+    -------
+    values : ndarray
+        The composition at ``x``, of the shape of ``x``.
+
     Examples
     --------
     >>> import numpy as np
@@ -99,6 +113,20 @@ def compose_primitives(code, x, primitives=PRIMITIVES):
 def all_codes(n_primitives, lengths):
     """Every code of the given lengths, in lexicographic order.
 
+    Parameters
+    ----------
+    n_primitives : int
+        Number of primitives (each code entry is in ``0 .. n_primitives - 1``).
+    lengths : iterable of int
+        The code lengths to enumerate, in this order (0: the empty code).
+
+    Returns
+    -------
+    codes : list of tuple of int
+        ``n_primitives ** L`` codes for every length ``L``.
+
+    Examples
+    --------
     >>> from mvlearn_ext.extrapolate import all_codes
     >>> all_codes(2, [0, 1, 2])
     [(), (0,), (1,), (0, 0), (0, 1), (1, 0), (1, 1)]
@@ -356,7 +384,20 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
         return self.codes_[best[1]], best[2]
 
     def predict(self, x, context_x=None, context_y=None):
-        """Predictions of a target task at ``x`` from its context points (required)."""
+        """Predictions of a target task at ``x`` from its context points (required).
+
+        Parameters
+        ----------
+        x : array-like of shape (m,)
+            Query points.
+        context_x, context_y : array-like of shape (n_context,)
+            The target task's context points, from which :meth:`decompose`
+            finds its anchor and chain (required).
+
+        Returns
+        -------
+        y : ndarray of shape (m,)
+        """
         check_is_fitted(self)
         _require_context(context_x, context_y)
         anchor, chain = self.decompose(context_x, context_y)
@@ -421,7 +462,19 @@ class InductiveCompositionRegressor(BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, codes, tasks_x, tasks_y):
-        """Fit ``MLP(x, code) -> y`` on every library point."""
+        """Fit ``MLP(x, code) -> y`` on every library point.
+
+        Parameters
+        ----------
+        codes : list of sequences of int
+            The code of each library task (distinct).
+        tasks_x, tasks_y : array-like of shape (n_tasks, n_points) or lists of 1-D arrays
+            The points of each library task (at least 2 per task).
+
+        Returns
+        -------
+        self : InductiveCompositionRegressor
+        """
         codes, xs, ys = _check_library(self, codes, tasks_x, tasks_y)
         F = np.vstack(
             [np.column_stack([x, self._encode(c, x.size)]) for c, x in zip(codes, xs, strict=True)]
@@ -431,7 +484,20 @@ class InductiveCompositionRegressor(BaseEstimator):
         return self
 
     def predict(self, x, code=None):
-        """Predictions at ``x`` of the task with the given code (required)."""
+        """Predictions at ``x`` of the task with the given code (required).
+
+        Parameters
+        ----------
+        x : array-like of shape (m,)
+            Query points.
+        code : sequence of int
+            The primitives of the task to predict, at most ``max_length`` long
+            (required).
+
+        Returns
+        -------
+        y : ndarray of shape (m,)
+        """
         check_is_fitted(self)
         if code is None:
             raise ValueError("code is required: the primitives of the task to predict")

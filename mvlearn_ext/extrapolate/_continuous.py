@@ -470,7 +470,20 @@ class InductiveTaskRegressor(_TaskModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, tasks_x, tasks_y, *, task_params=None):
-        """Fit ``MLP(x, theta_i) -> y`` on all library points (same inputs as RTE's fit)."""
+        """Fit ``MLP(x, theta_i) -> y`` on all library points (same inputs as RTE's fit).
+
+        Parameters
+        ----------
+        tasks_x, tasks_y : array-like of shape (n_tasks, n_points) or lists of 1-D arrays
+            The library: the points of each training task.
+        task_params : array-like of shape (n_tasks, n_params), optional
+            Known parameters of the library tasks; default: estimated from
+            their points by ``family.estimate``.
+
+        Returns
+        -------
+        self : InductiveTaskRegressor
+        """
         start = time.perf_counter()
         xs, ys, thetas = self._library(tasks_x, tasks_y, task_params)
         rng = check_random_state(self.random_state)
@@ -494,7 +507,19 @@ class InductiveTaskRegressor(_TaskModel):
         return self.model_.predict(np.column_stack([x, np.tile(th, (x.size, 1))]))
 
     def predict(self, x, context_x=None, context_y=None):
-        """Predictions at ``x`` with ``theta_hat`` estimated from the context (required)."""
+        """Predictions at ``x`` with ``theta_hat`` estimated from the context (required).
+
+        Parameters
+        ----------
+        x : array-like of shape (m,)
+            Query points.
+        context_x, context_y : array-like of shape (n_context,)
+            The target task's context points (required).
+
+        Returns
+        -------
+        y : ndarray of shape (m,)
+        """
         check_is_fitted(self)
         _require_context(context_x, context_y)
         return self.predict_params(x, self.estimate_task(context_x, context_y))

@@ -117,6 +117,14 @@ class SinTrendFamily(FunctionFamily):
     :meth:`estimate` scans ``theta_1`` on a grid over ``frequency_range``
     (``theta_2`` in closed form for each) and refines the best point with
     :func:`scipy.optimize.least_squares`.
+
+    Parameters
+    ----------
+    frequency_range : tuple of two floats, default=(0.0, 5.0)
+        The range of ``theta_1`` scanned for the starting point of the fit.
+    n_grid : int, default=251
+        Number of grid points of the scan (a finer grid misses fewer local
+        minima of the oscillating least-squares loss).
     """
 
     name = "sin_trend"
@@ -146,7 +154,15 @@ class SinTrendFamily(FunctionFamily):
 
 
 class ExponentialFamily(FunctionFamily):
-    """``f_theta(x) = exp(theta x)`` (one parameter; grid scan then least squares)."""
+    """``f_theta(x) = exp(theta x)`` (one parameter; grid scan then least squares).
+
+    Parameters
+    ----------
+    rate_range : tuple of two floats, default=(-4.0, 4.0)
+        The range of ``theta`` scanned for the starting point of the fit.
+    n_grid : int, default=161
+        Number of grid points of the scan.
+    """
 
     name = "exp"
     n_params = 1
@@ -176,7 +192,18 @@ _FAMILIES = {
 
 
 def get_family(family):
-    """A :class:`FunctionFamily` from its name (``"quadratic"``, ``"sin_trend"``, ``"exp"``)."""
+    """A :class:`FunctionFamily` from its name (``"quadratic"``, ``"sin_trend"``, ``"exp"``).
+
+    Parameters
+    ----------
+    family : str or FunctionFamily
+        A family name, or an instance (returned as is).
+
+    Returns
+    -------
+    family : FunctionFamily
+        A new instance with default settings for a name.
+    """
     if isinstance(family, FunctionFamily):
         return family
     if isinstance(family, str) and family in _FAMILIES:

@@ -153,7 +153,26 @@ def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"
 
 
 def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
-    """``(weights, d)`` with ``d = (C weights)^T G`` (see :func:`dream_weights`)."""
+    """``(weights, d)`` with ``d = (C weights)^T G`` (see :func:`dream_weights`).
+
+    Parameters
+    ----------
+    G : array-like of shape (n_tasks, n_params)
+        Task directions (gradients or pseudo-gradients), one per row.
+    correction : array-like of shape (n_tasks, n_tasks), optional
+        ``C``; identity by default.
+    reg_rho : float, default=0.0
+        ``rho >= 0``, the pull of the weights toward ``anchor``.
+    anchor : array-like of shape (n_tasks,), optional
+        ``w`` on the simplex; uniform by default.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_tasks,)
+        The weights of :func:`dream_weights`.
+    d : ndarray of shape (n_params,)
+        The common update direction.
+    """
     G = _check_directions(G)
     lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
     C = np.eye(G.shape[0]) if correction is None else np.asarray(correction, dtype=np.float64)
@@ -230,6 +249,33 @@ class DREAMClient:
     ``s`` at ``y``; ``noise`` adds seeded Gaussian noise to every gradient
     (seeded by ``(random_state, client_id, round)``, so any engine gives the same
     numbers).
+
+    Parameters
+    ----------
+    client_id : int
+        The client's index (also a key of its noise stream).
+    grad : callable
+        ``grad(s, y) -> ndarray of shape (dim,)``, the gradient of this
+        client's loss of task ``s`` at ``y``.
+    n_tasks : int
+        Number of tasks ``S``.
+    dim : int
+        Dimension of the model ``x``.
+    local_steps : int
+        Local steps ``K`` per task and round.
+    learning_rate_local : float
+        Step size of the local steps.
+    momentum : float, default=0.0
+        ``beta`` of the local direction ``m <- beta m + (1 - beta) v``
+        (0: no momentum); ``m`` is kept across rounds.
+    control_variates : bool, default=True
+        Correct every local gradient by ``c - c_local`` (SCAFFOLD-style
+        control variates, against client drift); False gives FMGDA's plain
+        local steps.
+    noise : float, default=0.0
+        Standard deviation of the Gaussian noise added to every gradient.
+    random_state : int, default=0
+        The root of the noise streams.
     """
 
     def __init__(
@@ -266,7 +312,22 @@ class DREAMClient:
         self.m = np.array(state["m"], dtype=np.float64)
 
     def fit(self, message):
-        """Run the local steps for every task; return pseudo-gradients and c changes."""
+        """Run the local steps for every task; return pseudo-gradients and c changes.
+
+        Parameters
+        ----------
+        message : dict
+            The server's message of the round: ``"x"`` (the global model, of
+            shape (dim,)), ``"c"`` (the global control variates, of shape
+            (n_tasks, dim)) and ``"round"`` (int).
+
+        Returns
+        -------
+        reply : dict
+            ``"delta"``: the pseudo-gradients ``(x - y_K) / (K lr)`` of shape
+            (n_tasks, dim); ``"delta_c"``: the change of the client's control
+            variates (zeros without control variates).
+        """
         x = np.asarray(message["x"], dtype=np.float64)
         c = np.asarray(message["c"], dtype=np.float64)
         rnd = int(message["round"])
@@ -305,9 +366,16 @@ class DREAMServer:
         ``"qp"``: weights from :func:`dream_weights` with
         ``correction``, ``reg_rho`` and ``anchor``; ``"fixed"``: ``anchor``
         (uniform by default) as fixed scalarisation weights.
+    correction : array-like of shape (n_tasks, n_tasks), optional
+        ``C`` of :func:`dream_weights`; identity by default.
+    reg_rho : float, default=0.0
+        ``rho >= 0`` of :func:`dream_weights`.
+    anchor : array-like of shape (n_tasks,), optional
+        ``w`` on the simplex; uniform by default.
     participation : float in (0, 1], default=1.0
         Fraction of clients sampled each round (without replacement).
     random_state : int, default=0
+        Seeds the sampling of the clients of each round.
     """
 
     def __init__(
@@ -375,7 +443,15 @@ class DREAMServer:
 
 
 class InProcessSimulator:
-    """Runs a server and its clients in one process, round by round (no engine)."""
+    """Runs a server and its clients in one process, round by round (no engine).
+
+    Parameters
+    ----------
+    server : DREAMServer
+        The server (updated in place).
+    clients : iterable of DREAMClient
+        The clients, keyed by their ``client_id``.
+    """
 
     def __init__(self, server, clients):
         self.server = server
@@ -393,7 +469,17 @@ class InProcessSimulator:
 
 @dataclasses.dataclass
 class FMOLResult:
-    """Result of :func:`run_dream`: final ``x`` and per-round ``stationarity``."""
+    """Result of :func:`run_dream`: final ``x`` and per-round ``stationarity``.
+
+    Parameters
+    ----------
+    x : ndarray of shape (dim,)
+        The final model.
+    stationarity : ndarray of shape (n_rounds,)
+        Pareto stationarity of the model after each round (0 on the Pareto set).
+    weights : list of list of float
+        The task weights of each round.
+    """
 
     x: np.ndarray
     stationarity: np.ndarray
@@ -421,6 +507,37 @@ def run_dream(
 
     Named presets: FMGDA is ``control_variates=False, momentum=0``; FedAvg
     with linear scalarisation is additionally ``aggregation="fixed"``.
+
+    Parameters
+    ----------
+    problem : QuadraticFMOL
+        The test bed (its gradients and gradient noise).
+    n_rounds : int
+        Number of communication rounds.
+    local_steps : int, default=5
+        Local steps per task and round (see :class:`DREAMClient`).
+    learning_rate_local : float, default=0.05
+        Step size of the local steps.
+    learning_rate : float, default=0.1
+        Step size of the server's update.
+    momentum : float, default=0.0
+        Local momentum (see :class:`DREAMClient`).
+    control_variates : bool, default=True
+        Whether clients correct their local gradients by control variates.
+    aggregation : {"qp", "fixed"}, default="qp"
+        See :class:`DREAMServer`.
+    correction : array-like of shape (n_tasks, n_tasks), optional
+        ``C`` of :func:`dream_weights`; identity by default.
+    reg_rho : float, default=0.0
+        ``rho >= 0`` of :func:`dream_weights`.
+    anchor : array-like of shape (n_tasks,), optional
+        ``w`` on the simplex; uniform by default.
+    participation : float in (0, 1], default=1.0
+        Fraction of clients sampled each round.
+    random_state : int, default=0
+        Seeds the client sampling and the gradient noise.
+    x0 : array-like of shape (dim,), optional
+        The initial model; zeros by default.
 
     Returns
     -------

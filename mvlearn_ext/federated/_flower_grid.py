@@ -189,7 +189,6 @@ def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, ran
     -------
     server
         The same object, after ``n_rounds`` rounds.
-
     """
     _flwr()
     from flwr.app import Context, RecordDict

@@ -78,6 +78,18 @@ class RandomFourierMap:
         self.b = rng.uniform(0.0, 2.0 * np.pi, self.n_components)
 
     def transform(self, Z):
+        """The features ``phi(z)`` of every row of ``Z``.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_features)
+            Points ``z``.
+
+        Returns
+        -------
+        Phi : ndarray of shape (n_samples, n_components)
+            ``sqrt(2/D) cos(W z + b)``, one row per point.
+        """
         Z = np.asarray(Z, dtype=np.float64)
         if Z.ndim != 2 or Z.shape[1] != self.n_features:
             raise ValueError(f"Z must have shape (n, {self.n_features}), got {Z.shape}")
@@ -89,6 +101,20 @@ def mmd2_unbiased(X, Y, *, bandwidth=1.0):
 
     ``D_X + D_Y - 2 Kbar_XY`` with ``D_X`` the mean off-diagonal kernel
     value within ``X`` (Gretton et al. 2012; Marienwald et al. 2021).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        First sample (at least 2 points).
+    Y : array-like of shape (m, d)
+        Second sample (at least 2 points).
+    bandwidth : float, default=1.0
+        Width of the Gaussian kernel ``exp(-||z - z'||^2 / (2 bandwidth^2))``.
+
+    Returns
+    -------
+    mmd2 : float
+        The unbiased estimate; it can be negative when the laws are close.
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -113,6 +139,19 @@ def agent_kme_statistics(Phi):
 
     ``variance`` is ``v_c = tr(Cov(phi)) / n``, the unbiased estimate of
     ``(E k(z, z) - ||mu_c||^2) / n_c`` = ``E ||mu_hat_c - mu_c||^2``.
+
+    Parameters
+    ----------
+    Phi : array-like of shape (n_samples, D)
+        The agent's features (e.g. :meth:`RandomFourierMap.transform` of its
+        samples), at least 2 rows.
+
+    Returns
+    -------
+    mean_feature : ndarray of shape (D,)
+        The empirical kernel mean embedding ``mu_hat_c``.
+    variance : float
+        ``v_c``.
     """
     Phi = np.asarray(Phi, dtype=np.float64)
     n = Phi.shape[0]
@@ -176,7 +215,24 @@ def collaboration_weights(means, variances, *, method="unbiased", nu=0.0, n_samp
 
 
 def agent_ridge_statistics(X, y):
-    """``(X^T X / n, X^T y / n, n)`` of one agent (with a leading 1-column)."""
+    """``(X^T X / n, X^T y / n, n)`` of one agent (with a leading 1-column).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, p)
+        The agent's features.
+    y : array-like of shape (n,)
+        The agent's targets.
+
+    Returns
+    -------
+    gram : ndarray of shape (p + 1, p + 1)
+        ``X'^T X' / n`` with ``X' = [1, X]``.
+    moment : ndarray of shape (p + 1,)
+        ``X'^T y / n``.
+    n : int
+        The number of samples.
+    """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     Xa = np.hstack([np.ones((X.shape[0], 1)), X])
@@ -188,6 +244,17 @@ def weighted_ridge(grams, moments, weights, *, alpha=1e-3):
     """Per-agent ridge ``theta_b = (sum_c w_bc S_c + alpha I')^-1 sum_c w_bc s_c``.
 
     ``I'`` leaves the intercept (first coordinate) unpenalised.
+
+    Parameters
+    ----------
+    grams : array-like of shape (B, p + 1, p + 1)
+        Every agent's ``S_c`` (see :func:`agent_ridge_statistics`).
+    moments : array-like of shape (B, p + 1)
+        Every agent's ``s_c``.
+    weights : array-like of shape (B, B)
+        Collaboration weights; row ``b`` holds agent ``b``'s ``w_bc``.
+    alpha : float, default=1e-3
+        Ridge penalty on the coefficients (not the intercept).
 
     Returns
     -------
@@ -213,6 +280,24 @@ def ditto_ridge(grams, moments, global_coef, *, reg_lambda=1.0, alpha=1e-3):
     ``R_b(v) = ||y_b - X_b v||^2 / (2 n_b) + alpha/2 ||v||^2``:
     ``v_b = (S_b + alpha I' + reg_lambda I)^-1 (s_b + reg_lambda w*)``.
     ``reg_lambda = 0`` is local, ``reg_lambda -> inf`` global.
+
+    Parameters
+    ----------
+    grams : array-like of shape (B, p + 1, p + 1)
+        Every agent's ``S_b`` (see :func:`agent_ridge_statistics`).
+    moments : array-like of shape (B, p + 1)
+        Every agent's ``s_b``.
+    global_coef : array-like of shape (p + 1,)
+        The global model ``w*``, intercept first.
+    reg_lambda : float, default=1.0
+        Strength of the pull toward ``w*``.
+    alpha : float, default=1e-3
+        Ridge penalty on the coefficients (not the intercept).
+
+    Returns
+    -------
+    coefs : ndarray of shape (B, p + 1)
+        The personalised models ``v_b``, intercept first.
     """
     S = np.asarray(grams, dtype=np.float64)
     s = np.asarray(moments, dtype=np.float64)
@@ -359,7 +444,20 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Xs, ys):
-        """Fit every agent's model from per-agent data lists ``Xs``, ``ys``."""
+        """Fit every agent's model from per-agent data lists ``Xs``, ``ys``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples_b, n_features)
+            The features of each agent (at least 2 samples each, the same
+            features for all).
+        ys : list of array-like of shape (n_samples_b,)
+            The targets of each agent.
+
+        Returns
+        -------
+        self : KMEPersonalizedRidge
+        """
         Xs, ys = _check_agents(Xs, ys)
         # the largest array: one agent's RFF features
         n_rows = max(X.shape[0] for X in Xs)
@@ -427,7 +525,22 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
             raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
         return X @ self.coef_[agent] + self.intercept_[agent]
 
-    def score(self, X, y, agent=None):  # noqa: D102 - RegressorMixin's R^2 for one agent
+    def score(self, X, y, agent=None):
+        """Coefficient of determination ``R^2`` of agent ``agent``'s predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True targets.
+        agent : int or None, default=None
+            The agent whose model predicts (as in :meth:`predict`).
+
+        Returns
+        -------
+        score : float
+        """
         from sklearn.metrics import r2_score
 
         return r2_score(y, self.predict(X, agent))

@@ -83,7 +83,19 @@ class KMEProtocolClient:
             self.intercept_, self.coef_ = float(theta[0]), theta[1:]
 
     def fit(self, message):
-        """Answer one protocol message (see the class docstring)."""
+        """Answer one protocol message (see the class docstring).
+
+        Parameters
+        ----------
+        message : dict
+            The server's message; ``message["stage"]`` is ``"moments"``,
+            ``"statistics"`` or ``"model"``, with the entries that stage needs.
+
+        Returns
+        -------
+        reply : dict
+            The agent's answer to that stage.
+        """
         stage = message.get("stage")
         z = np.column_stack([self.X, self.y])
         if stage == "moments":

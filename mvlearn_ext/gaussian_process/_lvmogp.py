@@ -428,6 +428,22 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         ``y`` has the shape of the training targets (NaN = not scored).
         Outputs without an observed entry in ``y`` are skipped; with
         ``sample_weight`` (n_samples,) each entry is weighted by its row's weight.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test inputs.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs_)
+            True targets, NaN where an entry is not scored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (all 1 by default).
+
+        Returns
+        -------
+        score : float
+            The mean over the scored outputs of their (weighted) ``R^2``; an
+            output whose observed targets are constant scores 1 if predicted
+            exactly and 0 otherwise.
         """
         check_is_fitted(self)
         pred = self.predict(X)

@@ -483,8 +483,29 @@ def dare_ties(
     same drop masks in ``tests/llm``; see :func:`dare` for the masks and
     precision); FusionBench's ``DareTiesMerging`` is
     ``rescale="inverse_p"``, ``merge_func="sum"``, ``sign_rule="majority"``.
-    There is no trim step (DARE's random drop replaces it). Parameters as in
-    :func:`dare` and :func:`ties`.
+    There is no trim step (DARE's random drop replaces it).
+
+    Parameters
+    ----------
+    base, experts : state dicts
+        See :func:`task_arithmetic`.
+    density : float in (0, 1], default=0.1
+        Keep probability of every coordinate (as in :func:`dare`).
+    scaling : float, default=1.0
+        lambda.
+    weights : array-like of shape (n_experts,), default=None
+        Per-expert weights (all ones by default).
+    rescale : {"inverse_p", "l1"}, default="inverse_p"
+        Rescaling of the survivors (as in :func:`dare`).
+    sign_rule : {"zero_positive", "majority"}, default="zero_positive"
+        What an elected sign of 0 becomes (as in :func:`ties`).
+    merge_func : {"mean", "sum", "max"}, default="mean"
+        Disjoint merge rule (as in :func:`ties`).
+    prune_keys : list of str, default=None
+        The keys dropped from and merged by TIES (default: every floating
+        key); the others are merged by task arithmetic.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the drop masks (as in :func:`dare`).
 
     Returns
     -------
@@ -509,7 +530,20 @@ def magnitude_merge(base, experts, *, density=0.1, scaling=1.0, weights=None, pr
 
     ``floor(density * size)`` coordinates per tensor, ties broken by position;
     no rescaling; ``theta = theta_0 + scaling * sum_n w_n tau_hat_n``.
-    Parameters as in :func:`ties`.
+
+    Parameters
+    ----------
+    base, experts : state dicts
+        See :func:`task_arithmetic`.
+    density : float in (0, 1], default=0.1
+        Fraction of the coordinates of each tensor kept.
+    scaling : float, default=1.0
+        lambda.
+    weights : array-like of shape (n_experts,), default=None
+        Per-expert weights (all ones by default).
+    prune_keys : list of str, default=None
+        The keys pruned (default: every floating key); the others are merged
+        by task arithmetic.
 
     Returns
     -------
@@ -530,7 +564,23 @@ def random_mask_merge(
 
     The control for saliency-based pruning at equal density (no rescaling).
     ``random_state`` seeds the subsets (expert n uses the n-th child
-    generator). Parameters as in :func:`ties`.
+    generator).
+
+    Parameters
+    ----------
+    base, experts : state dicts
+        See :func:`task_arithmetic`.
+    density : float in (0, 1], default=0.1
+        Fraction of the coordinates of each tensor kept.
+    scaling : float, default=1.0
+        lambda.
+    weights : array-like of shape (n_experts,), default=None
+        Per-expert weights (all ones by default).
+    prune_keys : list of str, default=None
+        The keys pruned (default: every floating key); the others are merged
+        by task arithmetic.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the random subsets.
 
     Returns
     -------

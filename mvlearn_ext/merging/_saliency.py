@@ -192,6 +192,20 @@ def sa_keep_counts(size, p, n_rounds):
     The number of coordinates of a tensor of ``size`` entries that survive
     ``n_rounds`` rounds of :func:`sa_merge` is ``sa_keep_counts(...)[-1]``,
     about ``(1 - p) ** n_rounds * size``.
+
+    Parameters
+    ----------
+    size : int
+        Number of entries of the tensor, ``k_0``.
+    p : float in [0, 1)
+        Fraction of the surviving coordinates pruned per round.
+    n_rounds : int
+        Number of pruning rounds ``T``.
+
+    Returns
+    -------
+    counts : list of int
+        ``[k_0, ..., k_T]``, of length ``n_rounds + 1``.
     """
     counts = [int(size)]
     for _ in range(int(n_rounds)):

@@ -254,7 +254,23 @@ def is_nondominated(points, *, maximise=False, keep_weakly=False):
 
 
 def filter_dominated(points, *, maximise=False, keep_weakly=False):
-    """The rows of ``points`` selected by :func:`is_nondominated`."""
+    """The rows of ``points`` selected by :func:`is_nondominated`.
+
+    Parameters
+    ----------
+    points : array-like of shape (n_points, n_objectives)
+        The objective vectors, one per row.
+    maximise : bool or sequence of bool, default=False
+        Whether every objective (or each one) is maximised.
+    keep_weakly : bool, default=False
+        Keep every copy of a duplicated non-dominated point (only the first
+        otherwise).
+
+    Returns
+    -------
+    front : ndarray of shape (n_front, n_objectives)
+        The non-dominated rows, in their input order.
+    """
     P = _check_points(points)
     return P[is_nondominated(P, maximise=maximise, keep_weakly=keep_weakly)]
 

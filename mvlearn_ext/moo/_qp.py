@@ -195,7 +195,20 @@ def min_norm_weights(G):
 
 
 def min_norm_direction(G):
-    """``(weights, d)``: the MGDA weights and the min-norm element ``d``."""
+    """``(weights, d)``: the MGDA weights and the min-norm element ``d``.
+
+    Parameters
+    ----------
+    G : array-like of shape (n_tasks, n_params)
+        Task gradients, one per row.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_tasks,)
+        The weights of :func:`min_norm_weights`.
+    d : ndarray of shape (n_params,)
+        ``weights @ G``, the min-norm element of the convex hull of the rows.
+    """
     G = _check_G(G)
     lam = min_norm_weights(G)
     return lam, lam @ G

@@ -93,7 +93,15 @@ class IndependentTaskRegressorCV(_GridCV):
         MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment when ``cv`` is an int.
-    Other parameters as in :class:`IndependentTaskRegressor`.
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -143,7 +151,18 @@ class MeanRegularizedRegressorCV(_GridCV):
         MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment when ``cv`` is an int.
-    Other parameters as in :class:`MeanRegularizedRegressor`.
+    task_weight : {"uniform", "n_samples"}, default="uniform"
+        Task weights ``w_j`` of the objective (1, or ``n_j``), as in
+        :class:`MeanRegularizedRegressor`.
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -194,7 +213,22 @@ class ARMULRegressorCV(_GridCV):
         MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment when ``cv`` is an int.
-    Other parameters as in :class:`ARMULRegressor`.
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+        Task weights ``w_j`` of the objective (1, or ``n_j``), as in
+        :class:`ARMULRegressor`.
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    max_iter : int, default=1000
+        L-BFGS iterations for ``gamma``.
+    tol : float, default=1e-10
+        L-BFGS gradient tolerance (relative to the gradient at the start).
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -249,7 +283,25 @@ class LowRankARMULRegressorCV(_GridCV):
         MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment when ``cv`` is an int.
-    Other parameters as in :class:`LowRankARMULRegressor`.
+    rank : int, default=3
+        Dimension of the shared subspace (clipped to ``min(n_tasks,
+        n_features)``).
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+        Task weights ``w_j`` of the objective (1, or ``n_j``), as in
+        :class:`LowRankARMULRegressor`.
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    max_iter : int, default=1000
+        L-BFGS iterations.
+    tol : float, default=1e-10
+        L-BFGS gradient tolerance (relative to the gradient at the start).
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------
@@ -306,7 +358,28 @@ class ClusteredARMULRegressorCV(_GridCV):
         MSE averaged over tasks, then over splits.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment when ``cv`` is an int, and the k-means warm start.
-    Other parameters as in :class:`ClusteredARMULRegressor`.
+    n_clusters : int, default=3
+        Number of prototypes; at most the number of tasks.
+    task_weight : {"uniform", "n_samples"}, default="n_samples"
+        Task weights ``w_j`` of the objective (1, or ``n_j``), as in
+        :class:`ClusteredARMULRegressor`.
+    fit_intercept : bool, default=True
+        An unpenalised intercept per task.
+    max_iter : int, default=1000
+        L-BFGS iterations per prototype update.
+    max_outer : int, default=50
+        Alternations of prototype updates and reassignments.
+    tol : float, default=1e-10
+        L-BFGS gradient tolerance (relative to the gradient at the start).
+    n_init : int, default=10
+        Restarts of the warm-start k-means.
+    rcond : float or None, default=None
+        Rank rule of the least-squares solutions (see
+        :class:`RobustMultiTaskRegressor`).
+    n_jobs : int or None, default=None
+        Threads of the per-task passes, resolved by
+        :func:`mvlearn_ext.utils.effective_n_jobs` (``None``: 1, ``-1``: every
+        CPU). The result does not depend on it.
 
     Attributes
     ----------

@@ -235,16 +235,6 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         set by ``lambda_scale``); 0 gives
         independent least squares, ``inf`` (or any value at least
         ``fusion_threshold_``) the pooled fit.
-    ridge : float, default=0.0
-        ``rho`` of an optional ridge term: every task's loss gets ``rho/2
-        theta_j^T M theta_j`` (``M`` set by ``ridge_metric``), and the
-        penalty is measured in ``Sigma_j + rho M``. This is the paper's
-        estimator on each task's rows augmented with ``d`` rows ``sqrt(n_j
-        rho) M^{1/2}`` with responses 0, so the solver, the closed forms and
-        the fusion threshold carry over: ``reg_lambda = 0`` gives ridge per
-        task, ``inf`` a pooled ridge fit. 0 (default) is the paper's estimator.
-        Not from the paper. :class:`RobustMultiTaskRegressorCV` chooses it
-        with ``reg_lambda`` (by default over :data:`DEFAULT_RIDGES`).
     task_weight : {"uniform", "n_samples"}, default="uniform"
         Task weights ``w_j``: 1 (the paper's synthetic experiments), or the
         effective ``n_j`` (its HAR script). Decides which pooled fit exact
@@ -257,6 +247,16 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         ``n_j < d``, ``sqrt(d / n_j)`` changes between the CV folds and the
         refit while ``sqrt(rank / n_j)`` stays near 1, so the CV choice of
         ``reg_lambda`` carries over to the refit. Not from the paper.
+    ridge : float, default=0.0
+        ``rho`` of an optional ridge term: every task's loss gets ``rho/2
+        theta_j^T M theta_j`` (``M`` set by ``ridge_metric``), and the
+        penalty is measured in ``Sigma_j + rho M``. This is the paper's
+        estimator on each task's rows augmented with ``d`` rows ``sqrt(n_j
+        rho) M^{1/2}`` with responses 0, so the solver, the closed forms and
+        the fusion threshold carry over: ``reg_lambda = 0`` gives ridge per
+        task, ``inf`` a pooled ridge fit. 0 (default) is the paper's estimator.
+        Not from the paper. :class:`RobustMultiTaskRegressorCV` chooses it
+        with ``reg_lambda`` (by default over :data:`DEFAULT_RIDGES`).
     ridge_metric : {"identity", "second_moment"}, default="identity"
         ``M`` of the ridge term (see ``ridge``; no effect when it is 0):
         ``tr(S) / d`` times the identity, with ``S`` the task-weighted mean

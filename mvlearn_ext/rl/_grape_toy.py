@@ -357,6 +357,20 @@ def _scores(data, U, nonempty):
 def recall_at_k(scores, targets, k=10):
     """Share of queries whose target ranks in the top ``k`` (ties count against it).
 
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_items)
+        Similarity of every query to every item.
+    targets : array-like of int, shape (n_queries,)
+        Index of each query's target item.
+    k : int, default=10
+        The cut-off (at least 1).
+
+    Returns
+    -------
+    recall : float
+        In ``[0, 1]``.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import recall_at_k

@@ -60,6 +60,22 @@ _METHODS = ("fixed", "fixed_norm", "stage1", "stage2", "paretopo", "lu2025")
 def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
     """``p(n) = guess + (1 - guess) P(Binomial(n, retrieve) >= hops)``.
 
+    Parameters
+    ----------
+    n_calls : array-like of int
+        Numbers of tool calls ``n`` (non-negative).
+    hops : int, default=3
+        Facts a question needs (at least 1).
+    retrieve : float in [0, 1], default=0.5
+        Probability that a tool call retrieves a new fact.
+    guess : float in [0, 1], default=0.1
+        Probability that an answer with too few facts is right.
+
+    Returns
+    -------
+    p : ndarray
+        The success probability of each ``n``, of the shape of ``n_calls``.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import hop_success
@@ -134,6 +150,21 @@ def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0
     ``max_calls``, so the part of the front's HV beyond the sweep (towards
     the limit points, pure 0 and pure ``max_calls`` calls) is below 1e-5.
 
+    Parameters
+    ----------
+    max_calls : int, default=12
+        The largest number of tool calls (the arms are ``n = 0..max_calls``).
+    hops : int, default=3
+        Facts a question needs (at least 1).
+    retrieve : float in [0, 1], default=0.5
+        Probability that a tool call retrieves a new fact.
+    guess : float in [0, 1], default=0.1
+        Probability that an answer with too few facts is right.
+    width : float, default=1.0
+        Width of the policy ``pi_mu(n) ∝ exp(-(n - mu)^2 / (2 width^2))`` (> 0).
+    n_grid : int, default=20001
+        Number of values of ``mu`` swept (at least 3).
+
     Returns
     -------
     front : dict
@@ -197,6 +228,21 @@ def hull_gap(front, accuracy, efficiency):
 
     For a point of the curve, a positive gap means that no weighted sum with
     non-negative weights is maximised there (an unsupported point).
+
+    Parameters
+    ----------
+    front : dict
+        The result of :func:`hop_bandit_front` (its ``hull_efficiency`` and
+        ``hull_accuracy``).
+    accuracy : array-like of float
+        Accuracies of the points.
+    efficiency : array-like of float
+        Efficiencies of the points, of the shape of ``accuracy``.
+
+    Returns
+    -------
+    gap : ndarray
+        Of the shape of ``accuracy`` (the hull is interpolated linearly).
     """
     a = np.asarray(accuracy, dtype=np.float64)
     e = np.asarray(efficiency, dtype=np.float64)
@@ -260,6 +306,55 @@ def simulate_hop_bandit(
     ``(1, cost_scale max_calls)`` (the start's scales; ``"fixed"`` then
     equals ``"fixed_norm"``), a diagnostic that separates the reward scales
     from the shape of the front.
+
+    Parameters
+    ----------
+    method : {"fixed", "fixed_norm", "stage1", "stage2", "paretopo", "lu2025"}
+        The advantage rule (see above).
+    weights : array-like of shape (2,), default=(0.5, 0.5)
+        ``w``, the weights of (success, calls saved): non-negative, with a
+        positive sum.
+    n_steps : int, default=300
+        GRPO steps ``t = 0..n_steps - 1``.
+    n_prompts : int, default=12
+        Groups per step.
+    group_size : int, default=8
+        Rollouts per group (at least 2).
+    max_calls : int, default=12
+        The largest number of tool calls (the arms are ``n = 0..max_calls``).
+    hops : int, default=3
+        Facts a question needs (at least 1).
+    retrieve : float in [0, 1], default=0.5
+        Probability that a tool call retrieves a new fact.
+    guess : float in [0, 1], default=0.1
+        Probability that an answer with too few facts is right.
+    width : float, default=1.0
+        Width of the policy ``pi_mu(n) ∝ exp(-(n - mu)^2 / (2 width^2))`` (> 0).
+    mu0 : float, default=6.0
+        The initial policy centre ``mu``.
+    cost_scale : float, default=5.0
+        The price of a call saved at the first step (``>= 0``).
+    drift : float, default=4.0
+        The factor by which the price grows from the first step to the last
+        (``> 0``; 1: no drift).
+    learning_rate : float, default=0.2
+        Step size of the policy-gradient update of ``mu``.
+    beta : float in [0, 1], default=0.5
+        Tie-breaking weight of the Pareto-rank advantages of stage 2.
+    stage1_steps : int, default=100
+        Steps of stage 1 in ``"paretopo"``.
+    stage1 : {"meta_reward", "hvc_gradient"}, default="meta_reward"
+        The stage-1 rule of ``"stage1"`` and ``"paretopo"`` (see above).
+    ref_margin : float >= 0, default=0.1
+        The margin of the reference point of ``stage1="hvc_gradient"``.
+    weight_ema : float in [0, 1], default=0.9
+        The EMA factor of the weights of ``stage1="hvc_gradient"``.
+    weight_floor : float, default=0.05
+        The floor of every weight of ``stage1="hvc_gradient"``.
+    normalise : bool, default=False
+        Divide the rewards of every method by the starting scales (see above).
+    random_state : int, Generator or None, default=None
+        Seeds the rollouts and their successes.
 
     Returns
     -------
@@ -346,6 +441,20 @@ def sweep_hop_bandit(method, accuracy_weights, *, random_states=(0,), **kwargs):
     seed is its set of final (accuracy, efficiency) points; its quality is
     their joint hypervolume against ``(0, 0)``, reported also relative to
     the exact front's (``hv_ratio``, at most 1).
+
+    Parameters
+    ----------
+    method : str
+        A method of :func:`simulate_hop_bandit`.
+    accuracy_weights : array-like of float in [0, 1]
+        The grid of accuracy weights ``w``.
+    random_states : iterable of int, default=(0,)
+        One run per random state and weight; the same random states for
+        every method make the comparison paired.
+    **kwargs : dict
+        Passed to :func:`simulate_hop_bandit` (not ``weights`` or
+        ``random_state``); the test-bed arguments (``max_calls``, ``hops``,
+        ``retrieve``, ``guess``, ``width``) also set the exact front.
 
     Returns
     -------

@@ -155,6 +155,18 @@ def similarity_reward(scores, targets):
     It is open to score inflation: moving the query toward the collection
     mean raises every score, the target's included, without ranking it
     higher (see :func:`make_score_inflation_case`).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_items)
+        Similarity of every query to every item.
+    targets : array-like of int, shape (n_queries,)
+        Index of each query's target item.
+
+    Returns
+    -------
+    reward : ndarray of shape (n_queries,)
+        The score of each query's target.
     """
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     t = _check_targets(targets, S)
@@ -162,7 +174,21 @@ def similarity_reward(scores, targets):
 
 
 def inflation_score(scores, targets=None):
-    """``iota = mean_j s_j``, over the negatives when ``targets`` is given."""
+    """``iota = mean_j s_j``, over the negatives when ``targets`` is given.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_items)
+        Similarity of every query to every item.
+    targets : array-like of int, shape (n_queries,), optional
+        Index of each query's target item, left out of the mean (which then
+        needs at least 2 items); every item counts when None.
+
+    Returns
+    -------
+    iota : ndarray of shape (n_queries,)
+        The mean score of each query.
+    """
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     if targets is None:
         return S.mean(axis=1)
@@ -247,6 +273,20 @@ def format_reward(completions, *, pattern=THINK_ANSWER_PATTERN, value=1.0):
     The default pattern is ``<think>...</think><answer>...</answer>`` (the
     whole string, whitespace around the tags allowed). VisualScore's
     verifier uses ``value=0.5``; GRAPE's format reward is ``{0, 1}``.
+
+    Parameters
+    ----------
+    completions : list of str
+        The generated texts (a non-string entry does not match).
+    pattern : str or compiled regular expression, default=THINK_ANSWER_PATTERN
+        The required format, matched from the start of each completion
+        (``re.match``).
+    value : float, default=1.0
+        The reward of a well-formed completion.
+
+    Returns
+    -------
+    reward : ndarray of shape (n_completions,)
     """
     if isinstance(completions, str):
         raise TypeError("completions must be a list of strings, not a single string")
@@ -258,7 +298,22 @@ def format_reward(completions, *, pattern=THINK_ANSWER_PATTERN, value=1.0):
 
 
 def parse_answer(completions, *, pattern=THINK_ANSWER_PATTERN):
-    """The number inside ``<answer>...</answer>``; NaN when missing or garbled."""
+    """The number inside ``<answer>...</answer>``; NaN when missing or garbled.
+
+    Parameters
+    ----------
+    completions : list of str
+        The generated texts (a non-string entry does not match).
+    pattern : str or compiled regular expression, default=THINK_ANSWER_PATTERN
+        Matched from the start of each completion (``re.match``); its first
+        group is the answer.
+
+    Returns
+    -------
+    answers : ndarray of shape (n_completions,)
+        The number of each answer, NaN where the format does not match or
+        the answer is not a single number.
+    """
     if isinstance(completions, str):
         raise TypeError("completions must be a list of strings, not a single string")
     pat = re.compile(pattern) if isinstance(pattern, str) else pattern
@@ -281,6 +336,20 @@ def gaussian_reward(predictions, targets, *, sigma=0.8):
     unparsable answer) scores 0. ``sigma`` may be an array (the per-dataset
     variant of the authors' code: AVA x1.5, EvalMuse x1.5, KonIQ x0.8 of
     ``sigma_0 = 0.8``).
+
+    Parameters
+    ----------
+    predictions : array-like
+        Predicted scores ``s_hat`` (NaN for an unparsable answer).
+    targets : array-like
+        True scores ``s`` (finite), broadcast against ``predictions``.
+    sigma : float or array-like, default=0.8
+        The width ``sigma`` (positive), broadcast against ``predictions``.
+
+    Returns
+    -------
+    reward : ndarray
+        In ``[0, 1]``, of the broadcast shape.
 
     Examples
     --------
@@ -306,6 +375,26 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     ``"gaussian"`` (:func:`gaussian_reward`), ``"mae"`` (``-|e|``), ``"mse"``
     (``-e^2``), ``"bounded"`` (``1 - |e| / max_error``, floored at 0) and
     ``"binary"`` (``|e| < tol``). A NaN prediction scores 0.
+
+    Parameters
+    ----------
+    predictions : array-like
+        Predicted scores ``s_hat`` (NaN for an unparsable answer).
+    targets : array-like
+        True scores ``s`` (finite), broadcast against ``predictions``.
+    kind : {"gaussian", "mae", "mse", "bounded", "binary"}, default="gaussian"
+        The reward of the error ``e = s_hat - s``.
+    sigma : float or array-like, default=0.8
+        The width of ``"gaussian"``.
+    max_error : float, default=4.0
+        The error at which ``"bounded"`` reaches 0.
+    tol : float, default=0.25
+        The error below which ``"binary"`` gives 1.
+
+    Returns
+    -------
+    reward : ndarray
+        Of the broadcast shape of ``predictions`` and ``targets``.
     """
     if kind == "gaussian":
         return gaussian_reward(predictions, targets, sigma=sigma)

@@ -33,6 +33,21 @@ __all__ = [
 def tool_efficiency_reward(n_calls, n_opt, *, alpha=0.5):
     """``r_tool = exp(-alpha |N_call - N_opt|)``, in (0, 1].
 
+    Parameters
+    ----------
+    n_calls : array-like of float
+        Tool calls ``N_call`` of each trajectory (finite, ``>= 0``).
+    n_opt : float
+        The reference number of calls ``N_opt`` (``>= 0``; see
+        :class:`OptimalCallsTracker`).
+    alpha : float, default=0.5
+        The decay rate (``>= 0``; 0 makes every reward 1).
+
+    Returns
+    -------
+    reward : ndarray
+        Of the shape of ``n_calls``.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import tool_efficiency_reward
@@ -177,6 +192,45 @@ def simulate_tool_bandit(
     step's mean minus ``ref_margin``; ``weight_ema`` and ``weight_floor``
     its EMA factor and floor). In ``"paretopo"`` stage 2 then breaks ties
     with the weights stage 1 ended with, held fixed.
+
+    Parameters
+    ----------
+    method : {"fixed", "stage1", "lu2025", "paretopo"}
+        The advantage rule (see above).
+    n_steps : int, default=300
+        GRPO steps.
+    n_prompts : int, default=12
+        Prompts per step, their difficulties drawn uniformly.
+    group_size : int, default=8
+        Rollouts per prompt (a GRPO group).
+    difficulties : array-like of float in [0, 1], default=(0.2, 0.5, 0.9)
+        The prompt types ``kappa``.
+    max_calls : int >= 1, default=4
+        The largest number of tool calls (the policy has ``max_calls + 1`` arms).
+    weights : array-like of shape (2,), default=(0.5, 0.5)
+        Weights of (success, ``r_tool``) in the scalarised reward, and the
+        starting weights of ``stage1="hvc_gradient"``.
+    alpha : float, default=0.3
+        The decay rate of ``r_tool`` (see :func:`tool_efficiency_reward`).
+    beta : float in [0, 1], default=0.5
+        Tie-breaking weight of :func:`mvlearn_ext.moo.pareto_rank_advantages`
+        in stage 2 of ``"paretopo"``.
+    stage1_steps : int, default=100
+        Steps of stage 1 in ``"paretopo"``.
+    learning_rate : float, default=0.5
+        Step size of the policy-gradient update of the softmax logits.
+    n_opt_scope : {"prompt", "global"}, default="prompt"
+        Where ``N_opt`` is tracked (see above).
+    stage1 : {"meta_reward", "hvc_gradient"}, default="meta_reward"
+        The stage-1 rule (see above).
+    ref_margin : float >= 0, default=0.1
+        The margin of the reference point of ``stage1="hvc_gradient"``.
+    weight_ema : float in [0, 1], default=0.9
+        The EMA factor of the weights of ``stage1="hvc_gradient"``.
+    weight_floor : float, default=0.05
+        The floor of every weight of ``stage1="hvc_gradient"``.
+    random_state : int, Generator or None, default=None
+        Seeds the prompts, the rollouts and their successes.
 
     Returns
     -------

@@ -83,6 +83,16 @@ def canonical_json(setting: Mapping) -> str:
 def setting_key(setting: Mapping) -> int:
     """The 64-bit key of a setting: SHA-256 of its canonical JSON, first 8 bytes.
 
+    Parameters
+    ----------
+    setting : mapping
+        A JSON-ready setting (its key order does not matter).
+
+    Returns
+    -------
+    key : int
+        In ``[0, 2**64)``.
+
     Examples
     --------
     >>> setting_key({"b": 2, "a": 1}) == setting_key({"a": 1, "b": 2})

@@ -41,6 +41,19 @@ class ReplicationError(RuntimeError):
     The original exception is ``__cause__``; its type and message are in the
     message, with the worker's traceback when it ran in another process.
 
+    Parameters
+    ----------
+    message : str
+        The error message.
+    setting_id : int or None, default=None
+        Position of the setting in :attr:`Study.settings`.
+    setting : dict or None, default=None
+        The setting.
+    replication : int or None, default=None
+        The replication index.
+    failures : list of Exception or None, default=None
+        The errors of every failed replication; None: ``[self]``.
+
     Attributes
     ----------
     setting_id : int

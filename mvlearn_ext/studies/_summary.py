@@ -165,7 +165,24 @@ class LogLogFit(NamedTuple):
     ``slope_se`` and ``intercept_se`` are standard errors (NaN for an
     unweighted fit of 2 points, which has no residual to estimate the noise
     from); ``ci_low`` and ``ci_high`` the normal interval of the slope at the
-    fit's ``level``.
+    fit's ``level``. Built by :func:`fit_loglog_slope`.
+
+    Parameters
+    ----------
+    slope : float
+        The exponent of ``y ~ C x**slope``.
+    intercept : float
+        ``log C``.
+    slope_se : float
+        Standard error of ``slope``.
+    intercept_se : float
+        Standard error of ``intercept``.
+    n : int
+        Number of points fitted.
+    ci_low : float
+        Lower end of the slope's interval.
+    ci_high : float
+        Upper end of the slope's interval.
     """
 
     slope: float

@@ -96,6 +96,12 @@ OPTIONAL_DEPENDENCIES: dict[str, OptionalDependency] = {
         OptionalDependency("pytest", "pytest", ("test",), "the test suite"),
         OptionalDependency("hypothesis", "hypothesis", ("test",), "property-based tests"),
         OptionalDependency("ruff", "ruff", ("test",), "the linter"),
+        OptionalDependency(
+            "numpydoc",
+            "numpydoc",
+            ("test", "docs"),
+            "docstring validation and the site's API pages",
+        ),
     )
 }
 

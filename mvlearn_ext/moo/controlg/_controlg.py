@@ -500,6 +500,21 @@ def replay_schedule(record, *, kp=1.0, ki=0.0, kd=0.0, integral_limit=5.0):
 
     Returns the replayed objective sequence; it equals the logged one when
     the record is authentic and the gains are those used.
+
+    Parameters
+    ----------
+    record : list of dict or str
+        A scheduler's ``record_`` (one entry with its ``"targets"`` per
+        block), or its JSON string (:meth:`ControlGScheduler.record_json`).
+    kp, ki, kd : float, default=(1.0, 0.0, 0.0)
+        The PID gains of the scheduler that wrote the record.
+    integral_limit : float, default=5.0
+        The clamp of the PID integral of that scheduler.
+
+    Returns
+    -------
+    choices : list of int
+        The objective chosen at every block.
     """
     if isinstance(record, str):
         record = json.loads(record)
@@ -537,6 +552,32 @@ def simulate_block_training(
     vectors whose cosines are ``-antagonism``), ``"round_robin"`` or
     ``"uniform_mix"`` (every block applies the average effect of the K
     choices).
+
+    Parameters
+    ----------
+    policy : {"controlg", "round_robin", "uniform_mix"}
+        The schedule compared.
+    n_blocks : int
+        Number of training blocks ``T``.
+    rates : array-like of shape (n_objectives,)
+        ``rates_k``, the relative decrease of ``L_k`` when objective ``k``
+        is trained for one block.
+    antagonism : array-like of shape (n_objectives, n_objectives)
+        ``antagonism[k, l]`` (``l != k``), the relative increase of ``L_l``
+        when ``k`` is trained (negative: a shared gain). Keep the diagonal at
+        0: the loss dynamics ignore it, but the gradient proxies of
+        ``"controlg"`` (pairwise cosines ``-antagonism``) do not.
+    initial_losses : array-like of shape (n_objectives,), optional
+        ``L(0)``; ones by default.
+    random_state : int, Generator or None, default=None
+        Seeds the noise.
+    noise : float, default=0.0
+        The factor of ``L_l`` in each block is raised to the power
+        ``exp(noise * z_l)``, ``z_l`` standard normal (0: deterministic
+        dynamics).
+    scheduler_kwargs : dict, optional
+        Keyword arguments of the :class:`ControlGScheduler` (``policy="controlg"``
+        only; ``n_objectives`` is set from ``rates``).
 
     Returns
     -------

@@ -70,7 +70,23 @@ def _tau(tau):
 
 
 def preference_values(prefs, pi, mu=None):
-    """``P_k(pi) = pi^T P_k mu`` for every objective, shape (n_objectives,)."""
+    """``P_k(pi) = pi^T P_k mu`` for every objective, shape (n_objectives,).
+
+    Parameters
+    ----------
+    prefs : array-like of shape (K, n_arms, n_arms)
+        ``prefs[k, y, y'] = p_k(y > y')``; objective 0 is the primary one.
+    pi : array-like of shape (n_arms,)
+        The policy evaluated.
+    mu : array-like of shape (n_arms,), optional
+        The law of the compared arm ``y'`` (full support); uniform by default.
+
+    Returns
+    -------
+    values : ndarray of shape (K,)
+        The probability that an arm drawn from ``pi`` is preferred to one
+        drawn from ``mu``, under each objective.
+    """
     P, mu, _ = _check_problem(prefs, mu, None)
     pi = np.asarray(pi, dtype=np.float64)
     return np.einsum("y,kyz,z->k", pi, P, mu)
@@ -107,7 +123,21 @@ def mopo_policy(prefs, lam, *, tau, mu=None, pi_ref=None):
 
 @dataclasses.dataclass
 class MOPOResult:
-    """Result of :func:`solve_mopo`."""
+    """Result of :func:`solve_mopo`.
+
+    Parameters
+    ----------
+    policy : ndarray of shape (n_arms,)
+        The policy ``pi_lambda`` at the final multipliers.
+    multipliers : ndarray of shape (K - 1,)
+        The final multipliers ``lambda``.
+    values : ndarray of shape (K,)
+        ``P_k(policy)`` of every objective.
+    n_iter : int
+        Number of dual iterations run.
+    history : list of dict
+        ``{"iter", "lam", "values"}`` at the first iteration and every 50th.
+    """
 
     policy: np.ndarray
     multipliers: np.ndarray
@@ -224,6 +254,24 @@ def exact_constrained_policy(prefs, thresholds, *, tau, mu=None, pi_ref=None):
 
     Returns the optimal policy, or ``None`` when the solver reports the
     thresholds infeasible.
+
+    Parameters
+    ----------
+    prefs : array-like of shape (K, n_arms, n_arms)
+        ``prefs[k, y, y'] = p_k(y > y')``; objective 0 is the primary one.
+    thresholds : array-like of shape (K - 1,)
+        Lower bounds ``b_k`` on the secondary objectives.
+    tau : float
+        The KL regularisation strength, ``> 0``.
+    mu : array-like of shape (n_arms,), optional
+        The law of the compared arm ``y'`` (full support); uniform by default.
+    pi_ref : array-like of shape (n_arms,), optional
+        The reference policy of the KL term (full support); uniform by default.
+
+    Returns
+    -------
+    pi : ndarray of shape (n_arms,) or None
+        The maximiser of ``P_1(pi) - tau KL(pi || pi_ref)`` under the bounds.
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
@@ -264,6 +312,25 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
     ``E_{y, y' ~ mu}[(h_pi(y, y') - tau^{-1} sum_k w_k (p_k(y > y') - 1/2))^2]``
     with ``h_pi = log(pi(y) pi_ref(y') / (pi(y') pi_ref(y)))`` and
     ``w = (1, lam)``. Its minimiser over policies is :func:`mopo_policy`.
+
+    Parameters
+    ----------
+    pi : array-like of shape (n_arms,)
+        The policy evaluated (positive entries).
+    prefs : array-like of shape (K, n_arms, n_arms)
+        ``prefs[k, y, y'] = p_k(y > y')``; objective 0 is the primary one.
+    lam : array-like of shape (K - 1,)
+        Multipliers of the secondary objectives.
+    tau : float
+        The KL regularisation strength, ``> 0``.
+    mu : array-like of shape (n_arms,), optional
+        The law of the compared arm ``y'`` (full support); uniform by default.
+    pi_ref : array-like of shape (n_arms,), optional
+        The reference policy of the KL term (full support); uniform by default.
+
+    Returns
+    -------
+    loss : float
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
@@ -282,6 +349,17 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
     (probit), ``"cyclic"`` (rock-paper-scissors blocks on top of BT),
     ``"conflicting"`` (objective 2 is ``1 - p_1`` on a random half of the
     pairs, BT elsewhere).
+
+    Parameters
+    ----------
+    structure : {"bradley_terry", "thurstone", "cyclic", "conflicting"}
+        The preference structure.
+    n_arms : int, default=6
+        Number of arms.
+    n_objectives : int, default=2
+        Number of objectives ``K`` (each draws its own random utilities).
+    random_state : int, Generator or None, default=None
+        Seeds the utilities (and the flipped pairs of ``"conflicting"``).
 
     Returns
     -------

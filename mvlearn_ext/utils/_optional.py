@@ -68,14 +68,20 @@ OPTIONAL_DEPENDENCIES: dict[str, OptionalDependency] = {
         OptionalDependency(
             "dask",
             "dask",
-            ("dask", "test"),
+            ("dask", "docs", "test"),
             "Monte Carlo studies across machines; HAGMVC on row blocks",
         ),
         OptionalDependency(
-            "zarr", "zarr", ("dask", "test"), "on-disk chunked views of the block clusterers"
+            "zarr",
+            "zarr",
+            ("dask", "docs", "test"),
+            "on-disk chunked views of the block clusterers",
         ),
         OptionalDependency(
-            "distributed", "distributed", ("dask", "test"), "the dask scheduler of studies"
+            "distributed",
+            "distributed",
+            ("dask", "docs", "test"),
+            "the dask scheduler of studies",
         ),
         OptionalDependency(
             "pandas",

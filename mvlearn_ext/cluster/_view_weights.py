@@ -267,15 +267,6 @@ def factor_quality(agreement, valid):
     Returns
     -------
     quality : ndarray of shape (n_views,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvlearn_ext.cluster._view_weights import factor_quality
-    >>> q = np.array([0.9, 0.3, 0.4])
-    >>> S = np.outer(q, q)
-    >>> factor_quality(S, np.ones((3, 3), dtype=bool)).round(3).tolist()
-    [0.9, 0.3, 0.4]
     """
     n_views = agreement.shape[0]
     valid = np.asarray(valid, dtype=bool) & ~np.eye(n_views, dtype=bool)

@@ -101,13 +101,6 @@ def fit_threads(n_jobs, *, name="n_jobs"):
         The estimator's argument (see the module docstring).
     name : str, default="n_jobs"
         Its name, for the error message.
-
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._threads import fit_threads
-    >>> with fit_threads(1) as n:
-    ...     n
-    1
     """
     n = effective_n_jobs(n_jobs, name=name)
     with single_threaded_pools(), numba_threads(n):

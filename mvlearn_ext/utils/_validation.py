@@ -170,16 +170,6 @@ def check_magnitude(X, name, *, allow_nan=False, compute_dtype=None):
     ValueError
         If the sum of squares of ``X`` overflows its dtype. The message
         gives the largest absolute value.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mvlearn_ext.utils._validation import check_magnitude
-    >>> check_magnitude(np.array([[1.0, 2e150]]), "X")
-    >>> check_magnitude(np.array([[1.0, 2e300]]), "X")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: X holds values too large for the computation (largest |value| 2e+300): ...
     """
     values = X.data if sp.issparse(X) else X
     if values.dtype.kind != "f" or values.size == 0:
@@ -318,15 +308,6 @@ def validate_array(X, name, *, dtype=FLOAT_DTYPES, ensure_all_finite=True, min_s
     -------
     X : ndarray of shape (n_samples, n_features)
 
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._validation import validate_array
-    >>> validate_array([[1, 2], [3, 4]], "X").dtype.name
-    'float64'
-    >>> validate_array([[1j, 2]], "X")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: X holds complex values (dtype complex128): Complex data not supported; ...
     """
     try:
         shape = np.shape(X) if not sp.issparse(X) else X.shape
@@ -372,15 +353,6 @@ def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
     -------
     y : ndarray of shape (n_samples,), float64
 
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._validation import validate_vector
-    >>> validate_vector([[1], [2]], "y")
-    array([1., 2.])
-    >>> validate_vector([1, 2], "y", n_samples=3)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: y has 2 entries but 3 are required (one per row of X)
     """
     if isinstance(y, (list, tuple)):
         try:
@@ -442,15 +414,6 @@ def check_layer_sizes(value, name):
     For parameters declared ``[tuple, list]`` in ``_parameter_constraints``,
     whose entries scikit-learn's declarative validation does not check.
 
-    Examples
-    --------
-    >>> from mvlearn_ext.utils._validation import check_layer_sizes
-    >>> check_layer_sizes([16, 8], "hidden")
-    (16, 8)
-    >>> check_layer_sizes((16, 0), "hidden")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: hidden must hold positive ints (layer widths), got (16, 0)
     """
     bad = [
         v
@@ -587,7 +550,7 @@ def validate_views(
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.utils._validation import validate_views
+    >>> from mvlearn_ext.utils import validate_views
     >>> Xs = validate_views([np.ones((4, 2)), [[1, 2, 3]] * 4])
     >>> [(X.shape, X.dtype.name) for X in Xs]
     [((4, 2), 'float64'), ((4, 3), 'float64')]
@@ -696,7 +659,7 @@ def check_Xs(Xs, multiview=False, enforce_views=None, copy=False, return_dimensi
     Examples
     --------
     >>> import numpy as np
-    >>> from mvlearn_ext.utils._validation import check_Xs
+    >>> from mvlearn_ext.utils import check_Xs
     >>> Xs, n_views, n_samples, n_features = check_Xs(
     ...     [np.zeros((5, 3)), np.zeros((5, 2))], multiview=True, return_dimensions=True
     ... )
@@ -745,7 +708,7 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
     --------
     >>> import numpy as np
     >>> from sklearn.base import BaseEstimator
-    >>> from mvlearn_ext.utils._validation import check_views_consistent
+    >>> from mvlearn_ext.utils import check_views_consistent
     >>> est = BaseEstimator()
     >>> check_views_consistent(est, [np.ones((3, 2)), np.ones((3, 4))], reset=True)
     >>> est.n_views_, est.n_features_per_view_

@@ -104,3 +104,9 @@ def test_small_sample_graph_uses_every_sample_as_an_anchor():
     # Large enough for the rule: unchanged.
     Xs, _ = make_multiview_blobs(600, n_views=2, n_clusters=3, random_state=0)
     assert HAGMVC(3, random_state=0).fit(Xs).n_anchors_ == (225,)
+
+
+def test_factor_quality_recovers_the_qualities_of_an_exact_one_factor_model():
+    q = np.array([0.9, 0.3, 0.4])
+    got = factor_quality(np.outer(q, q), np.ones((3, 3), dtype=bool))
+    np.testing.assert_allclose(got, q, atol=1e-6)

@@ -207,7 +207,7 @@ def test_input_shape_errors():
         project_simplex(np.ones((2, 3)), out=ro)
 
 
-# --- Large and tiny magnitudes (issue 15, part 3) --------------------------
+# --- Large and tiny magnitudes --------------------------------------------------
 # Rounding errors must scale with the simplex size s, not with the magnitude
 # of the row: every kernel shifts a row by its maximum before projecting.
 

@@ -132,7 +132,7 @@ def test_ensure_all_finite_false_accepts_both():
 
 def test_huge_finite_values_are_not_mistaken_for_infinity():
     X = np.full((4, 2), np.finfo(np.float64).max)  # the sum overflows; the values do not
-    # Refused for their magnitude (issue 15), never reported as infinity.
+    # Refused for their magnitude, never reported as infinity.
     with pytest.raises(ValueError, match=r"view 0 of Xs holds values too large") as info:
         validate_views([X])
     assert "infinity" not in str(info.value)

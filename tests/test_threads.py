@@ -71,8 +71,6 @@ def _threads():
     return len(os.listdir("/proc/self/task"))
 
 
-
-
 def _watched_fit(adapter, estimator, n_jobs):
     """Warm up with ``n_jobs=1``, then fit with ``n_jobs`` under a watcher thread.
 

@@ -123,7 +123,7 @@ _FIT_ON_X_CHECKS = (
 _TASK_LIBRARY = (
     "fit takes a library of tasks (one array per task, with codes or contexts) and predict "
     "a task's context, not (X, y)",
-    ("check_complex_data", "check_estimators_unfitted", "check_fit1d"),
+    ("check_complex_data", "check_fit1d"),
 )
 _GENERATOR = "a conditional generator: fit(C, X) and sample(C), no predict"
 
@@ -135,7 +135,6 @@ OTHER_FIT_SIGNATURES = {
         "fit(Xs, ys) takes one array per agent and predict(X, agent) the agent",
         (
             "check_complex_data",
-            "check_estimators_unfitted",
             "check_fit1d",
             "check_regressor_data_not_an_array",
             "check_regressors_int",
@@ -160,7 +159,6 @@ OTHER_FIT_SIGNATURES = {
             "check_classifiers_train",
             "check_complex_data",
             "check_decision_proba_consistency",
-            "check_estimators_unfitted",
             "check_requires_y_none",
             "check_supervised_y_2d",
         ),

@@ -252,7 +252,7 @@ def load_mvc_real_suite(names=None, *, random_state=0):
     name                          n     k   views (features)
     ============================  ====  ==  ========================================
     ``handwritten``               2000  10  fou 76, fac 216, kar 64, pix 240, zer 47,
-                                          mor 6
+                                            mor 6
     ``handwritten-noise-pix``     2000  10  as above, pix replaced by noise
     ``handwritten-weak3``         2000  10  fou 76, zer 47, mor 6
     ``digits-quadrants``          1797  10  16, 16, 16, 16
@@ -270,7 +270,7 @@ def load_mvc_real_suite(names=None, *, random_state=0):
     ``blobs-strong-weak``         600   4   strong 4; weak 30, weak 30
     ``blobs-strong-weak-n120``    120   4   as above
     ``blobs-strong-redundant``    600   4   strong 4; weak 30, weak 30 and two near
-                                          copies of the last
+                                            copies of the last
     ============================  ====  ==  ========================================
 
     The ``-n<count>`` sets are stratified subsamples (each class in proportion

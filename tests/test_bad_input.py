@@ -38,8 +38,6 @@ from mvlearn_ext.utils.discovery import all_estimators
 #: (estimator, case) -> why it still fails; strict xfails, so a fix shows.
 #: Each is in a module another change owns at the time of writing.
 _SIZE = "a size beyond the data reaches an allocation (MemoryError), not a check naming it"
-_DEVICE = "a CUDA device on a machine without one fails inside torch, not by name"
-_UNFITTED = "use before fit raises RuntimeError/AttributeError, not NotFittedError"
 _EXTREME_NAN = "an admitted extreme value gives non-finite fitted arrays or predictions"
 _EXTREME_ERROR = (
     "an admitted extreme value fails inside the solver (overflow, LinAlgError, NaN "

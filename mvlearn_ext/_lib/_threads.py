@@ -64,12 +64,14 @@ def effective_n_jobs(n_jobs, *, name="n_jobs") -> int:
     """
     if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, numbers.Integral)):
         raise TypeError(f"{name} must be an int or None, got {type(n_jobs).__name__}")
-    cpus = min(_available_cpus(), MAX_THREADS)
     if n_jobs is None:
         n_jobs = _joblib_default_n_jobs()
         if n_jobs is None:
             return 1
     n_jobs = int(n_jobs)
+    if n_jobs == 1:  # the kernels' usual count: no affinity system call on the hot path
+        return 1
+    cpus = min(_available_cpus(), MAX_THREADS)
     if n_jobs == 0:
         raise ValueError(f"{name} must be a positive int, -1 (every CPU) or None (one), got 0")
     if n_jobs < 0:

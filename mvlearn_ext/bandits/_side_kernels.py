@@ -84,9 +84,9 @@ def side_fit(n, m2, cfg, work):
     a :class:`SideConfig`. ``cfg.tau2_fixed < 0`` estimates ``tau^2``
     (DerSimonian--Laird), ``inf`` is no pooling. ``work.coef`` receives the
     coefficients (NaN if not fitted). Returns ``tau^2`` (``inf`` when the
-    model is not used). One function without array-argument calls besides
-    the Cholesky helpers: it runs once per step, and Numba's reference
-    counting on helper calls would dominate its cost.
+    model is not used). Written as one function, calling only the Cholesky
+    helpers with arrays, because it runs once per step and the reference
+    counting of array arguments in Numba calls costs as much as the work.
     """
     _, _, Z, coef_known, known, tau2_fixed, btab, vtab = cfg
     out, coef, ws, use, G, L, col = work

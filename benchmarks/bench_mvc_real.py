@@ -432,6 +432,21 @@ def markdown(payload):
     return "\n".join(lines)
 
 
+def write_outputs(payload, args):
+    """Write ``payload`` as JSON (``--json``) and its tables as Markdown (``--markdown``,
+    else standard output); return it."""
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(payload, fh, indent=1)
+    text = markdown(payload)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(text + "\n")
+    else:
+        print(text)
+    return payload
+
+
 def merge(args):
     """One payload (and its tables) from several runs with the same seeds.
 
@@ -467,16 +482,7 @@ def merge(args):
         payload["sizes"],
         [m for m in config["methods"] if m.startswith(("HAG", "DR"))],
     )
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(payload, fh, indent=1)
-    text = markdown(payload)
-    if args.markdown:
-        with open(args.markdown, "w") as fh:
-            fh.write(text + "\n")
-    else:
-        print(text)
-    return payload
+    return write_outputs(payload, args)
 
 
 def main(argv=None):
@@ -557,16 +563,7 @@ def main(argv=None):
             summary, datasets, sizes, [m for m in methods if m.startswith(("HAG", "DR"))]
         ),
     )
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(payload, fh, indent=1)
-    text = markdown(payload)
-    if args.markdown:
-        with open(args.markdown, "w") as fh:
-            fh.write(text + "\n")
-    else:
-        print(text)
-    return payload
+    return write_outputs(payload, args)
 
 
 if __name__ == "__main__":

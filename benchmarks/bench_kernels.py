@@ -148,7 +148,7 @@ def environment():
         numba=numba.__version__,
         blas=blas,
         cpu=platform.processor() or platform.machine(),
-        cpus=effective_n_jobs(None),
+        cpus=effective_n_jobs(-1),
         core=core_info(),
     )
 
@@ -199,7 +199,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
     p.add_argument("--json", default=None, help="write the raw results here")
     args = p.parse_args(argv)
-    cpus = effective_n_jobs(None)
+    cpus = effective_n_jobs(-1)
     threads = sorted({1, 2, cpus} & set(range(1, cpus + 1)))
     if args.quick:
         sn, sm, srep = 20_000, 64, 3

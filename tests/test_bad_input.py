@@ -35,37 +35,6 @@ from sklearn.utils._param_validation import (
 
 from mvlearn_ext.utils.discovery import all_estimators
 
-#: (estimator, case) -> why it still fails; strict xfails, so a fix shows.
-#: Each is in a module another change owns at the time of writing.
-_SIZE = "a size beyond the data reaches an allocation (MemoryError), not a check naming it"
-_EXTREME_NAN = "an admitted extreme value gives non-finite fitted arrays or predictions"
-_EXTREME_ERROR = (
-    "an admitted extreme value fails inside the solver (overflow, LinAlgError, NaN "
-    "downstream) with an error that does not name the parameter"
-)
-KNOWN_GAPS = {
-    ("EOMSCCA", "n_components=huge"): _SIZE,
-    ("SMVSC", "n_components=huge"): _SIZE,
-    ("CompositionalTaskExtrapolator", "learning_rate_init=1e+300"): _EXTREME_ERROR,
-    ("CompositionalTaskExtrapolator", "learning_rate_init=2e+308"): _EXTREME_ERROR,
-    ("ConditionalDiffusion", "weight_decay=1e+300"): _EXTREME_ERROR,
-    ("ConditionalDiffusion", "weight_decay=2e+308"): _EXTREME_ERROR,
-    ("EOMSCCA", "reg_init=1e+300"): _EXTREME_ERROR,
-    ("EOMSCCA", "reg_init=2e+308"): _EXTREME_ERROR,
-    ("HAGMVC", "reg_lambda=2e+308"): _EXTREME_NAN,
-    ("InductiveCompositionRegressor", "learning_rate_init=1e+300"): _EXTREME_ERROR,
-    ("InductiveCompositionRegressor", "learning_rate_init=2e+308"): _EXTREME_ERROR,
-    ("InductiveTaskRegressor", "learning_rate_init=1e+300"): _EXTREME_ERROR,
-    ("InductiveTaskRegressor", "learning_rate_init=2e+308"): _EXTREME_ERROR,
-    ("LMVSC", "reg_lambda=2e+308"): _EXTREME_NAN,
-    ("PhenoBrainClassifier", "weight_decay=1e+300"): _EXTREME_ERROR,
-    ("PhenoBrainClassifier", "weight_decay=2e+308"): _EXTREME_ERROR,
-    ("RelationalTaskExtrapolator", "learning_rate_init=1e+300"): _EXTREME_ERROR,
-    ("RelationalTaskExtrapolator", "learning_rate_init=2e+308"): _EXTREME_ERROR,
-    ("SMVSC", "reg_lambda=2e+308"): _EXTREME_NAN,
-}
-
-
 # -- corruptions of one array ------------------------------------------------
 
 
@@ -542,9 +511,7 @@ def test_every_discovered_estimator_has_a_setup():
 def _bad_input_params():
     for name, cls in ESTIMATORS:
         for case in CASES:
-            gap = KNOWN_GAPS.get((name, case))
-            marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-            yield pytest.param(name, cls, case, marks=marks, id=f"{name}-{case}")
+            yield pytest.param(name, cls, case, id=f"{name}-{case}")
 
 
 @pytest.mark.parametrize("name, cls, case", list(_bad_input_params()))
@@ -756,9 +723,7 @@ def _predict_params():
             "GSLVMOGPRegressor",
         ):
             if hasattr(cls, "predict"):
-                gap = KNOWN_GAPS.get((name, "huge"))
-                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-                yield pytest.param(name, cls, id=name, marks=marks)
+                yield pytest.param(name, cls, id=name)
 
 
 @pytest.mark.parametrize("name, cls", list(_predict_params()))
@@ -859,9 +824,7 @@ def _size_params():
         params = inspect.signature(cls.__init__).parameters
         for param in SIZE_PARAMS:
             if param in params:
-                gap = KNOWN_GAPS.get((name, f"{param}=huge"))
-                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-                yield pytest.param(name, cls, param, id=f"{name}-{param}", marks=marks)
+                yield pytest.param(name, cls, param, id=f"{name}-{param}")
 
 
 class _TookTooLong(Exception):
@@ -900,9 +863,7 @@ def test_huge_size_hyperparameters_are_refused_by_name(name, cls, param):
 def _device_params():
     for name, cls in ESTIMATORS:
         if "device" in inspect.signature(cls.__init__).parameters:
-            gap = KNOWN_GAPS.get((name, "device"))
-            marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-            yield pytest.param(name, cls, id=name, marks=marks)
+            yield pytest.param(name, cls, id=name)
 
 
 @pytest.mark.parametrize("name, cls", list(_device_params()))
@@ -954,9 +915,7 @@ def _nan_params():
         for attr in OTHER_ARRAYS.get(kind, ()):
             if (name, attr) in NAN_IS_MISSING or getattr(adapter, attr, None) is None:
                 continue
-            gap = KNOWN_GAPS.get((name, f"nan_{attr}"))
-            marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-            yield pytest.param(name, cls, attr, id=f"{name}-{attr}", marks=marks)
+            yield pytest.param(name, cls, attr, id=f"{name}-{attr}")
 
 
 @pytest.mark.parametrize("name, cls, attr", list(_nan_params()))
@@ -999,9 +958,7 @@ def _use_before_fit(est, adapter):
 def _unfitted_params():
     for name, cls in ESTIMATORS:
         if hasattr(cls, "predict") or hasattr(cls, "sample"):
-            gap = KNOWN_GAPS.get((name, "unfitted"))
-            marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-            yield pytest.param(name, cls, id=name, marks=marks)
+            yield pytest.param(name, cls, id=name)
 
 
 @pytest.mark.parametrize("name, cls", list(_unfitted_params()))
@@ -1011,14 +968,7 @@ def test_use_before_fit_raises_not_fitted_error(name, cls):
         _use_before_fit(clone(estimator), adapter)
 
 
-def _float32_params():
-    for name, cls in ESTIMATORS:
-        gap = KNOWN_GAPS.get((name, "float32"))
-        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-        yield pytest.param(name, cls, id=name, marks=marks)
-
-
-@pytest.mark.parametrize("name, cls", list(_float32_params()))
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=[name for name, _ in ESTIMATORS])
 def test_float32_input_fits_and_gives_finite_results(name, cls):
     estimator, adapter = _setup(name, cls)
     est = clone(estimator)
@@ -1058,11 +1008,7 @@ def _extreme_params():
     for name, cls in ESTIMATORS:
         for param in _real_params(cls):
             for value in (1e300, np.finfo(np.float64).max):
-                gap = KNOWN_GAPS.get((name, f"{param}={value:.0e}"))
-                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-                yield pytest.param(
-                    name, cls, param, value, id=f"{name}-{param}={value:.0e}", marks=marks
-                )
+                yield pytest.param(name, cls, param, value, id=f"{name}-{param}={value:.0e}")
 
 
 @pytest.mark.parametrize("name, cls, param, value", list(_extreme_params()))

@@ -39,6 +39,7 @@ from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
+    WEIGHT_DECAY_CONSTRAINT,
     check_allocation,
     check_finite_loss,
     resolve_device,
@@ -159,7 +160,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     batch_size : int, default=64
     learning_rate : float, default=3e-3
         Adam learning rate.
-    weight_decay : float, default=1e-4
+    weight_decay : float in [0, 1e6], default=1e-4
+        Adam's L2 penalty; larger values shrink every weight to zero
+        whatever the data.
     early_stopping : bool, default=False
         Hold out a stratified ``validation_fraction`` of the training
         subjects, stop when their cross-entropy has not improved for
@@ -220,7 +223,7 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         "n_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": LEARNING_RATE_CONSTRAINT,
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "weight_decay": WEIGHT_DECAY_CONSTRAINT,
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],

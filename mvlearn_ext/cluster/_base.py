@@ -205,6 +205,25 @@ class EmbeddingClusterer(InductiveClusterer):
         with self._pools():
             return self._transform_views(self._validate_predict_views(Xs))
 
+    def fit_transform(self, Xs, y=None, **fit_params):
+        """Fit the clusterer, then embed the training samples: ``fit(Xs).transform(Xs)``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, n_features_v)
+            The views.
+        y : None
+            Ignored; present for API consistency.
+        **fit_params : dict
+            Passed to ``fit``.
+
+        Returns
+        -------
+        F : ndarray of shape (n_samples, n_embedding)
+            What :meth:`transform` returns on the training views.
+        """
+        return self.fit(Xs, y, **fit_params).transform(Xs)
+
 
 # --------------------------------------------------------------------------- block paths
 

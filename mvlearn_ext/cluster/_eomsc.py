@@ -83,8 +83,11 @@ class EOMSCCA(BaseClusterer):
         Latent dimension ``d``; ``None`` means ``n_clusters``. The authors'
         grid is ``{1, 2, 3, 5, 7} k``; on Handwritten their best cell (chosen
         on the labels, as in their protocol) is ``m = k``, ``d = 3k``.
-    reg_init : float, default=0.1
+    reg_init : float in (0, 1e6], default=0.1
         Starting ``lambda`` of the adaptive Ky Fan weight (the code's 0.1).
+        Bounded because the search halves ``lambda`` once per pass, so from a
+        much larger start it cannot settle within ``inner_max_iter`` passes
+        (and beyond about 1e16 the graph step loses all precision).
     init : {"first", "kmeans"}, default="first"
         Starting graph: the first ``m`` samples as anchors (the authors'
         code; order-dependent), or each sample on its cluster among ``m``
@@ -205,7 +208,7 @@ class EOMSCCA(BaseClusterer):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "reg_init": [Interval(Real, 0, None, closed="neither")],
+        "reg_init": [Interval(Real, 0, 1e6, closed="right")],
         "init": [StrOptions({"first", "kmeans"})],
         "scaling": [StrOptions({"zscore"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

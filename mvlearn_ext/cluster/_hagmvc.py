@@ -136,9 +136,11 @@ class HAGMVC(InductiveClusterer):
         neighbours make the sparse graph depend on which rows the k-means++
         seeding draws as anchors (a cluster can split around a few anchors); 10
         is the neighbourhood of the usual 10-NN spectral clustering.
-    reg_lambda : float, default=1.0
+    reg_lambda : float in (0, 1e6], default=1.0
         Multiplier of the adaptive regularisation ``lambda_i^(l)``; larger values
-        spread each sample's weight over more anchors.
+        spread each sample's weight over more anchors. Bounded because far above
+        1e6 every sample weighs all anchors equally up to rounding, and the graph
+        no longer carries the data.
     max_iter : int, default=2
         Maximum number of fine-to-coarse sweeps (0 keeps the initial pyramid).
         A sweep re-codes each level and then moves its anchors, so the labels
@@ -291,7 +293,7 @@ class HAGMVC(InductiveClusterer):
         "ratio": [Interval(Real, 0, 1, closed="neither")],
         "n_levels": [Interval(Integral, 1, None, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "reg_lambda": [Interval(Real, 0, None, closed="neither")],
+        "reg_lambda": [Interval(Real, 0, 1e6, closed="right")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],

@@ -70,10 +70,12 @@ class LMVSC(EmbeddingClusterer):
     n_anchors : int, default=50
         Anchors per view ``m`` (the authors' grid is ``{k, 50, 100}``);
         capped at ``n_samples``, the effective value is ``n_anchors_``.
-    reg_lambda : float, default=1.0
+    reg_lambda : float in [0, 1e6], default=1.0
         Weight of the ``||Z_v||^2`` term (the authors' grid is
         ``{0.01, 1, 100}``); larger values spread each sample over more
-        anchors.
+        anchors. Bounded because far above the scaled views' squared norms the
+        penalty leaves every sample's weights equal up to rounding (with
+        ``scaling=None`` it is in the squared units of the data).
     scaling : {"zscore"} or None, default="zscore"
         ``"zscore"``: centre and scale every feature to unit variance (statistics of the
         training views, reused by :meth:`predict`; constant features are
@@ -188,7 +190,7 @@ class LMVSC(EmbeddingClusterer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left")],
-        "reg_lambda": [Interval(Real, 0, None, closed="left")],
+        "reg_lambda": [Interval(Real, 0, 1e6, closed="both")],
         "scaling": [StrOptions({"zscore"}), None],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

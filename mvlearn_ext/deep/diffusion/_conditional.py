@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._torch import (
+    WEIGHT_DECAY_CONSTRAINT,
     check_allocation,
     mlp_elements,
     torch_threads,
@@ -59,7 +60,9 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         settles instead of jittering at the scale of ``learning_rate``; it
         under-trains small networks given few steps, so it is not the
         default.
-    weight_decay : float, default=0.0
+    weight_decay : float in [0, 1e6], default=0.0
+        Adam's L2 penalty; larger values shrink every weight to zero
+        whatever the data.
     sampler : {"ddpm", "ddim"}, default="ddpm"
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the mini-batches, the noise and the steps (the
@@ -98,7 +101,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         "hidden_layer_sizes": [tuple, list],
         "n_tasks": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "weight_decay": WEIGHT_DECAY_CONSTRAINT,
         "sampler": SAMPLER_CONSTRAINT,
         "verbose": ["verbose"],
     }

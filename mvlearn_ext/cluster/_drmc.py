@@ -35,6 +35,7 @@ from mvlearn_ext.cluster._drmc_solver import (
     _scaled_indicator,
     _view_redundancy,
 )
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["DRMC"]
@@ -129,11 +130,16 @@ class DRMC(InductiveClusterer):
         fewer anchors a cluster holds too few of them for a sample's neighbours
         to stay inside it, and at that size (a few hundred samples at most)
         anchors save nothing. ``False``: always the rule above.
-    view_weights : {"agreement", "uniform"}, default="agreement"
+    view_weights : {"agreement", "factor", "uniform"}, default="agreement"
         ``"agreement"``: learned by the discrete feedback (above), from the
         starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
-        ``"uniform"``: fixed and equal (the per-view balanced concatenation,
-        no feedback).
+        ``"factor"``: learned by the same feedback, from HAGMVC's label-free
+        ``"factor"`` weights (scored on at most 1000 random rows, 10 neighbours:
+        with three or more views a one-factor fit of the views' pairwise
+        agreements, which tells a view that agrees with every other from a weak
+        view that agrees with it alone); ``max_iter=0`` keeps those, as HAGMVC
+        does. ``"uniform"``: fixed and equal (the per-view balanced
+        concatenation, no feedback).
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,
@@ -290,7 +296,7 @@ class DRMC(InductiveClusterer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
-        "view_weights": [StrOptions({"agreement", "uniform"})],
+        "view_weights": [StrOptions({"agreement", "factor", "uniform"})],
         "small_sample_graph": ["boolean"],
         "align_anchors": ["boolean"],
         "scaling": [StrOptions({"zscore"}), None],
@@ -362,7 +368,8 @@ class DRMC(InductiveClusterer):
         self._fit_view_scaling(Xs)
         rng = check_random_state(self.random_state)
         widths = [X.shape[1] for X in Xs]
-        prior, prior_seed, factors = self._starting_weights(widths, rng)
+        prior_seed = self._prior_seed(rng)
+        prior, factors = self._starting_weights(widths, Xs, np.random.RandomState(prior_seed))
         redundancy = np.ones(len(Xs))
         if self._learns(len(Xs)):
             redundancy = _view_redundancy(Xs, prior_seed)
@@ -401,19 +408,39 @@ class DRMC(InductiveClusterer):
 
     def _learns(self, n_views):
         """Whether the view weights are learned by the feedback."""
-        return n_views > 1 and self.view_weights == "agreement" and self.max_iter > 0
+        learned = self.view_weights in ("agreement", "factor")
+        return n_views > 1 and learned and self.max_iter > 0
 
-    def _starting_weights(self, widths, rng):
-        """``(prior, prior_seed, factors)``: the starting weights, the seed of the
-        redundancy scores and the per-view factors the stored views carry."""
+    @staticmethod
+    def _prior_seed(rng):
+        """The seed of the starting weights and of the redundancy scores.
+
+        Drawn whatever the options, so that the later seeds do not depend on them.
+        """
+        return int(rng.randint(np.iinfo(np.int32).max))
+
+    def _scores_factor(self, n_views):
+        """Whether the starting weights come from the views (``view_weights="factor"``)."""
+        return self.view_weights == "factor" and n_views > 1
+
+    def _starting_weights(self, widths, score_views, random_state):
+        """``(prior, factors)``: the starting weights and the per-view factors the
+        stored views carry.
+
+        ``score_views`` are the views (or their scoring rows, drawn from
+        ``random_state`` as :func:`fit_view_weights` draws them) for
+        ``view_weights="factor"``; ``random_state`` is a RandomState.
+        """
         prior = _prior_weights(widths)
-        # Drawn whatever the number of views, so that the later seeds do not depend on it.
-        prior_seed = int(rng.randint(np.iinfo(np.int32).max))
+        if self._scores_factor(len(widths)):
+            prior = fit_view_weights(
+                score_views, self.n_clusters, rule="factor", random_state=random_state
+            ).weights_
         # The stored views carry the prior (floored, so that no view is lost
         # before the feedback has seen it); the graphs reweight from there.
         floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
         factors = _feature_factors(widths, floored / floored.sum())
-        return prior, prior_seed, factors
+        return prior, factors
 
     def _store(self, result, factors, n_anchors, memberships):
         """Set the fitted attributes both paths share from a driver's result."""

@@ -75,6 +75,7 @@ from mvlearn_ext.cluster._drmc_solver import (
     _rotate,
     _view_redundancy,
 )
+from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_drmc_blocks", "predict_drmc_blocks"]
@@ -168,6 +169,11 @@ def _predict_task(p, _, *views):
 # --------------------------------------------------------------------------- algebra
 
 
+def _draw_rows(rng, n, size):
+    """``size`` sorted random rows of ``n`` (all of them when ``n <= size``)."""
+    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
+
+
 def _assignment_rule(F, R, labels, n_clusters):
     """``(slope, offset)`` of the linearised rotation gain ``G * slope - offset``.
 
@@ -202,7 +208,7 @@ def fit_drmc_blocks(est, Xs):
 
     # The seeds, in the order of the in-memory fit.
     rng = check_random_state(est.random_state)
-    prior, prior_seed, factors = est._starting_weights(widths, rng)
+    prior_seed = est._prior_seed(rng)
     kmeans_seed = int(rng.randint(np.iinfo(np.int32).max))
     rotation_seed = int(rng.randint(np.iinfo(np.int32).max))
     learn = est._learns(V)
@@ -213,9 +219,16 @@ def fit_drmc_blocks(est, Xs):
         if learn and n > _REDUNDANCY_ROWS
         else (np.arange(n) if learn else np.empty(0, np.int64))
     )
+    # The rows of the factor scores, drawn as fit_view_weights draws them in memory.
+    score_state = np.random.RandomState(prior_seed)
+    score_rows = (
+        _draw_rows(score_state, n, DEFAULT_MAX_SAMPLES)
+        if est._scores_factor(V)
+        else np.empty(0, np.int64)
+    )
     sub_rows = _subsample_rows(n, kmeans_seed, est._subsample)
     kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
-    wanted = np.union1d(redundancy_rows, kmeans_rows)
+    wanted = np.union1d(np.union1d(redundancy_rows, score_rows), kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="DRMC statistics")
     scaling_of_moments(est, moments, blocks.views)
 
@@ -223,7 +236,9 @@ def fit_drmc_blocks(est, Xs):
         where = np.searchsorted(wanted, subset)
         return [P[where] for P in picked]
 
-    # 2. Redundancy, anchors and the per-view graphs of the scores, on the subsamples.
+    # 2. Starting weights, redundancy, anchors and the per-view graphs of the scores,
+    # on the subsamples.
+    prior, factors = est._starting_weights(widths, rows_of(score_rows), score_state)
     redundancy = np.ones(V)
     if learn:
         redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))

@@ -338,7 +338,7 @@ def _drmc(
     anchors, reference = _initial_anchors(
         Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads, subsample
     )
-    learn = view_weights == "agreement" and V > 1 and max_iter > 0
+    learn = view_weights in ("agreement", "factor") and V > 1 and max_iter > 0
     view_graphs, score_rows = None, None
     if learn:
         own = anchors if align_anchors else None

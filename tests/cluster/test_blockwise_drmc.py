@@ -231,6 +231,19 @@ def test_fixed_weights_on_blocks(views):
         np.testing.assert_array_equal(blocked.view_weights_, classic.view_weights_)
 
 
+def test_factor_weights_on_blocks(views):
+    # The scoring rows of the factor weights are drawn as in memory (N > 1000: a
+    # subsample), so the starting weights and the fit are the same.
+    Xs, _ = views
+    classic = _model(view_weights="factor").fit(Xs)
+    blocked = _model(view_weights="factor", block_size=CHUNK).fit(Xs)
+    np.testing.assert_array_equal(
+        blocked.view_weights_history_[0], classic.view_weights_history_[0]
+    )
+    assert clustering_accuracy(classic.labels_, blocked.labels_) == 1.0
+    np.testing.assert_allclose(blocked.view_weights_, classic.view_weights_, rtol=1e-9)
+
+
 def test_progress_bar_over_blocks(views, capsys):
     Xs, _ = views
     _model(block_size=CHUNK, verbose=1).fit(Xs)

@@ -18,6 +18,7 @@ from sklearn.utils.extmath import row_norms
 
 from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 
 #: Neighbours (anchors) of every sample in the parameter-free kNN anchor graphs.
 _N_NEIGHBORS = 5
@@ -27,6 +28,12 @@ _KMEANS_MAX_ITER = 30
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).
 _BLOCK_ROWS = 8192
+#: Floor, relative to the largest, of the starting weights in the stored scaling.
+_PRIOR_FLOOR = 0.01
+#: Fewest views for which ``view_weights="factor"`` scores the views: with two, the
+#: agreement of the one pair does not tell their qualities apart (the factor fit is
+#: not identified, and both views would get the same score).
+_FACTOR_MIN_VIEWS = 3
 
 
 # --------------------------------------------------------------------------- view scaling
@@ -42,6 +49,31 @@ def _prior_weights(widths):
     """
     w = np.sqrt(np.asarray(widths, dtype=np.float64))
     return w / w.sum()
+
+
+def _scores_views(view_weights, n_views):
+    """Whether the starting weights come from :func:`fit_view_weights`."""
+    return view_weights == "factor" and n_views >= _FACTOR_MIN_VIEWS
+
+
+def _starting_weights(widths, view_weights, n_clusters, score_views, random_state):
+    """``(prior, factors)``: the starting weights and the per-view factors of the stored views.
+
+    ``view_weights="factor"`` with at least :data:`_FACTOR_MIN_VIEWS` views: the
+    label-free weights of :func:`fit_view_weights` (``rule="factor"``) on
+    ``score_views``, the views or their scoring rows drawn from ``random_state`` (a
+    RandomState) as that function draws them; otherwise :func:`_prior_weights`.
+    The stored views carry the starting weights, floored so that no view is lost
+    before the feedback has seen it; the graphs reweight from there.
+    """
+    if _scores_views(view_weights, len(widths)):
+        prior = fit_view_weights(
+            score_views, n_clusters, rule="factor", random_state=random_state
+        ).weights_
+    else:
+        prior = _prior_weights(widths)
+    floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
+    return prior, _feature_factors(widths, floored / floored.sum())
 
 
 def _feature_factors(widths, weights):
@@ -320,3 +352,26 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None, subsample=_SUBS
         A = X[picks] if picks is not None else own_anchors[v]
         graphs.append(_anchor_graphs([X], [np.ascontiguousarray(A)], [1.0], per_view=False)[0])
     return graphs, rows
+
+
+# --------------------------------------------------------------------------- prediction
+
+
+def _memberships(mass, degree):
+    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
+
+    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
+    """
+    memberships = np.array(mass, dtype=np.float64)
+    live = degree > 0
+    memberships[live] /= degree[live, None]
+    memberships[~live] = 0.0
+    return memberships
+
+
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
+    _, views = _scaled_joint(Xs, means, scales, factors)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    scores = np.asarray(graph.T @ memberships)
+    return np.argmax(scores, axis=1).astype(np.intp)

@@ -222,6 +222,16 @@ def test_factor_weights_start_the_feedback():
     assert learned.n_iter_ >= 1 and learned.view_weights_[2] < 0.1
 
 
+def test_factor_with_two_views_starts_from_the_prior():
+    # With two views the factor fit is not identified: the start is sqrt(d_v), as
+    # for "agreement", and so is the whole fit.
+    Xs, _ = with_noise_view(10)
+    factor = DRMC(n_clusters=4, view_weights="factor", random_state=0).fit(Xs[:2])
+    agreement = DRMC(n_clusters=4, random_state=0).fit(Xs[:2])
+    np.testing.assert_array_equal(factor.labels_, agreement.labels_)
+    np.testing.assert_array_equal(factor.view_weights_history_, agreement.view_weights_history_)
+
+
 def test_partition_agreement_oracles():
     rng = np.random.default_rng(0)
     n, m, k = 300, 12, 3

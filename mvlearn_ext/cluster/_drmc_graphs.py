@@ -225,8 +225,8 @@ def _align_views(graphs):
 def _subsample_rows(n, seed, subsample=_SUBSAMPLE):
     """The rows of the anchor k-means and of the view scores (None: all ``n`` rows).
 
-    The same draw as :func:`_kmeans_anchors` and :func:`_view_graphs` make
-    with ``seed``; the block path reads these rows in its first pass.
+    Above ``subsample`` samples they run on that many random rows, so that their
+    cost does not grow with ``n``; the driver reads these rows in its first pass.
     """
     if n <= subsample:
         return None
@@ -274,31 +274,25 @@ def _kmeanspp_one_trial(X, n_clusters, seed):
     return centres
 
 
-def _kmeans_anchors(X, n_anchors, seed, subsample=_SUBSAMPLE):
+def _kmeans_anchors(X, n_anchors, seed):
     """k-means centres of the rows of ``X``: plain k-means++ seeding, then Lloyd.
 
     One candidate per seeding step (``n_local_trials=1``) instead of
     scikit-learn's greedy ``2 + log(m)``: with hundreds of anchors the
     greedy seeding cost several times the Lloyd iterations (2.7 s of a
-    3.9 s fit on Handwritten). Above ``subsample`` rows, the k-means
-    runs on that many rows drawn at random (with ``seed``), so that its cost
-    does not grow with ``n`` (mini-batch k-means took 45 of 79 s at
-    n = 10^5 with 200 anchors).
+    3.9 s fit on Handwritten). ``X`` holds the rows of
+    :func:`_subsample_rows` (a random subsample rather than mini-batch k-means,
+    which took 45 of 79 s at n = 10^5 with 200 anchors).
     """
     n = X.shape[0]
     if n_anchors >= n:  # every row is an anchor (k-means with one centre per row)
         return np.array(X, dtype=np.float64)
-    if n > subsample:
-        rows = np.sort(np.random.RandomState(seed).choice(n, size=subsample, replace=False))
-        X = X[rows]
     centres = _kmeanspp_one_trial(X, n_anchors, seed)
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
     return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
 
 
-def _initial_anchors(
-    Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None, subsample=_SUBSAMPLE
-):
+def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None):
     """Anchors aligned across views: row ``j`` of every block is the same prototype.
 
     ``align_anchors=False``: the view blocks of k-means centres of the joint
@@ -310,20 +304,20 @@ def _initial_anchors(
     widths = [X.shape[1] for X in Xs]
     reference = None
     if align_anchors and len(Xs) > 1:
-        anchors = [_kmeans_anchors(X, n_anchors, seed, subsample) for X in Xs]
+        anchors = [_kmeans_anchors(X, n_anchors, seed) for X in Xs]
         graphs = [
             anchor_graph(X, A, n_neighbors=min(_N_NEIGHBORS, n_anchors - 1), n_threads=n_threads)
             for X, A in zip(Xs, anchors, strict=True)
         ]
         reference, perms = _align_views(graphs)
         return [A[p] for A, p in zip(anchors, perms, strict=True)], reference
-    joint = _kmeans_anchors(X_joint, n_anchors, seed, subsample)
+    joint = _kmeans_anchors(X_joint, n_anchors, seed)
     bounds = np.cumsum([0, *widths])
     blocks = [joint[:, a:b].copy() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None, subsample=_SUBSAMPLE):
+def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, subsample=_SUBSAMPLE):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -333,25 +327,21 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None, subsample=_SUBS
     noise view beside two informative views). The anchors are the same
     ``n_anchors`` random rows in every view (no k-means: they only serve
     the scores), or the per-view k-means anchors of ``align_anchors=True``
-    when given. Above ``subsample`` samples the graphs (and the
-    scores) are computed on that many random rows. Returns ``(graphs,
-    rows)``, ``rows`` None when all samples are used. With ``n_total`` (the
-    block path), ``Xs`` already holds those rows of ``n_total`` samples
-    (:func:`_subsample_rows`), and the same random anchors are picked.
+    when given. ``Xs`` holds the rows of :func:`_subsample_rows` of
+    ``n_samples`` samples; the anchors are drawn from ``seed`` after those rows.
     """
-    n = Xs[0].shape[0] if n_total is None else n_total
     rng = np.random.RandomState(seed)
-    rows = np.sort(rng.choice(n, size=subsample, replace=False)) if n > subsample else None
-    views = [X[rows] if rows is not None and n_total is None else X for X in Xs]
-    n_used = views[0].shape[0]
+    if n_samples > subsample:  # the draw of _subsample_rows, which the anchors follow
+        rng.choice(n_samples, size=subsample, replace=False)
+    n_used = Xs[0].shape[0]
     picks = None
     if own_anchors is None:
         picks = np.sort(rng.choice(n_used, size=min(n_anchors, n_used), replace=False))
     graphs = []
-    for v, X in enumerate(views):
+    for v, X in enumerate(Xs):
         A = X[picks] if picks is not None else own_anchors[v]
         graphs.append(_anchor_graphs([X], [np.ascontiguousarray(A)], [1.0], per_view=False)[0])
-    return graphs, rows
+    return graphs
 
 
 # --------------------------------------------------------------------------- prediction

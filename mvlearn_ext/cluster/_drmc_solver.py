@@ -221,11 +221,8 @@ def _scaled_indicator(labels, n_clusters, scaled):
 # --------------------------------------------------------------------------- driver
 
 
-def _check_live(graph_or_degree, n_clusters):
-    """Raise if fewer anchors than clusters are connected to samples."""
-    degree = graph_or_degree
-    if sp.issparse(degree):
-        degree = np.asarray(degree.sum(axis=1)).ravel()
+def _check_live(degree, n_clusters):
+    """Raise if fewer anchors than clusters are connected to samples (``degree = Z 1``)."""
     live = int(np.sum(degree > 0))
     if live < n_clusters:
         raise ValueError(
@@ -419,14 +416,12 @@ def fit_drmc(
         redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
     joint, views = _scaled_joint(rows_of(kmeans_rows), means, scales, factors)
     anchors, reference = _initial_anchors(
-        views, joint, n_anchors, align_anchors, kmeans_seed, n_threads, subsample
+        views, joint, n_anchors, align_anchors, kmeans_seed, n_threads
     )
     view_graphs = None
     if learn:
         own = anchors if align_anchors else None
-        view_graphs, _ = _view_graphs(
-            views, own, n_anchors, kmeans_seed, n_total=n, subsample=subsample
-        )
+        view_graphs = _view_graphs(views, own, n_anchors, kmeans_seed, n, subsample)
     del joint, views
 
     # 3. The rows the rotation runs on; the view scores' rows among them.

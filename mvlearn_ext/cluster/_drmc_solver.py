@@ -1,14 +1,16 @@
 """DRMC's driver: the feedback between the partition and the view weights.
 
 Part of the DRMC reconstruction (see :class:`~mvlearn_ext.cluster.DRMC`).
-:func:`_drmc` runs on valid, standardised views: it places the anchors, builds
-the consensus graph under the current view weights, embeds and rotates it
-(:func:`_embed`), scores each view's agreement with the partition
-(:func:`_partition_agreement`) and feeds the new weights back
-(:func:`_feedback`, which the block path shares) until the weights or the
-labels settle. The graphs and anchors come from
-:mod:`mvlearn_ext.cluster._drmc_graphs`, the anchor spectral embedding and the
-spectral rotation from :mod:`mvlearn_ext.cluster._common`.
+:func:`fit_drmc` is the one driver, over row blocks (the views in memory are one
+block): it reads the column statistics and the rows of the subsamples, sets the
+starting weights and places the anchors, builds the consensus graph under the
+current view weights (a pass over the blocks, :mod:`~mvlearn_ext.cluster._drmc_blocks`),
+embeds and rotates it (:func:`_rotate`), scores each view's agreement with the
+partition (:func:`_partition_agreement`) and feeds the new weights back
+(:func:`_feedback`) until the weights or the labels settle. The graphs, anchors
+and starting weights come from :mod:`mvlearn_ext.cluster._drmc_graphs`, the
+degree-regularised projection and the spectral rotation from
+:mod:`mvlearn_ext.cluster._common`.
 """
 
 from __future__ import annotations
@@ -247,7 +249,7 @@ def _feedback(
     start,
     header,
 ):
-    """The feedback loop of DRMC, shared by the in-memory and the block drivers.
+    """The feedback loop of DRMC.
 
     ``build(weights, previous)`` builds the consensus graph under
     ``weights``, embeds it and rotates it (warm-started from ``previous``

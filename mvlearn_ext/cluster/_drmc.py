@@ -158,8 +158,8 @@ class DRMC(InductiveClusterer):
         ``joblib.parallel_config``), ``-1`` every CPU, a positive count is
         capped at the CPUs available. The labels do not depend on it.
     verbose : int, default=0
-        Print the weights and label changes of every round to stderr (and,
-        on the block path, a progress bar over the row blocks of every pass).
+        Print the weights and label changes of every round to stderr, with a
+        progress bar over the row blocks of every pass (one block in memory).
     block_size : int or None, default=None
         The block algorithm: a
         map-reduce over row blocks that never holds more than one block of

@@ -72,6 +72,7 @@ ABLATIONS = {
         {"view_weights": "auto", "n_neighbors": 8, "small_sample_graph": False},
     ),
     "DRMC[small_sample_graph=False]": ("DRMC", {"small_sample_graph": False}),
+    "DRMC[view_weights=factor]": ("DRMC", {"view_weights": "factor"}),
 }
 PEERS = ("mvlearn-spectral", "mvlearn-kmeans")
 ORACLE = "best-single-view (oracle)"

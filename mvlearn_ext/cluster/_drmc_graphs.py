@@ -18,6 +18,7 @@ from sklearn.utils.extmath import row_norms
 
 from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 
 #: Neighbours (anchors) of every sample in the parameter-free kNN anchor graphs.
 _N_NEIGHBORS = 5
@@ -27,6 +28,12 @@ _KMEANS_MAX_ITER = 30
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).
 _BLOCK_ROWS = 8192
+#: Floor, relative to the largest, of the starting weights in the stored scaling.
+_PRIOR_FLOOR = 0.01
+#: Fewest views for which ``view_weights="factor"`` scores the views: with two, the
+#: agreement of the one pair does not tell their qualities apart (the factor fit is
+#: not identified, and both views would get the same score).
+_FACTOR_MIN_VIEWS = 3
 
 
 # --------------------------------------------------------------------------- view scaling
@@ -42,6 +49,31 @@ def _prior_weights(widths):
     """
     w = np.sqrt(np.asarray(widths, dtype=np.float64))
     return w / w.sum()
+
+
+def _scores_views(view_weights, n_views):
+    """Whether the starting weights come from :func:`fit_view_weights`."""
+    return view_weights == "factor" and n_views >= _FACTOR_MIN_VIEWS
+
+
+def _starting_weights(widths, view_weights, n_clusters, score_views, random_state):
+    """``(prior, factors)``: the starting weights and the per-view factors of the stored views.
+
+    ``view_weights="factor"`` with at least :data:`_FACTOR_MIN_VIEWS` views: the
+    label-free weights of :func:`fit_view_weights` (``rule="factor"``) on
+    ``score_views``, the views or their scoring rows drawn from ``random_state`` (a
+    RandomState) as that function draws them; otherwise :func:`_prior_weights`.
+    The stored views carry the starting weights, floored so that no view is lost
+    before the feedback has seen it; the graphs reweight from there.
+    """
+    if _scores_views(view_weights, len(widths)):
+        prior = fit_view_weights(
+            score_views, n_clusters, rule="factor", random_state=random_state
+        ).weights_
+    else:
+        prior = _prior_weights(widths)
+    floored = np.maximum(prior, _PRIOR_FLOOR * prior.max())
+    return prior, _feature_factors(widths, floored / floored.sum())
 
 
 def _feature_factors(widths, weights):
@@ -193,8 +225,8 @@ def _align_views(graphs):
 def _subsample_rows(n, seed, subsample=_SUBSAMPLE):
     """The rows of the anchor k-means and of the view scores (None: all ``n`` rows).
 
-    The same draw as :func:`_kmeans_anchors` and :func:`_view_graphs` make
-    with ``seed``; the block path reads these rows in its first pass.
+    Above ``subsample`` samples they run on that many random rows, so that their
+    cost does not grow with ``n``; the driver reads these rows in its first pass.
     """
     if n <= subsample:
         return None
@@ -242,31 +274,25 @@ def _kmeanspp_one_trial(X, n_clusters, seed):
     return centres
 
 
-def _kmeans_anchors(X, n_anchors, seed, subsample=_SUBSAMPLE):
+def _kmeans_anchors(X, n_anchors, seed):
     """k-means centres of the rows of ``X``: plain k-means++ seeding, then Lloyd.
 
     One candidate per seeding step (``n_local_trials=1``) instead of
     scikit-learn's greedy ``2 + log(m)``: with hundreds of anchors the
     greedy seeding cost several times the Lloyd iterations (2.7 s of a
-    3.9 s fit on Handwritten). Above ``subsample`` rows, the k-means
-    runs on that many rows drawn at random (with ``seed``), so that its cost
-    does not grow with ``n`` (mini-batch k-means took 45 of 79 s at
-    n = 10^5 with 200 anchors).
+    3.9 s fit on Handwritten). ``X`` holds the rows of
+    :func:`_subsample_rows` (a random subsample rather than mini-batch k-means,
+    which took 45 of 79 s at n = 10^5 with 200 anchors).
     """
     n = X.shape[0]
     if n_anchors >= n:  # every row is an anchor (k-means with one centre per row)
         return np.array(X, dtype=np.float64)
-    if n > subsample:
-        rows = np.sort(np.random.RandomState(seed).choice(n, size=subsample, replace=False))
-        X = X[rows]
     centres = _kmeanspp_one_trial(X, n_anchors, seed)
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
     return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
 
 
-def _initial_anchors(
-    Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None, subsample=_SUBSAMPLE
-):
+def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None):
     """Anchors aligned across views: row ``j`` of every block is the same prototype.
 
     ``align_anchors=False``: the view blocks of k-means centres of the joint
@@ -278,20 +304,20 @@ def _initial_anchors(
     widths = [X.shape[1] for X in Xs]
     reference = None
     if align_anchors and len(Xs) > 1:
-        anchors = [_kmeans_anchors(X, n_anchors, seed, subsample) for X in Xs]
+        anchors = [_kmeans_anchors(X, n_anchors, seed) for X in Xs]
         graphs = [
             anchor_graph(X, A, n_neighbors=min(_N_NEIGHBORS, n_anchors - 1), n_threads=n_threads)
             for X, A in zip(Xs, anchors, strict=True)
         ]
         reference, perms = _align_views(graphs)
         return [A[p] for A, p in zip(anchors, perms, strict=True)], reference
-    joint = _kmeans_anchors(X_joint, n_anchors, seed, subsample)
+    joint = _kmeans_anchors(X_joint, n_anchors, seed)
     bounds = np.cumsum([0, *widths])
     blocks = [joint[:, a:b].copy() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None, subsample=_SUBSAMPLE):
+def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, subsample=_SUBSAMPLE):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -301,22 +327,41 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_total=None, subsample=_SUBS
     noise view beside two informative views). The anchors are the same
     ``n_anchors`` random rows in every view (no k-means: they only serve
     the scores), or the per-view k-means anchors of ``align_anchors=True``
-    when given. Above ``subsample`` samples the graphs (and the
-    scores) are computed on that many random rows. Returns ``(graphs,
-    rows)``, ``rows`` None when all samples are used. With ``n_total`` (the
-    block path), ``Xs`` already holds those rows of ``n_total`` samples
-    (:func:`_subsample_rows`), and the same random anchors are picked.
+    when given. ``Xs`` holds the rows of :func:`_subsample_rows` of
+    ``n_samples`` samples; the anchors are drawn from ``seed`` after those rows.
     """
-    n = Xs[0].shape[0] if n_total is None else n_total
     rng = np.random.RandomState(seed)
-    rows = np.sort(rng.choice(n, size=subsample, replace=False)) if n > subsample else None
-    views = [X[rows] if rows is not None and n_total is None else X for X in Xs]
-    n_used = views[0].shape[0]
+    if n_samples > subsample:  # the draw of _subsample_rows, which the anchors follow
+        rng.choice(n_samples, size=subsample, replace=False)
+    n_used = Xs[0].shape[0]
     picks = None
     if own_anchors is None:
         picks = np.sort(rng.choice(n_used, size=min(n_anchors, n_used), replace=False))
     graphs = []
-    for v, X in enumerate(views):
+    for v, X in enumerate(Xs):
         A = X[picks] if picks is not None else own_anchors[v]
         graphs.append(_anchor_graphs([X], [np.ascontiguousarray(A)], [1.0], per_view=False)[0])
-    return graphs, rows
+    return graphs
+
+
+# --------------------------------------------------------------------------- prediction
+
+
+def _memberships(mass, degree):
+    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
+
+    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
+    """
+    memberships = np.array(mass, dtype=np.float64)
+    live = degree > 0
+    memberships[live] /= degree[live, None]
+    memberships[~live] = 0.0
+    return memberships
+
+
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
+    _, views = _scaled_joint(Xs, means, scales, factors)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    scores = np.asarray(graph.T @ memberships)
+    return np.argmax(scores, axis=1).astype(np.intp)

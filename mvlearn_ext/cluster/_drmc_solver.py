@@ -1,14 +1,16 @@
 """DRMC's driver: the feedback between the partition and the view weights.
 
 Part of the DRMC reconstruction (see :class:`~mvlearn_ext.cluster.DRMC`).
-:func:`_drmc` runs on valid, standardised views: it places the anchors, builds
-the consensus graph under the current view weights, embeds and rotates it
-(:func:`_embed`), scores each view's agreement with the partition
-(:func:`_partition_agreement`) and feeds the new weights back
-(:func:`_feedback`, which the block path shares) until the weights or the
-labels settle. The graphs and anchors come from
-:mod:`mvlearn_ext.cluster._drmc_graphs`, the anchor spectral embedding and the
-spectral rotation from :mod:`mvlearn_ext.cluster._common`.
+:func:`fit_drmc` is the one driver, over row blocks (the views in memory are one
+block): it reads the column statistics and the rows of the subsamples, sets the
+starting weights and places the anchors, builds the consensus graph under the
+current view weights (a pass over the blocks, :mod:`~mvlearn_ext.cluster._drmc_blocks`),
+embeds and rotates it (:func:`_rotate`), scores each view's agreement with the
+partition (:func:`_partition_agreement`) and feeds the new weights back
+(:func:`_feedback`) until the weights or the labels settle. The graphs, anchors
+and starting weights come from :mod:`mvlearn_ext.cluster._drmc_graphs`, the
+degree-regularised projection and the spectral rotation from
+:mod:`mvlearn_ext.cluster._common`.
 """
 
 from __future__ import annotations
@@ -19,20 +21,31 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
+from mvlearn_ext.cluster._blockwise import _progress_bar, scaling_from_moments, statistics_pass
 from mvlearn_ext.cluster._common import (
     procrustes,
-    regularised_anchor_embedding,
+    regularised_projection_from_gram,
     spectral_rotation,
+)
+from mvlearn_ext.cluster._drmc_blocks import (
+    _assignment_rule,
+    _draw_rows,
+    _graph_task,
+    _label_task,
 )
 from mvlearn_ext.cluster._drmc_graphs import (
     _SUBSAMPLE,
-    _anchor_graphs,
     _feature_factors,
     _initial_anchors,
+    _memberships,
     _scaled_joint,
+    _scores_views,
+    _starting_weights,
+    _subsample_rows,
     _view_graphs,
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES
 from mvlearn_ext.utils._progress import log_message
 
 #: Stop the feedback when the weights move by less than this (L1 norm).
@@ -43,7 +56,8 @@ _ROTATION_SWEEPS = 50
 #: Rows and neighbours of the copy (redundancy) scores.
 _REDUNDANCY_ROWS = 1000
 _REDUNDANCY_NEIGHBORS = 10
-#: Most entries (n x m x V) of the per-view distances kept between the graphs of a fit.
+#: Most entries (n x m x V) of the per-view distances kept between the graphs of a fit
+#: whose views are one block in memory.
 _DISTANCE_CACHE = 2**23
 
 
@@ -179,13 +193,6 @@ def _rotate(F, n_clusters, scaled, seed, previous=None):
     return labels, R
 
 
-def _embed(graph, n_clusters, seed, previous=None):
-    """Degree-regularised embedding of the consensus graph and its rotation (:func:`_rotate`)."""
-    F = np.ascontiguousarray(regularised_anchor_embedding(graph, n_clusters))
-    labels, R = _rotate(F, n_clusters, True, seed, previous)
-    return F, labels, R
-
-
 def _match_labels(reference, labels, n_clusters):
     """``labels`` renamed to best match ``reference``, the renaming, and the number that differ.
 
@@ -216,11 +223,8 @@ def _scaled_indicator(labels, n_clusters, scaled):
 # --------------------------------------------------------------------------- driver
 
 
-def _check_live(graph_or_degree, n_clusters):
-    """Raise if fewer anchors than clusters are connected to samples."""
-    degree = graph_or_degree
-    if sp.issparse(degree):
-        degree = np.asarray(degree.sum(axis=1)).ravel()
+def _check_live(degree, n_clusters):
+    """Raise if fewer anchors than clusters are connected to samples (``degree = Z 1``)."""
     live = int(np.sum(degree > 0))
     if live < n_clusters:
         raise ValueError(
@@ -245,7 +249,7 @@ def _feedback(
     start,
     header,
 ):
-    """The feedback loop of DRMC, shared by the in-memory and the block drivers.
+    """The feedback loop of DRMC.
 
     ``build(weights, previous)`` builds the consensus graph under
     ``weights``, embeds it and rotates it (warm-started from ``previous``
@@ -301,97 +305,226 @@ def _feedback(
     }
 
 
-def _drmc(
-    Xs,
-    X_joint,
+def fit_drmc(
+    blocks,
     n_clusters,
     *,
     n_anchors,
     view_weights,
     weight_power,
     align_anchors,
+    scaling,
     max_iter,
     random_state,
-    prior,
-    redundancy,
-    store_factors,
     n_threads=None,
     verbose=0,
     subsample=_SUBSAMPLE,
+    rotation_sample=None,
 ):
-    """Run DRMC on standardised views; returns a dict of results.
+    """Run DRMC on the views of ``blocks`` (a :class:`RowBlocks`); return the fitted pieces.
 
-    ``Xs`` are the z-scored views multiplied by the prior factors
-    (:func:`_feature_factors` of :func:`_prior_weights`), ``X_joint`` their
-    concatenation (``Xs`` may be its column blocks). ``random_state`` is a
-    RandomState instance; two seeds are drawn from it (anchors, rotation).
+    The one driver of :class:`~mvlearn_ext.cluster.DRMC`, in memory (the views as
+    one block) and by row blocks. Passes over the blocks: one for the column
+    statistics and the rows of the subsamples, then one per graph built (the anchor
+    degrees and ``Z Z^T`` folded in block order, see
+    :mod:`~mvlearn_ext.cluster._drmc_blocks`), then, when the rotation ran on a
+    sample of the rows, a labelling pass that reads no data. Everything else (the
+    starting weights, the view-redundancy scores, the anchor k-means, the per-view
+    graphs of the agreement scores) runs on random subsamples of the rows.
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+        The views (valid: finite, numeric, at least ``n_clusters`` rows).
+    n_clusters, n_anchors : int
+        ``k`` and the number of anchors ``m`` (``k <= m <= n``).
+    view_weights : {"agreement", "factor", "uniform"}
+        The starting weights and whether the feedback learns them.
+    weight_power : float
+        Exponent of the agreement in the learned weights.
+    align_anchors : bool
+        Per-view k-means anchors matched by the Hungarian method.
+    scaling : {"zscore"} or None
+        Per-feature z-scores of the views, or the features as given.
+    max_iter : int
+        Most feedback rounds.
+    random_state : RandomState
+        The first draws seed the starting weights, the anchors and the rotation.
+    n_threads : int or None
+        Threads of the compiled kNN kernel (``align_anchors``).
+    verbose : int
+        Lines per round and progress bars over the blocks.
+    subsample : int
+        Rows of the anchor k-means and the view scores (a random subsample above).
+    rotation_sample : int or None
+        Above this many samples the rotation runs on that many random rows (with
+        the rows of the view scores) and every sample is labelled by the linearised
+        rotation gain; None rotates every row.
+
+    Returns
+    -------
+    dict
+        ``labels``, ``initial_labels`` (None when the rotation ran on a sample),
+        ``n_labels_changed``, ``means``, ``scales``, ``factors``, ``anchors``
+        (scaled), ``ratios``, ``R``, ``weights``, ``scores``, ``weight_history``,
+        ``n_iter``, ``reference``, ``memberships`` and, when the rotation ran on
+        every row, ``graph`` (m x n) and ``F``.
     """
     start = time.perf_counter()
-    n = Xs[0].shape[0]
-    V = len(Xs)
-    widths = [X.shape[1] for X in Xs]
+    n, k, V = blocks.n_samples, n_clusters, len(blocks.widths)
+    widths = list(blocks.widths)
+    verbose = bool(verbose)
+    sampled = rotation_sample is not None and n > rotation_sample
+
+    # The seeds: starting weights and redundancy, anchors, rotation.
+    prior_seed = int(random_state.randint(np.iinfo(np.int32).max))
     kmeans_seed = int(random_state.randint(np.iinfo(np.int32).max))
     rotation_seed = int(random_state.randint(np.iinfo(np.int32).max))
-    prior_factors = store_factors
-    weights = np.full(V, 1.0 / V) if view_weights == "uniform" else prior
+    learn = view_weights in ("agreement", "factor") and V > 1 and max_iter > 0
 
-    anchors, reference = _initial_anchors(
-        Xs, X_joint, n_anchors, align_anchors, kmeans_seed, n_threads, subsample
+    # 1. One pass: finiteness, column moments, the rows of the subsamples.
+    redundancy_rows = (
+        _draw_rows(np.random.RandomState(prior_seed), n, _REDUNDANCY_ROWS)
+        if learn
+        else np.empty(0, np.int64)
     )
-    learn = view_weights == "agreement" and V > 1 and max_iter > 0
-    view_graphs, score_rows = None, None
+    # The rows of the factor scores, drawn as fit_view_weights draws them.
+    score_state = np.random.RandomState(prior_seed)
+    score_rows = (
+        _draw_rows(score_state, n, DEFAULT_MAX_SAMPLES)
+        if _scores_views(view_weights, V)
+        else np.empty(0, np.int64)
+    )
+    sub_rows = _subsample_rows(n, kmeans_seed, subsample)
+    kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
+    wanted = np.union1d(np.union1d(redundancy_rows, score_rows), kmeans_rows)
+    moments, picked = statistics_pass(blocks, wanted, progress=verbose, desc="DRMC statistics")
+    means, scales = None, None
+    if scaling is not None:
+        stats = [
+            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
+            for m_v, X in zip(moments, blocks.views, strict=True)
+        ]
+        means, scales = [m for m, _ in stats], [s for _, s in stats]
+
+    def rows_of(subset):
+        where = np.searchsorted(wanted, subset)
+        return [P[where] for P in picked]
+
+    # 2. Starting weights, redundancy, anchors and the per-view graphs of the scores.
+    prior, factors = _starting_weights(widths, view_weights, k, rows_of(score_rows), score_state)
+    redundancy = np.ones(V)
+    if learn:
+        redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
+    joint, views = _scaled_joint(rows_of(kmeans_rows), means, scales, factors)
+    anchors, reference = _initial_anchors(
+        views, joint, n_anchors, align_anchors, kmeans_seed, n_threads
+    )
+    view_graphs = None
     if learn:
         own = anchors if align_anchors else None
-        view_graphs, score_rows = _view_graphs(
-            Xs, own, n_anchors, kmeans_seed, subsample=subsample
+        view_graphs = _view_graphs(views, own, n_anchors, kmeans_seed, n, subsample)
+    del joint, views
+
+    # 3. The rows the rotation runs on; the view scores' rows among them.
+    if not sampled:
+        rotation_rows, score_index = np.arange(n), sub_rows
+    else:
+        drawn = np.random.default_rng([rotation_seed, 19]).choice(
+            n, size=rotation_sample, replace=False
         )
+        rotation_rows = np.union1d(drawn, kmeans_rows)
+        score_index = np.searchsorted(rotation_rows, kmeans_rows)
+    local_rotation_rows = blocks.local_rows(rotation_rows)
+
+    weights = np.full(V, 1.0 / V) if view_weights == "uniform" else prior
+    base = dict(means=means, scales=scales, factors=factors, anchors=anchors)
+    # One block in memory: each view's distances to the anchors do not change between
+    # graphs; keep them when they are small (Handwritten: 19 MB).
+    if blocks.n_blocks == 1 and not blocks.uses_dask and n * n_anchors * V <= _DISTANCE_CACHE:
+        base["cache"] = {}
     last = {}
-    # Each view's distances to the anchors do not change between graphs: keep
-    # them when they are small (Handwritten: 19 MB).
-    cache = {} if n * n_anchors * V <= _DISTANCE_CACHE else None
+    passes = [0]
 
     def build(weights, previous):
-        ratios = _feature_factors(widths, weights) / prior_factors
-        graph, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, cache=cache)
+        ratios = _feature_factors(widths, weights) / factors
+        degree, gram, sample, kept = None, None, [], []
+        # Only the last graph's neighbour lists are kept (60 bytes per sample).
+        last.pop("neighbours", None)
+        for part in blocks.map(
+            _graph_task, dict(base, ratios=ratios, keep=sampled), local_rotation_rows,
+            progress=verbose, desc=f"DRMC graph {passes[0]}",
+        ):  # fmt: skip
+            degree = part["degree"] if degree is None else degree + part["degree"]
+            gram = part["gram"] if gram is None else gram + part["gram"]
+            sample.append(part["sample"])
+            if sampled:
+                kept.append(part["neighbours"])
+        if sampled:
+            last["neighbours"] = kept
+        passes[0] += 1
         if previous is None:
-            _check_live(graph, n_clusters)
-        last.update(graph=graph, ratios=ratios)
-        return _embed(graph, n_clusters, rotation_seed, previous=previous)
+            _check_live(degree, k)
+        projection = regularised_projection_from_gram(gram, degree, n, k)
+        graph_rows = sp.vstack(sample, format="csr")
+        F = np.asarray(graph_rows @ projection)
+        labels, R = _rotate(F, k, True, rotation_seed, previous)
+        last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
+        return F, labels, R
 
     result = _feedback(
         build,
         weights,
         view_graphs=view_graphs,
-        score_index=score_rows,
+        score_index=score_index,
         prior=prior,
         redundancy=redundancy,
         weight_power=weight_power,
-        n_clusters=n_clusters,
+        n_clusters=k,
         max_iter=max_iter,
         learn=learn,
         verbose=verbose,
         start=start,
-        header=f"{n} samples, {V} views, {n_anchors} anchors",
+        header=f"{n} samples in {blocks.n_blocks} blocks, {V} views, {n_anchors} anchors",
     )
-    result.update(last, anchors=anchors, reference=reference)
+    rotated = result.pop("labels")
+    result.update(
+        means=means, scales=scales, factors=factors, ratios=last["ratios"], anchors=anchors,
+        reference=reference, n_labels_changed=_match_labels(
+            result["initial_labels"], rotated, k
+        )[2],
+    )  # fmt: skip
+    if not sampled:
+        labels = rotated.astype(np.intp)
+        graph = last["graph_rows"].T.tocsr()
+        mass = np.asarray(graph @ _scaled_indicator(labels, k, False))
+        result.update(graph=graph, initial_labels=result["initial_labels"].astype(np.intp))
+    else:
+        slope, offset = _assignment_rule(result["F"], result["R"], rotated, k)
+        params = dict(
+            projection=last["projection"], rotation=result["R"], slope=slope, offset=offset
+        )
+        # The last graph pass's neighbour lists give every block's graph: no data read.
+        parts, mass = [], None
+        kept = last.pop("neighbours")
+        bar = _progress_bar(len(kept), "DRMC labels") if verbose else None
+        for b in range(len(kept)):
+            block_labels, block_mass = _label_task(params, kept[b])
+            kept[b] = None
+            parts.append(block_labels)
+            mass = block_mass if mass is None else mass + block_mass
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        labels = np.concatenate(parts)
+        del result["F"]
+        result.update(initial_labels=None)
+    result.update(labels=labels, memberships=_memberships(mass, last["degree"]))
+    log_message(
+        "DRMC",
+        f"labelled {n} samples after {passes[0]} graph passes "
+        f"({time.perf_counter() - start:.2f} s)",
+        verbose,
+    )
     return result
-
-
-def _memberships(mass, degree):
-    """Fraction of each anchor's mass in each cluster (zero rows for anchors of zero degree).
-
-    ``mass`` is ``Z Y`` (m x k, ``Y`` the 0/1 indicator) and ``degree`` ``Z 1``.
-    """
-    memberships = np.array(mass, dtype=np.float64)
-    live = degree > 0
-    memberships[live] /= degree[live, None]
-    memberships[~live] = 0.0
-    return memberships
-
-
-def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
-    """Labels of samples by their kNN anchor graph and the anchors' memberships."""
-    _, views = _scaled_joint(Xs, means, scales, factors)
-    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
-    scores = np.asarray(graph.T @ memberships)
-    return np.argmax(scores, axis=1).astype(np.intp)

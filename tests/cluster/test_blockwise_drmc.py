@@ -187,6 +187,19 @@ def test_rotation_on_a_sample_and_the_assignment_pass(views, on_disk):
     _same_fit(sampled_model().fit(dask_views), sampled, "dask, sampled rotation")
 
 
+def test_in_memory_is_the_fit_of_one_block(views):
+    """Views in memory are one row block of the same driver, every row rotated."""
+    Xs, _ = views
+    in_memory = _SampledRotationDRMC(n_clusters=K, random_state=7).fit(Xs)
+    one_block = _model(block_size=N).fit(Xs)
+    _same_fit(in_memory, one_block, "in memory, one block")
+    np.testing.assert_array_equal(in_memory.initial_labels_, one_block.initial_labels_)
+    np.testing.assert_array_equal(in_memory.rotation_, one_block.rotation_)
+    # Above _rotation_sample the in-memory fit still rotates every row.
+    assert in_memory.embedding_.shape == (N, K) and in_memory.anchor_graph_.shape[1] == N
+    assert one_block.embedding_ is None
+
+
 def test_kept_neighbours_rebuild_the_block_graph_exactly():
     """The labelling pass rebuilds each block's graph from 60 bytes per row, bit for bit."""
     rng = np.random.default_rng(1)
@@ -229,6 +242,19 @@ def test_fixed_weights_on_blocks(views):
         blocked = _model(block_size=CHUNK, **params).fit(Xs)
         assert clustering_accuracy(classic.labels_, blocked.labels_) == 1.0
         np.testing.assert_array_equal(blocked.view_weights_, classic.view_weights_)
+
+
+def test_factor_weights_on_blocks(views):
+    # The scoring rows of the factor weights are drawn as in memory (N > 1000: a
+    # subsample), so the starting weights and the fit are the same.
+    Xs, _ = views
+    classic = _model(view_weights="factor").fit(Xs)
+    blocked = _model(view_weights="factor", block_size=CHUNK).fit(Xs)
+    np.testing.assert_array_equal(
+        blocked.view_weights_history_[0], classic.view_weights_history_[0]
+    )
+    assert clustering_accuracy(classic.labels_, blocked.labels_) == 1.0
+    np.testing.assert_allclose(blocked.view_weights_, classic.view_weights_, rtol=1e-9)
 
 
 def test_progress_bar_over_blocks(views, capsys):

@@ -15,6 +15,7 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._drmc_graphs import _align_views, _anchor_graphs, _knn_rows
 from mvlearn_ext.cluster._drmc_solver import _match_labels, _partition_agreement
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
 from mvlearn_ext.utils import anchor_graph
@@ -203,6 +204,32 @@ def test_fixed_weights_run_no_feedback(params):
     else:
         w = np.sqrt([10.0, 6.0, 10.0])
         np.testing.assert_allclose(model.view_weights_, w / w.sum())
+
+
+def test_factor_weights_start_the_feedback():
+    # "factor" starts from the label-free factor weights of fit_view_weights (the
+    # seed of the starting weights is the first draw of random_state), which
+    # max_iter=0 keeps; the feedback then runs from them.
+    Xs, _ = with_noise_view(10)
+    seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
+    expected = fit_view_weights(Xs, 4, rule="factor", random_state=seed).weights_
+    fixed = DRMC(n_clusters=4, view_weights="factor", max_iter=0, random_state=0).fit(Xs)
+    np.testing.assert_allclose(fixed.view_weights_, expected, rtol=1e-12)
+    assert fixed.n_iter_ == 0 and fixed.view_agreement_ is None
+    learned = DRMC(n_clusters=4, view_weights="factor", random_state=0).fit(Xs)
+    np.testing.assert_allclose(learned.view_weights_history_[0], expected, rtol=1e-12)
+    np.testing.assert_array_equal(learned.initial_labels_, fixed.labels_)
+    assert learned.n_iter_ >= 1 and learned.view_weights_[2] < 0.1
+
+
+def test_factor_with_two_views_starts_from_the_prior():
+    # With two views the factor fit is not identified: the start is sqrt(d_v), as
+    # for "agreement", and so is the whole fit.
+    Xs, _ = with_noise_view(10)
+    factor = DRMC(n_clusters=4, view_weights="factor", random_state=0).fit(Xs[:2])
+    agreement = DRMC(n_clusters=4, random_state=0).fit(Xs[:2])
+    np.testing.assert_array_equal(factor.labels_, agreement.labels_)
+    np.testing.assert_array_equal(factor.view_weights_history_, agreement.view_weights_history_)
 
 
 def test_partition_agreement_oracles():

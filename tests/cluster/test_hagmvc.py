@@ -13,10 +13,9 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _feature_weights,
-    _fit_pyramid,
-    _hagmvc_objective,
+    _graph_step,
     _kmeanspp_seeds,
-    _level_neighbors,
+    _level_terms,
     _normalise_rows,
     _pyramid_sizes,
     _solve_graph,
@@ -70,6 +69,16 @@ def test_sample_permutation_equivariance():
     assert adjusted_rand_score(y, a.labels_) == 1.0
 
 
+def _objective(X, anchors, graphs, weights, lams, view_slices, view_scales):
+    """``J`` from scratch: ``sum_l [sum_v (alpha_v^(l))^2 M_v^(l) + sum_i lambda_i ||z_i||^2]``."""
+    total = 0.0
+    for level, (A, Z) in enumerate(zip(anchors, graphs, strict=True)):
+        below = X if level == 0 else anchors[level - 1]
+        losses, penalty = _level_terms(below, A, Z, lams[level], view_slices, view_scales[level])
+        total += float(np.dot(weights[level] ** 2, losses) + penalty)
+    return total
+
+
 @pytest.mark.parametrize("fixed", [[1 / 3, 1 / 3, 1 / 3], [0.6, 0.3, 0.1]])
 def test_every_block_update_does_not_increase_the_objective(fixed):
     # For the lambda in force, the graph step and the anchor step are exact block
@@ -80,16 +89,24 @@ def test_every_block_update_does_not_increase_the_objective(fixed):
     X = _standardise(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
     slices = [slice(0, 4), slice(4, 8), slice(8, 12)]
     sizes = [30, 15, 6]
-    fitted = _fit_pyramid(
-        X, slices, sizes, _level_neighbors(5, sizes), 1.0, 2, 0.0, np.random.RandomState(0),
-        1, 0, fixed_weights=np.asarray(fixed),
-    )  # fmt: skip
-    anchors, graphs, weights, lams, scales = (
-        fitted[key] for key in ("anchors", "graphs", "weights", "lams", "scales")
-    )
+    model = HAGMVC(
+        3, n_anchors=sizes, n_neighbors=5, max_iter=2, tol=0.0, view_weights=fixed,
+        random_state=0,
+    ).fit(Xs)  # fmt: skip
+    # The fitted pyramid, with the graph and lambda of every level for its anchors.
+    anchors = list(model._anchors_std)
+    weights = [model._alpha0] * len(sizes)
+    scales = [model._view_scale0] * len(sizes)
+    graphs, lams = [], []
+    for level, nn in enumerate(model._neighbors):
+        below = X if level == 0 else anchors[level - 1]
+        w = _feature_weights(weights[level], scales[level], slices, X.shape[1])
+        lam, Z = _graph_step(below, anchors[level], w, nn, 1.0, 1)
+        graphs.append(Z)
+        lams.append(lam)
 
     def objective():
-        return _hagmvc_objective(X, anchors, graphs, weights, lams, slices, scales)[0]
+        return _objective(X, anchors, graphs, weights, lams, slices, scales)
 
     for level in range(len(sizes)):
         below = X if level == 0 else anchors[level - 1]

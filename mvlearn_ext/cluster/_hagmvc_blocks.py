@@ -12,13 +12,13 @@ the objective, the exact anchor update and the spectral problem of the composite
 The sums are folded in block order (:meth:`~mvlearn_ext.cluster._blockwise.RowBlocks.map`),
 so a fit does not depend on the number of workers or on where the blocks ran.
 
-The random row subsets are drawn first, from the fit's random state, so that one pass
-can bring their rows back: the rows of the view-weight scores (at most 1000), the rows
-among which the level-1 anchors are seeded (``max(10000, 20 m_1)``) and the rows on
-which the final k-means (10 restarts) is fitted (at most :data:`KMEANS_SAMPLE`); a
-subset that would hold every row is every row and draws nothing. Every sample then
-gets the nearest k-means centre (below :data:`KMEANS_SAMPLE` rows, the k-means labels
-themselves).
+The random row subsets are drawn first, from the fit's random state, so that the
+passes can bring back what they need of them: the rows of the view-weight scores (at
+most 1000), the rows among which the level-1 anchors are seeded (``max(10000, 20 m_1)``)
+and the rows on which the final k-means (10 restarts) is fitted (at most
+:data:`KMEANS_SAMPLE`); a subset that would hold every row is every row and draws
+nothing. Every sample then gets the nearest k-means centre (below
+:data:`KMEANS_SAMPLE` rows, the k-means labels themselves).
 """
 
 from __future__ import annotations
@@ -209,11 +209,11 @@ def fit_hagmvc(
     fixed = check_view_weights(view_weights, n_views)
     start = time.perf_counter()
 
-    # 1. The random rows, then one pass: finiteness, moments, the rows themselves.
+    # 1. The random rows, then one pass: finiteness, moments, the rows that are read.
     score_rows = _draw_rows(rng, n, DEFAULT_MAX_SAMPLES) if fixed is None else np.empty(0, int)
     seed_rows = _draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
-    kmeans_rows = _draw_rows(rng, n, KMEANS_SAMPLE)
-    wanted = np.union1d(np.union1d(score_rows, seed_rows), kmeans_rows)
+    kmeans_rows = _draw_rows(rng, n, KMEANS_SAMPLE)  # their graph rows, from the passes
+    wanted = np.union1d(score_rows, seed_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=progress, desc="HAGMVC statistics")
     stats = [
         scaling_from_moments(m_v, unit_view_variance=True, dtype=np.dtype(X.dtype))

@@ -269,6 +269,45 @@ def test_default_anchor_count(n, k, expected):
     assert first == floor or n * first <= 1_500_000
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(),  # every sample an anchor (small_sample_graph)
+        dict(small_sample_graph=False, n_levels=2, view_weights="auto"),
+        dict(n_anchors=40, n_levels=3, view_weights=[0.5, 0.3, 0.2], reg_lambda=2.0),
+    ],
+)
+def test_numpy_views_and_an_int_block_size_fit_the_same_model(params):
+    # NumPy views run through the block driver cut every 65536 rows: one block here,
+    # as with block_size=n, which keeps nothing per sample but must fit the same model.
+    Xs, _ = _blobs(n=100, k=3, seed=7)
+    kept = HAGMVC(n_clusters=3, random_state=0, **params).fit(Xs)
+    blocked = HAGMVC(n_clusters=3, random_state=0, block_size=100, **params).fit(Xs)
+    assert kept.n_anchors_ == blocked.n_anchors_
+    if not params:
+        assert kept.n_anchors_ == (100,)
+    np.testing.assert_array_equal(kept.labels_, blocked.labels_)
+    np.testing.assert_array_equal(kept.objective_, blocked.objective_)
+    np.testing.assert_array_equal(kept.view_weights_, blocked.view_weights_)
+    np.testing.assert_array_equal(kept.predict(Xs), blocked.predict(Xs))
+    assert blocked.embedding_ is None and blocked.composite_graph_ is None
+    # What is kept per sample is the model's: the embedding is the composite graph
+    # times the spectral projection, and the labels its k-means clusters.
+    G = kept.composite_graph_.T
+    np.testing.assert_allclose(G @ kept.spectral_projection_, kept.embedding_, atol=1e-12)
+    np.testing.assert_array_equal(
+        kept.kmeans_.predict(_normalise_rows(kept.embedding_)), kept.labels_
+    )
+
+
+def test_verbose_reports_every_stage(capsys):
+    Xs, _ = _blobs(n=100, k=3, seed=7)
+    HAGMVC(n_clusters=3, random_state=0, verbose=1).fit(Xs)
+    err = capsys.readouterr().err
+    for stage in ("initialised [100] anchors", "sweep   1", "sweep   2", "labelled 100 samples"):
+        assert f"[HAGMVC] {stage}" in err
+
+
 def test_predict_codes_new_samples():
     Xs, y = _blobs(n=300, k=3, seed=6)
     train, test = slice(0, 200), slice(200, 300)

@@ -27,7 +27,6 @@ from mvlearn_ext.cluster._base import (
 )
 from mvlearn_ext.cluster._blockwise import RowBlocks
 from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc, label_block, label_params
-from mvlearn_ext.cluster._hagmvc_pyramid import _feature_weights
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["HAGMVC"]
@@ -349,24 +348,23 @@ class HAGMVC(InductiveClusterer):
         )  # fmt: skip
 
     def _store(
-        self, *, means, scales, scores, sizes, slices, anchors, graphs, weights, normalisers,
+        self, *, means, scales, scores, sizes, slices, anchors, graphs, feature_weights,
         lambda_, neighbors, fixed, history, n_iter, embedding, composite, projection, kmeans,
         labels,
     ):  # fmt: skip
-        """Set the fitted attributes from the pieces of a fit.
+        """Set the fitted attributes from the pieces returned by the driver.
 
         ``graphs`` are the level graphs in row orientation (``None`` for the finest
         level when the graph of every sample is not kept).
         """
         self.view_means_, self.view_scales_ = means, scales
         self.view_weight_scores_ = scores
-        self._slices = slices
+        # What labelling new samples needs, in the driver's standardised units.
         self._anchors_std = anchors
-        self._graphs_rows = graphs
+        self._upper_graphs = graphs[1:]
+        self._feature_weights = feature_weights
         self._lambda_scale = lambda_
         self._neighbors = neighbors
-        self._view_scale0 = normalisers[0]
-        self._alpha0 = weights[0]
         self.n_anchors_ = tuple(int(size) for size in sizes)
         self.anchors_ = [
             [
@@ -388,15 +386,12 @@ class HAGMVC(InductiveClusterer):
 
     def _label_params(self, blocks):
         """The shared argument of the labelling task, from the fitted model."""
-        n_features = int(sum(blocks.widths))
         return label_params(
             means=self.view_means_, scales=self.view_scales_, anchors=self._anchors_std[0],
-            feature_weights=_feature_weights(
-                self._alpha0, self._view_scale0, self._slices, n_features
-            ),
-            n_neighbors=self._neighbors[0], reg_lambda=self._lambda_scale,
-            upper=self._graphs_rows[1:], projection=self.spectral_projection_,
-            kmeans=self.kmeans_, n_threads=1 if blocks.uses_dask else self._n_threads,
+            feature_weights=self._feature_weights, n_neighbors=self._neighbors[0],
+            reg_lambda=self._lambda_scale, upper=self._upper_graphs,
+            projection=self.spectral_projection_, kmeans=self.kmeans_,
+            n_threads=1 if blocks.uses_dask else self._n_threads,
         )  # fmt: skip
 
     def _predict_blocks(self, Xs):

@@ -194,8 +194,9 @@ def fit_hagmvc(
     The keyword arguments are :class:`HAGMVC`'s parameters (``n_threads`` the resolved
     ``n_jobs``). With ``keep_graph`` the level-1 graph of every sample is kept, and the
     result holds it, the composite graph and the embedding of every sample (``None``
-    otherwise). Returns a dict of the fitted pieces, which the estimator stores;
-    ``labels`` is a NumPy array.
+    otherwise). Returns a dict of the fitted pieces, which the estimator stores:
+    ``graphs`` in row orientation (points of the level below as rows),
+    ``feature_weights`` those of the level-1 distances, ``labels`` a NumPy array.
     """
     n, k = blocks.n_samples, n_clusters
     progress = bool(verbose) and blocks.n_blocks > 1
@@ -339,8 +340,8 @@ def fit_hagmvc(
 
     return dict(
         means=means, scales=scales_v, scores=scores, sizes=sizes, slices=slices,
-        anchors=anchors, graphs=[finest, *upper], weights=weights,
-        normalisers=scales, lambda_=lambda_, neighbors=neighbors, fixed=fixed,
+        anchors=anchors, graphs=[finest, *upper], feature_weights=w0, lambda_=lambda_,
+        neighbors=neighbors, fixed=fixed,
         history=np.asarray(history), n_iter=n_sweeps,
         embedding=None if composite is None else np.asarray(composite @ projection),
         composite=None if composite is None else sp.csr_matrix(composite.T),

@@ -13,8 +13,10 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _feature_weights,
+    _fixed_scale,
     _graph_step,
     _kmeanspp_seeds,
+    _level_neighbors,
     _level_terms,
     _normalise_rows,
     _pyramid_sizes,
@@ -94,11 +96,15 @@ def test_every_block_update_does_not_increase_the_objective(fixed):
         random_state=0,
     ).fit(Xs)  # fmt: skip
     # The fitted pyramid, with the graph and lambda of every level for its anchors.
+    # Fixed view weights enter as alpha_v = 1 / V and the normalisers c_v.
     anchors = list(model._anchors_std)
-    weights = [model._alpha0] * len(sizes)
-    scales = [model._view_scale0] * len(sizes)
+    weights = [np.full(3, 1 / 3)] * len(sizes)
+    scales = [_fixed_scale(fixed)] * len(sizes)
+    np.testing.assert_allclose(
+        _feature_weights(weights[0], scales[0], slices, X.shape[1]), model._feature_weights
+    )
     graphs, lams = [], []
-    for level, nn in enumerate(model._neighbors):
+    for level, nn in enumerate(_level_neighbors(5, sizes)):
         below = X if level == 0 else anchors[level - 1]
         w = _feature_weights(weights[level], scales[level], slices, X.shape[1])
         lam, Z = _graph_step(below, anchors[level], w, nn, 1.0, 1)

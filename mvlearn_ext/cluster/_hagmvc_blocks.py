@@ -18,7 +18,8 @@ most 1000), the rows among which the level-1 anchors are seeded (``max(10000, 20
 and the rows on which the final k-means (10 restarts) is fitted (at most
 :data:`KMEANS_SAMPLE`); a subset that would hold every row is every row and draws
 nothing. Every sample then gets the nearest k-means centre (below
-:data:`KMEANS_SAMPLE` rows, the k-means labels themselves).
+:data:`KMEANS_SAMPLE` rows, the k-means labels themselves; above, from the embedding
+of every sample when the graph is kept, else by one more pass).
 """
 
 from __future__ import annotations
@@ -306,7 +307,8 @@ def fit_hagmvc(
         sweep += 1
 
     # 5. Spectral embedding of the composite graph from its Gram matrix, k-means on the
-    # subsample, and (unless the subsample is every row) a pass that labels every block.
+    # subsample, and the labels: those of the k-means when the subsample is every row,
+    # else from the kept embedding or by a pass that labels every block.
     upper = [sp.csr_matrix(Z) for Z in graphs[1:]]
     degree, gram, sample_graph = last["mass"], last["gram"], sp.vstack(last["sample"], "csr")
     finest = sp.vstack(last["graph"], "csr") if keep_graph else None
@@ -325,8 +327,12 @@ def fit_hagmvc(
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
             _normalise_rows(F)
         )
+    embedding = None if composite is None else np.asarray(composite @ projection)
     if kmeans_rows.size == n:
         labels = kmeans.labels_.astype(np.intp)
+    elif embedding is not None:
+        with single_threaded_pools():
+            labels = kmeans.predict(_normalise_rows(embedding)).astype(np.intp)
     else:
         shared = label_params(
             means=means, scales=scales_v, anchors=label_anchors, feature_weights=w0,
@@ -343,7 +349,7 @@ def fit_hagmvc(
         anchors=anchors, graphs=[finest, *upper], feature_weights=w0, lambda_=lambda_,
         neighbors=neighbors, fixed=fixed,
         history=np.asarray(history), n_iter=n_sweeps,
-        embedding=None if composite is None else np.asarray(composite @ projection),
+        embedding=embedding,
         composite=None if composite is None else sp.csr_matrix(composite.T),
         projection=projection, kmeans=kmeans, labels=labels,
     )  # fmt: skip

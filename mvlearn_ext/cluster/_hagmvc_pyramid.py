@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.utils._progress import log_message
 
 #: Smallest regularisation weight of a graph column (guards the division).
@@ -41,7 +41,7 @@ _SEED_GRAM_ROWS = 4096
 
 def _standardise(Xs, means, scales):
     """The standardised views side by side, float64, C-contiguous (n, sum d_v)."""
-    return np.ascontiguousarray(np.hstack(apply_view_scaling(Xs, means, scales)))
+    return stack_scaled_views(Xs, means, scales)[0]
 
 
 # --------------------------------------------------------------------------- pyramid sizes

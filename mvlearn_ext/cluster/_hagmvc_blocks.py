@@ -89,9 +89,10 @@ def _graph_task(p, rows, *views):
         mass = np.asarray(Z.sum(axis=0)).ravel()
         penalty = float(np.dot(lam, np.asarray(Z.multiply(Z).sum(axis=1)).ravel()))
         gram = (Z.T @ Z).toarray()
+        keep = p["keep_graph"]
         return dict(
-            sumsq=sumsq, cross=cross, mass=mass, penalty=penalty, gram=gram, sample=Z[rows],
-            graph=Z if p["keep_graph"] else None,
+            sumsq=sumsq, cross=cross, mass=mass, penalty=penalty, gram=gram,
+            sample=None if keep else Z[rows], graph=Z if keep else None,
         )  # fmt: skip
 
 
@@ -310,8 +311,12 @@ def fit_hagmvc(
     # subsample, and the labels: those of the k-means when the subsample is every row,
     # else from the kept embedding or by a pass that labels every block.
     upper = [sp.csr_matrix(Z) for Z in graphs[1:]]
-    degree, gram, sample_graph = last["mass"], last["gram"], sp.vstack(last["sample"], "csr")
     finest = sp.vstack(last["graph"], "csr") if keep_graph else None
+    if finest is None:
+        sample_graph = sp.vstack(last["sample"], "csr")
+    else:
+        sample_graph = finest if kmeans_rows.size == n else finest[kmeans_rows]
+    degree, gram = last["mass"], last["gram"]
     composite = finest
     if upper:
         U = upper[0]

@@ -6,8 +6,8 @@ coarse, every anchor kept in the original feature space of its view) is implemen
 here; everything else is a reconstruction, described in the docstring of
 :class:`HAGMVC`.
 
-Layers: :class:`HAGMVC` validates; the driver and block updates are in
-:mod:`._hagmvc_pyramid`, the block path in :mod:`._hagmvc_blocks`.
+Layers: :class:`HAGMVC` validates and stores; the driver, over row blocks for every
+input, is in :mod:`._hagmvc_blocks`, the block updates it runs in :mod:`._hagmvc_pyramid`.
 """
 
 from __future__ import annotations
@@ -16,26 +16,17 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.cluster._base import InductiveClusterer
-from mvlearn_ext.cluster._common import regularised_anchor_embedding
-from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc_blocks, predict_hagmvc_blocks
-from mvlearn_ext.cluster._hagmvc_pyramid import (
-    _FINAL_N_INIT,
-    _composite,
-    _feature_weights,
-    _fit_pyramid,
-    _graph_step,
-    _level_neighbors,
-    _normalise_rows,
-    _pyramid_sizes,
-    _standardise,
+from mvlearn_ext.cluster._base import (
+    InductiveClusterer,
+    labels_by_blocks,
+    labels_like_input,
+    open_blocks,
+    open_fitted_blocks,
 )
-from mvlearn_ext.cluster._preprocessing import fit_view_scaling
-from mvlearn_ext.cluster._view_weights import fit_view_weights
+from mvlearn_ext.cluster._blockwise import RowBlocks
+from mvlearn_ext.cluster._hagmvc_blocks import fit_hagmvc, label_block, label_params
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["HAGMVC"]
@@ -103,7 +94,8 @@ class HAGMVC(InductiveClusterer):
     bipartite spectral embedding (top ``n_clusters`` eigenvectors of
     ``G^T (Delta + tau I)^-1 G``, computed from an ``m_L x m_L`` matrix, ``Delta``
     the anchor degrees and ``tau`` a tenth of their mean, which damps anchors used
-    by a few samples only) is row-normalised and clustered by k-means.
+    by a few samples only) is row-normalised and clustered by k-means (fitted on
+    at most 100000 random rows; every sample gets the nearest centre).
 
     Parameters
     ----------
@@ -151,7 +143,9 @@ class HAGMVC(InductiveClusterer):
     tol : float, default=1e-4
         Stop when a sweep changes ``J`` by less than ``tol * J``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the k-means++ initialisation of the anchors, the view-weight
+        Seeds the random row subsets (of the view-weight scores, the anchor
+        seeding and the final k-means, drawn before the first pass over the
+        rows), the k-means++ initialisation of the anchors, the view-weight
         scores and the final k-means.
     view_weights : {"factor", "auto", "uniform"} or array-like, default="factor"
         The view weights, fixed during the fit. ``"factor"``: label-free weights
@@ -177,18 +171,17 @@ class HAGMVC(InductiveClusterer):
     verbose : int, default=0
         Print the objective after each sweep to stderr.
     block_size : int or None, default=None
-        The block algorithm: a map-reduce
-        over row blocks that never holds more than one block of samples. It runs
-        on its own for views given as dask arrays (their row chunks are the
-        blocks; every view must have the same row chunks), zarr arrays or NumPy
-        memmaps (cut every ``block_size`` rows, 65536 if None), and on NumPy views
-        when ``block_size`` is an int. It differs from the in-memory algorithm in
-        its random subsets and in fitting the final k-means on a subsample of at
-        most 100000 rows (see the user guide); with the same blocks and seed it
-        gives the same labels in memory, on disk and on a ``dask.distributed``
-        cluster. The attributes that hold one row per sample (``graphs_[0]``,
-        ``composite_graph_``, ``embedding_``) are None. For dask views,
-        ``labels_`` and :meth:`predict` return dask arrays.
+        Rows per block. Every fit is a map-reduce over row blocks whose passes
+        hold one block of samples at a time: dask arrays by their row chunks
+        (every view must have the same row chunks), zarr arrays, NumPy memmaps
+        and NumPy views cut every ``block_size`` rows (65536 if None). With the
+        same blocks and seed the labels are the same in memory, on disk and on a
+        ``dask.distributed`` cluster; other blocks change only the rounding of
+        the block sums. Out-of-core views (dask, zarr, memmap) and NumPy views
+        with an int ``block_size`` keep nothing per sample: the attributes that
+        hold one row per sample (``graphs_[0]``, ``composite_graph_``,
+        ``embedding_``) are None, and for dask views ``labels_`` and
+        :meth:`predict` return dask arrays.
 
     Attributes
     ----------
@@ -338,69 +331,42 @@ class HAGMVC(InductiveClusterer):
         self.block_size = block_size
 
     def _fit_blocks(self, Xs):
-        return self._store(**fit_hagmvc_blocks(self, Xs))
-
-    def _predict_blocks(self, Xs):
-        return predict_hagmvc_blocks(self, Xs)
+        blocks = open_blocks(self, Xs)
+        fitted = self._fit_driver(blocks, keep_graph=False)
+        fitted["labels"] = labels_like_input(fitted["labels"], Xs, blocks)
+        return self._store(**fitted)
 
     def _fit_views(self, Xs):
-        rng = check_random_state(self.random_state)
-        n_samples = Xs[0].shape[0]
-        k = self.n_clusters
-        sizes = _pyramid_sizes(
-            n_samples, k, self.n_anchors, self.ratio, self.n_levels, self._sample_graph_below()
-        )
-        neighbors = _level_neighbors(self.n_neighbors, sizes)
+        return self._store(**self._fit_driver(RowBlocks(Xs), keep_graph=True))
 
-        means, scales = fit_view_scaling(Xs, unit_view_variance=True)
-        X = _standardise(Xs, means, scales)
-        bounds = np.cumsum([0] + [X_v.shape[1] for X_v in Xs])
-        slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        fixed, scores = self._fixed_weights(Xs, rng)
-        lambda_ = float(self.reg_lambda)
-        fitted = _fit_pyramid(
-            X, slices, sizes, neighbors, lambda_, self.max_iter, self.tol, rng,
-            self._n_threads, self.verbose, fixed_weights=fixed,
-        )  # fmt: skip
-
-        # Labels from the composite graph: normalised bipartite spectral embedding.
-        composite_rows = _composite(fitted["graphs"])  # (n, m_L)
-        degree = np.asarray(composite_rows.sum(axis=0)).ravel()
-        n_components = min(k, int(np.count_nonzero(degree > 0)))
-        F, projection = regularised_anchor_embedding(
-            sp.csr_matrix(composite_rows.T), n_components, return_projection=True
-        )
-        kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(
-            _normalise_rows(F)
-        )
-        return self._store(
-            means=means, scales=scales, scores=scores, sizes=sizes, slices=slices,
-            anchors=fitted["anchors"], graphs=fitted["graphs"], weights=fitted["weights"],
-            normalisers=fitted["scales"], lambda_=lambda_, neighbors=neighbors, fixed=fixed,
-            history=fitted["history"], n_iter=fitted["n_iter"], embedding=F,
-            composite=sp.csr_matrix(composite_rows.T), projection=projection, kmeans=kmeans,
-            labels=kmeans.labels_.astype(np.intp),
+    def _fit_driver(self, blocks, *, keep_graph):
+        return fit_hagmvc(
+            blocks, n_clusters=self.n_clusters, n_anchors=self.n_anchors, ratio=self.ratio,
+            n_levels=self.n_levels, n_neighbors=self.n_neighbors, reg_lambda=self.reg_lambda,
+            max_iter=self.max_iter, tol=self.tol, view_weights=self.view_weights,
+            small_sample_graph=self.small_sample_graph, random_state=self.random_state,
+            n_threads=1 if blocks.uses_dask else self._n_threads, verbose=self.verbose,
+            keep_graph=keep_graph,
         )  # fmt: skip
 
     def _store(
-        self, *, means, scales, scores, sizes, slices, anchors, graphs, weights, normalisers,
+        self, *, means, scales, scores, sizes, slices, anchors, graphs, feature_weights,
         lambda_, neighbors, fixed, history, n_iter, embedding, composite, projection, kmeans,
         labels,
     ):  # fmt: skip
-        """Set the fitted attributes from the pieces of either path's fit.
+        """Set the fitted attributes from the pieces returned by the driver.
 
         ``graphs`` are the level graphs in row orientation (``None`` for the finest
-        level of the block path, whose graph is never held).
+        level when the graph of every sample is not kept).
         """
         self.view_means_, self.view_scales_ = means, scales
         self.view_weight_scores_ = scores
-        self._slices = slices
+        # What labelling new samples needs, in the driver's standardised units.
         self._anchors_std = anchors
-        self._graphs_rows = graphs
+        self._upper_graphs = graphs[1:]
+        self._feature_weights = feature_weights
         self._lambda_scale = lambda_
         self._neighbors = neighbors
-        self._view_scale0 = normalisers[0]
-        self._alpha0 = weights[0]
         self.n_anchors_ = tuple(int(size) for size in sizes)
         self.anchors_ = [
             [
@@ -420,50 +386,23 @@ class HAGMVC(InductiveClusterer):
         self.labels_ = labels
         return self
 
-    def _sample_graph_below(self):
-        """Anchor counts below which ``n_anchors=None`` uses every sample (0: never)."""
-        return 2 * self.n_neighbors * self.n_clusters if self.small_sample_graph else 0
+    def _label_params(self, blocks):
+        """The shared argument of the labelling task, from the fitted model."""
+        return label_params(
+            means=self.view_means_, scales=self.view_scales_, anchors=self._anchors_std[0],
+            feature_weights=self._feature_weights, n_neighbors=self._neighbors[0],
+            reg_lambda=self._lambda_scale, upper=self._upper_graphs,
+            projection=self.spectral_projection_, kmeans=self.kmeans_,
+            n_threads=1 if blocks.uses_dask else self._n_threads,
+        )  # fmt: skip
 
-    def _fixed_weights(self, Xs, rng):
-        """``(weights, scores)``: the view weights and, when learned, their diagnostics."""
-        n_views = len(Xs)
-        option = self.view_weights
-        if isinstance(option, str):
-            if option == "uniform":
-                return np.full(n_views, 1.0 / n_views), None
-            scores = fit_view_weights(
-                Xs,
-                self.n_clusters,
-                n_neighbors=self.n_neighbors,
-                rule="factor" if option == "factor" else "reliability",
-                random_state=rng,
-            )
-            return scores.weights_, scores
-        weights = np.asarray(option, dtype=np.float64)
-        if weights.shape != (n_views,):
-            raise ValueError(
-                f"view_weights has shape {weights.shape}; give one weight per view "
-                f"({n_views} views)"
-            )
-        if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
-            raise ValueError(
-                "view_weights must be finite, nonnegative and not all zero, got "
-                f"{weights.tolist()}"
-            )
-        return weights / weights.sum(), None
-
-    def _code(self, Xs):
-        """Composite-graph rows (n_new, m_L) of new (validated) views, through the pyramid."""
-        X = _standardise(Xs, self.view_means_, self.view_scales_)
-        w = _feature_weights(self._alpha0, self._view_scale0, self._slices, X.shape[1])
-        _, G = _graph_step(
-            X, self._anchors_std[0], w, self._neighbors[0], self._lambda_scale, self._n_threads
+    def _predict_blocks(self, Xs):
+        blocks = open_fitted_blocks(self, Xs)
+        return labels_by_blocks(
+            self, Xs, blocks, label_block, self._label_params(blocks), "HAGMVC"
         )
-        for Z in self._graphs_rows[1:]:
-            G = G @ Z
-        return G
 
     def _predict_views(self, Xs):
-        G = self._code(Xs)
-        F = np.asarray(G @ self.spectral_projection_)
-        return self.kmeans_.predict(_normalise_rows(F)).astype(np.intp)
+        blocks = RowBlocks(Xs)
+        params = self._label_params(blocks)
+        return np.concatenate(list(blocks.map(label_block, params)))

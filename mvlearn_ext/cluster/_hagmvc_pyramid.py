@@ -1,10 +1,10 @@
-"""The HAG-MVC pyramid: its driver and block updates, shared by both paths of :class:`HAGMVC`.
+"""The HAG-MVC pyramid: its sizes, seeding and block updates.
 
-``_fit_pyramid`` (the driver) assumes valid, standardised input and runs the sweeps;
-the block updates ``_graph_step`` and ``_update_anchors`` compute, and
-``_hagmvc_objective`` evaluates the objective from scratch, so that tests can check
-every block. The block path (:mod:`._hagmvc_blocks`) runs the same updates on sums
-over row blocks.
+The block updates (``_graph_step``, the graph of points on anchors, and
+``_update_anchors``, the exact anchor update) and the per-level objective terms
+(``_level_terms``) take the points of a level in memory; the driver
+(:mod:`._hagmvc_blocks`) runs them on the coarser levels and, through sums over row
+blocks, on the samples.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.utils._progress import log_message
 
 #: Smallest regularisation weight of a graph column (guards the division).
@@ -41,7 +41,7 @@ _SEED_GRAM_ROWS = 4096
 
 def _standardise(Xs, means, scales):
     """The standardised views side by side, float64, C-contiguous (n, sum d_v)."""
-    return np.ascontiguousarray(np.hstack(apply_view_scaling(Xs, means, scales)))
+    return stack_scaled_views(Xs, means, scales)[0]
 
 
 # --------------------------------------------------------------------------- pyramid sizes
@@ -316,40 +316,6 @@ def _level_terms(below, anchors, graph, lam, view_slices, view_scale):
     return losses, penalty
 
 
-def _hagmvc_objective(X, anchors, graphs, weights, lams, view_slices, view_scales):
-    """The objective ``J`` of HAG-MVC, evaluated from scratch.
-
-    ``J = sum_l [ sum_v (alpha_v^(l))^2 M_v^(l) + sum_i lambda_i^(l) ||z_i^(l)||^2 ]``
-    with ``M_v^(l) = sum_ij Z^(l)_ij ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2 / c_v^(l)`` and
-    ``a^(0) = x`` (standardised samples).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, sum d_v)
-        Standardised, concatenated views.
-    anchors : list of ndarray of shape (m_l, sum d_v)
-        Concatenated anchors of every level.
-    graphs : list of sparse matrices of shape (m_{l-1}, m_l) (row-stochastic)
-        Level graphs in the internal (rows on the simplex) orientation; ``m_0 = n``.
-    weights : list of ndarray of shape (n_views,)
-    lams : list of ndarray of shape (m_{l-1},)
-    view_slices : list of slice
-    view_scales : list of ndarray of shape (n_views,)
-        The fixed normalisers ``c_v^(l)``.
-
-    Returns
-    -------
-    total : float
-    per_level : list of float
-    """
-    per_level = []
-    for level, (A, Z) in enumerate(zip(anchors, graphs, strict=True)):
-        below = X if level == 0 else anchors[level - 1]
-        losses, penalty = _level_terms(below, A, Z, lams[level], view_slices, view_scales[level])
-        per_level.append(float(np.dot(weights[level] ** 2, losses) + penalty))
-    return float(sum(per_level)), per_level
-
-
 # --------------------------------------------------------------------------- block updates
 
 
@@ -393,7 +359,7 @@ def _update_anchors(
     return new
 
 
-# --------------------------------------------------------------------------- driver
+# --------------------------------------------------------------------------- initialisation
 
 
 def _fixed_scale(fixed_weights):
@@ -421,82 +387,8 @@ def _seed_level(below, size, rng, fixed_scale, view_slices, n_features):
     return np.array(below[seeds], dtype=np.float64), scale, seeding
 
 
-def _fit_pyramid(
-    X, view_slices, sizes, neighbors, lambda_, max_iter, tol, rng, n_threads, verbose, *,
-    fixed_weights,
-):  # fmt: skip
-    """Initialise and co-evolve the pyramid; returns a dict of fitted pieces.
-
-    ``X`` is standardised and concatenated (n, sum d_v); ``fixed_weights`` are the
-    view weights ``omega``. Initialisation, bottom-up: level-l anchors are k-means++
-    seeds among the level-(l-1) points, and the graph of each level is the exact
-    minimiser for them. Each sweep then goes from fine to coarse; at each level it
-    re-sets ``lambda^(l)`` by the adaptive-neighbour rule (so every column keeps about
-    ``neighbors[l]`` nonzeros), then updates the graph and the anchors (with the level
-    above), each an exact minimiser of ``J`` for the current ``lambda``.
-    """
-    n_views = len(view_slices)
-    n_levels = len(sizes)
-    n_features = X.shape[1]
-    levels = []
-    uniform = np.full(n_views, 1.0 / n_views)
-    fixed_scale = _fixed_scale(fixed_weights)
-    below = X
-    for level in range(n_levels):
-        A, scale, w = _seed_level(below, sizes[level], rng, fixed_scale, view_slices, n_features)
-        lam, Z = _graph_step(below, A, w, neighbors[level], lambda_, n_threads)
-        levels.append((A, Z, uniform.copy(), lam, scale))
-        below = A
-    anchors, graphs, weights, lams, scales = (list(column) for column in zip(*levels, strict=True))
-
-    def objective():
-        return _hagmvc_objective(X, anchors, graphs, weights, lams, view_slices, scales)[0]
-
-    history = [objective()]
-    n_iter = 0
-    start = time.perf_counter()
-    for sweep in range(max_iter):
-        for level in range(n_levels):
-            below = X if level == 0 else anchors[level - 1]
-            # Re-set lambda^(l) by the adaptive-neighbour rule for the current anchors
-            # (this changes J between blocks, not within them). At the first level of
-            # the first sweep the samples, anchors and weights are those of the initial
-            # graph step, whose (lambda, Z) this would repeat exactly.
-            if sweep > 0 or level > 0:
-                w = _feature_weights(weights[level], scales[level], view_slices, n_features)
-                lams[level], graphs[level] = _graph_step(
-                    below, anchors[level], w, neighbors[level], lambda_, n_threads
-                )
-            top = level == n_levels - 1
-            anchors[level] = _update_anchors(
-                anchors[level],
-                below,
-                graphs[level],
-                weights[level],
-                scales[level],
-                None if top else anchors[level + 1],
-                None if top else graphs[level + 1],
-                None if top else weights[level + 1],
-                None if top else scales[level + 1],
-                view_slices,
-            )
-        n_iter = sweep + 1
-        history.append(objective())
-        if sweep_done(history, n_iter, tol, start, verbose):
-            break
-    return dict(
-        anchors=anchors,
-        graphs=graphs,
-        weights=weights,
-        lams=lams,
-        scales=scales,
-        history=np.asarray(history),
-        n_iter=n_iter,
-    )
-
-
 def sweep_done(history, n_iter, tol, start, verbose):
-    """Log sweep ``n_iter`` and tell whether the sweeps stop (both paths).
+    """Log sweep ``n_iter`` and tell whether the sweeps stop.
 
     They stop when the change of ``J`` over the last sweep is at most ``tol``
     times ``|J|`` (floored at ``_TINY``).
@@ -509,14 +401,6 @@ def sweep_done(history, n_iter, tol, start, verbose):
         verbose,
     )
     return change <= tol * max(abs(history[-1]), _TINY)
-
-
-def _composite(graphs):
-    """``G^T = Z^(1)T ... `` in row orientation: (n, m_L) = Z_1 Z_2 ... Z_L (rows)."""
-    G = graphs[0]
-    for Z in graphs[1:]:
-        G = G @ Z
-    return sp.csr_matrix(G)
 
 
 def _normalise_rows(F):

@@ -13,10 +13,11 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _feature_weights,
-    _fit_pyramid,
-    _hagmvc_objective,
+    _fixed_scale,
+    _graph_step,
     _kmeanspp_seeds,
     _level_neighbors,
+    _level_terms,
     _normalise_rows,
     _pyramid_sizes,
     _solve_graph,
@@ -70,6 +71,16 @@ def test_sample_permutation_equivariance():
     assert adjusted_rand_score(y, a.labels_) == 1.0
 
 
+def _objective(X, anchors, graphs, weights, lams, view_slices, view_scales):
+    """``J`` from scratch: ``sum_l [sum_v (alpha_v^(l))^2 M_v^(l) + sum_i lambda_i ||z_i||^2]``."""
+    total = 0.0
+    for level, (A, Z) in enumerate(zip(anchors, graphs, strict=True)):
+        below = X if level == 0 else anchors[level - 1]
+        losses, penalty = _level_terms(below, A, Z, lams[level], view_slices, view_scales[level])
+        total += float(np.dot(weights[level] ** 2, losses) + penalty)
+    return total
+
+
 @pytest.mark.parametrize("fixed", [[1 / 3, 1 / 3, 1 / 3], [0.6, 0.3, 0.1]])
 def test_every_block_update_does_not_increase_the_objective(fixed):
     # For the lambda in force, the graph step and the anchor step are exact block
@@ -80,16 +91,28 @@ def test_every_block_update_does_not_increase_the_objective(fixed):
     X = _standardise(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
     slices = [slice(0, 4), slice(4, 8), slice(8, 12)]
     sizes = [30, 15, 6]
-    fitted = _fit_pyramid(
-        X, slices, sizes, _level_neighbors(5, sizes), 1.0, 2, 0.0, np.random.RandomState(0),
-        1, 0, fixed_weights=np.asarray(fixed),
-    )  # fmt: skip
-    anchors, graphs, weights, lams, scales = (
-        fitted[key] for key in ("anchors", "graphs", "weights", "lams", "scales")
+    model = HAGMVC(
+        3, n_anchors=sizes, n_neighbors=5, max_iter=2, tol=0.0, view_weights=fixed,
+        random_state=0,
+    ).fit(Xs)  # fmt: skip
+    # The fitted pyramid, with the graph and lambda of every level for its anchors.
+    # Fixed view weights enter as alpha_v = 1 / V and the normalisers c_v.
+    anchors = list(model._anchors_std)
+    weights = [np.full(3, 1 / 3)] * len(sizes)
+    scales = [_fixed_scale(fixed)] * len(sizes)
+    np.testing.assert_allclose(
+        _feature_weights(weights[0], scales[0], slices, X.shape[1]), model._feature_weights
     )
+    graphs, lams = [], []
+    for level, nn in enumerate(_level_neighbors(5, sizes)):
+        below = X if level == 0 else anchors[level - 1]
+        w = _feature_weights(weights[level], scales[level], slices, X.shape[1])
+        lam, Z = _graph_step(below, anchors[level], w, nn, 1.0, 1)
+        graphs.append(Z)
+        lams.append(lam)
 
     def objective():
-        return _hagmvc_objective(X, anchors, graphs, weights, lams, slices, scales)[0]
+        return _objective(X, anchors, graphs, weights, lams, slices, scales)
 
     for level in range(len(sizes)):
         below = X if level == 0 else anchors[level - 1]
@@ -250,6 +273,45 @@ def test_default_anchor_count(n, k, expected):
     assert first == expected
     assert first >= floor
     assert first == floor or n * first <= 1_500_000
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(),  # every sample an anchor (small_sample_graph)
+        dict(small_sample_graph=False, n_levels=2, view_weights="auto"),
+        dict(n_anchors=40, n_levels=3, view_weights=[0.5, 0.3, 0.2], reg_lambda=2.0),
+    ],
+)
+def test_numpy_views_and_an_int_block_size_fit_the_same_model(params):
+    # NumPy views run through the block driver cut every 65536 rows: one block here,
+    # as with block_size=n, which keeps nothing per sample but must fit the same model.
+    Xs, _ = _blobs(n=100, k=3, seed=7)
+    kept = HAGMVC(n_clusters=3, random_state=0, **params).fit(Xs)
+    blocked = HAGMVC(n_clusters=3, random_state=0, block_size=100, **params).fit(Xs)
+    assert kept.n_anchors_ == blocked.n_anchors_
+    if not params:
+        assert kept.n_anchors_ == (100,)
+    np.testing.assert_array_equal(kept.labels_, blocked.labels_)
+    np.testing.assert_array_equal(kept.objective_, blocked.objective_)
+    np.testing.assert_array_equal(kept.view_weights_, blocked.view_weights_)
+    np.testing.assert_array_equal(kept.predict(Xs), blocked.predict(Xs))
+    assert blocked.embedding_ is None and blocked.composite_graph_ is None
+    # What is kept per sample is the model's: the embedding is the composite graph
+    # times the spectral projection, and the labels its k-means clusters.
+    G = kept.composite_graph_.T
+    np.testing.assert_allclose(G @ kept.spectral_projection_, kept.embedding_, atol=1e-12)
+    np.testing.assert_array_equal(
+        kept.kmeans_.predict(_normalise_rows(kept.embedding_)), kept.labels_
+    )
+
+
+def test_verbose_reports_every_stage(capsys):
+    Xs, _ = _blobs(n=100, k=3, seed=7)
+    HAGMVC(n_clusters=3, random_state=0, verbose=1).fit(Xs)
+    err = capsys.readouterr().err
+    for stage in ("initialised [100] anchors", "sweep   1", "sweep   2", "labelled 100 samples"):
+        assert f"[HAGMVC] {stage}" in err
 
 
 def test_predict_codes_new_samples():

@@ -25,16 +25,7 @@ _spec.loader.exec_module(cases)
 SCALES = (1e-150, 1e-16, 1e16, 1e150)
 
 #: name -> (scales, why it still fails there); strict xfails, so a fix shows.
-#: Each is in a module another change owns at the time of writing.
-KNOWN_FAILURES = {
-    "EOMSCCA": (
-        (1e-150, 1e-16),
-        "an absolute floor in the solver: the objective differs from the unscaled fit",
-    ),
-    "SMVSC": ((1e-150,), "an absolute floor in the solver: one cluster at 1e-150"),
-    "FPMVSCAG": ((1e-150,), "an absolute floor in the solver: one cluster at 1e-150"),
-    "LVMOGPRegressor": (SCALES, "the kernel hyperparameters start at an absolute scale"),
-}
+KNOWN_FAILURES: dict = {}
 
 
 def _params(kind):
@@ -109,3 +100,16 @@ def test_regressors_are_invariant_to_the_unit(name, cls, scale):
     assert np.all(np.isfinite(pred))
     # Predictions depend on X: a constant prediction is not the fit at c = 1.
     np.testing.assert_allclose(pred, ref, rtol=1e-6, atol=1e-6 * np.std(ref))
+
+
+@pytest.mark.parametrize("name", ["SMVSC", "FPMVSCAG", "EOMSCCA"])
+@pytest.mark.parametrize("scale", [1e-150, 1e-16])
+def test_block_paths_are_invariant_to_the_unit(name, scale):
+    """The block paths standardise from merged moments: the same relative rule."""
+    from mvlearn_ext import cluster
+
+    estimator = cases.SETUPS[name][0](getattr(cluster, name)).set_params(block_size=7)
+    adapter = _ScaledViews()
+    ref = _reference(f"{name}-blocks", lambda: _fit(adapter, clone(estimator), 1.0).labels_)
+    labels = _fit(adapter, clone(estimator), scale).labels_
+    assert cases.same_partition(labels, ref)

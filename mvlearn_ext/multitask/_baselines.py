@@ -334,7 +334,8 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             rhs = w @ np.einsum("jkl,jl->jk", V, bt * inv)
             beta = np.linalg.lstsq(M, rhs, rcond=None)[0]
             btb = np.einsum("jkl,k->jl", V, beta)
-            coef = np.einsum("jkl,jl->jk", V, (bt + lam * btb) * inv)
+            # lam / (e + lam) <= 1: no overflow for a huge finite lam
+            coef = np.einsum("jkl,jl->jk", V, bt * inv + btb * (lam * inv))
             self.center_ = beta
             out.append(coef)
         return out

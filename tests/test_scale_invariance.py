@@ -24,27 +24,8 @@ _spec.loader.exec_module(cases)
 
 SCALES = (1e-150, 1e-16, 1e16, 1e150)
 
-_PENALTY = (
-    "the penalty is not scaled with X, so the fit on X * c is another problem; the "
-    "multitask family's scale handling"
-)
 #: name -> (scales, why it still fails there); strict xfails, so a fix shows.
-#: Each is in a module another change owns at the time of writing.
-KNOWN_FAILURES = {
-    "EOMSCCA": (
-        (1e-150, 1e-16),
-        "an absolute floor in the solver: the objective differs from the unscaled fit",
-    ),
-    "SMVSC": ((1e-150,), "an absolute floor in the solver: one cluster at 1e-150"),
-    "FPMVSCAG": ((1e-150,), "an absolute floor in the solver: one cluster at 1e-150"),
-    "ARMULRegressor": (SCALES, _PENALTY),
-    "ARMULRegressorCV": (SCALES, _PENALTY),
-    "LowRankARMULRegressor": (SCALES, _PENALTY),
-    "LowRankARMULRegressorCV": (SCALES, _PENALTY),
-    "MeanRegularizedRegressor": (SCALES, _PENALTY),
-    "MeanRegularizedRegressorCV": (SCALES, _PENALTY),
-    "LVMOGPRegressor": (SCALES, "the kernel hyperparameters start at an absolute scale"),
-}
+KNOWN_FAILURES: dict = {}
 
 
 def _params(kind):
@@ -76,6 +57,13 @@ class _ScaledViews(cases.MultiViewAdapterCase):
 _REFERENCES = {}
 
 
+def _seeded(estimator):
+    """The estimator with a fixed seed: both fits must draw the same folds and starts."""
+    if estimator.get_params().get("random_state", 0) is None:
+        estimator.set_params(random_state=0)
+    return estimator
+
+
 def _reference(key, make):
     if key not in _REFERENCES:
         _REFERENCES[key] = make()
@@ -84,7 +72,7 @@ def _reference(key, make):
 
 @pytest.mark.parametrize("name, cls, scale", list(_params("cluster")))
 def test_clusterers_are_invariant_to_the_unit(name, cls, scale):
-    estimator = cases.SETUPS[name][0](cls)
+    estimator = _seeded(cases.SETUPS[name][0](cls))
     adapter = _ScaledViews()
     ref = _reference(name, lambda: _fit(adapter, clone(estimator), 1.0).labels_)
     labels = _fit(adapter, clone(estimator), scale).labels_
@@ -101,7 +89,7 @@ def _predict(adapter, est, scale):
 
 @pytest.mark.parametrize("name, cls, scale", list(_params("regressor")))
 def test_regressors_are_invariant_to_the_unit(name, cls, scale):
-    estimator, adapter = cases.SETUPS[name][0](cls), cases.SETUPS[name][1]()
+    estimator, adapter = _seeded(cases.SETUPS[name][0](cls)), cases.SETUPS[name][1]()
     if isinstance(adapter, cases.FederatedCase):
         # every agent's X, not only the first
         adapter.fit = lambda est, corrupt=None, rows=None: est.fit(
@@ -112,3 +100,16 @@ def test_regressors_are_invariant_to_the_unit(name, cls, scale):
     assert np.all(np.isfinite(pred))
     # Predictions depend on X: a constant prediction is not the fit at c = 1.
     np.testing.assert_allclose(pred, ref, rtol=1e-6, atol=1e-6 * np.std(ref))
+
+
+@pytest.mark.parametrize("name", ["SMVSC", "FPMVSCAG", "EOMSCCA"])
+@pytest.mark.parametrize("scale", [1e-150, 1e-16])
+def test_block_paths_are_invariant_to_the_unit(name, scale):
+    """The block paths standardise from merged moments: the same relative rule."""
+    from mvlearn_ext import cluster
+
+    estimator = cases.SETUPS[name][0](getattr(cluster, name)).set_params(block_size=7)
+    adapter = _ScaledViews()
+    ref = _reference(f"{name}-blocks", lambda: _fit(adapter, clone(estimator), 1.0).labels_)
+    labels = _fit(adapter, clone(estimator), scale).labels_
+    assert cases.same_partition(labels, ref)

@@ -90,7 +90,7 @@ from mvlearn_ext.cluster._eomsc_solver import (
     top_eigenpairs_of_gram,
 )
 from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, constant_columns
 from mvlearn_ext.cluster._smvsc_solver import (
     _normalize_rows,
     _State,
@@ -124,8 +124,7 @@ def mapstd_from_moments(moments):
     n, mean, m2 = moments
     mean = np.asarray(mean, dtype=np.float64)
     scale = np.sqrt(np.maximum(m2, 0.0) / (n - 1)) if n > 1 else np.zeros(mean.shape[0])
-    eps = np.finfo(np.float64).eps
-    scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
+    scale[constant_columns(mean, scale, np.float64)] = 1.0
     return mean, scale
 
 

@@ -21,6 +21,7 @@ from mvlearn_ext.cluster._common import (
     simplex_qp,
     squared_view_weights,
 )
+from mvlearn_ext.cluster._preprocessing import constant_columns
 from mvlearn_ext.utils._validation import check_allocation
 from mvlearn_ext.utils._warnings import warn
 
@@ -49,8 +50,7 @@ def mapstd_statistics(Xs):
         X = np.asarray(X, dtype=np.float64)
         mean = X.mean(axis=0)
         scale = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
-        eps = np.finfo(np.float64).eps
-        scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
+        scale[constant_columns(mean, scale, np.float64)] = 1.0
         means.append(mean)
         scales.append(scale)
     return means, scales

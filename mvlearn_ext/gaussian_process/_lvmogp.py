@@ -23,9 +23,15 @@ __all__ = ["LVMOGPRegressor"]
 
 
 def _feature_units(X):
-    """Per column, the power of two nearest above its largest magnitude (1 if all zero)."""
+    """Per column, its largest magnitude (1 if all zero).
+
+    One of the column's own entries, so that ``X / unit`` is the same array
+    (to rounding) in any units of ``X``, and bit for bit under a change of
+    units by a power of two: the fit, whose inducing inputs and lengthscales
+    L-BFGS moves in these coordinates, then does not depend on the units.
+    """
     top = np.max(np.abs(X), axis=0)
-    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+    return np.where(top > 0, top, 1.0)
 
 
 def _output_scaling(packer, data):
@@ -308,9 +314,9 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     def _fit(self, X, Y, nt):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_magnitude(X, "X")
-        # Each input feature is divided by a power of two near its largest
-        # magnitude: the kernel's squared distances then neither underflow nor
-        # overflow whatever the units, and the division is exact.
+        # Each input feature is divided by its largest magnitude: the kernel's
+        # squared distances then neither underflow nor overflow whatever the
+        # units, and the optimiser starts from the same point in any units.
         self._x_unit = _feature_units(X)
         X = X / self._x_unit
         Y, self._y_1d = check_targets(Y, X.shape[0])

@@ -21,6 +21,7 @@ from mvlearn_ext.multitask._base import (
     COMMON_CONSTRAINTS,
     ITER_CONSTRAINTS,
     REG_LAMBDA,
+    SCALING,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
 )
@@ -75,6 +76,7 @@ class _Subset:
         self.n = moments.n[idx]
         self.rcond = moments.rcond
         self.scale = moments.scale
+        self.penalty_scale = moments.penalty_scale
         self.m, self.d = self.b.shape
 
 
@@ -91,7 +93,8 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     minimised by L-BFGS. At ``reg_lambda`` at least the fusion threshold the
     fit is the pooled one, exactly. Unlike :class:`RobustMultiTaskRegressor`
     the penalty is not invariant under general linear transforms of the
-    features (only under rotations).
+    features: with ``scaling="zscore"`` under a rescaling of each feature,
+    with ``scaling=None`` under rotations.
 
     Parameters
     ----------
@@ -100,6 +103,13 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     task_weight : {"uniform", "n_samples"}, default="n_samples"
         ARMUL's ``w_j = n_j / N`` (the normalisation does not change the fit).
     fit_intercept : bool, default=True
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations for ``gamma``.
     tol : float, default=1e-10
@@ -132,6 +142,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
+        "scaling": SCALING,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
     }
@@ -145,6 +156,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         *,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -153,6 +165,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
@@ -167,7 +180,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         out = [None] * len(grid)
         gamma = gamma_dp
         for pos in np.argsort(np.asarray(grid, dtype=float), kind="stable"):
-            C = norm_units(grid[pos], moments.scale)
+            C = norm_units(grid[pos], moments.penalty_scale)
             if C == 0.0:
                 coef = _least_squares_fits(moments, gamma_dp)
                 fused, n_iter, center = np.zeros(moments.m, bool), 1, gamma_dp
@@ -225,6 +238,13 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     reg_lambda : float, default=0.1
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
@@ -263,6 +283,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
+        "scaling": SCALING,
         "max_outer": [Interval(Integral, 1, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -277,6 +298,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         reg_lambda=0.1,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         max_outer=50,
         tol=1e-10,
@@ -289,6 +311,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.tol = tol
@@ -307,7 +330,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
                 f"n_clusters={self.n_clusters} exceeds the number of tasks ({moments.m}): "
                 "every prototype needs at least one task"
             )
-        C = norm_units(C, moments.scale)
+        C = norm_units(C, moments.penalty_scale)
         w = _normalised_weights(moments, self.task_weight)
         K = self.n_clusters
         ols = _least_squares_fits(moments, _pooled(moments, w))
@@ -395,6 +418,13 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         ``C`` in ``lambda_j = C sqrt(d / n_j)``.
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations.
     tol : float, default=1e-10
@@ -434,6 +464,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
+        "scaling": SCALING,
         **COMMON_CONSTRAINTS,
         **ITER_CONSTRAINTS,
     }
@@ -445,6 +476,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         reg_lambda=0.1,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -454,6 +486,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
@@ -462,7 +495,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     _coef_attributes = ("components_", "centers_")
 
     def _solve_one(self, moments, C):
-        C = norm_units(C, moments.scale)
+        C = norm_units(C, moments.penalty_scale)
         m, d = moments.m, moments.d
         w = _normalised_weights(moments, self.task_weight)
         K = min(self.rank, m, d)

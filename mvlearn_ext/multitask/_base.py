@@ -31,7 +31,7 @@ from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
 from mvlearn_ext.utils._validation import check_magnitude
 
-__all__ = ["TaskMoments", "data_scale", "stack_tasks"]
+__all__ = ["TaskMoments", "data_scale", "feature_scale", "stack_tasks"]
 
 
 def data_scale(X):
@@ -45,6 +45,27 @@ def data_scale(X):
     if not top > 0.0:
         return 1.0
     return float(np.ldexp(1.0, int(np.frexp(top)[1])))
+
+
+def feature_scale(X, sw, fit_intercept):
+    """The standard deviation of every column of ``X`` (weights ``sw``).
+
+    About the weighted mean with ``fit_intercept``, otherwise the root mean
+    square (the intercept is then not free to absorb the mean), as glmnet's
+    ``standardize=TRUE``. A column whose spread is at rounding level
+    relative to its magnitude is constant: its scale is its largest
+    magnitude (1 for an all-zero column), a relative test that does not
+    depend on the units of ``X``. ``X`` is expected within ``[-1, 1]``
+    (divided by :func:`data_scale`), so that the squares neither underflow
+    nor overflow.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    w = sw / sw.sum()
+    top = np.max(np.abs(X), axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    Xc = X - w @ X if fit_intercept else X
+    spread = np.sqrt(w @ (Xc * Xc))
+    constant = spread <= np.finfo(np.float64).eps * X.shape[0] * top
+    return np.where(constant, np.where(top > 0.0, top, 1.0), spread)
 
 
 def stack_tasks(Xs, ys, sample_weights=None):
@@ -96,9 +117,14 @@ class TaskMoments:
     (m,), ``n`` (m,) (sum of the weights of each task, its effective
     sample size); ``evals``/``evecs``/``rank``/``theta``/``c0`` from
     :func:`mvlearn_ext.multitask._kernels.task_eigh`, computed on first use.
-    ``scale`` is the factor ``X`` was divided by (:func:`data_scale`): the
-    moments are those of ``X / scale``, and coefficients solved on them are
-    ``scale`` times those of ``X``.
+    ``scale`` is the factor ``X`` was divided by: the moments are those of
+    ``X / scale``, and coefficients solved on them are ``scale`` times those
+    of ``X``. A float (:func:`data_scale`) leaves the penalty on the
+    coefficients of ``X`` (``penalty_scale`` is ``scale``, by which the
+    solvers convert it); an array of shape ``(n_features,)``
+    (:func:`feature_scale` times :func:`data_scale`) puts it on those of the
+    standardised ``X / scale``, the solver's own units (``penalty_scale``
+    is 1).
     """
 
     def __init__(self, X, y, sw, starts, fit_intercept, rcond=None, scale=1.0):
@@ -110,7 +136,10 @@ class TaskMoments:
             rows = int(np.max(np.diff(starts))) if starts.shape[0] > 1 else 1
             rcond = float(np.finfo(np.float64).eps * max(rows, self.d))
         self.rcond = rcond
-        self.scale = float(scale)
+        if np.ndim(scale) == 0:
+            self.scale = self.penalty_scale = float(scale)
+        else:
+            self.scale, self.penalty_scale = np.asarray(scale, dtype=np.float64), 1.0
         self._eig = None
 
     def _ensure_eig(self):
@@ -168,9 +197,11 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
     Subclasses implement ``_solve(moments) -> coef`` (an ``(m, d)`` float64
     array of slopes, in the centred coordinates when ``fit_intercept``),
     storing any fitted diagnostics on ``self``. The moments are those of
-    ``X / moments.scale`` (see :func:`data_scale`): a penalty on the
-    coefficients is converted to those units by the solver, and
-    :meth:`_unscale` brings fitted attributes in coefficient units back.
+    ``X / moments.scale`` (see :class:`TaskMoments`): a penalty on the
+    coefficients is converted to those units by the solver
+    (``moments.penalty_scale``), and :meth:`_unscale` brings fitted
+    attributes in coefficient units back. Estimators with a ``scaling``
+    parameter standardise the features first when it is ``"zscore"``.
     """
 
     #: Fitted attributes in the units of the coefficients (divided by the
@@ -215,6 +246,10 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         scale = data_scale(X)
         if scale != 1.0:
             X = X / X.dtype.type(scale)
+        if getattr(self, "scaling", None) == "zscore":
+            spread = feature_scale(X, sw, self.fit_intercept)
+            X = X / spread.astype(X.dtype)
+            scale = scale * spread
         return X, np.asarray(y, dtype=np.float64), labels, index, sw, scale
 
     @staticmethod
@@ -265,14 +300,14 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
             Xs, ys, sws, starts, self.fit_intercept, getattr(self, "rcond", None), scale
         )
 
-    def _unscale(self, scale):
+    def _unscale(self, moments):
         """Fitted attributes from the units of ``X / scale`` to those of ``X``."""
         for name in self._coef_attributes:
             if hasattr(self, name):
-                setattr(self, name, getattr(self, name) / scale)
+                setattr(self, name, getattr(self, name) / moments.scale)
         for name in self._penalty_attributes:
             if hasattr(self, name):
-                setattr(self, name, getattr(self, name) * scale)
+                setattr(self, name, getattr(self, name) * moments.penalty_scale)
 
     def _finish(self, coef, moments, labels, dtype):
         self.tasks_ = labels
@@ -284,7 +319,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
             intercept = np.zeros(coef.shape[0])
         self.coef_ = (coef / moments.scale).astype(dtype, copy=False)
         self.intercept_ = intercept.astype(dtype, copy=False)
-        self._unscale(moments.scale)
+        self._unscale(moments)
         return self
 
     def _fit(self, X, y, tasks, sample_weight):
@@ -355,6 +390,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 CV = ["cv_object"]
 REG_LAMBDA = [Interval(Real, 0, None, closed="left"), Options(Real, {np.inf})]
 TASK_WEIGHT = [StrOptions({"uniform", "n_samples"})]
+SCALING = [StrOptions({"zscore"}), None]
 COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "rcond": [Interval(Real, 0, 1, closed="left"), None],

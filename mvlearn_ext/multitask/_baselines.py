@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from mvlearn_ext.multitask._base import (
     COMMON_CONSTRAINTS,
     REG_LAMBDA,
+    SCALING,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
 )
@@ -181,11 +182,11 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def _path(self, moments, grid):
-        return [_ridge_coef(moments, ridge_units(lam, moments.scale)) for lam in grid]
+        return [_ridge_coef(moments, ridge_units(lam, moments.penalty_scale)) for lam in grid]
 
     def _path_per_task(self, moments, lams):
         """The fit with a ridge strength per task (``lams`` of shape (n_tasks,))."""
-        return _ridge_coef(moments, [ridge_units(lam, moments.scale) for lam in lams])
+        return _ridge_coef(moments, [ridge_units(lam, moments.penalty_scale) for lam in lams])
 
 
 class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
@@ -244,7 +245,7 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         w = moments.task_weights(self.task_weight)
         out = []
         for lam in grid:
-            beta = _pooled(moments, w, ridge_units(lam, moments.scale))
+            beta = _pooled(moments, w, ridge_units(lam, moments.penalty_scale))
             self.center_ = beta
             out.append(np.tile(beta, (moments.m, 1)))
         return out
@@ -267,6 +268,13 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     reg_lambda : float, default=1.0
     task_weight : {"uniform", "n_samples"}, default="uniform"
     fit_intercept : bool, default=True
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     rcond : float or None, default=None
     n_jobs : int or None, default=None
         Threads of the per-task passes, resolved by
@@ -282,17 +290,26 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "reg_lambda": REG_LAMBDA,
         "task_weight": TASK_WEIGHT,
+        "scaling": SCALING,
         **COMMON_CONSTRAINTS,
     }
 
     _coef_attributes = ("center_",)
 
     def __init__(
-        self, reg_lambda=1.0, *, task_weight="uniform", fit_intercept=True, rcond=None, n_jobs=None
+        self,
+        reg_lambda=1.0,
+        *,
+        task_weight="uniform",
+        fit_intercept=True,
+        scaling="zscore",
+        rcond=None,
+        n_jobs=None,
     ):
         self.reg_lambda = reg_lambda
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.rcond = rcond
         self.n_jobs = n_jobs
 
@@ -302,7 +319,7 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         bt = np.einsum("jkl,jk->jl", V, moments.b)
         out = []
         for lam in grid:
-            lam = ridge_units(lam, moments.scale)
+            lam = ridge_units(lam, moments.penalty_scale)
             if lam == 0.0 or np.isinf(lam):
                 beta = _pooled(moments, w)
                 self.center_ = beta
@@ -317,7 +334,8 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             rhs = w @ np.einsum("jkl,jl->jk", V, bt * inv)
             beta = np.linalg.lstsq(M, rhs, rcond=None)[0]
             btb = np.einsum("jkl,k->jl", V, beta)
-            coef = np.einsum("jkl,jl->jk", V, (bt + lam * btb) * inv)
+            # lam / (e + lam) <= 1: no overflow for a huge finite lam
+            coef = np.einsum("jkl,jl->jk", V, bt * inv + btb * (lam * inv))
             self.center_ = beta
             out.append(coef)
         return out

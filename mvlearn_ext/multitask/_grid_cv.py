@@ -156,6 +156,13 @@ class MeanRegularizedRegressorCV(_GridCV):
         :class:`MeanRegularizedRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     rcond : float or None, default=None
         Rank rule of the least-squares solutions (see
         :class:`RobustMultiTaskRegressor`).
@@ -186,6 +193,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         random_state=None,
         task_weight="uniform",
         fit_intercept=True,
+        scaling="zscore",
         rcond=None,
         n_jobs=None,
     ):
@@ -194,6 +202,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         self.random_state = random_state
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.rcond = rcond
         self.n_jobs = n_jobs
 
@@ -218,6 +227,13 @@ class ARMULRegressorCV(_GridCV):
         :class:`ARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations for ``gamma``.
     tol : float, default=1e-10
@@ -252,6 +268,7 @@ class ARMULRegressorCV(_GridCV):
         random_state=None,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -262,6 +279,7 @@ class ARMULRegressorCV(_GridCV):
         self.random_state = random_state
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
@@ -291,6 +309,13 @@ class LowRankARMULRegressorCV(_GridCV):
         :class:`LowRankARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations.
     tol : float, default=1e-10
@@ -326,6 +351,7 @@ class LowRankARMULRegressorCV(_GridCV):
         rank=3,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -337,6 +363,7 @@ class LowRankARMULRegressorCV(_GridCV):
         self.rank = rank
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.tol = tol
         self.rcond = rcond
@@ -365,6 +392,13 @@ class ClusteredARMULRegressorCV(_GridCV):
         :class:`ClusteredARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
+    scaling : {"zscore"} or None, default="zscore"
+        The units of the penalty. ``"zscore"``: every feature is divided by
+        its standard deviation over all rows (weighted by ``sample_weight``;
+        its root mean square without ``fit_intercept``) before the fit and
+        the coefficients are mapped back, so that the fit does not depend on
+        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
+        the penalty is on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
@@ -404,6 +438,7 @@ class ClusteredARMULRegressorCV(_GridCV):
         n_clusters=3,
         task_weight="n_samples",
         fit_intercept=True,
+        scaling="zscore",
         max_iter=1000,
         max_outer=50,
         tol=1e-10,
@@ -417,6 +452,7 @@ class ClusteredARMULRegressorCV(_GridCV):
         self.n_clusters = n_clusters
         self.task_weight = task_weight
         self.fit_intercept = fit_intercept
+        self.scaling = scaling
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.tol = tol

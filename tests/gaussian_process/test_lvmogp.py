@@ -187,6 +187,22 @@ def test_predictions_do_not_depend_on_the_units_of_x(c):
     np.testing.assert_array_equal(scaled.inducing_inputs_, c * ref.inducing_inputs_)
 
 
+@pytest.mark.parametrize("c", [1e-150, 1e-16, 1e16, 1e150])
+def test_predictions_do_not_depend_on_any_units_of_x(c):
+    """Inputs in any units: the same path of the optimiser, to rounding.
+
+    A few iterations, so that the fits compared are not both at the optimum.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(25, 2)) * [1.0, 30.0]
+    Y = np.sin(X[:, :1] + np.arange(3)[None, :]) + 0.05 * rng.normal(size=(25, 3))
+    kw = dict(n_inducing=6, n_inducing_latent=3, max_iter=5, random_state=0, n_jobs=1)
+    ref = LVMOGPRegressor(**kw).fit(X, Y)
+    scaled = LVMOGPRegressor(**kw).fit(c * X, Y)
+    np.testing.assert_allclose(scaled.predict(c * X), ref.predict(X), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(scaled.lengthscales_, c * ref.lengthscales_, rtol=1e-6)
+
+
 def test_tiny_inputs_still_predict_from_x():
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(25, 1))

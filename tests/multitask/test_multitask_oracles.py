@@ -303,13 +303,23 @@ def test_predictions_invariant_under_invertible_feature_maps_but_not_armul():
     assert 0 < ours.fused_.sum() < 6
     mapped = ours.fit(X @ A, y, tasks=tasks).predict(Xt @ A, tasks=tt)
     np.testing.assert_allclose(mapped, base, rtol=1e-7, atol=1e-7)
-    armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12)
+    # ARMUL's Euclidean penalty on the coefficients of X: rotations only
+    armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12, scaling=None)
     a_base = armul.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
     assert 0 < armul.fused_.sum() < 6
     a_rot = armul.fit(X @ Q, y, tasks=tasks).predict(Xt @ Q, tasks=tt)
     np.testing.assert_allclose(a_rot, a_base, rtol=1e-5, atol=1e-5)
     a_map = armul.fit(X @ A, y, tasks=tasks).predict(Xt @ A, tasks=tt)
     assert np.max(np.abs(a_map - a_base)) > 1e-2
+    # on the standardised features: a rescaling of each feature only
+    D = np.array([1e-3, 0.5, 1.0, 7.0, 1e4])
+    armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12)
+    a_base = armul.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
+    assert 0 < armul.fused_.sum() < 6
+    a_diag = armul.fit(X * D, y, tasks=tasks).predict(Xt * D, tasks=tt)
+    np.testing.assert_allclose(a_diag, a_base, rtol=1e-5, atol=1e-5)
+    a_rot = armul.fit(X @ Q, y, tasks=tasks).predict(Xt @ Q, tasks=tt)
+    assert np.max(np.abs(a_rot - a_base)) > 1e-2
 
 
 def test_predictions_invariant_under_permutations_of_tasks_and_rows():
@@ -418,7 +428,8 @@ def test_identical_tasks_with_large_lambda_reach_pooled_error_rate():
 def test_armul_fusion_oracle_and_generic_solver():
     X, y, tasks, _ = _tasks(spread=1.5, seed=14)
     C, d = 0.6, 5
-    model = ARMULRegressor(reg_lambda=C, fit_intercept=False, tol=1e-13).fit(X, y, tasks=tasks)
+    model = ARMULRegressor(reg_lambda=C, fit_intercept=False, tol=1e-13, scaling=None)
+    model.fit(X, y, tasks=tasks)
     gamma = model.center_
     lam = C * np.sqrt(d / 40)
     for j in range(6):
@@ -446,7 +457,8 @@ def test_armul_fusion_oracle_and_generic_solver():
 def test_mean_regularized_closed_form_matches_the_joint_linear_system():
     X, y, tasks, _ = _tasks(spread=1.0, seed=15, sizes=[10, 40, 25, 3, 40, 30], d=5)
     lam = 0.2
-    model = MeanRegularizedRegressor(reg_lambda=lam, fit_intercept=False).fit(X, y, tasks=tasks)
+    model = MeanRegularizedRegressor(reg_lambda=lam, fit_intercept=False, scaling=None)
+    model.fit(X, y, tasks=tasks)
     m, d = 6, 5
     # stationarity of sum_j [1/(2n_j)||y_j - X_j t_j||^2 + lam/2 ||t_j - b||^2]
     K = np.zeros(((m + 1) * d, (m + 1) * d))
@@ -642,8 +654,10 @@ def test_low_rank_armul_fused_limit_is_reduced_rank_regression():
 def test_low_rank_armul_beats_vanilla_in_its_setting_and_is_rotation_invariant():
     X, y, tasks, theta = _low_rank_tasks(seed=5)
     C = 0.5
-    lr = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False).fit(X, y, tasks=tasks)
-    van = ARMULRegressor(reg_lambda=C, fit_intercept=False).fit(X, y, tasks=tasks)
+    # the penalty on the coefficients of X, whose objective is recomputed below
+    lr = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, scaling=None)
+    lr.fit(X, y, tasks=tasks)
+    van = ARMULRegressor(reg_lambda=C, fit_intercept=False, scaling=None).fit(X, y, tasks=tasks)
     itl = IndependentTaskRegressor(fit_intercept=False).fit(X, y, tasks=tasks)
 
     def err(c):
@@ -666,8 +680,8 @@ def test_low_rank_armul_beats_vanilla_in_its_setting_and_is_rotation_invariant()
     assert np.abs(G.T @ lr.loadings_).max() < 1e-6 and np.abs(G @ lr.components_.T).max() < 1e-6
     # rotations of the features leave the predictions unchanged
     Q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(8, 8)))
-    rot = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13)
-    ref = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13)
+    rot = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13, scaling=None)
+    ref = LowRankARMULRegressor(2, reg_lambda=C, fit_intercept=False, tol=1e-13, scaling=None)
     np.testing.assert_allclose(
         rot.fit(X @ Q, y, tasks=tasks).predict(X @ Q, tasks=tasks),
         ref.fit(X, y, tasks=tasks).predict(X, tasks=tasks),
@@ -690,3 +704,30 @@ def test_variant_cv_refits_the_selected_value_with_the_same_seed():
     ref = LowRankARMULRegressor(2, reg_lambda=lr.reg_lambda_).fit(X, y, tasks=tasks)
     np.testing.assert_array_equal(lr.coef_, ref.coef_)
     np.testing.assert_array_equal(lr.components_, ref.components_)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: ARMULRegressor(reg_lambda=0.6, tol=1e-13, scaling=s),
+        lambda s: LowRankARMULRegressor(2, reg_lambda=0.6, tol=1e-13, scaling=s),
+        lambda s: ClusteredARMULRegressor(2, reg_lambda=0.6, random_state=0, scaling=s),
+        lambda s: MeanRegularizedRegressor(reg_lambda=0.2, scaling=s),
+    ],
+    ids=["ARMUL", "LowRankARMUL", "ClusteredARMUL", "MeanRegularized"],
+)
+def test_zscore_is_the_unscaled_fit_on_standardised_features(make, fit_intercept):
+    """scaling="zscore" is scaling=None on X / s, s the weighted standard deviations."""
+    X, y, tasks, _ = _tasks(spread=1.5, seed=17)
+    X = X * np.array([1e-3, 0.5, 1.0, 7.0, 1e4]) + (3.0 if fit_intercept else 0.0)
+    sw = np.random.default_rng(18).uniform(0.5, 2.0, size=y.shape[0])
+    w = sw / sw.sum()
+    Xc = X - w @ X if fit_intercept else X
+    s = np.sqrt(w @ Xc**2)
+    model = make("zscore").set_params(fit_intercept=fit_intercept)
+    model.fit(X, y, tasks=tasks, sample_weight=sw)
+    ref = make(None).set_params(fit_intercept=fit_intercept)
+    ref.fit(X / s, y, tasks=tasks, sample_weight=sw)
+    np.testing.assert_allclose(model.coef_ * s, ref.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-6, atol=1e-8)

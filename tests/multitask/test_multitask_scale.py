@@ -23,29 +23,60 @@ from mvlearn_ext.multitask import (
 )
 
 #: Every estimator, with how its penalty changes when X is multiplied by c:
-#: a norm penalty on the coefficients by c, a ridge by c^2, the
-#: covariance-weighted penalty of the robust estimator not at all.
+#: not at all for the covariance-weighted penalty of the robust estimator
+#: and for a penalty on the standardised features (``scaling="zscore"``);
+#: with ``scaling=None`` a norm penalty on the coefficients by c, a ridge by
+#: c^2.
 CASES = [
     (RobustMultiTaskRegressor(reg_lambda=0.5), None),
     (RobustMultiTaskRegressorCV(cv=2, reg_lambdas=[0.0, 0.5, np.inf], random_state=0), None),
-    (ARMULRegressor(reg_lambda=0.05), "norm"),
-    (ARMULRegressorCV(cv=2, reg_lambdas=[0.0, 0.05, 1.0], random_state=0), "norm"),
-    (ClusteredARMULRegressor(2, reg_lambda=0.05, n_init=2, random_state=0), "norm"),
-    (
-        ClusteredARMULRegressorCV(
-            cv=2, reg_lambdas=[0.05, 1.0], n_clusters=2, n_init=2, random_state=0
+]
+for scaling, norm, ridge in (("zscore", None, None), (None, "norm", "ridge")):
+    CASES += [
+        (ARMULRegressor(reg_lambda=0.05, scaling=scaling), norm),
+        (
+            ARMULRegressorCV(cv=2, reg_lambdas=[0.0, 0.05, 1.0], random_state=0, scaling=scaling),
+            norm,
         ),
-        "norm",
-    ),
-    (LowRankARMULRegressor(rank=2, reg_lambda=0.05), "norm"),
-    (LowRankARMULRegressorCV(cv=2, reg_lambdas=[0.05, 1.0], rank=2, random_state=0), "norm"),
+        (
+            ClusteredARMULRegressor(2, reg_lambda=0.05, n_init=2, random_state=0, scaling=scaling),
+            norm,
+        ),
+        (
+            ClusteredARMULRegressorCV(
+                cv=2,
+                reg_lambdas=[0.05, 1.0],
+                n_clusters=2,
+                n_init=2,
+                random_state=0,
+                scaling=scaling,
+            ),
+            norm,
+        ),
+        (LowRankARMULRegressor(rank=2, reg_lambda=0.05, scaling=scaling), norm),
+        (
+            LowRankARMULRegressorCV(
+                cv=2, reg_lambdas=[0.05, 1.0], rank=2, random_state=0, scaling=scaling
+            ),
+            norm,
+        ),
+        (MeanRegularizedRegressor(reg_lambda=0.3, scaling=scaling), ridge),
+        (
+            MeanRegularizedRegressorCV(
+                cv=2, reg_lambdas=[0.0, 0.3, np.inf], random_state=0, scaling=scaling
+            ),
+            ridge,
+        ),
+    ]
+CASES += [
     (IndependentTaskRegressor(reg_lambda=0.1), "ridge"),
     (IndependentTaskRegressorCV(cv=2, reg_lambdas=[0.0, 0.1], random_state=0), "ridge"),
     (PooledRegressor(reg_lambda=0.1), "ridge"),
-    (MeanRegularizedRegressor(reg_lambda=0.3), "ridge"),
-    (MeanRegularizedRegressorCV(cv=2, reg_lambdas=[0.0, 0.3, np.inf], random_state=0), "ridge"),
 ]
-IDS = [type(est).__name__ for est, _ in CASES]
+IDS = [
+    type(est).__name__ + ("-unscaled" if est.get_params().get("scaling", 0) is None else "")
+    for est, _ in CASES
+]
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +147,14 @@ def test_robust_fitted_attributes_in_the_units_of_x(data):
     np.testing.assert_allclose(tiny.center_ * c, ref.center_, rtol=1e-9)
     assert tiny.fusion_threshold_ == pytest.approx(ref.fusion_threshold_, rel=1e-9)
     assert tiny.balancedness_ == pytest.approx(ref.balancedness_, rel=1e-9)
+    # a penalty on the standardised features is in no unit of X ...
     armul = ARMULRegressor(reg_lambda=0.05).fit(X, y, tasks=tasks)
-    tiny = ARMULRegressor(reg_lambda=0.05 * c).fit(c * X, y, tasks=tasks)
+    tiny = ARMULRegressor(reg_lambda=0.05).fit(c * X, y, tasks=tasks)
+    assert tiny.fusion_threshold_ == pytest.approx(armul.fusion_threshold_, rel=1e-6)
+    np.testing.assert_allclose(tiny.center_ * c, armul.center_, rtol=1e-6)
+    # ... one on the coefficients of X is in the inverse unit of X
+    armul = ARMULRegressor(reg_lambda=0.05, scaling=None).fit(X, y, tasks=tasks)
+    tiny = ARMULRegressor(reg_lambda=0.05 * c, scaling=None).fit(c * X, y, tasks=tasks)
     assert tiny.fusion_threshold_ == pytest.approx(armul.fusion_threshold_ * c, rel=1e-6)
     np.testing.assert_allclose(tiny.center_ * c, armul.center_, rtol=1e-6)
 

@@ -76,16 +76,16 @@ METHODS = {
     "robust, paper (ridges=(0,))": lambda seed: RobustMultiTaskRegressorCV(
         fit_intercept=False, random_state=seed, ridges=(0.0,)
     ),
-    # ARMUL's penalty on the coefficients of X as given (the published tables);
-    # its default, scaling="zscore", standardises the features first.
-    "ARMUL (CV)": lambda seed: ARMULRegressorCV(
+    "ARMUL (CV)": lambda seed: ARMULRegressorCV(fit_intercept=False, random_state=seed),
+    # The penalty on the coefficients of X as given, not standardised.
+    "ARMUL (CV), scaling=None": lambda seed: ARMULRegressorCV(
         fit_intercept=False, random_state=seed, scaling=None
     ),
     REFERENCE: lambda seed: IndependentTaskRegressorCV(fit_intercept=False, random_state=seed),
     "independent least squares": lambda seed: IndependentTaskRegressor(fit_intercept=False),
     "pooled least squares": lambda seed: PooledRegressor(fit_intercept=False),
     "squared penalty (CV)": lambda seed: MeanRegularizedRegressorCV(
-        fit_intercept=False, random_state=seed, scaling=None
+        fit_intercept=False, random_state=seed
     ),
 }
 

@@ -43,9 +43,6 @@ METHODS = (
     "score_samples",
     "sample",
 )
-#: Top-level subpackages whose docstrings are still being rewritten: listed as
-#: skipped until they are validated too (empty this set to validate them).
-_PACKAGES_NOT_YET_VALIDATED = {"cluster", "incomplete", "longtail", "brain", "adapters", "deep"}
 #: Subpackages that need an optional dependency: skipped without it.
 OPTIONAL = {"deep": "torch"}
 
@@ -77,10 +74,6 @@ def _public_objects(package):
 def _cases():
     for package in _public_packages():
         top = package.split(".")[0]
-        if top in _PACKAGES_NOT_YET_VALIDATED:
-            reason = f"mvlearn_ext.{top}'s docstrings are not validated yet"
-            yield pytest.param(f"mvlearn_ext.{package}", marks=pytest.mark.skip(reason=reason))
-            continue
         if top in OPTIONAL and importlib.util.find_spec(OPTIONAL[top]) is None:
             reason = f"mvlearn_ext.{top} needs {OPTIONAL[top]}"
             yield pytest.param(f"mvlearn_ext.{package}", marks=pytest.mark.skip(reason=reason))
@@ -96,7 +89,7 @@ def test_there_are_objects_to_validate():
 
 
 def test_every_public_package_is_covered():
-    """A new top-level subpackage is validated (or listed as not yet) by default."""
+    """A new top-level subpackage is validated by default."""
     covered = {(case if isinstance(case, str) else case.values[0]).split(".")[1] for case in CASES}
     assert covered >= {*mvlearn_ext.__all__} - {"__version__"}
 

@@ -97,7 +97,21 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
 
 
 def expert_orthogonality(B, A):
-    """Largest ``|A_e A_f^T|`` and ``|B_e^T B_f|`` entry over expert pairs e != f."""
+    """Largest ``|A_e A_f^T|`` and ``|B_e^T B_f|`` entry over expert pairs e != f.
+
+    Parameters
+    ----------
+    B : array-like of shape (n_experts, n_out, rank)
+        The up-projection factors of the experts.
+    A : array-like of shape (n_experts, rank, n_in)
+        The down-projection factors of the experts.
+
+    Returns
+    -------
+    worst : dict
+        ``{"A": float, "B": float}``, the largest absolute cross-expert entry
+        of each factor (0 for exactly orthogonal experts).
+    """
     B, A = np.asarray(B, dtype=np.float64), np.asarray(A, dtype=np.float64)
     K = A.shape[0]
     worst_a = worst_b = 0.0
@@ -142,6 +156,18 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     ``n x (K * capacity)`` cost matrix with each centroid replicated
     ``capacity`` times; needs ``n == K * capacity``. Cost: ``1 - cos`` or
     squared Euclidean distance.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (n, d)
+        The points to assign; ``n`` must equal ``n_centroids * capacity``.
+    centroids : array-like of shape (n_centroids, d)
+        The centroids.
+    capacity : int
+        The number of points every centroid receives.
+    metric : {"cosine", "euclidean"}, default="cosine"
+        The cost of assigning a point to a centroid: ``1 - cos`` or the
+        squared Euclidean distance.
 
     Returns
     -------
@@ -234,6 +260,21 @@ def regroup_permutation(labels, n_experts, rank):
     from old flat unit ``perm[e * r + i]`` (units of one label keep their
     relative order). Raises unless every label appears exactly ``rank`` times,
     so the result is always a permutation.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_experts * rank,)
+        The expert of every flat rank-1 unit (each label exactly ``rank``
+        times).
+    n_experts : int
+        The number of experts.
+    rank : int
+        The rank of every expert.
+
+    Returns
+    -------
+    perm : ndarray of int, shape (n_experts * rank,)
+        The old flat unit of every new flat unit.
     """
     labels = np.asarray(labels)
     K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
@@ -252,6 +293,20 @@ def gate_permutation(perm, n_experts, rank):
 
     A permutation of the experts, by a linear assignment on the overlap counts
     (``permute_gate`` option; the public code leaves the gate unpermuted).
+
+    Parameters
+    ----------
+    perm : array-like of int, shape (n_experts * rank,)
+        The unit permutation of :func:`regroup_permutation`.
+    n_experts : int
+        The number of experts.
+    rank : int
+        The rank of every expert.
+
+    Returns
+    -------
+    experts : ndarray of int, shape (n_experts,)
+        The old expert whose gate row new expert ``e`` takes.
     """
     perm = np.asarray(perm)
     K, r = int(n_experts), int(rank)
@@ -263,7 +318,20 @@ def gate_permutation(perm, n_experts, rank):
 
 
 def intra_inter_cosine(vectors, labels):
-    """Mean cosine between unit gradients within the same expert and across experts."""
+    """Mean cosine between unit gradients within the same expert and across experts.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (n_units, d)
+        The unit gradient vectors (:func:`unit_gradient_vectors`).
+    labels : array-like of int, shape (n_units,)
+        The expert of every unit.
+
+    Returns
+    -------
+    cosines : dict
+        ``{"intra": float, "inter": float}``; NaN where no pair exists.
+    """
     X = np.asarray(vectors, dtype=np.float64)
     labels = np.asarray(labels)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
@@ -280,5 +348,18 @@ def intra_inter_cosine(vectors, labels):
 
 
 def should_regroup(epoch, n_epochs):
-    """BADIT's schedule: regroup after epoch ``epoch`` (1-based) while it is <= n_epochs / 2."""
+    """BADIT's schedule: regroup after epoch ``epoch`` (1-based) while it is <= n_epochs / 2.
+
+    Parameters
+    ----------
+    epoch : int
+        The epoch just finished, counted from 1.
+    n_epochs : int
+        The number of training epochs.
+
+    Returns
+    -------
+    regroup : bool
+        Whether the experts are regrouped after this epoch.
+    """
     return 1 <= epoch <= n_epochs / 2

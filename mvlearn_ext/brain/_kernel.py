@@ -224,7 +224,21 @@ def heat_kernel(A_hat, t):
 
 
 def row_normalize(K, *, eps=0.0):
-    """``K_tilde = (K + eps) / row sums``: each row a distribution (needs non-negative ``K``)."""
+    """``K_tilde = (K + eps) / row sums``: each row a distribution (needs non-negative ``K``).
+
+    Parameters
+    ----------
+    K : array-like of shape (N, N) or (n_subjects, N, N)
+        A non-negative kernel or a stack of them.
+    eps : float, default=0.0
+        Added to every entry before normalising; a positive value keeps
+        all-zero rows well defined.
+
+    Returns
+    -------
+    K_tilde : ndarray of the shape of ``K``
+        Rows summing to one.
+    """
     arr, was_2d = _check_square_stack(K, "K")
     if not isinstance(eps, Real) or eps < 0:
         raise ValueError(f"eps must be a non-negative float, got {eps!r}")

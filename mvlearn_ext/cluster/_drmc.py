@@ -122,6 +122,11 @@ class DRMC(InductiveClusterer):
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
         ``20 k``: it grows with ``n`` so that large sets get finer anchors,
         slower than ``n`` so that small sets keep several samples per anchor.
+    view_weights : {"agreement", "uniform"}, default="agreement"
+        ``"agreement"``: learned by the discrete feedback (above), from the
+        starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
+        ``"uniform"``: fixed and equal (the per-view balanced concatenation,
+        no feedback).
     small_sample_graph : bool, default=True
         With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
         anchors (two per cluster for each of a sample's 5 anchor neighbours),
@@ -129,11 +134,6 @@ class DRMC(InductiveClusterer):
         fewer anchors a cluster holds too few of them for a sample's neighbours
         to stay inside it, and at that size (a few hundred samples at most)
         anchors save nothing. ``False``: always the rule above.
-    view_weights : {"agreement", "uniform"}, default="agreement"
-        ``"agreement"``: learned by the discrete feedback (above), from the
-        starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
-        ``"uniform"``: fixed and equal (the per-view balanced concatenation,
-        no feedback).
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,

@@ -33,7 +33,20 @@ def token_entropy(logits):
 
 
 def token_log_probs(logits, tokens):
-    """``log pi(token_t | ...)`` from logits of shape (B, T, V) and tokens (B, T)."""
+    """``log pi(token_t | ...)`` of every token under its logits.
+
+    Parameters
+    ----------
+    logits : tensor of shape (batch, seq_len, vocab_size)
+        The model's logits at every position.
+    tokens : tensor of int, shape (batch, seq_len)
+        The tokens whose log-probabilities are taken.
+
+    Returns
+    -------
+    log_probs : tensor of shape (batch, seq_len)
+        The log-probability of every token.
+    """
     logp = torch.log_softmax(logits, dim=-1)
     return logp.gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)
 
@@ -44,6 +57,18 @@ def kl_k3(log_probs, ref_log_probs):
     Non-negative, zero exactly when the two log-probabilities agree, and an
     unbiased estimate of the KL when the tokens are sampled from ``pi``
     (Schulman, "Approximating KL divergence", 2020).
+
+    Parameters
+    ----------
+    log_probs : tensor
+        Per-token log-probabilities under the policy ``pi``.
+    ref_log_probs : tensor of the shape of ``log_probs``
+        Per-token log-probabilities under the reference policy.
+
+    Returns
+    -------
+    kl : tensor of the shape of ``log_probs``
+        The per-token estimate, non-negative.
     """
     d = ref_log_probs - log_probs
     return torch.exp(d) - d - 1.0

@@ -42,6 +42,16 @@ def view_miss_probabilities(n_views):
     The table of the authors' code: from 0 (never missing) to 1 (always
     missing among incomplete samples); for 4 views it is ``[0, .25, .75, 1]``,
     not an evenly spaced grid.
+
+    Parameters
+    ----------
+    n_views : int
+        The number of views, 2 to 6.
+
+    Returns
+    -------
+    mu : ndarray of shape (n_views,)
+        The miss probability of every view, increasing from 0 to 1.
     """
     if not isinstance(n_views, Integral) or n_views not in _MISS_TABLE:
         raise ValueError(f"n_views must be an int in 2..6 (the protocol's table), got {n_views!r}")
@@ -126,6 +136,16 @@ def mask_from_nan(Xs):
     A row is missing in view ``v`` when every entry is NaN; a row with only
     some NaN entries is an error (a partially observed view is not a
     missing view).
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views, a missing row being all-NaN.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
     """
     cols = []
     for v, X in enumerate(Xs):
@@ -143,7 +163,20 @@ def mask_from_nan(Xs):
 
 
 def mask_views(Xs, mask):
-    """Copies of the views with the unobserved rows set to NaN."""
+    """Copies of the views with the unobserved rows set to NaN.
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views.
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed; every sample needs one.
+
+    Returns
+    -------
+    Xs_masked : list of ndarray
+        Float copies of the views, unobserved rows all-NaN.
+    """
     m = _check_mask(mask)
     out = []
     for v, X in enumerate(Xs):
@@ -154,7 +187,21 @@ def mask_views(Xs, mask):
 
 
 def mean_impute(Xs, mask):
-    """Fill each view's missing rows with the mean of its observed rows (the baseline)."""
+    """Fill each view's missing rows with the mean of its observed rows (the baseline).
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views; the values of unobserved rows are ignored.
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
+
+    Returns
+    -------
+    Xs_imputed : list of ndarray
+        Float copies of the views; a view with no observed row is filled
+        with zeros.
+    """
     m = _check_mask(mask)
     out = []
     for v, X in enumerate(Xs):
@@ -172,8 +219,24 @@ def counterfactual_view_probs(mask, beta=0.3, *, mode="observation"):
     *low-missing-rate* views): ``beta_v = min(1, beta V o_v / sum_u o_u)``
     with ``o_v`` the observation rate of view ``v``, so the mean over views
     is ``beta`` before clipping and a view observed more often is masked
-    more often. The normalisation is a design choice (to confirm with the
-    paper). ``mode="uniform"`` (the authors' code): ``beta_v = beta``.
+    more often. The normalisation by the mean observation rate is this
+    implementation's choice. ``mode="uniform"`` (the authors' code):
+    ``beta_v = beta``.
+
+    Parameters
+    ----------
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
+    beta : float, default=0.3
+        The mean masking probability over views, in [0, 1].
+    mode : {"observation", "uniform"}, default="observation"
+        Scale ``beta`` by each view's observation rate, or use it for
+        every view.
+
+    Returns
+    -------
+    view_probs : ndarray of shape (n_views,)
+        ``beta_v``, each in [0, 1].
     """
     m = _check_mask(mask)
     if not isinstance(beta, Real) or not 0 <= beta <= 1:

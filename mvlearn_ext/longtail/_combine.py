@@ -62,6 +62,18 @@ def gradient_entropy(grads, masks=None):
 
     Low entropy: a concentrated, task-specific gradient. A zero gradient has
     entropy 0.
+
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+
+    Returns
+    -------
+    entropy : ndarray of shape (n_tasks,)
+        The entropy of every task's normalised gradient magnitudes.
     """
     g = np.abs(_check_grads(grads))
     if masks is not None:
@@ -78,6 +90,20 @@ def entropy_task_weights(grads, masks=None, *, temperature=0.5):
     ``I_k = H_k sqrt(1 + c_k) |g_k|^(-1/2)`` with ``c_k`` the mean over
     ``l != k`` of ``max(0, -cos(g_k, g_l))`` (the conflict of task k). From
     the code of ``wangff0101/evo_longtail`` (reconstruction of AES).
+
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+    temperature : float, default=0.5
+        The softmax temperature of the task weights; lower is sharper.
+
+    Returns
+    -------
+    omega : ndarray of shape (n_tasks,)
+        Task weights summing to one.
     """
     g = _check_grads(grads)
     if masks is not None:
@@ -121,6 +147,21 @@ def combine_gradients(
     ``"pcgrad"``
         Plain PCGrad: the projected gradients summed (``reduction="sum"``,
         LibMTL) or averaged (``"mean"``, the ``pc_backward`` wrapper).
+
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+    mode : {"entropy_weighted", "pcgrad_entropy", "pcgrad"}, default="entropy_weighted"
+        The combiner, as above.
+    temperature : float, default=0.5
+        The softmax temperature of the task weights; lower is sharper.
+    reduction : {"mean", "sum"}, default="mean"
+        How ``"pcgrad"`` reduces the projected gradients.
+    random_state : int, Generator or None, default=None
+        Seeds the projection orders of the PCGrad modes.
 
     Returns
     -------

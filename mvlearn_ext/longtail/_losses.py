@@ -41,7 +41,24 @@ def _check_counts(class_counts, n_classes):
 
 
 def softmax_cross_entropy(logits, y, *, return_grad=False):
-    """Mean cross-entropy ``-log softmax(z)_y`` and, optionally, its gradient in ``z``."""
+    """Mean cross-entropy ``-log softmax(z)_y`` and, optionally, its gradient in ``z``.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+    """
     z, y = _check_logits(logits, y)
     return _xent(z, y, return_grad)
 
@@ -63,6 +80,26 @@ def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
     ``pi_c = n_c / N``. The gradient (``return_grad=True``) is with respect to
     the unadjusted logits ``z``.
 
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    tau : float, default=1.0
+        The scale of the log-prior added to the logits.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+
     Examples
     --------
     >>> import numpy as np
@@ -77,7 +114,26 @@ def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
 
 
 def balanced_softmax_loss(logits, y, class_counts, *, return_grad=False):
-    """Balanced Softmax: the CE of ``softmax(z + log n_c)`` (Ren et al., NeurIPS 2020)."""
+    """Balanced Softmax: the CE of ``softmax(z + log n_c)`` (Ren et al., NeurIPS 2020).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+    """
     z, y = _check_logits(logits, y)
     n = _check_counts(class_counts, z.shape[1])
     return _xent(z + np.log(n), y, return_grad)
@@ -91,6 +147,15 @@ def ars_static_terms(class_counts, *, beta=0.9999, margin_max=0.5):
       mean-normalised (Cui et al., CVPR 2019);
     * ``rarity`` rho_c = 1 - sqrt(n_c / n_max);
     * ``margins`` m_c = rho_c * margin_max.
+
+    Parameters
+    ----------
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    beta : float, default=0.9999
+        The effective-number parameter of the class-balanced weights, in [0, 1).
+    margin_max : float, default=0.5
+        The margin of a class of rarity one.
 
     Returns
     -------

@@ -295,6 +295,21 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         return self
 
     def sample(self, C, tasks, *, random_state=None):
-        """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``."""
+        """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, d_c) or (n,)
+            The conditions, one sample per row.
+        tasks : int or array-like of int, shape (n,)
+            The task id of every condition.
+        random_state : int, Generator or None, default=None
+            Seeds the reverse diffusion.
+
+        Returns
+        -------
+        X : ndarray of shape (n, d)
+            One sample per condition.
+        """
         check_is_fitted(self, "generalist_")
         return self.generalist_.sample(C, tasks, random_state=random_state)

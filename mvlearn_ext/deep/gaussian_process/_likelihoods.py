@@ -23,6 +23,24 @@ def zinb_log_prob(y, f, alpha, *, scale=1.0, zero_inflation=0.1):
     ``psi = k / (k + m)`` with ``k = zero_inflation``; ``zero_inflation = 0``
     is the plain negative binomial.
     Tensors broadcast; ``y`` holds non-negative integer counts.
+
+    Parameters
+    ----------
+    y : tensor
+        The counts.
+    f : tensor
+        The latent function values.
+    alpha : float or tensor
+        The dispersion, positive (the variance is ``m + alpha m^2``).
+    scale : float or tensor, default=1.0
+        The scale of the mean.
+    zero_inflation : float, default=0.1
+        ``k`` above, non-negative; 0 for no zero inflation.
+
+    Returns
+    -------
+    log_prob : tensor
+        The log-probability of every count, of the broadcast shape.
     """
     m = (scale * F.softplus(f)).clamp_min(1e-30)
     r = 1.0 / alpha
@@ -45,6 +63,23 @@ def gauss_hermite_expectation(fn, mean, var, n_points=20):
 
     ``fn`` receives the nodes stacked on a new leading axis of size
     ``n_points``; the result has the shape of ``mean``.
+
+    Parameters
+    ----------
+    fn : callable
+        Maps a tensor of shape ``(n_points, *mean.shape)`` to one of the
+        same leading size.
+    mean : tensor
+        The Gaussian means.
+    var : tensor of the shape of ``mean``
+        The Gaussian variances.
+    n_points : int, default=20
+        The number of quadrature nodes.
+
+    Returns
+    -------
+    expectation : tensor of the shape of ``mean``
+        The quadrature estimate of ``E[fn(f)]``.
     """
     f, w = _gh_nodes(mean, var, n_points)
     return torch.tensordot(w, fn(f), dims=([0], [0]))

@@ -189,6 +189,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     best_epoch_ : int
         The epoch whose weights were kept (the last one without early stopping).
 
+    See Also
+    --------
+    make_phenotype_connectomes : Synthetic data with a phenotype-routed signal.
+    routing_kernel : The multi-hop kernel it learns.
+    sklearn.linear_model.LogisticRegression : A baseline on the vectorised connectomes.
+
     References
     ----------
     L. Meng et al., "PhenoBrain" (phenotype-conditioned long-range routing

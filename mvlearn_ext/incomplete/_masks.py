@@ -52,6 +52,16 @@ def view_miss_probabilities(n_views):
     -------
     mu : ndarray of shape (n_views,)
         The miss probability of every view, increasing from 0 to 1.
+
+    See Also
+    --------
+    make_unbalanced_mask : The protocol that uses them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.incomplete import view_miss_probabilities
+    >>> view_miss_probabilities(4).tolist()
+    [0.0, 0.25, 0.75, 1.0]
     """
     if not isinstance(n_views, Integral) or n_views not in _MISS_TABLE:
         raise ValueError(f"n_views must be an int in 2..6 (the protocol's table), got {n_views!r}")
@@ -83,6 +93,11 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
     -------
     mask : ndarray of bool, shape (n_samples, n_views)
         ``True`` where the view is observed.
+
+    See Also
+    --------
+    make_rate_mask : A mask with given observation rates.
+    view_miss_probabilities : The miss probabilities of the protocol.
 
     Examples
     --------
@@ -146,6 +161,17 @@ def mask_from_nan(Xs):
     -------
     mask : ndarray of bool, shape (n_samples, n_views)
         True where a view of a sample is observed.
+
+    See Also
+    --------
+    mask_views : The reverse: NaN rows from a mask.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.incomplete import mask_from_nan
+    >>> mask_from_nan([np.array([[1.0], [np.nan]]), np.ones((2, 2))]).tolist()
+    [[True, True], [False, True]]
     """
     cols = []
     for v, X in enumerate(Xs):
@@ -176,6 +202,20 @@ def mask_views(Xs, mask):
     -------
     Xs_masked : list of ndarray
         Float copies of the views, unobserved rows all-NaN.
+
+    See Also
+    --------
+    mask_from_nan : The reverse: a mask from NaN rows.
+    mean_impute : Fills the missing rows instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import mask_views
+    >>> Xs = mask_views([np.ones((3, 1)), np.ones((3, 2))], mask)
+    >>> Xs[0].ravel().tolist()
+    [1.0, 1.0, nan]
     """
     m = _check_mask(mask)
     out = []
@@ -201,6 +241,20 @@ def mean_impute(Xs, mask):
     Xs_imputed : list of ndarray
         Float copies of the views; a view with no observed row is filled
         with zeros.
+
+    See Also
+    --------
+    mask_views : Marks the missing rows with NaN instead.
+    CIMLN : Clustering that needs no imputation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import mean_impute
+    >>> Xs = mean_impute([np.array([[1.0], [3.0], [9.0]]), np.ones((3, 1))], mask)
+    >>> Xs[0].ravel().tolist()
+    [1.0, 3.0, 2.0]
     """
     m = _check_mask(mask)
     out = []
@@ -237,6 +291,18 @@ def counterfactual_view_probs(mask, beta=0.3, *, mode="observation"):
     -------
     view_probs : ndarray of shape (n_views,)
         ``beta_v``, each in [0, 1].
+
+    See Also
+    --------
+    counterfactual_mask : Draws the mask.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import counterfactual_view_probs
+    >>> counterfactual_view_probs(mask, 0.3, mode="uniform").tolist()
+    [0.3, 0.3]
     """
     m = _check_mask(mask)
     if not isinstance(beta, Real) or not 0 <= beta <= 1:
@@ -267,6 +333,19 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
     Returns
     -------
     cf_mask : ndarray of bool, a subset of ``mask``
+
+    See Also
+    --------
+    counterfactual_view_probs : The masking probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import counterfactual_mask
+    >>> new = counterfactual_mask(mask, [0.5, 0.5], random_state=0)
+    >>> bool(new.any(axis=1).all()), bool((new <= mask).all())  # a view kept, none added
+    (True, True)
     """
     m = _check_mask(mask)
     p = np.asarray(view_probs, dtype=np.float64)
@@ -295,6 +374,18 @@ def context_statistic(H, complete):
     Returns
     -------
     C : ndarray of shape (n_views, d)
+
+    See Also
+    --------
+    CIMLN : The estimator that uses it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.incomplete import context_statistic
+    >>> H = np.ones((2, 3, 4))  # 2 views, 3 samples, 4 dimensions
+    >>> context_statistic(H, [True, True, False]).shape
+    (2, 4)
     """
     H = np.asarray(H, dtype=np.float64)
     c = np.asarray(complete, dtype=bool)

@@ -76,6 +76,19 @@ class LogitAdjustedLoss(nn.Module):
         Training samples per class; ``pi`` is their normalisation.
     tau : float, default=1.0
         The scale of the log-prior added to the logits.
+
+    See Also
+    --------
+    logit_adjusted_loss : The NumPy function with its gradient.
+    BalancedSoftmaxLoss : The Balanced Softmax loss.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import LogitAdjustedLoss
+    >>> round(float(LogitAdjustedLoss([1, 1])(z, y)), 4)  # equal counts: plain CE
+    0.2201
     """
 
     def __init__(self, class_counts, *, tau=1.0):
@@ -95,6 +108,19 @@ class BalancedSoftmaxLoss(nn.Module):
     ----------
     class_counts : array-like of shape (n_classes,)
         Training samples per class.
+
+    See Also
+    --------
+    balanced_softmax_loss : The NumPy function with its gradient.
+    LogitAdjustedLoss : The logit-adjusted loss.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import BalancedSoftmaxLoss
+    >>> round(float(BalancedSoftmaxLoss([1, 1])(z, y)), 4)  # equal counts: plain CE
+    0.2201
     """
 
     def __init__(self, class_counts):
@@ -148,6 +174,21 @@ class ARSLoss(nn.Module):
         Multiplier of ``log pi``; None: the annealing factor t.
     momentum : float, default=0.9
         EMA momentum of the statistics.
+
+    See Also
+    --------
+    ars_class_weights : Its class weights.
+    ars_static_terms : Its static terms.
+    LogitAdjustedLoss, BalancedSoftmaxLoss : The other long-tail heads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import ARSLoss
+    >>> loss = ARSLoss([50, 5])
+    >>> bool(torch.isfinite(loss(z, y)))
+    True
     """
 
     def __init__(
@@ -303,6 +344,22 @@ class EntropyPCGrad:
         For ``"pcgrad"``.
     random_state : int, Generator or None
         Seeds PCGrad's projection orders.
+
+    See Also
+    --------
+    combine_gradients : The NumPy combiner it applies.
+    pcgrad_project : Plain PCGrad's projection.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.longtail import EntropyPCGrad
+    >>> w = torch.nn.Parameter(torch.zeros(2))
+    >>> combiner = EntropyPCGrad([w], random_state=0)
+    >>> losses = [(w[0] - 1.0) ** 2, (w[1] + 1.0) ** 2]
+    >>> weights = combiner.backward(losses)
+    >>> w.grad.tolist()  # the weighted mean of the two tasks' gradients
+    [-1.0, 1.0]
     """
 
     def __init__(
@@ -393,6 +450,21 @@ class FusionModule(nn.Module):
         A class is a tail class when its training count is below this.
     temperature : float, default=1.0
         Softmax temperature of a head's confidence.
+
+    See Also
+    --------
+    ConflictArbitratedFusion : The NumPy fusion it wraps.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.longtail import FusionModule
+    >>> g = torch.Generator().manual_seed(0)
+    >>> fusion = FusionModule([20, 10, 5], tail_threshold=8)
+    >>> logits, y = torch.randn(2, 30, 3, generator=g), torch.randint(0, 3, (30,), generator=g)
+    >>> fusion = fusion.fit(logits, y)
+    >>> fusion(torch.randn(2, 4, 3, generator=g)).shape
+    torch.Size([4])
     """
 
     def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):
@@ -516,6 +588,12 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     fusion_ : FusionModule
     combiner_weights_ : ndarray
         Mean task weights omega of stage 2.
+
+    See Also
+    --------
+    ConflictArbitratedFusion : The fusion of its heads.
+    EntropyPCGrad : The gradient combiner of its second stage.
+    sklearn.neural_network.MLPClassifier : A single-head baseline without long-tail losses.
 
     Examples
     --------

@@ -36,6 +36,10 @@ def pcgrad_project(grads, *, random_state=None):
     -------
     projected : ndarray of shape (n_tasks, n_params)
 
+    See Also
+    --------
+    combine_gradients : Combines the projected gradients.
+
     Examples
     --------
     >>> import numpy as np
@@ -74,6 +78,16 @@ def gradient_entropy(grads, masks=None):
     -------
     entropy : ndarray of shape (n_tasks,)
         The entropy of every task's normalised gradient magnitudes.
+
+    See Also
+    --------
+    entropy_task_weights : The task weights built on it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import gradient_entropy
+    >>> (gradient_entropy([[1.0, 0.0], [1.0, 1.0]]) + 0.0).round(4).tolist()  # 0 and log 2
+    [0.0, 0.6931]
     """
     g = np.abs(_check_grads(grads))
     if masks is not None:
@@ -104,6 +118,17 @@ def entropy_task_weights(grads, masks=None, *, temperature=0.5):
     -------
     omega : ndarray of shape (n_tasks,)
         Task weights summing to one.
+
+    See Also
+    --------
+    gradient_entropy : The entropies they are built on.
+    combine_gradients : The combination that uses them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import entropy_task_weights
+    >>> entropy_task_weights([[1.0, 1.0], [1.0, 1.0]]).tolist()
+    [0.5, 0.5]
     """
     g = _check_grads(grads)
     if masks is not None:
@@ -168,6 +193,19 @@ def combine_gradients(
     g : ndarray of shape (n_params,)
     weights : ndarray of shape (n_tasks,)
         omega (uniform for ``"pcgrad"``).
+
+    See Also
+    --------
+    pcgrad_project : PCGrad's projection.
+    entropy_task_weights : The task weights.
+    EntropyPCGrad : The combiner for torch parameters.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import combine_gradients
+    >>> g, weights = combine_gradients([[1.0, 0.0], [0.0, 2.0]])
+    >>> g.tolist()  # a coordinate owned by one task gets that task's gradient
+    [1.0, 2.0]
     """
     g = _check_grads(grads)
     if mode not in {"entropy_weighted", "pcgrad_entropy", "pcgrad"}:

@@ -68,6 +68,11 @@ class ConflictArbitratedFusion:
     temperature : float, default=1.0
         Softmax temperature of ``conf_k``.
 
+    See Also
+    --------
+    FusionModule : The same fusion as a torch module.
+    AESClassifier : The classifier whose heads it fuses.
+
     Examples
     --------
     >>> import numpy as np

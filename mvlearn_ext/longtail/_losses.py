@@ -58,6 +58,18 @@ def softmax_cross_entropy(logits, y, *, return_grad=False):
         The mean loss.
     grad : ndarray of shape (n_samples, n_classes)
         Its gradient; only with ``return_grad=True``.
+
+    See Also
+    --------
+    logit_adjusted_loss, balanced_softmax_loss : The long-tail losses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z, y = np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0, 1])
+    >>> from mvlearn_ext.longtail import softmax_cross_entropy
+    >>> round(softmax_cross_entropy(z, y), 4)
+    0.2201
     """
     z, y = _check_logits(logits, y)
     return _xent(z, y, return_grad)
@@ -100,6 +112,11 @@ def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
     grad : ndarray of shape (n_samples, n_classes)
         Its gradient; only with ``return_grad=True``.
 
+    See Also
+    --------
+    balanced_softmax_loss : The Balanced Softmax loss.
+    LogitAdjustedLoss : The torch module.
+
     Examples
     --------
     >>> import numpy as np
@@ -133,6 +150,19 @@ def balanced_softmax_loss(logits, y, class_counts, *, return_grad=False):
         The mean loss.
     grad : ndarray of shape (n_samples, n_classes)
         Its gradient; only with ``return_grad=True``.
+
+    See Also
+    --------
+    logit_adjusted_loss : The logit-adjusted loss.
+    BalancedSoftmaxLoss : The torch module.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z, y = np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0, 1])
+    >>> from mvlearn_ext.longtail import balanced_softmax_loss, softmax_cross_entropy
+    >>> bool(balanced_softmax_loss(z, y, [1, 1]) == softmax_cross_entropy(z, y))
+    True
     """
     z, y = _check_logits(logits, y)
     n = _check_counts(class_counts, z.shape[1])
@@ -160,6 +190,17 @@ def ars_static_terms(class_counts, *, beta=0.9999, margin_max=0.5):
     Returns
     -------
     terms : dict of str to ndarray of shape (n_classes,)
+
+    See Also
+    --------
+    ars_class_weights : The class weights built on them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import ars_static_terms
+    >>> terms = ars_static_terms([100, 25])
+    >>> terms["priors"].tolist(), terms["rarity"].tolist()
+    ([0.8, 0.2], [0.0, 0.5])
     """
     n = np.asarray(class_counts, dtype=np.float64)
     if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
@@ -194,6 +235,21 @@ def ars_class_weights(cb_weights, rarity, recall, precision, *, anneal=1.0, norm
         t; 0 gives uniform weights.
     normalize : bool, default=True
         Mean-normalise after annealing.
+
+    See Also
+    --------
+    ars_static_terms : The static inputs of the weights.
+    ARSLoss : The loss that uses them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import ars_class_weights, ars_static_terms
+    >>> terms = ars_static_terms([100, 10])
+    >>> w = ars_class_weights(terms["cb_weights"], terms["rarity"], recall=np.array([0.9, 0.3]),
+    ...                       precision=np.array([0.8, 0.5]))
+    >>> bool(w[1] > w[0])  # the rare, poorly recalled class weighs more
+    True
     """
     a = np.clip(np.asarray(recall, dtype=np.float64), 0.0, 1.0)
     p = np.clip(np.asarray(precision, dtype=np.float64), 0.0, 1.0)

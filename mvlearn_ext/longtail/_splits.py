@@ -32,6 +32,10 @@ def long_tail_counts(n_max, n_classes, imbalance_ratio):
     counts : ndarray of int, shape (n_classes,)
         Non-increasing class sizes.
 
+    See Also
+    --------
+    make_long_tail_indices : A subsample with these counts.
+
     Examples
     --------
     >>> from mvlearn_ext.longtail import long_tail_counts
@@ -69,6 +73,19 @@ def make_long_tail_indices(y, imbalance_ratio, *, n_max=None, class_order=None, 
     -------
     indices : ndarray of int
         Sorted indices into ``y``.
+
+    See Also
+    --------
+    long_tail_counts : The class sizes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import make_long_tail_indices
+    >>> y = np.repeat([0, 1, 2], 100)
+    >>> idx = make_long_tail_indices(y, 4, random_state=0)
+    >>> np.bincount(y[idx]).tolist()
+    [100, 50, 25]
     """
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0:
@@ -109,6 +126,16 @@ def class_groups(counts, *, many_threshold=100, few_threshold=20):
     -------
     groups : ndarray of str, shape (n_classes,)
         "many", "medium" or "few" for every class.
+
+    See Also
+    --------
+    group_accuracy : The accuracy within each group.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import class_groups
+    >>> class_groups([500, 50, 5]).tolist()
+    ['many', 'medium', 'few']
     """
     counts = np.asarray(counts)
     if few_threshold > many_threshold:
@@ -142,6 +169,18 @@ def group_accuracy(y_true, y_pred, train_counts, *, many_threshold=100, few_thre
     accuracy : dict
         ``{"overall", "many", "medium", "few"}`` to the mean per-class
         accuracy of that group.
+
+    See Also
+    --------
+    class_groups : The groups.
+    sklearn.metrics.balanced_accuracy_score : The overall balanced accuracy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import group_accuracy
+    >>> acc = group_accuracy([0, 0, 1, 2], [0, 1, 1, 0], [500, 50, 5])
+    >>> acc["overall"], acc["many"], acc["few"]
+    (0.5, 0.5, 0.0)
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape:

@@ -103,6 +103,11 @@ def badit_init_peft(model, adapter_names):
         right after the initialisation: zero up to the rounding of the
         model's dtype (of order 1e-4 in bfloat16), not of the float64
         decomposition.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.pissa_moe_init : The NumPy initialisation.
+    badit_regroup_peft : The regrouping during training.
     """
     names = _names(adapter_names)
     out = {}
@@ -133,7 +138,12 @@ def _stack(module, names, grad=False):
 
 
 def peft_expert_orthogonality(model, adapter_names):
-    """Per layer, the largest cross-expert entry of ``A_e A_f^T`` and ``B_e^T B_f``."""
+    """Per layer, the largest cross-expert entry of ``A_e A_f^T`` and ``B_e^T B_f``.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.expert_orthogonality : The NumPy check.
+    """
     names = _names(adapter_names)
     return {
         name: expert_orthogonality(*_stack(module, names))
@@ -169,6 +179,11 @@ def badit_regroup_peft(model, adapter_names, *, optimizer=None, n_init=4, random
     info : dict
         Per layer: ``perm`` (new flat unit -> old flat unit) and the mean
         intra-/inter-expert gradient cosines ``before`` and ``after``.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.balanced_spherical_kmeans : The clustering of the units.
+    badit_init_peft : The initialisation.
     """
     names = _names(adapter_names)
     K = len(names)

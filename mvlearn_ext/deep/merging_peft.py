@@ -99,6 +99,10 @@ def lora_pairs_from_peft(adapter_state_dict, base_state_dict):
     Keys ``base_model.model.<path>.lora_A[.<adapter>].weight`` (the layout
     of ``get_peft_model_state_dict``) map to ``<path>.weight`` of the base
     model's state dict.
+
+    See Also
+    --------
+    mvlearn_ext.deep.merging.peft_lora_pairs : The pairs of one state dict.
     """
     pairs = {}
     for key, value in adapter_state_dict.items():
@@ -274,6 +278,10 @@ def synflow_grad_model(model, *, keys=None, state_dict=None):
     ValueError
         If ``model`` holds a Gemma norm (it scales by ``1 + weight``, which this
         saliency does not model).
+
+    See Also
+    --------
+    mvlearn_ext.deep.merging.synflow_grad : The same gradient of any module.
     """
     if keys is None:
         keys = [k for k, p in model.named_parameters() if p.ndim >= 2]
@@ -343,6 +351,11 @@ def sa_merge_peft_lora(base_model, adapter_state_dicts, config, *, saliency="aut
         scaling is that of ``config``; no dropout.
     masks : list of dict
         The rank masks of every expert (:func:`mvlearn_ext.merging.sa_merge_lora`).
+
+    See Also
+    --------
+    sa_merge_peft_dense : The dense merge.
+    mvlearn_ext.merging.sa_merge_lora : The NumPy merge.
     """
     s = _scaling(config)
     base_sd = _base_state(base_model)
@@ -405,6 +418,11 @@ def sa_merge_peft_dense(base_model, adapter_state_dicts, config, *, saliency="au
     -------
     state_dict : dict of str to Tensor
         The base model's state dict with the adapted weights merged.
+
+    See Also
+    --------
+    sa_merge_peft_lora : The rank-wise merge.
+    mvlearn_ext.merging.sa_merge : The NumPy merge.
     """
     s = _scaling(config)
     base_sd = _base_state(base_model)

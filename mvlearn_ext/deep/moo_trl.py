@@ -81,6 +81,11 @@ class MOPOConfig(trl.DPOConfig):
         The dual step size; 0 keeps the multipliers fixed.
     dual_every : int, default=1
         Optimiser steps between two dual steps.
+
+    See Also
+    --------
+    MOPOTrainer : The trainer it configures.
+    mvlearn_ext.moo.mopo.solve_mopo : The tabular programme.
     """
 
     tau: float = 0.1
@@ -106,6 +111,19 @@ def sequence_log_probs(logits, input_ids, completion_mask):
     ``completion_mask`` (B, T) marks the completion tokens of ``input_ids``.
     A helper for models outside TRL; :class:`MOPOTrainer` takes the same
     sums from TRL's fused LM head.
+
+    See Also
+    --------
+    MOPOTrainer : Takes the same sums from TRL.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.moo_trl import sequence_log_probs
+    >>> ids = torch.tensor([[0, 1, 2]])
+    >>> lp = sequence_log_probs(torch.zeros(1, 3, 4), ids, torch.tensor([[0, 1, 1]]))
+    >>> round(float(lp), 4)  # two completion tokens, each log(1 / 4)
+    -2.7726
     """
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
@@ -166,6 +184,11 @@ class MOPOTrainer(trl.DPOTrainer):
     multipliers_ : ndarray of shape (K - 1,)
     dual_history_ : list of dict
         ``step``, ``values`` and ``multipliers`` after every dual step.
+
+    See Also
+    --------
+    MOPOConfig : Its configuration.
+    mvlearn_ext.deep.moo.mopo_preference_loss : The loss it minimises.
     """
 
     _tag_names = ["trl", "dpo", "mopo", "mvlearn_ext"]

@@ -27,6 +27,17 @@ def token_entropy(logits):
     Returns
     -------
     entropy : Tensor of shape (...)
+
+    See Also
+    --------
+    mvlearn_ext.rl.entropy_mask : Keeps the high-entropy tokens.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import token_entropy
+    >>> round(float(token_entropy(torch.zeros(1, 1, 4))), 4)  # uniform over 4 tokens: log 4
+    1.3863
     """
     logp = torch.log_softmax(logits, dim=-1)
     return -(logp.exp() * logp).sum(dim=-1)
@@ -46,6 +57,17 @@ def token_log_probs(logits, tokens):
     -------
     log_probs : tensor of shape (batch, seq_len)
         The log-probability of every token.
+
+    See Also
+    --------
+    grpo_loss : The loss that takes them.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import token_log_probs
+    >>> token_log_probs(torch.zeros(1, 2, 4), torch.tensor([[0, 3]])).exp().tolist()
+    [[0.25, 0.25]]
     """
     logp = torch.log_softmax(logits, dim=-1)
     return logp.gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)
@@ -69,6 +91,18 @@ def kl_k3(log_probs, ref_log_probs):
     -------
     kl : tensor of the shape of ``log_probs``
         The per-token estimate, non-negative.
+
+    See Also
+    --------
+    grpo_loss : The loss that adds it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import kl_k3
+    >>> kl = kl_k3(torch.tensor([-1.0, -2.0]), torch.tensor([-1.0, -1.0]))
+    >>> [round(float(v), 4) for v in kl]  # 0 where the policies agree, e - 2 for r = e
+    [0.0, 0.7183]
     """
     d = ref_log_probs - log_probs
     return torch.exp(d) - d - 1.0
@@ -145,6 +179,12 @@ def grpo_loss(
     -------
     loss : Tensor (scalar)
     stats : dict, only with ``return_stats``
+
+    See Also
+    --------
+    kl_k3 : The KL estimator of its penalty.
+    token_log_probs : The per-token log-probabilities it takes.
+    mvlearn_ext.rl.group_advantages : The advantages it takes.
 
     Examples
     --------

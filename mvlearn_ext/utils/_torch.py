@@ -69,6 +69,16 @@ def resolve_device(device=None, *, name="device") -> torch.device:
     -------
     device : torch.device
         The resolved device.
+
+    See Also
+    --------
+    as_tensor : Moves data to the device.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.deep import resolve_device
+    >>> resolve_device("cpu")
+    device(type='cpu')
     """
     if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -255,6 +265,18 @@ def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:
     -------
     tensor : torch.Tensor
         ``X`` as a tensor, sharing memory with ``X`` where it can.
+
+    See Also
+    --------
+    as_numpy : The reverse conversion.
+    resolve_device : The device rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.deep import as_tensor
+    >>> as_tensor(np.arange(3)).dtype  # integers become float64
+    torch.float64
     """
     if isinstance(X, torch.Tensor):
         t = X
@@ -282,6 +304,17 @@ def as_numpy(t) -> np.ndarray:
     -------
     array : ndarray
         The values of ``t``.
+
+    See Also
+    --------
+    as_tensor : The reverse conversion.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import as_numpy
+    >>> as_numpy(torch.ones(2, requires_grad=True)).tolist()
+    [1.0, 1.0]
     """
     if isinstance(t, torch.Tensor):
         return t.detach().cpu().numpy()
@@ -306,6 +339,18 @@ def seeded_generator(random_state, device=None) -> torch.Generator:
     -------
     generator : torch.Generator
         A generator seeded from ``random_state``.
+
+    See Also
+    --------
+    resolve_device : The device rule.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import seeded_generator
+    >>> a = torch.rand(2, generator=seeded_generator(0))
+    >>> bool(torch.equal(a, torch.rand(2, generator=seeded_generator(0))))
+    True
     """
     if random_state is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -81,6 +81,12 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     n_iter_ : int
         Adam steps taken (``max_iter``).
 
+    See Also
+    --------
+    GaussianDSMDiffusion : A lightweight Gaussian-posterior specialist.
+    TwoStageDiffusion : Specialists distilled into a generalist.
+    mvlearn_ext.diffusion.ddpm_sample : The NumPy sampler it uses.
+
     Examples
     --------
     >>> import numpy as np

@@ -96,6 +96,11 @@ class GaussianDSMDiffusion(BaseEstimator):
     n_iter_ : int
         Adam steps taken (``max_iter``).
 
+    See Also
+    --------
+    ConditionalDiffusion : The neural epsilon-network.
+    mvlearn_ext.diffusion.fit_polynomial_gaussian : The closed-form least-squares fit.
+
     Examples
     --------
     >>> import numpy as np

@@ -41,6 +41,20 @@ def zinb_log_prob(y, f, alpha, *, scale=1.0, zero_inflation=0.1):
     -------
     log_prob : tensor
         The log-probability of every count, of the broadcast shape.
+
+    See Also
+    --------
+    gauss_hermite_expectation : Its expectation under a Gaussian latent.
+    mvlearn_ext.deep.TLVMOGPRegressor : Fits count data with ``likelihood="zinb"``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.gaussian_process import zinb_log_prob
+    >>> y = torch.arange(200.0)
+    >>> alpha = torch.tensor(0.5)
+    >>> round(float(zinb_log_prob(y, torch.tensor(2.0), alpha).exp().sum()), 4)  # sums to 1
+    1.0
     """
     m = (scale * F.softplus(f)).clamp_min(1e-30)
     r = 1.0 / alpha
@@ -80,6 +94,19 @@ def gauss_hermite_expectation(fn, mean, var, n_points=20):
     -------
     expectation : tensor of the shape of ``mean``
         The quadrature estimate of ``E[fn(f)]``.
+
+    See Also
+    --------
+    zinb_log_prob : A log-likelihood whose expectation it takes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.gaussian_process import gauss_hermite_expectation
+    >>> mean = torch.tensor([1.0], dtype=torch.float64)
+    >>> var = torch.tensor([4.0], dtype=torch.float64)
+    >>> round(float(gauss_hermite_expectation(lambda f: f**2, mean, var)), 6)  # 1 + 4
+    5.0
     """
     f, w = _gh_nodes(mean, var, n_points)
     return torch.tensordot(w, fn(f), dims=([0], [0]))

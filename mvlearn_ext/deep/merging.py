@@ -408,6 +408,19 @@ def sa_merge_lora(base, adapters, **kwargs):
     --------
     mvlearn_ext.merging.sa_merge_lora : The NumPy function it runs.
     peft_lora_pairs : The pairs of a peft state dict.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import sa_merge_lora
+    >>> _ = torch.manual_seed(0)
+    >>> base = {"w1": torch.randn(6, 4), "w2": torch.randn(3, 6)}
+    >>> def adapter():
+    ...     return {k: (torch.randn(v.shape[0], 2), torch.randn(2, v.shape[1]))
+    ...             for k, v in base.items()}
+    >>> merged = sa_merge_lora(base, [adapter(), adapter()], p=0.5, n_rounds=1)
+    >>> merged["w1"].shape
+    torch.Size([6, 4])
     """
     if not isinstance(adapters, (list, tuple)):
         raise TypeError("adapters must be a list of mappings {key: (B, A)}, one per expert")

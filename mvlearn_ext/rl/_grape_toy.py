@@ -416,6 +416,14 @@ def evaluate_rewriter(data, policy=None, *, split="test", ks=(1, 10)):
     --------
     train_rewriter : Trains the policy evaluated.
     recall_at_k : The recall it reports.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import evaluate_rewriter, make_shifted_retrieval
+    >>> data = make_shifted_retrieval(60, n_native=50, random_state=0)
+    >>> report = evaluate_rewriter(data)  # the raw queries
+    >>> sorted(report)
+    ['R@1', 'R@10', 'empty_rate', 'hub_rate', 'inflation']
     """
     _check_data(data)
     if split not in ("test", "train"):

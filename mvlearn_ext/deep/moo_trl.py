@@ -86,6 +86,15 @@ class MOPOConfig(trl.DPOConfig):
     --------
     MOPOTrainer : The trainer it configures.
     mvlearn_ext.moo.mopo.solve_mopo : The tabular programme.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mvlearn_ext.deep.moo_trl import MOPOConfig
+    >>> config = MOPOConfig(output_dir=tempfile.mkdtemp(), tau=0.1, thresholds=[0.55],
+    ...                     report_to="none")
+    >>> config.tau, config.thresholds
+    (0.1, [0.55])
     """
 
     tau: float = 0.1

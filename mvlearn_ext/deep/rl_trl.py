@@ -566,6 +566,25 @@ class MVGRPOTrainer(trl.GRPOTrainer):
     GroupAdvantages : Its default advantages, TRL's.
     ParetoPOAdvantages, VisualScoreAdvantages : The other advantage rules.
     mvlearn_ext.deep.grpo_loss : The loss it optimises.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from datasets import Dataset
+    >>> from transformers import PrinterCallback
+    >>> from trl import GRPOConfig
+    >>> from mvlearn_ext.deep.rl_trl import FormatReward, MVGRPOTrainer, tiny_causal_lm
+    >>> model, tokenizer = tiny_causal_lm(["1", "2", "q"], random_state=0)
+    >>> args = GRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=4,
+    ...                   num_generations=4, max_completion_length=2, max_steps=1,
+    ...                   report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True)
+    >>> trainer = MVGRPOTrainer(model=model, reward_funcs=[FormatReward(pattern="^1")],
+    ...                         args=args, train_dataset=Dataset.from_dict({"prompt": ["q"] * 4}),
+    ...                         processing_class=tokenizer)
+    >>> trainer.remove_callback(PrinterCallback)  # no log lines
+    >>> _ = trainer.train()
+    >>> len(trainer.reward_history_)  # one step, its group's rewards
+    1
     """
 
     def __init__(self, *args, advantage_fn=None, entropy_scope="batch", **kwargs):

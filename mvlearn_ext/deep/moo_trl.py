@@ -198,6 +198,31 @@ class MOPOTrainer(trl.DPOTrainer):
     --------
     MOPOConfig : Its configuration.
     mvlearn_ext.deep.moo.mopo_preference_loss : The loss it minimises.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from datasets import Dataset
+    >>> from transformers import PrinterCallback
+    >>> from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer
+    >>> from mvlearn_ext.deep.rl_trl import tiny_causal_lm
+    >>> from mvlearn_ext.moo.mopo import make_preferences
+    >>> arms = ["a", "b", "c"]
+    >>> P = make_preferences("conflicting", n_arms=3, n_objectives=2, random_state=0)
+    >>> model, tokenizer = tiny_causal_lm(["q"] + arms, random_state=0)
+    >>> data = Dataset.from_list([
+    ...     {"prompt": "q", "chosen": " " + arms[i], "rejected": " " + arms[j],
+    ...      "preferences": P[:, i, j].tolist()}
+    ...     for i in range(3) for j in range(3) if i != j])
+    >>> args = MOPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=6,
+    ...                   max_steps=2, multipliers=[0.5], tau=0.1, report_to="none",
+    ...                   save_strategy="no", use_cpu=True, disable_tqdm=True,
+    ...                   gradient_checkpointing=False)
+    >>> trainer = MOPOTrainer(model, args, data, tokenizer)
+    >>> trainer.remove_callback(PrinterCallback)  # no log lines
+    >>> _ = trainer.train()
+    >>> trainer.state.global_step
+    2
     """
 
     _tag_names = ["trl", "dpo", "mopo", "mvlearn_ext"]

@@ -56,6 +56,10 @@ class MultiViewMixin:
     and makes :func:`is_multiview` true. Put it before ``BaseEstimator`` in
     the bases.
 
+    See Also
+    --------
+    is_multiview : Tests for it.
+
     Examples
     --------
     >>> from sklearn.base import BaseEstimator
@@ -99,6 +103,18 @@ class MultiViewClusterMixin(VerboseMixin, MultiViewMixin):
     :meth:`fit_predict`, which returns ``labels_`` after ``fit``. The
     estimator's ``fit(Xs, y=None)`` must set ``labels_``, an integer array
     of shape ``(n_samples,)``.
+
+    See Also
+    --------
+    MultiViewMixin : The marker of multi-view estimators.
+    sklearn.base.ClusterMixin : The single-view mixin.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.base import MultiViewClusterMixin, is_multiview
+    >>> from mvlearn_ext.cluster import HAGMVC
+    >>> issubclass(HAGMVC, MultiViewClusterMixin), is_multiview(HAGMVC)
+    (True, True)
     """
 
     def __sklearn_tags__(self):
@@ -136,6 +152,24 @@ class MultiViewTransformerMixin(MultiViewMixin):
     ``fit(Xs, y).transform(Xs)``; estimators with a cheaper joint
     computation override it. ``transform`` may return a single array (a
     joint embedding) or a list of arrays (one per view).
+
+    See Also
+    --------
+    MultiViewMixin : The marker of multi-view estimators.
+    sklearn.base.TransformerMixin : The single-view mixin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from mvlearn_ext.base import MultiViewTransformerMixin
+    >>> class Concat(MultiViewTransformerMixin, BaseEstimator):
+    ...     def fit(self, Xs, y=None):
+    ...         return self
+    ...     def transform(self, Xs):
+    ...         return np.hstack(Xs)
+    >>> Concat().fit_transform([np.ones((2, 1)), np.zeros((2, 2))]).shape
+    (2, 3)
     """
 
     def __sklearn_tags__(self):
@@ -174,6 +208,10 @@ def is_multiview(estimator) -> bool:
     -------
     bool
         ``True`` if it inherits :class:`MultiViewMixin`.
+
+    See Also
+    --------
+    MultiViewMixin : The marker it looks for.
 
     Examples
     --------

@@ -9,7 +9,17 @@ import pytest
 
 import mvlearn_ext
 
-SKIP_PREFIXES = ("mvlearn_ext.deep", "mvlearn_ext.datasets._build_")
+# The examples of the LLM bridges run in tests/llm (with the llm extra), those of
+# the torch Gaussian processes in tests/deep/gaussian_process.
+SKIP_PREFIXES = (
+    "mvlearn_ext.datasets._build_",
+    "mvlearn_ext.deep._llm",
+    "mvlearn_ext.deep.adapters_peft",
+    "mvlearn_ext.deep.gaussian_process",
+    "mvlearn_ext.deep.merging_peft",
+    "mvlearn_ext.deep.moo_trl",
+    "mvlearn_ext.deep.rl_trl",
+)
 # Modules whose examples need an optional package: skipped (not failed) without it.
 NEEDS = {
     "mvlearn_ext.studies._plot": ("matplotlib", "pandas"),
@@ -29,7 +39,8 @@ def _modules():
 
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_docstring_examples(name):
-    for package in NEEDS.get(name, ()):
+    needs = ("torch",) if name.startswith("mvlearn_ext.deep") else NEEDS.get(name, ())
+    for package in needs:
         pytest.importorskip(package)
     module = importlib.import_module(name)
     with np.printoptions(legacy=False):

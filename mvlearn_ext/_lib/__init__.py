@@ -88,6 +88,10 @@ def project_simplex(X, *, scale=1.0, axis=1, out=None, n_jobs=None):
     Z : ndarray of the shape of ``X``
         The projections.
 
+    See Also
+    --------
+    mvlearn_ext.moo.solve_simplex_qp : A quadratic programme over the simplex.
+
     Examples
     --------
     >>> import numpy as np
@@ -175,6 +179,20 @@ def kneighbors_anchors(X, anchors, *, n_neighbors=5, n_jobs=None):
         both inputs are. Finite whenever the distance is representable in
         that dtype.
     indices : ndarray of int64, shape (n_samples, n_neighbors)
+
+    See Also
+    --------
+    anchor_graph : The weighted graph of the nearest anchors.
+    sklearn.neighbors.NearestNeighbors : The general search.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.utils import kneighbors_anchors
+    >>> X = np.array([[0.0], [1.0], [5.0]])
+    >>> dist, index = kneighbors_anchors(X, np.array([[0.0], [4.0]]), n_neighbors=1)
+    >>> index.ravel().tolist(), dist.ravel().tolist()
+    ([0, 0, 1], [0.0, 1.0, 1.0])
     """
     X, anchors, k = _check_anchor_inputs(X, anchors, n_neighbors)
     if k < 1:
@@ -219,6 +237,11 @@ def anchor_graph(X, anchors, *, n_neighbors=5, n_jobs=None):
     -------
     Z : scipy.sparse.csr_matrix of shape (n_samples, n_anchors)
         Row-stochastic anchor graph, float32 only if both inputs are.
+
+    See Also
+    --------
+    kneighbors_anchors : The nearest anchors alone.
+    mvlearn_ext.cluster.HAGMVC : Clustering on anchor graphs.
 
     Examples
     --------

@@ -54,6 +54,10 @@ def effective_n_jobs(n_jobs, *, name="n_jobs") -> int:
     n_threads : int
         A count between 1 and the number of available CPUs.
 
+    See Also
+    --------
+    joblib.parallel_config : Sets the default for ``n_jobs=None``.
+
     Examples
     --------
     >>> from mvlearn_ext.utils import effective_n_jobs

@@ -67,6 +67,11 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
     scaling : float
         s.
 
+    See Also
+    --------
+    LoRAMoELinear : The layer it initialises.
+    expert_orthogonality : Checks the experts' orthogonality.
+
     Examples
     --------
     >>> import numpy as np
@@ -97,7 +102,34 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
 
 
 def expert_orthogonality(B, A):
-    """Largest ``|A_e A_f^T|`` and ``|B_e^T B_f|`` entry over expert pairs e != f."""
+    """Largest ``|A_e A_f^T|`` and ``|B_e^T B_f|`` entry over expert pairs e != f.
+
+    Parameters
+    ----------
+    B : array-like of shape (n_experts, n_out, rank)
+        The up-projection factors of the experts.
+    A : array-like of shape (n_experts, rank, n_in)
+        The down-projection factors of the experts.
+
+    Returns
+    -------
+    worst : dict
+        ``{"A": float, "B": float}``, the largest absolute cross-expert entry
+        of each factor (0 for exactly orthogonal experts).
+
+    See Also
+    --------
+    pissa_moe_init : Initialises orthogonal experts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.adapters import expert_orthogonality, pissa_moe_init
+    >>> _, B, A, _ = pissa_moe_init(np.random.default_rng(0).normal(size=(6, 5)), 2, 2)
+    >>> worst = expert_orthogonality(B, A)
+    >>> bool(worst["A"] < 1e-10), bool(worst["B"] < 1e-10)
+    (True, True)
+    """
     B, A = np.asarray(B, dtype=np.float64), np.asarray(A, dtype=np.float64)
     K = A.shape[0]
     worst_a = worst_b = 0.0
@@ -123,6 +155,19 @@ def unit_gradient_vectors(grad_B, grad_A):
     Returns
     -------
     vectors : ndarray of shape (n_experts * rank, n_in + n_out)
+
+    See Also
+    --------
+    balanced_spherical_kmeans : Clusters these vectors.
+    intra_inter_cosine : Their mean cosines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.adapters import unit_gradient_vectors
+    >>> V = unit_gradient_vectors(np.ones((2, 3, 2)), np.ones((2, 2, 4)))
+    >>> V.shape, bool(np.allclose(np.linalg.norm(V, axis=1), 1.0))
+    ((4, 7), True)
     """
     gB, gA = np.asarray(grad_B, dtype=np.float64), np.asarray(grad_A, dtype=np.float64)
     if gB.ndim != 3 or gA.ndim != 3 or gB.shape[0] != gA.shape[0] or gB.shape[2] != gA.shape[1]:
@@ -143,10 +188,33 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     ``capacity`` times; needs ``n == K * capacity``. Cost: ``1 - cos`` or
     squared Euclidean distance.
 
+    Parameters
+    ----------
+    vectors : array-like of shape (n, d)
+        The points to assign; ``n`` must equal ``n_centroids * capacity``.
+    centroids : array-like of shape (n_centroids, d)
+        The centroids.
+    capacity : int
+        The number of points every centroid receives.
+    metric : {"cosine", "euclidean"}, default="cosine"
+        The cost of assigning a point to a centroid: ``1 - cos`` or the
+        squared Euclidean distance.
+
     Returns
     -------
     labels : ndarray of int, shape (n,)
         Each label appears exactly ``capacity`` times.
+
+    See Also
+    --------
+    balanced_spherical_kmeans : The clustering built on it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.adapters import balanced_assignment
+    >>> vectors = [[1.0, 0.0], [0.9, 0.1], [0.8, 0.2], [0.0, 1.0]]
+    >>> balanced_assignment(vectors, [[1.0, 0.0], [0.0, 1.0]], 2).tolist()
+    [0, 0, 1, 1]
     """
     X, C = np.asarray(vectors, dtype=np.float64), np.asarray(centroids, dtype=np.float64)
     cap = _check_int(capacity, "capacity")
@@ -198,6 +266,20 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
     Returns
     -------
     labels : ndarray of int, shape (n,)
+
+    See Also
+    --------
+    balanced_assignment : Its assignment step.
+    sklearn.cluster.KMeans : Unconstrained k-means.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.adapters import balanced_spherical_kmeans
+    >>> X = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0]])
+    >>> labels = balanced_spherical_kmeans(X, 2, random_state=0)
+    >>> np.bincount(labels).tolist(), bool(labels[0] == labels[1])
+    ([2, 2], True)
     """
     X = np.asarray(vectors, dtype=np.float64)
     K = _check_int(n_clusters, "n_clusters")
@@ -234,6 +316,32 @@ def regroup_permutation(labels, n_experts, rank):
     from old flat unit ``perm[e * r + i]`` (units of one label keep their
     relative order). Raises unless every label appears exactly ``rank`` times,
     so the result is always a permutation.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_experts * rank,)
+        The expert of every flat rank-1 unit (each label exactly ``rank``
+        times).
+    n_experts : int
+        The number of experts.
+    rank : int
+        The rank of every expert.
+
+    Returns
+    -------
+    perm : ndarray of int, shape (n_experts * rank,)
+        The old flat unit of every new flat unit.
+
+    See Also
+    --------
+    balanced_spherical_kmeans : The labels it takes.
+    gate_permutation : The matching permutation of the gate.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.adapters import regroup_permutation
+    >>> regroup_permutation([1, 0, 1, 0], 2, 2).tolist()
+    [1, 3, 0, 2]
     """
     labels = np.asarray(labels)
     K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
@@ -252,6 +360,30 @@ def gate_permutation(perm, n_experts, rank):
 
     A permutation of the experts, by a linear assignment on the overlap counts
     (``permute_gate`` option; the public code leaves the gate unpermuted).
+
+    Parameters
+    ----------
+    perm : array-like of int, shape (n_experts * rank,)
+        The unit permutation of :func:`regroup_permutation`.
+    n_experts : int
+        The number of experts.
+    rank : int
+        The rank of every expert.
+
+    Returns
+    -------
+    experts : ndarray of int, shape (n_experts,)
+        The old expert whose gate row new expert ``e`` takes.
+
+    See Also
+    --------
+    regroup_permutation : The unit permutation.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.adapters import gate_permutation
+    >>> gate_permutation([2, 3, 0, 1], 2, 2).tolist()  # the experts swap
+    [1, 0]
     """
     perm = np.asarray(perm)
     K, r = int(n_experts), int(rank)
@@ -263,7 +395,30 @@ def gate_permutation(perm, n_experts, rank):
 
 
 def intra_inter_cosine(vectors, labels):
-    """Mean cosine between unit gradients within the same expert and across experts."""
+    """Mean cosine between unit gradients within the same expert and across experts.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (n_units, d)
+        The unit gradient vectors (:func:`unit_gradient_vectors`).
+    labels : array-like of int, shape (n_units,)
+        The expert of every unit.
+
+    Returns
+    -------
+    cosines : dict
+        ``{"intra": float, "inter": float}``; NaN where no pair exists.
+
+    See Also
+    --------
+    unit_gradient_vectors : The vectors it compares.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.adapters import intra_inter_cosine
+    >>> intra_inter_cosine([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], [0, 0, 1, 1])
+    {'intra': 1.0, 'inter': 0.0}
+    """
     X = np.asarray(vectors, dtype=np.float64)
     labels = np.asarray(labels)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
@@ -280,5 +435,28 @@ def intra_inter_cosine(vectors, labels):
 
 
 def should_regroup(epoch, n_epochs):
-    """BADIT's schedule: regroup after epoch ``epoch`` (1-based) while it is <= n_epochs / 2."""
+    """BADIT's schedule: regroup after epoch ``epoch`` (1-based) while it is <= n_epochs / 2.
+
+    Parameters
+    ----------
+    epoch : int
+        The epoch just finished, counted from 1.
+    n_epochs : int
+        The number of training epochs.
+
+    Returns
+    -------
+    regroup : bool
+        Whether the experts are regrouped after this epoch.
+
+    See Also
+    --------
+    regroup_permutation : The regrouping.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.adapters import should_regroup
+    >>> [should_regroup(epoch, 4) for epoch in (1, 2, 3)]
+    [True, True, False]
+    """
     return 1 <= epoch <= n_epochs / 2

@@ -67,6 +67,11 @@ class LoRAMoELinear(nn.Module):
     random_state : int or None, default=None
         Seeds the random init.
 
+    See Also
+    --------
+    pissa_moe_init : The initialisation of its experts.
+    regroup_permutation : Regroups its rank-1 units between experts.
+
     Examples
     --------
     >>> import torch

@@ -107,6 +107,18 @@ def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
     -------
     weights : ndarray of shape (n_groups,)
         The oracle weights ``c_k``.
+
+    See Also
+    --------
+    ContextualGreedyPlugIn : The policy that estimates these weights.
+    oracle_allocation : The allocation for groups without covariates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.bandits import contextual_oracle_weights
+    >>> contextual_oracle_weights(np.zeros((2, 1)), np.ones((2, 1, 1)), [1.0, 2.0]).tolist()
+    [1.0, 4.0]
     """
     m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
     A = _check_A(A, m.shape[1])
@@ -128,6 +140,21 @@ class ContextualArmSampler:
         Noise standard deviations.
     random_state : int, default=0
         The root of the counter-based streams (as in :class:`ArmSampler`).
+
+    See Also
+    --------
+    simulate_contextual : Draws the same streams inside its compiled loop.
+    ArmSampler : The streams of the model without covariates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.bandits import ContextualArmSampler
+    >>> arms = ContextualArmSampler(context_mean=np.zeros((2, 1)), context_cov=np.ones((2, 1, 1)),
+    ...                             beta=np.ones((2, 1)), sigma=[1.0, 2.0], random_state=0)
+    >>> x, y = arms.sample(0, 1, 0)  # replication 0, group 1, first observation
+    >>> x.shape
+    (1,)
     """
 
     def __init__(self, *, context_mean, context_cov, beta, sigma, random_state=0):
@@ -180,6 +207,23 @@ class ContextualGreedyPlugIn(_OnlineRun):
     linear_fraction : float, default=0.25
     A : array-like of shape (n_features, n_features) or None, default=None
         The loss metric (identity).
+
+    See Also
+    --------
+    simulate_contextual : Monte Carlo replications of this policy.
+    contextual_oracle_weights : The weights of its oracle allocation.
+    GreedyPlugIn : The rule for groups without covariates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.bandits import ContextualGreedyPlugIn, simulate_contextual
+    >>> mean, cov = np.zeros((2, 1)), np.ones((2, 1, 1))
+    >>> res = simulate_contextual(ContextualGreedyPlugIn(p=2), context_mean=mean,
+    ...                           context_cov=cov, beta=np.ones((2, 1)), sigma=[1.0, 3.0],
+    ...                           budget=100, n_replications=10, random_state=0)
+    >>> bool((res["counts"][:, 1] > res["counts"][:, 0]).all())  # the noisier group gets more
+    True
     """
 
     _reset_args = "n_groups, budget, n_features"
@@ -335,6 +379,21 @@ def simulate_contextual(
         ``counts`` (R, K), ``coef`` (R, K, d), ``rp`` (R,) = ``R_p`` of
         ``c_k / n_k`` with the true ``c_k`` (:func:`contextual_oracle_weights`),
         ``oracle_value``, ``regret`` (R,) and the true weights ``c`` (K,).
+
+    See Also
+    --------
+    simulate : The simulation without covariates.
+    ContextualGreedyPlugIn : The policy simulated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.bandits import ContextualGreedyPlugIn, simulate_contextual
+    >>> res = simulate_contextual(ContextualGreedyPlugIn(p=2), context_mean=np.zeros((2, 1)),
+    ...                           context_cov=np.ones((2, 1, 1)), beta=np.ones((2, 1)),
+    ...                           sigma=[1.0, 3.0], budget=100, n_replications=10)
+    >>> res["counts"].shape, res["rp"].shape
+    ((10, 2), (10,))
     """
     if not isinstance(policy, ContextualGreedyPlugIn):
         raise TypeError("policy must be a ContextualGreedyPlugIn")

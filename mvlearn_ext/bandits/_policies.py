@@ -257,6 +257,20 @@ class UniformAllocation(_AllocationPolicy):
     ----------
     p : float or "inf", default=2.0
         Order of the objective (only used to report ``R_p``).
+
+    See Also
+    --------
+    GreedyPlugIn : The adaptive exploration-free allocation.
+    OracleAllocation : The allocation with known noise levels, the benchmark.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import UniformAllocation, simulate
+    >>> res = simulate(UniformAllocation(p=2), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.UNIFORM
@@ -283,6 +297,21 @@ class OracleAllocation(_AllocationPolicy):
     sigma : array-like of shape (n_groups,) or None, default=None
         The standard deviations. Required online; :func:`simulate` uses the
         true ones when ``None`` (a given ``sigma`` is a misspecified oracle).
+
+    See Also
+    --------
+    oracle_allocation : The continuous allocation it rounds.
+    oracle_value : The objective value it attains.
+    GreedyPlugIn : The adaptive policy that estimates the noise levels.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import OracleAllocation, simulate
+    >>> sigma = [0.5, 1.0, 2.0]
+    >>> res = simulate(OracleAllocation(p=2, sigma=sigma), sigma=sigma, budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.ORACLE
@@ -351,6 +380,20 @@ class TwoStagePlugIn(_WarmStartPolicy):
         ``T^(-3/2)`` (finite ``p``); ``"linear"`` gives the fast rates.
     linear_fraction : float, default=0.25
         ``c`` of the linear schedule (``T / (4K)`` by default).
+
+    See Also
+    --------
+    GreedyPlugIn : The adaptive version, which keeps updating the plug-in variances.
+    OracleAllocation : The allocation with known noise levels.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import TwoStagePlugIn, simulate
+    >>> res = simulate(TwoStagePlugIn(p=2), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.TWO_STAGE
@@ -381,6 +424,13 @@ class GreedyPlugIn(_WarmStartPolicy):
         plug-in variances.
     linear_fraction : float, default=0.25
 
+    See Also
+    --------
+    TwoStagePlugIn : One plug-in allocation after the warm start.
+    SideInfoGreedyPlugIn : The same rule with group features.
+    ContextualGreedyPlugIn : The same rule for linear models per group.
+    simulate : Monte Carlo replications of a policy.
+
     Examples
     --------
     >>> from mvlearn_ext.bandits import GreedyPlugIn, ArmSampler
@@ -409,6 +459,20 @@ class GAFSMax(_AllocationPolicy):
     Parameters
     ----------
     p : float or "inf", default=np.inf
+
+    See Also
+    --------
+    GreedyPlugIn : The adaptive exploration-free allocation.
+    OracleAllocation : The allocation with known noise levels, the benchmark.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import GAFSMax, simulate
+    >>> res = simulate(GAFSMax(), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.GAFS_MAX
@@ -438,6 +502,21 @@ class CHAS(_AllocationPolicy):
     p : float or "inf", default=np.inf
     delta : float or None, default=None
         Confidence level; ``None`` is ``T^(-5/2)``.
+
+    See Also
+    --------
+    BAS : The Bernstein variant.
+    GreedyPlugIn : The adaptive exploration-free allocation.
+    OracleAllocation : The allocation with known noise levels, the benchmark.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import CHAS, simulate
+    >>> res = simulate(CHAS(), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.CH_AS
@@ -484,6 +563,21 @@ class BAS(_AllocationPolicy):
         ``None`` is ``T^(-7/2)``.
     c1, c2 : float, default=2.0, 2.0
         The sub-Gaussian tail constants (those of a unit-variance Gaussian).
+
+    See Also
+    --------
+    CHAS : The Chernoff-Hoeffding variant.
+    GreedyPlugIn : The adaptive exploration-free allocation.
+    OracleAllocation : The allocation with known noise levels, the benchmark.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import BAS, simulate
+    >>> res = simulate(BAS(), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.B_AS
@@ -531,6 +625,20 @@ class VarianceUCB(_AllocationPolicy):
         Bonus coefficient (in the units of a variance: not scale-free).
     delta : float or None, default=None
         ``None`` is ``T^-2``.
+
+    See Also
+    --------
+    GreedyPlugIn : The adaptive exploration-free allocation.
+    OracleAllocation : The allocation with known noise levels, the benchmark.
+    simulate : Monte Carlo replications of a policy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import VarianceUCB, simulate
+    >>> res = simulate(VarianceUCB(p=2), sigma=[0.5, 1.0, 2.0], budget=120,
+    ...                n_replications=20, random_state=0)
+    >>> res.counts.shape, bool((res.counts.sum(axis=1) == 120).all())
+    ((20, 3), True)
     """
 
     _code = K_.VARIANCE_UCB

@@ -40,6 +40,20 @@ def regret_curve(
         (the :class:`~mvlearn_ext.studies.LogLogFit` of
         :func:`mvlearn_ext.studies.fit_loglog_slope` on the means and their
         standard errors, or ``None`` if a mean is not positive).
+
+    See Also
+    --------
+    simulate : One budget's replications.
+    proxy_regret : The regret of one allocation.
+    mvlearn_ext.studies.fit_loglog_slope : The slope fit of the curve.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import GreedyPlugIn, regret_curve
+    >>> curve = regret_curve(GreedyPlugIn(p=2), sigma=[0.5, 2.0], budgets=[64, 128],
+    ...                      n_replications=20)
+    >>> curve["budgets"], len(curve["mean"])
+    ([64, 128], 2)
     """
     means, ses, losses = [], [], []
     for T in budgets:

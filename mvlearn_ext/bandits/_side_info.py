@@ -89,6 +89,10 @@ def log_variance_tables(budget):
     -------
     bias, variance : ndarray of shape (budget + 1,)
 
+    See Also
+    --------
+    SideInfoGreedyPlugIn : Fits the log sample variances with these tables.
+
     Examples
     --------
     >>> from mvlearn_ext.bandits import log_variance_tables
@@ -177,6 +181,11 @@ class SideInfoGreedyPlugIn(_AllocationPolicy):
         Known coefficients ``(gamma_0, gamma)`` (intercept first when
         ``fit_intercept``), shape ``(n_features + fit_intercept,)``; ``None``
         fits them.
+
+    See Also
+    --------
+    GreedyPlugIn : The rule without group features.
+    log_variance_tables : The bias and variance of the log sample variances it fits.
 
     Examples
     --------

@@ -123,6 +123,19 @@ class ArmSampler:
         groups together with their keys permutes the streams.
     budget : int or None, default=None
         Block size of a callable sampler (required for callables).
+
+    See Also
+    --------
+    simulate : Draws the same streams inside its compiled loop.
+    ContextualArmSampler : The streams of the contextual model.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import ArmSampler
+    >>> arms = ArmSampler(sigma=[1.0, 2.0], random_state=0)
+    >>> x = arms.sample(0, 1, 0)  # replication 0, group 1, first observation
+    >>> x == arms.sample(0, 1, 0)  # the stream is reproducible
+    True
     """
 
     def __init__(
@@ -242,6 +255,18 @@ class SimulationResult:
         Exponent of the ``R_p`` objective (``inf`` for the maximum).
     policy : str
         ``repr`` of the policy.
+
+    See Also
+    --------
+    simulate : Returns it.
+    regret_curve : Summarises simulations over several budgets.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.bandits import GreedyPlugIn, simulate
+    >>> res = simulate(GreedyPlugIn(p=2), sigma=[1.0, 2.0], budget=50, n_replications=10)
+    >>> res.rp.shape, res.budget
+    ((10,), 50)
     """
 
     counts: np.ndarray
@@ -351,6 +376,12 @@ def simulate(
     Returns
     -------
     result : SimulationResult
+
+    See Also
+    --------
+    regret_curve : Simulations at several budgets, with the log-log slope.
+    simulate_contextual : The simulation of the contextual model.
+    ArmSampler : The same streams, one observation at a time.
 
     Examples
     --------

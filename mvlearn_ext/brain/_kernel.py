@@ -73,6 +73,10 @@ def normalize_connectome(A, *, mode="symmetric", sign="positive", top_k=None, ze
     -------
     A_hat : ndarray of the shape of ``A``
 
+    See Also
+    --------
+    hop_powers : The powers of the normalised graph.
+
     Examples
     --------
     >>> import numpy as np
@@ -125,6 +129,19 @@ def hop_powers(A_hat, n_hops):
     Returns
     -------
     powers : ndarray of shape (H + 1, N, N) or (n_subjects, H + 1, N, N)
+
+    See Also
+    --------
+    routing_kernel : Their weighted sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])  # a path 0 - 1 - 2
+    >>> from mvlearn_ext.brain import hop_powers
+    >>> P = hop_powers(A, 2)
+    >>> P.shape, P[2][0].tolist()  # two hops reach node 2 from node 0
+    ((3, 3, 3), [1.0, 0.0, 1.0])
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
     if isinstance(n_hops, bool) or not isinstance(n_hops, Integral) or n_hops < 0:
@@ -173,6 +190,11 @@ def routing_kernel(A_hat, alpha):
     -------
     K : ndarray of the shape of ``A_hat``
 
+    See Also
+    --------
+    hop_powers : The powers it sums.
+    heat_kernel : A fixed diffusion kernel.
+
     Examples
     --------
     >>> import numpy as np
@@ -206,6 +228,19 @@ def heat_kernel(A_hat, t):
     Returns
     -------
     K : ndarray of the shape of ``A_hat``
+
+    See Also
+    --------
+    routing_kernel : The learned multi-hop kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])  # a path 0 - 1 - 2
+    >>> from mvlearn_ext.brain import heat_kernel, normalize_connectome
+    >>> K = heat_kernel(normalize_connectome(A), 1.0)
+    >>> K.shape, bool(np.allclose(K, K.T))
+    ((3, 3), True)
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
     if not np.allclose(arr, np.swapaxes(arr, -1, -2), atol=1e-10):
@@ -224,7 +259,31 @@ def heat_kernel(A_hat, t):
 
 
 def row_normalize(K, *, eps=0.0):
-    """``K_tilde = (K + eps) / row sums``: each row a distribution (needs non-negative ``K``)."""
+    """``K_tilde = (K + eps) / row sums``: each row a distribution (needs non-negative ``K``).
+
+    Parameters
+    ----------
+    K : array-like of shape (N, N) or (n_subjects, N, N)
+        A non-negative kernel or a stack of them.
+    eps : float, default=0.0
+        Added to every entry before normalising; a positive value keeps
+        all-zero rows well defined.
+
+    Returns
+    -------
+    K_tilde : ndarray of the shape of ``K``
+        Rows summing to one.
+
+    See Also
+    --------
+    attention_prior_kl : Uses the normalised kernel as a prior.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.brain import row_normalize
+    >>> row_normalize([[1.0, 3.0], [2.0, 2.0]]).tolist()
+    [[0.25, 0.75], [0.5, 0.5]]
+    """
     arr, was_2d = _check_square_stack(K, "K")
     if not isinstance(eps, Real) or eps < 0:
         raise ValueError(f"eps must be a non-negative float, got {eps!r}")
@@ -263,6 +322,10 @@ def attention_prior_kl(attention, prior, *, eps=1e-8, return_grad=False):
     loss : float
     grad : ndarray of the shape of ``attention``
         Only with ``return_grad=True``.
+
+    See Also
+    --------
+    row_normalize : The prior's normalisation.
 
     Examples
     --------

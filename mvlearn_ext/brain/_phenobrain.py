@@ -192,6 +192,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     best_epoch_ : int
         The epoch whose weights were kept (the last one without early stopping).
 
+    See Also
+    --------
+    make_phenotype_connectomes : Synthetic data with a phenotype-routed signal.
+    routing_kernel : The multi-hop kernel it learns.
+    sklearn.linear_model.LogisticRegression : A baseline on the vectorised connectomes.
+
     References
     ----------
     L. Meng et al., "PhenoBrain" (phenotype-conditioned long-range routing
@@ -475,24 +481,80 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return logits.cpu(), K.cpu().numpy(), alpha.cpu().numpy(), attn.cpu().numpy()
 
     def predict_proba(self, connectomes, *, phenotypes=None):
-        """Class probabilities, shape (n_subjects, n_classes)."""
+        """Class probabilities of every subject.
+
+        Parameters
+        ----------
+        connectomes : array-like of shape (n_subjects, N, N)
+            Symmetric functional-connectivity matrices.
+        phenotypes : array-like of shape (n_subjects, q)
+            The subjects' phenotypes; required.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_subjects, n_classes)
+            Columns in the order of ``classes_``.
+        """
         logits = self._forward(connectomes, phenotypes)[0]
         return torch.softmax(logits.double(), dim=1).numpy()
 
     def decision_function(self, connectomes, *, phenotypes=None):
-        """Logits; for two classes the log-odds of ``classes_[1]``, shape (n_subjects,)."""
+        """Logits; for two classes the log-odds of ``classes_[1]``.
+
+        Parameters
+        ----------
+        connectomes : array-like of shape (n_subjects, N, N)
+            Symmetric functional-connectivity matrices.
+        phenotypes : array-like of shape (n_subjects, q)
+            The subjects' phenotypes; required.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_subjects,) or (n_subjects, n_classes)
+            The log-odds of ``classes_[1]`` for two classes, else the logits.
+        """
         logits = self._forward(connectomes, phenotypes)[0].double().numpy()
         if logits.shape[1] == 2:
             return logits[:, 1] - logits[:, 0]
         return logits
 
     def predict(self, connectomes, *, phenotypes=None):
-        """The most probable class of each subject."""
+        """The most probable class of each subject.
+
+        Parameters
+        ----------
+        connectomes : array-like of shape (n_subjects, N, N)
+            Symmetric functional-connectivity matrices.
+        phenotypes : array-like of shape (n_subjects, q)
+            The subjects' phenotypes; required.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_subjects,)
+            Labels from ``classes_``.
+        """
         proba = self.predict_proba(connectomes, phenotypes=phenotypes)
         return self.classes_[proba.argmax(1)]
 
     def score(self, connectomes, y, *, phenotypes=None, sample_weight=None):
-        """Accuracy of :meth:`predict` on ``(connectomes, phenotypes)``."""
+        """Accuracy of :meth:`predict` on ``(connectomes, phenotypes)``.
+
+        Parameters
+        ----------
+        connectomes : array-like of shape (n_subjects, N, N)
+            Symmetric functional-connectivity matrices.
+        y : array-like of shape (n_subjects,)
+            The true labels.
+        phenotypes : array-like of shape (n_subjects, q)
+            The subjects' phenotypes; required.
+        sample_weight : array-like of shape (n_subjects,), default=None
+            Weights of the subjects in the accuracy.
+
+        Returns
+        -------
+        score : float
+            The (weighted) fraction of subjects classified correctly.
+        """
         pred = self.predict(connectomes, phenotypes=phenotypes)
         return accuracy_score(y, pred, sample_weight=sample_weight)
 

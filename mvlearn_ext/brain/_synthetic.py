@@ -132,6 +132,11 @@ def make_phenotype_connectomes(
     score : ndarray of shape (n_subjects,), optional
         ``s`` (before the label noise).
 
+    See Also
+    --------
+    make_routed_connectomes : Many routes picked by a categorical phenotype.
+    PhenoBrainClassifier : The classifier for such data.
+
     Examples
     --------
     >>> from mvlearn_ext.brain import make_phenotype_connectomes
@@ -221,6 +226,10 @@ def make_routed_connectomes(
     y : ndarray of int, shape (n_subjects,)
     a, b : ndarray of shape (n_subjects, n_routes), optional
     score : ndarray of shape (n_subjects,), optional
+
+    See Also
+    --------
+    make_phenotype_connectomes : A continuous phenotype.
 
     Examples
     --------

@@ -47,7 +47,7 @@ def _concatenate(Xs, means, scales):
 
 
 class ConcatKMeans(InductiveClusterer):
-    """k-means on the column-concatenation of the (standardised) views.
+    """K-means on the column-concatenation of the (standardised) views.
 
     The views are optionally scaled (every feature centred and scaled to
     unit variance with statistics learned at ``fit``, and with

@@ -45,67 +45,26 @@ _ANCHOR_FACTOR = 2.0
 
 
 class DRMC(InductiveClusterer):
-    """Discretely-refined multi-view clustering with aligned anchors (reconstruction).
+    r"""Discretely refined multi-view clustering with aligned anchors.
 
-    **Reconstruction.** Only the abstract of the paper is public (ICML 2026,
-    poster 66036; no full text, author list or code). It fixes four
-    ingredients: a sample-anchor bipartite graph; its elevation to a
-    sample-level similarity graph; a spectral embedding whose discrete
-    labels come from orthogonally aligning it with a cluster indicator; and
-    the feedback of the resulting partition into the construction of the
-    consensus graph, repeated ("continuously refining the graph
-    structure"). The title adds "aligned anchor learning". How each
-    ingredient is realised below, and every default, is this package's
-    choice, not the paper's algorithm, and its results are not the paper's.
+    A reconstruction of DRMC ("Discretely-Refined Multi-view Clustering via
+    Aligned Anchor Learning", ICML 2026) from the paper's abstract. The
+    weighted views share one set of anchors; each sample is linked to its 5
+    nearest anchors (Nie, Wang & Huang, 2014) in a consensus graph :math:`Z`,
+    whose spectral embedding :math:`F` is turned into discrete labels by
+    spectral rotation (Huang, Nie & Huang, 2013), without k-means:
 
-    **Model.** Every feature is z-scored; view ``v`` (``d_v`` features) is
-    weighted by ``w_v`` on the simplex, so that the distance of a sample
-    ``x`` to an anchor ``a`` (``m`` anchors, aligned across views: row
-    ``j`` of every view's block is one prototype) is
-    ``sum_v w_v ||x_v - a_v||^2 / d_v``. The consensus graph ``Z``
-    (m x n) is the parameter-free kNN graph (5 anchors per sample, Nie,
-    Wang & Huang, 2014) under that distance; the sample-level similarity
-    is ``S = Z^T (Delta + tau I)^{-1} Z`` (Liu, He & Chang, 2010, with the
-    anchor degrees ``Delta`` regularised by ``tau``, a tenth of the mean
-    anchor degree, as in regularised spectral clustering; Amini et al.,
-    2013), never formed. The embedding ``F`` is the top-``k`` eigenvectors
-    of ``S`` (through an m x m matrix) and the labels come from spectral
-    rotation,
-    ``min_{Y, R} ||F R - Y (Y^T Y)^{-1/2}||`` over indicators ``Y`` and
-    rotations ``R`` (Huang, Nie & Huang, 2013), with no k-means step.
+    .. math::
 
-    **Discrete feedback.** The partition is fed back into the graph in two
-    ways. (1) Through the view weights: each view has its own kNN graph
-    ``Z_v`` on ``m`` random rows of the view as anchors (the view's blocks of
-    the joint anchors would leak the joint partition into a noise view: a
-    sample is always a little closer to the cell it helped to form), with
-    similarity ``S_v``; its agreement with the partition is the
-    chance-corrected association ``(tr(Y_hat^T S_v Y_hat) - e_v) / (k -
-    e_v)``, ``e_v`` the exact mean of the association over random labellings
-    with the same cluster sizes (:func:`_partition_agreement`). It is about 0
-    for a view independent of the partition, whatever its width or units (the
-    kNN weights do not depend on the scale of a view), and near 1 for a view
-    whose graph separates the clusters. The new weights are ``w_v ∝
-    max(agreement_v, 0) / c_v``, with ``c_v`` the redundancy of
-    the view (about 2 for each of two copies; :func:`_view_redundancy`), so
-    that copies of a view share its weight. (2) Through the rotation: the
-    consensus graph is rebuilt with the new weights, and its embedding is
-    rotated both from scratch and from the previous partition; the result with
-    the lower ``||F R - Y_hat||^2`` is kept. The loop stops when no label
-    changes, when the weights move by less than ``1e-3`` (L1), or after
-    ``max_iter`` rounds. Starting weights are ``∝ sqrt(d_v)``: halfway
-    (geometrically) between the per-view balanced concatenation (equal
-    weights) and the plain z-scored one (``∝ d_v``).
+        \min_{R^\top R = I,\; Y} \big\lVert F R - Y (Y^\top Y)^{-1/2} \big\rVert_F^2 .
 
-    The partition enters the graph only through the view weights: the anchors
-    are placed once, under the starting weights, so when those give noise views
-    much of the distance the informative blocks of the anchors are blurred and
-    the feedback undoes it only in part.
-
-    Why the degree regularisation: without it, a cluster of one or a few
-    samples can split off around a low-degree anchor while two real clusters
-    merge; a tenth of the mean degree damps such anchors while leaving anchors
-    of typical degree nearly unchanged.
+    The partition is then fed back: every view is reweighted by the
+    chance-corrected agreement of its own anchor graph with the partition
+    (copies of a view share its weight, a noise view drops to about 0), the
+    consensus graph is rebuilt, and the loop repeats until no label changes.
+    Where the abstract is silent the choices and defaults are this package's,
+    so results may differ from the paper's; the
+    :ref:`clustering user guide <clustering-maths>` derives them.
 
     Parameters
     ----------
@@ -116,15 +75,8 @@ class DRMC(InductiveClusterer):
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
         ``20 k``: it grows with ``n`` so that large sets get finer anchors,
         slower than ``n`` so that small sets keep several samples per anchor.
-    small_sample_graph : bool, default=True
-        With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
-        anchors (two per cluster for each of a sample's 5 anchor neighbours),
-        every sample is an anchor (the graph is a kNN graph of the samples). With
-        fewer anchors a cluster holds too few of them for a sample's neighbours
-        to stay inside it, and at that size (a few hundred samples at most)
-        anchors save nothing. ``False``: always the rule above.
     view_weights : {"agreement", "factor", "uniform"}, default="agreement"
-        ``"agreement"``: learned by the discrete feedback (above), from the
+        ``"agreement"``: learned by the discrete feedback (see the user guide), from the
         starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
         ``"factor"``: learned by the same feedback, from HAGMVC's label-free
         ``"factor"`` weights when there are three views or more (scored on at
@@ -137,6 +89,13 @@ class DRMC(InductiveClusterer):
         quality), but loses to it where every view is informative (digit sets).
         ``"uniform"``: fixed and equal (the per-view balanced concatenation, no
         feedback).
+    small_sample_graph : bool, default=True
+        With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
+        anchors (two per cluster for each of a sample's 5 anchor neighbours),
+        every sample is an anchor (the graph is a kNN graph of the samples). With
+        fewer anchors a cluster holds too few of them for a sample's neighbours
+        to stay inside it, and at that size (a few hundred samples at most)
+        anchors save nothing. ``False``: always the rule above.
     align_anchors : bool, default=False
         ``True``: learn per-view k-means anchors and align them across views
         by the Hungarian method on their kNN-graph overlaps (FMVACC-style,

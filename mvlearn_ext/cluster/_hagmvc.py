@@ -33,69 +33,32 @@ __all__ = ["HAGMVC"]
 
 
 class HAGMVC(InductiveClusterer):
-    """Hierarchical anchor graph multi-view clustering (HAG-MVC), a reconstruction.
+    r"""Hierarchical anchor graph multi-view clustering.
 
-    **Reconstruction (the full paper was not available).** Only the abstract of
-    "Hierarchical Anchor Graph Learning for Multi-View Clustering" (ICML 2026,
-    poster 65073) is public. It states that the data are organised as a
-    multi-level pyramid of anchors, that anchors and graphs are refined together
-    ("co-evolution") from fine to coarse granularity, and that all anchors stay
-    in the original feature space of each view, so that they can be inspected.
-    Those three points are implemented; the objective, the update rules, the view
-    weighting, the pyramid sizes and the labelling step below are this package's
-    proposal, not the paper's text. Results will differ from the paper's.
+    A reconstruction of HAG-MVC ("Hierarchical Anchor Graph Learning for
+    Multi-View Clustering", ICML 2026) from the paper's abstract: the samples
+    are coded by a pyramid of anchors, from fine to coarse, that stay in each
+    view's own feature space (``anchors_`` can be inspected in the units of
+    the data), and the anchors and the graphs that link each level to the one
+    below are refined together. Level ``l`` reconstructs the level below with
+    locality-weighted anchors,
 
-    **Model.** Levels ``l = 1..L`` hold ``m_1 > ... > m_L >= n_clusters`` anchors
-    ``A_v^(l)`` per view, in that view's feature space (after the standardisation
-    below, an affine map, so convex combinations are preserved). A graph
-    ``Z^(l)`` of shape ``(m_l, m_{l-1})`` (``m_0 = n``, every column on the
-    probability simplex) links each point of level ``l-1`` (the samples for
-    ``l = 1``) to the level-l anchors. The objective is::
+    .. math::
 
-        J = sum_l [ sum_v omega_v sum_ij Z^(l)_ji ||a_{v,i}^(l-1) - a_{v,j}^(l)||^2
-                    + sum_i lambda_i^(l) ||z_i^(l)||^2 ],
+        J = \sum_{l=1}^{L} \Big[ \sum_v \omega_v \sum_{i,j} Z^{(l)}_{ji}
+            \lVert a^{(l-1)}_{v,i} - a^{(l)}_{v,j} \rVert^2
+            + \sum_i \lambda^{(l)}_i \lVert z^{(l)}_i \rVert^2 \Big],
+        \qquad z^{(l)}_i \in \Delta,
 
-    a locality-weighted reconstruction: by the variance decomposition,
-    ``sum_j z_j ||p - a_j||^2 = ||p - A z||^2 + sum_j z_j ||a_j - A z||^2``, it is the
-    plain reconstruction error ``||A^(l-1) - A^(l) Z^(l)||^2`` plus the spread of
-    the anchors that code each point. The view weights ``omega`` (see
-    ``view_weights``) are fixed during the fit. ``lambda_i^(l)`` is set
-    by the adaptive-neighbour rule of Nie, Wang & Huang (2014) so that each column
-    has about ``n_neighbors`` nonzeros.
-
-    **Co-evolution.** Each sweep goes from fine to coarse; at each level it
-    re-sets ``lambda^(l)`` for the current anchors, then updates, in this order,
-    (1) the graph: every column solves a simplex QP with
-    Hessian ``2 lambda_i I``, so it is exactly one Euclidean projection onto the
-    simplex; (2) the anchors, including the term of the level above in which they
-    are the points being coded: the exact minimiser is a weighted mean of points
-    of the levels below and above, hence a convex combination that stays inside
-    the convex hull of the data. Every block step
-    is an exact minimiser of ``J`` for the ``lambda`` in force, so it never
-    increases ``J``; re-setting ``lambda`` changes ``J`` itself, so ``objective_``
-    (recorded after each sweep) need not be monotone. Sweeps repeat until the
-    relative change of ``J`` is below ``tol`` or ``max_iter`` is reached.
-
-    **View weights** (``view_weights="factor"``, the default): label-free weights
-    (with their scores in ``view_weight_scores_``), computed once before the
-    pyramid on a subsample of at most 1000 rows: each view is scored
-    by how far its ``n_neighbors``-NN graph agrees with the k-means clusters of
-    the other views (chance-corrected); with three or more views, a one-factor
-    fit of these pairwise agreements (``s_vu ~ q_v q_u``) estimates each view's
-    own quality ``q_v``, and views clearly below the best lose weight. When no
-    two views agree, each view is scored by its k-means structure against a
-    Gaussian sample of its own covariance. Copies of a view share one weight. A
-    noise view gets a weight near 0 whatever its width. The weights multiply the
-    views' squared distances at every level, so they reach the graphs and the
-    labels.
-
-    **Labels.** The composite graph ``G = Z^(L) ... Z^(1)`` (shape ``(m_L, n)``,
-    column-stochastic) links every sample to the coarsest anchors. Its normalised
-    bipartite spectral embedding (top ``n_clusters`` eigenvectors of
-    ``G^T (Delta + tau I)^-1 G``, computed from an ``m_L x m_L`` matrix, ``Delta``
-    the anchor degrees and ``tau`` a tenth of their mean, which damps anchors used
-    by a few samples only) is row-normalised and clustered by k-means (fitted on
-    at most 100000 random rows; every sample gets the nearest centre).
+    minimised block by block (every graph column is one projection onto the
+    simplex :math:`\Delta`, every anchor a weighted mean of data points). The
+    view weights :math:`\omega_v` are label-free and fixed before the pyramid
+    is built: a pure-noise view gets a weight near 0 whatever its width. The
+    labels are the k-means clusters of the spectral embedding of the graph
+    that links the samples to the coarsest anchors. Where the abstract is
+    silent (objective, updates, view weights, labelling) the choices are this
+    package's, so results may differ from the paper's; the
+    :ref:`clustering user guide <clustering-maths>` derives them.
 
     Parameters
     ----------
@@ -149,7 +112,7 @@ class HAGMVC(InductiveClusterer):
         scores and the final k-means.
     view_weights : {"factor", "auto", "uniform"} or array-like, default="factor"
         The view weights, fixed during the fit. ``"factor"``: label-free weights
-        (see above) in which, with three or more views, a one-factor fit of the
+        (see the user guide) in which, with three or more views, a one-factor fit of the
         views' pairwise agreements (agreement of two views about the product of
         their qualities) tells a view that agrees with every other from a weak
         view that agrees with it alone. ``"auto"``: the same scores without that

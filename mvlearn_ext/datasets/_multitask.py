@@ -85,6 +85,10 @@ def make_contaminated_tasks(
         every task's population second moment ``Sigma_j``, and
         ``Xs``/``ys`` the per-task lists.
 
+    See Also
+    --------
+    mvlearn_ext.multitask.ARMULRegressor : A regressor robust to the outlier tasks.
+
     Examples
     --------
     >>> from mvlearn_ext.datasets import make_contaminated_tasks

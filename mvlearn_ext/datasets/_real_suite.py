@@ -229,6 +229,10 @@ def mvc_real_suite_names():
     -------
     names : tuple of str
 
+    See Also
+    --------
+    load_mvc_real_suite : Loads these data sets.
+
     Examples
     --------
     >>> from mvlearn_ext.datasets import mvc_real_suite_names

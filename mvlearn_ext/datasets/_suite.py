@@ -288,6 +288,10 @@ def mvc_suite_names(split="dev"):
     names : tuple of str
         In a fixed order.
 
+    See Also
+    --------
+    load_mvc_suite : Builds these data sets.
+
     Examples
     --------
     >>> from mvlearn_ext.datasets import mvc_suite_names
@@ -408,6 +412,11 @@ def load_mvc_suite(split="dev", *, names=None, random_state=0):
     suite : dict of str to :class:`~sklearn.utils.Bunch`
         The sets in the order of :func:`mvc_suite_names`, each as returned
         by :func:`load_mvc_dataset`.
+
+    See Also
+    --------
+    mvc_suite_names : The names of its data sets.
+    load_mvc_real_suite : The real-data suite.
 
     Examples
     --------

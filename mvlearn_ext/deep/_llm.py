@@ -65,6 +65,17 @@ def tiny_causal_lm(words, *, hidden_size=32, n_layers=2, n_heads=2, random_state
     -------
     model : transformers.LlamaForCausalLM
     tokenizer : transformers.PreTrainedTokenizerFast
+
+    See Also
+    --------
+    MVGRPOTrainer : A trainer to try it with.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.deep.rl_trl import tiny_causal_lm
+    >>> model, tokenizer = tiny_causal_lm(["a", "b", "c"])
+    >>> tokenizer("a b c")["input_ids"][-3:]
+    [...]
     """
     transformers = require_llm("transformers", feature="tiny_causal_lm")
     import tokenizers

@@ -103,6 +103,28 @@ def badit_init_peft(model, adapter_names):
         right after the initialisation: zero up to the rounding of the
         model's dtype (of order 1e-4 in bfloat16), not of the float64
         decomposition.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.pissa_moe_init : The NumPy initialisation.
+    badit_regroup_peft : The regrouping during training.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model
+    >>> _ = torch.manual_seed(0)
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0"], lora_dropout=0.0)
+    >>> net = torch.nn.Sequential(torch.nn.Linear(8, 8))
+    >>> model = get_peft_model(net, config, adapter_name="e0")
+    >>> model.add_adapter("e1", config)
+    >>> model.base_model.set_adapter(["e0", "e1"])
+    >>> x = torch.randn(3, 8)
+    >>> before = model(x).detach()
+    >>> from mvlearn_ext.deep.adapters_peft import badit_init_peft
+    >>> orthogonality = badit_init_peft(model, ["e0", "e1"])
+    >>> bool(torch.allclose(model(x), before, atol=1e-5))  # the function is unchanged
+    True
     """
     names = _names(adapter_names)
     out = {}
@@ -133,7 +155,31 @@ def _stack(module, names, grad=False):
 
 
 def peft_expert_orthogonality(model, adapter_names):
-    """Per layer, the largest cross-expert entry of ``A_e A_f^T`` and ``B_e^T B_f``."""
+    """Per layer, the largest cross-expert entry of ``A_e A_f^T`` and ``B_e^T B_f``.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.expert_orthogonality : The NumPy check.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model
+    >>> _ = torch.manual_seed(0)
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0"], lora_dropout=0.0)
+    >>> net = torch.nn.Sequential(torch.nn.Linear(8, 8))
+    >>> model = get_peft_model(net, config, adapter_name="e0")
+    >>> model.add_adapter("e1", config)
+    >>> model.base_model.set_adapter(["e0", "e1"])
+    >>> x = torch.randn(3, 8)
+    >>> before = model(x).detach()
+    >>> from mvlearn_ext.deep.adapters_peft import badit_init_peft
+    >>> from mvlearn_ext.deep.adapters_peft import peft_expert_orthogonality
+    >>> _ = badit_init_peft(model, ["e0", "e1"])
+    >>> worst = next(iter(peft_expert_orthogonality(model, ["e0", "e1"]).values()))
+    >>> bool(worst["A"] < 1e-5), bool(worst["B"] < 1e-5)
+    (True, True)
+    """
     names = _names(adapter_names)
     return {
         name: expert_orthogonality(*_stack(module, names))
@@ -169,6 +215,30 @@ def badit_regroup_peft(model, adapter_names, *, optimizer=None, n_init=4, random
     info : dict
         Per layer: ``perm`` (new flat unit -> old flat unit) and the mean
         intra-/inter-expert gradient cosines ``before`` and ``after``.
+
+    See Also
+    --------
+    mvlearn_ext.adapters.balanced_spherical_kmeans : The clustering of the units.
+    badit_init_peft : The initialisation.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model
+    >>> _ = torch.manual_seed(0)
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0"], lora_dropout=0.0)
+    >>> net = torch.nn.Sequential(torch.nn.Linear(8, 8))
+    >>> model = get_peft_model(net, config, adapter_name="e0")
+    >>> model.add_adapter("e1", config)
+    >>> model.base_model.set_adapter(["e0", "e1"])
+    >>> x = torch.randn(3, 8)
+    >>> before = model(x).detach()
+    >>> from mvlearn_ext.deep.adapters_peft import badit_init_peft, badit_regroup_peft
+    >>> _ = badit_init_peft(model, ["e0", "e1"])
+    >>> (model(x) ** 2).mean().backward()  # the gradients that group the units
+    >>> info = badit_regroup_peft(model, ["e0", "e1"], random_state=0)
+    >>> bool(torch.allclose(model(x), before, atol=1e-5))  # a permutation: same function
+    True
     """
     names = _names(adapter_names)
     K = len(names)

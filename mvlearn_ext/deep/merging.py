@@ -103,7 +103,15 @@ def _restore(base, base_sd, merged):
     return out
 
 
+#: Keyword arguments of each wrapper's example (seeds of the random merges).
+_EXAMPLE_KWARGS = {"dare": "random_state=0", "dare_ties": "random_state=0"}
+_EXAMPLE_KWARGS["random_mask_merge"] = "density=0.5, random_state=0"
+
+
 def _wrap(np_func):
+    name = np_func.__name__
+    kwargs_text = _EXAMPLE_KWARGS.get(name, "")
+
     def merge(base, experts, **kwargs):
         base_sd, base_np, experts_np = _convert(base, experts)
         return _restore(base, base_sd, np_func(base_np, experts_np, **kwargs))
@@ -115,7 +123,18 @@ def _wrap(np_func):
         "``base`` and each expert are modules (``nn.Module``) or state dicts; the keyword\n"
         "arguments are those of the NumPy function. Returns the type of ``base``\n"
         "(a deep copy of the module with the merged weights loaded, or a new\n"
-        "``state_dict`` with the base's dtypes and devices).\n"
+        "``state_dict`` with the base's dtypes and devices).\n\n"
+        "See Also\n--------\n"
+        f"mvlearn_ext.merging.{name} : The NumPy function it runs.\n"
+        "task_vectors : The task vectors of modules or state dicts.\n\n"
+        "Examples\n--------\n"
+        ">>> import torch\n"
+        f">>> from mvlearn_ext.deep.merging import {name}\n"
+        ">>> base = torch.nn.Linear(3, 2)\n"
+        ">>> experts = [{k: v + 0.1 for k, v in base.state_dict().items()} for _ in range(2)]\n"
+        f">>> merged = {name}(base, experts{', ' + kwargs_text if kwargs_text else ''})\n"
+        ">>> type(merged).__name__, merged.weight.shape  # a module, like the base\n"
+        "('Linear', torch.Size([2, 3]))\n"
     )
     return merge
 
@@ -132,6 +151,19 @@ def task_vectors(base, experts):
     """Task vectors ``theta_n - theta_0`` as float64 state dicts (floating keys only).
 
     ``base`` and each expert are modules (``nn.Module``) or state dicts.
+
+    See Also
+    --------
+    mvlearn_ext.merging.task_vectors : The NumPy function it runs.
+    task_arithmetic : Sums them onto the base.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import task_vectors
+    >>> taus = task_vectors({"w": torch.zeros(2)}, [{"w": torch.tensor([1.0, -2.0])}])
+    >>> taus[0]["w"].tolist()
+    [1.0, -2.0]
     """
     base_sd, base_np, experts_np = _convert(base, experts)
     taus = _np_merging.task_vectors(base_np, experts_np)
@@ -203,6 +235,20 @@ def synflow_grad(module, *, input_shape=None, keys=None):
     -------
     grads : dict of str to ndarray
         Non-negative float64 arrays in the shapes of the parameters.
+
+    See Also
+    --------
+    mvlearn_ext.merging.synflow_grad_mlp : The closed form for linear stacks.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import synflow_grad
+    >>> net = torch.nn.Sequential(torch.nn.Linear(2, 1, bias=False))
+    >>> with torch.no_grad():
+    ...     _ = net[0].weight.copy_(torch.tensor([[1.0, -2.0]]))
+    >>> {k: g.tolist() for k, g in synflow_grad(net).items()}  # dR/d|W| with R = |w1| + |w2|
+    {'0.weight': [[1.0, 1.0]]}
     """
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be an nn.Module, got {type(module).__name__}")
@@ -257,6 +303,23 @@ def sa_merge(base, experts, *, saliency="auto", input_shape=None, layers=None, *
     -------
     merged : type of ``base``
     masks : list of dict of ndarray, only when ``return_masks=True``
+
+    See Also
+    --------
+    mvlearn_ext.merging.sa_merge : The NumPy function it runs.
+    synflow_grad : The autograd saliency it uses for general modules.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import sa_merge
+    >>> torch.manual_seed(0) and None
+    >>> base = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    >>> experts = [{k: v + 0.1 * torch.randn_like(v) for k, v in base.state_dict().items()}
+    ...            for _ in range(2)]
+    >>> merged = sa_merge(base, experts, p=0.5, n_rounds=2)
+    >>> type(merged).__name__
+    'Sequential'
     """
     if saliency not in {"auto", "closed_form", "autograd"}:
         raise ValueError(f"saliency must be 'auto', 'closed_form' or 'autograd', got {saliency!r}")
@@ -289,6 +352,19 @@ def peft_lora_pairs(state_dict, *, adapter_name=None):
     adapted weight in the base model's ``state_dict``; B has shape
     (n_out, r) and A shape (r, n_in). ``adapter_name`` selects one
     adapter when several are present.
+
+    See Also
+    --------
+    sa_merge_lora : Merges the pairs.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import peft_lora_pairs
+    >>> sd = {"base_model.model.fc.lora_A.weight": torch.ones(2, 3),
+    ...       "base_model.model.fc.lora_B.weight": torch.ones(4, 2)}
+    >>> {k: (B.shape, A.shape) for k, (B, A) in peft_lora_pairs(sd).items()}
+    {...}
     """
     sd = _as_torch_state(state_dict, "state_dict")
     pairs = {}
@@ -327,6 +403,24 @@ def sa_merge_lora(base, adapters, **kwargs):
     tensors or arrays (see :func:`peft_lora_pairs` for peft layouts).
     Returns the type of ``base`` (and the rank masks when
     ``return_masks=True``).
+
+    See Also
+    --------
+    mvlearn_ext.merging.sa_merge_lora : The NumPy function it runs.
+    peft_lora_pairs : The pairs of a peft state dict.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging import sa_merge_lora
+    >>> _ = torch.manual_seed(0)
+    >>> base = {"w1": torch.randn(6, 4), "w2": torch.randn(3, 6)}
+    >>> def adapter():
+    ...     return {k: (torch.randn(v.shape[0], 2), torch.randn(2, v.shape[1]))
+    ...             for k, v in base.items()}
+    >>> merged = sa_merge_lora(base, [adapter(), adapter()], p=0.5, n_rounds=1)
+    >>> merged["w1"].shape
+    torch.Size([6, 4])
     """
     if not isinstance(adapters, (list, tuple)):
         raise TypeError("adapters must be a list of mappings {key: (B, A)}, one per expert")

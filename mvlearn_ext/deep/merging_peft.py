@@ -99,6 +99,31 @@ def lora_pairs_from_peft(adapter_state_dict, base_state_dict):
     Keys ``base_model.model.<path>.lora_A[.<adapter>].weight`` (the layout
     of ``get_peft_model_state_dict``) map to ``<path>.weight`` of the base
     model's state dict.
+
+    See Also
+    --------
+    mvlearn_ext.deep.merging.peft_lora_pairs : The pairs of one state dict.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model, get_peft_model_state_dict
+    >>> _ = torch.manual_seed(0)
+    >>> base = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0", "2"], lora_dropout=0.0)
+    >>> def adapter():
+    ...     model = get_peft_model(copy.deepcopy(base), copy.deepcopy(config))
+    ...     with torch.no_grad():
+    ...         for name, p in model.named_parameters():
+    ...             if "lora_" in name:
+    ...                 p.copy_(0.3 * torch.randn(p.shape))
+    ...     return get_peft_model_state_dict(model)
+    >>> adapters = [adapter(), adapter()]
+    >>> from mvlearn_ext.deep.merging_peft import lora_pairs_from_peft
+    >>> pairs = lora_pairs_from_peft(adapters[0], base.state_dict())
+    >>> {key: (B.shape, A.shape) for key, (B, A) in pairs.items()}
+    {'0.weight': ((8, 2), (2, 6)), '2.weight': ((4, 2), (2, 8))}
     """
     pairs = {}
     for key, value in adapter_state_dict.items():
@@ -274,6 +299,20 @@ def synflow_grad_model(model, *, keys=None, state_dict=None):
     ValueError
         If ``model`` holds a Gemma norm (it scales by ``1 + weight``, which this
         saliency does not model).
+
+    See Also
+    --------
+    mvlearn_ext.deep.merging.synflow_grad : The same gradient of any module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.merging_peft import synflow_grad_model
+    >>> net = torch.nn.Sequential(torch.nn.Linear(2, 1, bias=False))
+    >>> with torch.no_grad():
+    ...     _ = net[0].weight.copy_(torch.tensor([[1.0, -2.0]]))
+    >>> {key: g.tolist() for key, g in synflow_grad_model(net).items()}  # R = |w1| + |w2|
+    {'0.weight': [[1.0, 1.0]]}
     """
     if keys is None:
         keys = [k for k, p in model.named_parameters() if p.ndim >= 2]
@@ -343,6 +382,33 @@ def sa_merge_peft_lora(base_model, adapter_state_dicts, config, *, saliency="aut
         scaling is that of ``config``; no dropout.
     masks : list of dict
         The rank masks of every expert (:func:`mvlearn_ext.merging.sa_merge_lora`).
+
+    See Also
+    --------
+    sa_merge_peft_dense : The dense merge.
+    mvlearn_ext.merging.sa_merge_lora : The NumPy merge.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model, get_peft_model_state_dict
+    >>> _ = torch.manual_seed(0)
+    >>> base = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0", "2"], lora_dropout=0.0)
+    >>> def adapter():
+    ...     model = get_peft_model(copy.deepcopy(base), copy.deepcopy(config))
+    ...     with torch.no_grad():
+    ...         for name, p in model.named_parameters():
+    ...             if "lora_" in name:
+    ...                 p.copy_(0.3 * torch.randn(p.shape))
+    ...     return get_peft_model_state_dict(model)
+    >>> adapters = [adapter(), adapter()]
+    >>> from mvlearn_ext.deep.merging_peft import sa_merge_peft_lora
+    >>> adapter_sd, merged_config, masks = sa_merge_peft_lora(base, adapters, config, p=0.5,
+    ...                                                       n_rounds=1)
+    >>> merged_config.r <= 2 * config.r
+    True
     """
     s = _scaling(config)
     base_sd = _base_state(base_model)
@@ -405,6 +471,32 @@ def sa_merge_peft_dense(base_model, adapter_state_dicts, config, *, saliency="au
     -------
     state_dict : dict of str to Tensor
         The base model's state dict with the adapted weights merged.
+
+    See Also
+    --------
+    sa_merge_peft_lora : The rank-wise merge.
+    mvlearn_ext.merging.sa_merge : The NumPy merge.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import torch
+    >>> from peft import LoraConfig, get_peft_model, get_peft_model_state_dict
+    >>> _ = torch.manual_seed(0)
+    >>> base = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    >>> config = LoraConfig(r=2, lora_alpha=4, target_modules=["0", "2"], lora_dropout=0.0)
+    >>> def adapter():
+    ...     model = get_peft_model(copy.deepcopy(base), copy.deepcopy(config))
+    ...     with torch.no_grad():
+    ...         for name, p in model.named_parameters():
+    ...             if "lora_" in name:
+    ...                 p.copy_(0.3 * torch.randn(p.shape))
+    ...     return get_peft_model_state_dict(model)
+    >>> adapters = [adapter(), adapter()]
+    >>> from mvlearn_ext.deep.merging_peft import sa_merge_peft_dense
+    >>> merged = sa_merge_peft_dense(base, adapters, config, p=0.5, n_rounds=1)
+    >>> merged["0.weight"].shape
+    torch.Size([8, 6])
     """
     s = _scaling(config)
     base_sd = _base_state(base_model)

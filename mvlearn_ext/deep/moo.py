@@ -38,6 +38,20 @@ def mopo_preference_loss(logp, logp_other, ref_logp, ref_logp_other, labels, wei
     Returns
     -------
     loss : Tensor (scalar)
+
+    See Also
+    --------
+    mvlearn_ext.moo.mopo.ipo_regression_loss : The tabular loss.
+    mvlearn_ext.deep.moo_trl.MOPOTrainer : The trainer that minimises it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.moo import mopo_preference_loss
+    >>> z = torch.zeros(2)
+    >>> labels = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> float(mopo_preference_loss(z, z, z, z, labels, [1.0, 0.5], tau=0.1))
+    6.25
     """
     if not tau > 0:
         raise ValueError(f"tau must be > 0, got {tau!r}")

@@ -81,6 +81,20 @@ class MOPOConfig(trl.DPOConfig):
         The dual step size; 0 keeps the multipliers fixed.
     dual_every : int, default=1
         Optimiser steps between two dual steps.
+
+    See Also
+    --------
+    MOPOTrainer : The trainer it configures.
+    mvlearn_ext.moo.mopo.solve_mopo : The tabular programme.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mvlearn_ext.deep.moo_trl import MOPOConfig
+    >>> config = MOPOConfig(output_dir=tempfile.mkdtemp(), tau=0.1, thresholds=[0.55],
+    ...                     report_to="none")
+    >>> config.tau, config.thresholds
+    (0.1, [0.55])
     """
 
     tau: float = 0.1
@@ -106,6 +120,19 @@ def sequence_log_probs(logits, input_ids, completion_mask):
     ``completion_mask`` (B, T) marks the completion tokens of ``input_ids``.
     A helper for models outside TRL; :class:`MOPOTrainer` takes the same
     sums from TRL's fused LM head.
+
+    See Also
+    --------
+    MOPOTrainer : Takes the same sums from TRL.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.moo_trl import sequence_log_probs
+    >>> ids = torch.tensor([[0, 1, 2]])
+    >>> lp = sequence_log_probs(torch.zeros(1, 3, 4), ids, torch.tensor([[0, 1, 1]]))
+    >>> round(float(lp), 4)  # two completion tokens, each log(1 / 4)
+    -2.7726
     """
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
@@ -166,6 +193,36 @@ class MOPOTrainer(trl.DPOTrainer):
     multipliers_ : ndarray of shape (K - 1,)
     dual_history_ : list of dict
         ``step``, ``values`` and ``multipliers`` after every dual step.
+
+    See Also
+    --------
+    MOPOConfig : Its configuration.
+    mvlearn_ext.deep.moo.mopo_preference_loss : The loss it minimises.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from datasets import Dataset
+    >>> from transformers import PrinterCallback
+    >>> from mvlearn_ext.deep.moo_trl import MOPOConfig, MOPOTrainer
+    >>> from mvlearn_ext.deep.rl_trl import tiny_causal_lm
+    >>> from mvlearn_ext.moo.mopo import make_preferences
+    >>> arms = ["a", "b", "c"]
+    >>> P = make_preferences("conflicting", n_arms=3, n_objectives=2, random_state=0)
+    >>> model, tokenizer = tiny_causal_lm(["q"] + arms, random_state=0)
+    >>> data = Dataset.from_list([
+    ...     {"prompt": "q", "chosen": " " + arms[i], "rejected": " " + arms[j],
+    ...      "preferences": P[:, i, j].tolist()}
+    ...     for i in range(3) for j in range(3) if i != j])
+    >>> args = MOPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=6,
+    ...                   max_steps=2, multipliers=[0.5], tau=0.1, report_to="none",
+    ...                   save_strategy="no", use_cpu=True, disable_tqdm=True,
+    ...                   gradient_checkpointing=False)
+    >>> trainer = MOPOTrainer(model, args, data, tokenizer)
+    >>> trainer.remove_callback(PrinterCallback)  # no log lines
+    >>> _ = trainer.train()
+    >>> trainer.state.global_step
+    2
     """
 
     _tag_names = ["trl", "dpo", "mopo", "mvlearn_ext"]

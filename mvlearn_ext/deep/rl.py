@@ -27,13 +27,48 @@ def token_entropy(logits):
     Returns
     -------
     entropy : Tensor of shape (...)
+
+    See Also
+    --------
+    mvlearn_ext.rl.entropy_mask : Keeps the high-entropy tokens.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import token_entropy
+    >>> round(float(token_entropy(torch.zeros(1, 1, 4))), 4)  # uniform over 4 tokens: log 4
+    1.3863
     """
     logp = torch.log_softmax(logits, dim=-1)
     return -(logp.exp() * logp).sum(dim=-1)
 
 
 def token_log_probs(logits, tokens):
-    """``log pi(token_t | ...)`` from logits of shape (B, T, V) and tokens (B, T)."""
+    """``log pi(token_t | ...)`` of every token under its logits.
+
+    Parameters
+    ----------
+    logits : tensor of shape (batch, seq_len, vocab_size)
+        The model's logits at every position.
+    tokens : tensor of int, shape (batch, seq_len)
+        The tokens whose log-probabilities are taken.
+
+    Returns
+    -------
+    log_probs : tensor of shape (batch, seq_len)
+        The log-probability of every token.
+
+    See Also
+    --------
+    grpo_loss : The loss that takes them.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import token_log_probs
+    >>> token_log_probs(torch.zeros(1, 2, 4), torch.tensor([[0, 3]])).exp().tolist()
+    [[0.25, 0.25]]
+    """
     logp = torch.log_softmax(logits, dim=-1)
     return logp.gather(-1, tokens.long().unsqueeze(-1)).squeeze(-1)
 
@@ -44,6 +79,30 @@ def kl_k3(log_probs, ref_log_probs):
     Non-negative, zero exactly when the two log-probabilities agree, and an
     unbiased estimate of the KL when the tokens are sampled from ``pi``
     (Schulman, "Approximating KL divergence", 2020).
+
+    Parameters
+    ----------
+    log_probs : tensor
+        Per-token log-probabilities under the policy ``pi``.
+    ref_log_probs : tensor of the shape of ``log_probs``
+        Per-token log-probabilities under the reference policy.
+
+    Returns
+    -------
+    kl : tensor of the shape of ``log_probs``
+        The per-token estimate, non-negative.
+
+    See Also
+    --------
+    grpo_loss : The loss that adds it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import kl_k3
+    >>> kl = kl_k3(torch.tensor([-1.0, -2.0]), torch.tensor([-1.0, -1.0]))
+    >>> [round(float(v), 4) for v in kl]  # 0 where the policies agree, e - 2 for r = e
+    [0.0, 0.7183]
     """
     d = ref_log_probs - log_probs
     return torch.exp(d) - d - 1.0
@@ -120,6 +179,12 @@ def grpo_loss(
     -------
     loss : Tensor (scalar)
     stats : dict, only with ``return_stats``
+
+    See Also
+    --------
+    kl_k3 : The KL estimator of its penalty.
+    token_log_probs : The per-token log-probabilities it takes.
+    mvlearn_ext.rl.group_advantages : The advantages it takes.
 
     Examples
     --------

@@ -115,6 +115,11 @@ class GrapeRankReward:
     item_embed : callable, optional
         The document encoder, when it differs from the query encoder.
 
+    See Also
+    --------
+    mvlearn_ext.rl.rank_reward : The NumPy reward it wraps.
+    MVGRPOTrainer : The trainer that calls it.
+
     Examples
     --------
     >>> import numpy as np
@@ -185,6 +190,11 @@ class GaussianScoreReward:
     pattern : str or compiled regex, optional
         Where the answer is (default: the ``<think>``/``<answer>`` format).
 
+    See Also
+    --------
+    mvlearn_ext.rl.gaussian_reward : The NumPy reward it wraps.
+    MVGRPOTrainer : The trainer that calls it.
+
     Examples
     --------
     >>> from mvlearn_ext.deep.rl_trl import GaussianScoreReward
@@ -214,6 +224,11 @@ class FormatReward:
 
     :func:`mvlearn_ext.rl.format_reward`; VisualScore uses ``value=0.5``,
     GRAPE ``value=1``.
+
+    See Also
+    --------
+    mvlearn_ext.rl.format_reward : The NumPy function it wraps.
+    MVGRPOTrainer : The trainer that calls it.
 
     Examples
     --------
@@ -278,6 +293,10 @@ def weighted_reward(rewards_per_func, reward_weights=None):
     -------
     reward : ndarray of shape (n_completions,)
 
+    See Also
+    --------
+    GroupAdvantages : Advantages of the same reward matrix.
+
     Examples
     --------
     >>> from mvlearn_ext.deep.rl_trl import weighted_reward
@@ -306,6 +325,19 @@ class GroupAdvantages:
         TRL's ``multi_objective_aggregation``.
     scale_rewards : {"group", "batch", "none"}, default="group"
         TRL's ``scale_rewards``.
+
+    See Also
+    --------
+    mvlearn_ext.rl.multi_reward_advantages : The NumPy function it applies.
+    ParetoPOAdvantages : Pareto-rank advantages instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rewards = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])  # 2 groups of 2
+    >>> from mvlearn_ext.deep.rl_trl import GroupAdvantages
+    >>> GroupAdvantages()(rewards, group_size=2).round(3).tolist()
+    [0.0, 0.0, 0.707, -0.707]
     """
 
     def __init__(self, *, aggregation="sum_then_normalize", scale_rewards="group"):
@@ -338,6 +370,20 @@ class VisualScoreAdvantages:
     watch : int, default=0
         Index of the watched reward function (in the trainer's order).
     threshold : float, default=1e-3
+
+    See Also
+    --------
+    mvlearn_ext.rl.std_filter : The filter it applies.
+    GroupAdvantages : TRL's advantages, unfiltered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rewards = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0]])  # 2 groups of 2
+    >>> from mvlearn_ext.deep.rl_trl import VisualScoreAdvantages
+    >>> A, keep = VisualScoreAdvantages(watch=0)(rewards, group_size=2)
+    >>> keep.tolist()  # only the first group's watched reward varies
+    [True, True, False, False]
     """
 
     def __init__(self, *, watch=0, threshold=1e-3):
@@ -383,6 +429,20 @@ class ParetoPOAdvantages:
     n_calls_ : int
     weights_path_ : list of ndarray
         The scalarisation weights of each call.
+
+    See Also
+    --------
+    mvlearn_ext.moo.pareto_rank_advantages : Its stage 2.
+    mvlearn_ext.moo.HVCGradientWeights : Its stage 1 weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rewards = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])  # 2 groups of 2
+    >>> from mvlearn_ext.deep.rl_trl import ParetoPOAdvantages
+    >>> A = ParetoPOAdvantages([0.5, 0.5])(rewards, group_size=2)
+    >>> np.asarray(A).shape
+    (4,)
     """
 
     def __init__(self, weights, *, stage1_steps=0, beta=0.5, margin=0.1, ema=0.9, floor=0.05):
@@ -432,6 +492,18 @@ def sequence_entropy_mask(entropies, mask, rho):
     Returns
     -------
     keep : Tensor of bool, shape (B, T)
+
+    See Also
+    --------
+    mvlearn_ext.rl.entropy_mask : The NumPy mask.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.rl_trl import sequence_entropy_mask
+    >>> H = torch.tensor([[0.1, 0.9, 0.5, 0.3]])
+    >>> sequence_entropy_mask(H, torch.ones(1, 4, dtype=torch.bool), 0.5).tolist()
+    [[False, True, True, False]]
     """
     if not isinstance(rho, Real) or not 0 < rho <= 1:
         raise ValueError(f"rho must be in (0, 1], got {rho!r}")
@@ -488,6 +560,31 @@ class MVGRPOTrainer(trl.GRPOTrainer):
     trl_advantage_history_ : list of ndarray
         The advantages TRL itself computed for the same completions (kept to
         compare; the loss does not use them).
+
+    See Also
+    --------
+    GroupAdvantages : Its default advantages, TRL's.
+    ParetoPOAdvantages, VisualScoreAdvantages : The other advantage rules.
+    mvlearn_ext.deep.grpo_loss : The loss it optimises.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from datasets import Dataset
+    >>> from transformers import PrinterCallback
+    >>> from trl import GRPOConfig
+    >>> from mvlearn_ext.deep.rl_trl import FormatReward, MVGRPOTrainer, tiny_causal_lm
+    >>> model, tokenizer = tiny_causal_lm(["1", "2", "q"], random_state=0)
+    >>> args = GRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=4,
+    ...                   num_generations=4, max_completion_length=2, max_steps=1,
+    ...                   report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True)
+    >>> trainer = MVGRPOTrainer(model=model, reward_funcs=[FormatReward(pattern="^1")],
+    ...                         args=args, train_dataset=Dataset.from_dict({"prompt": ["q"] * 4}),
+    ...                         processing_class=tokenizer)
+    >>> trainer.remove_callback(PrinterCallback)  # no log lines
+    >>> _ = trainer.train()
+    >>> len(trainer.reward_history_)  # one step, its group's rewards
+    1
     """
 
     def __init__(self, *args, advantage_fn=None, entropy_scope="batch", **kwargs):

@@ -89,6 +89,11 @@ def ddpm_sample(
     -------
     x0 : ndarray of shape (n, d)
 
+    See Also
+    --------
+    ddim_sample : The (deterministic at ``eta = 0``) DDIM sampler.
+    gaussian_eps : The exact noise predictor of Gaussian data.
+
     Examples
     --------
     >>> from mvlearn_ext.diffusion import ddpm_sample, gaussian_eps, make_schedule
@@ -147,6 +152,19 @@ def ddim_sample(
     Returns
     -------
     x0 : ndarray of shape (n, d)
+
+    See Also
+    --------
+    ddpm_sample : Ancestral sampling.
+    gaussian_chain_moments : The exact moments of both samplers on Gaussian data.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import ddim_sample, gaussian_eps, make_schedule
+    >>> s = make_schedule(200)
+    >>> x = ddim_sample(gaussian_eps(2.0, 0.25, s), s, n_samples=2000, dim=1, random_state=0)
+    >>> round(float(x.mean()), 1), round(float(x.std()), 1)
+    (2.0, 0.5)
     """
     _check_schedule(schedule)
     if not callable(eps_fn):
@@ -203,6 +221,20 @@ def gaussian_eps(mean, var, schedule):
     Returns
     -------
     eps_fn : callable ``(x, t) -> ndarray``
+
+    See Also
+    --------
+    mixture_eps : The predictor of a Gaussian mixture.
+    ddpm_sample : Samples with a noise predictor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import gaussian_eps, make_schedule
+    >>> eps = gaussian_eps(0.0, 1.0, make_schedule(50))
+    >>> x = np.array([[0.5]])
+    >>> bool(np.allclose(eps(x, 10), x * np.sqrt(1 - make_schedule(50).alpha_bars[10])))
+    True
     """
     _check_schedule(schedule)
     mu = np.asarray(mean, dtype=np.float64)
@@ -237,6 +269,20 @@ def mixture_eps(means, var, schedule, *, weights=None):
     Returns
     -------
     eps_fn : callable ``(x, t) -> ndarray``
+
+    See Also
+    --------
+    gaussian_eps : The predictor of a single Gaussian.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import ddpm_sample, make_schedule, mixture_eps
+    >>> s = make_schedule(200)
+    >>> eps = mixture_eps(np.array([[-2.0], [2.0]]), 0.01, s)
+    >>> x = ddpm_sample(eps, s, n_samples=1000, dim=1, random_state=0)
+    >>> round(float(np.abs(x).mean()), 1)  # the samples sit at the two modes
+    2.0
     """
     _check_schedule(schedule)
     mu = _check_points(means, "means")
@@ -290,6 +336,11 @@ def gaussian_chain_moments(
     -------
     mean_0, var_0 : ndarray
         The law of the chain's output, per dimension.
+
+    See Also
+    --------
+    gaussian_eps : The noise predictor of the chain.
+    ddpm_sample : Samples of the same chain.
 
     Examples
     --------

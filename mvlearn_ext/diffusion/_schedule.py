@@ -26,6 +26,18 @@ class DiffusionSchedule:
     betas : array-like of shape (T,)
         The noise variances ``beta_t``, each in the open interval (0, 1);
         stored as a read-only float64 array (the attribute ``betas``).
+
+    See Also
+    --------
+    make_schedule : Builds a linear or cosine schedule.
+    q_sample : Draws from the forward process of a schedule.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import make_schedule
+    >>> s = make_schedule(50)
+    >>> s.n_steps, bool(s.alpha_bars[-1] < s.alpha_bars[0])
+    (50, True)
     """
 
     betas: np.ndarray
@@ -83,6 +95,10 @@ def make_schedule(n_steps=50, *, kind="linear", beta_start=1e-4, beta_end=0.02):
     Returns
     -------
     schedule : DiffusionSchedule
+
+    See Also
+    --------
+    DiffusionSchedule : The schedule it returns.
 
     Examples
     --------
@@ -152,6 +168,19 @@ def forward_marginal(x0, t, schedule):
     -------
     mean : ndarray of shape (n, d)
     var : ndarray of shape (n, 1)
+
+    See Also
+    --------
+    q_sample : Draws from this marginal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import forward_marginal, make_schedule
+    >>> s = make_schedule(50)
+    >>> mean, var = forward_marginal(np.ones((1, 2)), 49, s)
+    >>> bool(np.allclose(mean**2 + var, 1.0))  # variance preserving
+    True
     """
     _check_schedule(schedule)
     x0 = _check_points(x0)
@@ -185,6 +214,18 @@ def q_sample(x0, t, schedule, *, noise=None, random_state=None):
         ``sqrt(alpha_bar_t) x0 + sqrt(1 - alpha_bar_t) noise``.
     noise : ndarray of shape (n, d)
         The ``eps`` used.
+
+    See Also
+    --------
+    forward_marginal : The mean and variance of the draw.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import make_schedule, q_sample
+    >>> x_t, noise = q_sample(np.zeros((4, 2)), 10, make_schedule(50), random_state=0)
+    >>> x_t.shape, noise.shape
+    ((4, 2), (4, 2))
     """
     mean, var = forward_marginal(x0, t, schedule)
     if noise is None:

@@ -55,6 +55,17 @@ def toy_task_mean(task, c):
     -------
     mean : ndarray of shape (n, 2)
         The conditional mean of the task at each condition.
+
+    See Also
+    --------
+    make_toy_tasks : Samples of the toy tasks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import toy_task_mean
+    >>> toy_task_mean("parabola", np.array([0.0, 1.0])).shape
+    (2, 2)
     """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
@@ -82,6 +93,18 @@ class ToyTasks:
         Held-out conditions.
     noise : float
         Standard deviation of ``x`` around its conditional mean.
+
+    See Also
+    --------
+    make_toy_tasks : Draws them.
+    toy_task_mean : The true conditional mean of a task.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import make_toy_tasks
+    >>> data = make_toy_tasks(n_pairs=8, n_unpaired=20, n_test=5, random_state=0)
+    >>> data.names, len(data.pairs), data.test[0].shape
+    (('sine', 'parabola'), 2, (5, 1))
     """
 
     names: tuple
@@ -148,6 +171,11 @@ def make_toy_tasks(
     -------
     data : ToyTasks
 
+    See Also
+    --------
+    ToyTasks : The data it returns.
+    two_stage_polynomial : The pipeline fitted on them.
+
     Examples
     --------
     >>> from mvlearn_ext.diffusion import make_toy_tasks
@@ -199,6 +227,19 @@ def conditional_mean_error(samples, true_means):
     error : float
         Includes the Monte Carlo variance of the mean (``noise^2 d / n_draws``
         for a perfect model).
+
+    See Also
+    --------
+    toy_task_mean : The true conditional means of the toy tasks.
+    energy_distance : A distance between whole samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import conditional_mean_error
+    >>> samples = np.ones((3, 10, 2))  # 10 draws at each of 3 conditions
+    >>> conditional_mean_error(samples, np.zeros((3, 2)))
+    2.0
     """
     S = np.asarray(samples, dtype=np.float64)
     M = np.asarray(true_means, dtype=np.float64)
@@ -232,6 +273,19 @@ def energy_distance(X, Y):
     Returns
     -------
     distance : float
+
+    See Also
+    --------
+    conditional_mean_error : The error of the conditional means alone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import energy_distance
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    >>> bool(energy_distance(X, Y) < energy_distance(X, Y + 1.0))
+    True
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)

@@ -54,6 +54,10 @@ def simplex_weights(n_tasks, n_points=11):
         Non-negative rows that sum to 1; for two tasks, ``lambda_1`` runs
         from 0 to 1.
 
+    See Also
+    --------
+    scalarize : The scalarised loss for one weight vector.
+
     Examples
     --------
     >>> from mvlearn_ext.diffusion import simplex_weights
@@ -94,6 +98,17 @@ def scalarize(losses, weights):
     -------
     value : float
         ``sum_k lambda_k L_k``.
+
+    See Also
+    --------
+    simplex_weights : A grid of scalarisation weights.
+    task_sample_weights : The same scalarisation as per-sample weights.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import scalarize
+    >>> scalarize([1.0, 3.0], [0.5, 0.5])
+    2.0
     """
     L = np.asarray(losses, dtype=np.float64)
     if L.ndim != 1 or L.size == 0:
@@ -129,6 +144,16 @@ def task_sample_weights(tasks, weights=None):
     Returns
     -------
     sample_weight : ndarray of shape (n,), mean 1
+
+    See Also
+    --------
+    scalarize : The scalarisation these weights realise.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import task_sample_weights
+    >>> task_sample_weights([0, 0, 0, 1]).tolist()  # each task counts as much in the mean
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
     """
     t = np.asarray(tasks)
     t = _check_tasks(t, t.shape[0] if t.ndim == 1 else -1)
@@ -161,6 +186,20 @@ def make_pseudo_pairs(samplers, condition_pools, *, n_per_condition=1, random_st
     C : ndarray of shape (sum_k m_k n_per_condition, d_c)
     X : ndarray of shape (sum_k m_k n_per_condition, d)
     tasks : ndarray of int
+
+    See Also
+    --------
+    two_stage_polynomial : The pipeline that trains the generalist on them.
+    task_sample_weights : Weights that scalarise the task losses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import make_pseudo_pairs
+    >>> sampler = lambda C, random_state: 2.0 * np.asarray(C)  # a deterministic "specialist"
+    >>> C, X, tasks = make_pseudo_pairs([sampler, sampler], [np.ones((3, 1)), np.ones((2, 1))])
+    >>> X.shape, tasks.tolist()
+    ((5, 1), [0, 0, 0, 1, 1])
     """
     if len(samplers) != len(condition_pools):
         raise ValueError(
@@ -223,6 +262,20 @@ class PolynomialGaussian:
         The coefficients ``A_k`` of each task.
     cov : ndarray of shape (n_tasks, d, d)
         The covariances ``Sigma_k`` of each task.
+
+    See Also
+    --------
+    fit_polynomial_gaussian : Fits one.
+    two_stage_polynomial : The two-stage pipeline with these models.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import fit_polynomial_gaussian
+    >>> C = np.linspace(-1.0, 1.0, 50)
+    >>> model = fit_polynomial_gaussian(C, np.column_stack([C, C**2]), degree=2)
+    >>> model.mean(np.array([0.5])).round(6).tolist()
+    [[0.5, 0.25]]
     """
 
     degree: int
@@ -310,6 +363,20 @@ def fit_polynomial_gaussian(
     Returns
     -------
     model : PolynomialGaussian
+
+    See Also
+    --------
+    PolynomialGaussian : The fitted model.
+    two_stage_polynomial : Fits the specialists and the generalist.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.diffusion import fit_polynomial_gaussian
+    >>> C = np.linspace(-1.0, 1.0, 50)
+    >>> model = fit_polynomial_gaussian(C, (2.0 * C)[:, None], degree=1)
+    >>> model.mean(np.array([0.5])).round(6).tolist()  # x = 2 c
+    [[1.0]]
     """
     c = _as_conditions(C)
     X = np.asarray(X, dtype=np.float64)
@@ -394,6 +461,12 @@ def two_stage_polynomial(
     -------
     generalist : PolynomialGaussian
     specialists : list of PolynomialGaussian
+
+    See Also
+    --------
+    fit_polynomial_gaussian : Fits each specialist and the generalist.
+    make_pseudo_pairs : The pseudo-pairs of the second stage.
+    mvlearn_ext.deep.TwoStageDiffusion : The same pipeline with diffusion models.
 
     Examples
     --------

@@ -96,6 +96,10 @@ def compose_primitives(code, x, primitives=PRIMITIVES):
     values : ndarray
         The composition at ``x``, of the shape of ``x``.
 
+    See Also
+    --------
+    make_composition_tasks : Noisy samples of composed tasks.
+
     Examples
     --------
     >>> import numpy as np
@@ -124,6 +128,10 @@ def all_codes(n_primitives, lengths):
     -------
     codes : list of tuple of int
         ``n_primitives ** L`` codes for every length ``L``.
+
+    See Also
+    --------
+    compose_primitives : The function a code stands for.
 
     Examples
     --------
@@ -163,6 +171,18 @@ def make_composition_tasks(
     Returns
     -------
     X, Y : ndarray of shape (n_tasks, n_points)
+
+    See Also
+    --------
+    compose_primitives : The noiseless composition.
+    CompositionalTaskExtrapolator : Learns from these tasks.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.extrapolate import make_composition_tasks
+    >>> X, Y = make_composition_tasks([(0,), (0, 1)], n_points=5, random_state=0)
+    >>> X.shape, Y.shape
+    ((2, 5), (2, 5))
     """
     if isinstance(n_points, bool) or not isinstance(n_points, Integral) or n_points < 2:
         raise ValueError(f"n_points must be an int >= 2, got {n_points!r}")
@@ -246,6 +266,12 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     n_pairs_ : int
         Library pairs ``(prefix, task)`` used to fit ``Psi``.
     psi_ : sklearn Pipeline
+
+    See Also
+    --------
+    InductiveCompositionRegressor : The direct baseline on the same codes.
+    RelationalTaskExtrapolator : The continuous regime.
+    make_composition_tasks : Samples of composition tasks.
 
     Examples
     --------
@@ -423,6 +449,20 @@ class InductiveCompositionRegressor(BaseEstimator):
     Attributes
     ----------
     model_ : sklearn Pipeline
+
+    See Also
+    --------
+    CompositionalTaskExtrapolator : The relational extrapolator it is compared with.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.extrapolate import (InductiveCompositionRegressor, all_codes,
+    ...                                      make_composition_tasks)
+    >>> codes = all_codes(4, [1, 2])
+    >>> X, Y = make_composition_tasks(codes, n_points=11, random_state=0)
+    >>> model = InductiveCompositionRegressor(max_iter=20, random_state=0).fit(codes, X, Y)
+    >>> model.predict(X[0], code=(1, 2)).shape
+    (11,)
     """
 
     _parameter_constraints: dict = {

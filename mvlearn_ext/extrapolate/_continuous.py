@@ -234,6 +234,12 @@ class RelationalTaskExtrapolator(_TaskModel):
     psi_ : sklearn Pipeline
         The relational operator.
 
+    See Also
+    --------
+    InductiveTaskRegressor : The direct baseline.
+    CompositionalTaskExtrapolator : The discrete regime.
+    make_function_tasks : Samples of tasks of a family.
+
     References
     ----------
     A. Ousherovitch and Y. Wang (names as in the arXiv listing), "Relational
@@ -435,6 +441,10 @@ class InductiveTaskRegressor(_TaskModel):
     task_params_ : ndarray of shape (n_tasks, n_params)
     x_range_ : tuple of float
     model_ : sklearn Pipeline
+
+    See Also
+    --------
+    RelationalTaskExtrapolator : The relational extrapolator it is compared with.
 
     Examples
     --------

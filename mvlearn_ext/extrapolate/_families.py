@@ -45,6 +45,19 @@ class FunctionFamily(ABC):
     """A parametric family of scalar functions ``f_theta(x)`` (abstract).
 
     Subclasses define ``n_params``, :meth:`evaluate` and :meth:`estimate`.
+
+    See Also
+    --------
+    get_family : A family from its name.
+    QuadraticFamily, SinTrendFamily, ExponentialFamily : The families of the package.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.extrapolate import get_family
+    >>> family = get_family("quadratic")
+    >>> family.evaluate(np.array([2.0]), np.array([1.0, 1.0])).tolist()
+    [6.0]
     """
 
     name = "family"
@@ -96,7 +109,23 @@ class FunctionFamily(ABC):
 
 
 class QuadraticFamily(FunctionFamily):
-    """``f_theta(x) = theta_1 x^2 + theta_2 x`` (linear in theta: exact least squares)."""
+    """``f_theta(x) = theta_1 x^2 + theta_2 x`` (linear in theta: exact least squares).
+
+    See Also
+    --------
+    get_family : A family from its name.
+    make_function_tasks : Samples of tasks of a family.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.extrapolate import QuadraticFamily
+    >>> family = QuadraticFamily()
+    >>> x = np.linspace(-1.0, 1.0, 30)
+    >>> theta = np.array([1.5, -0.5])
+    >>> np.round(family.estimate(x, family.evaluate(x, theta)), 3).tolist()
+    [1.5, -0.5]
+    """
 
     name = "quadratic"
     n_params = 2
@@ -125,6 +154,21 @@ class SinTrendFamily(FunctionFamily):
     n_grid : int, default=251
         Number of grid points of the scan (a finer grid misses fewer local
         minima of the oscillating least-squares loss).
+
+    See Also
+    --------
+    get_family : A family from its name.
+    make_function_tasks : Samples of tasks of a family.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.extrapolate import SinTrendFamily
+    >>> family = SinTrendFamily()
+    >>> x = np.linspace(-1.0, 1.0, 30)
+    >>> theta = np.array([2.0, 0.5])
+    >>> np.round(family.estimate(x, family.evaluate(x, theta)), 3).tolist()
+    [2.0, 0.5]
     """
 
     name = "sin_trend"
@@ -162,6 +206,21 @@ class ExponentialFamily(FunctionFamily):
         The range of ``theta`` scanned for the starting point of the fit.
     n_grid : int, default=161
         Number of grid points of the scan.
+
+    See Also
+    --------
+    get_family : A family from its name.
+    make_function_tasks : Samples of tasks of a family.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.extrapolate import ExponentialFamily
+    >>> family = ExponentialFamily()
+    >>> x = np.linspace(-1.0, 1.0, 30)
+    >>> theta = np.array([1.5])
+    >>> np.round(family.estimate(x, family.evaluate(x, theta)), 3).tolist()
+    [1.5]
     """
 
     name = "exp"
@@ -203,6 +262,16 @@ def get_family(family):
     -------
     family : FunctionFamily
         A new instance with default settings for a name.
+
+    See Also
+    --------
+    FunctionFamily : The interface of a family.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.extrapolate import get_family
+    >>> type(get_family("sin_trend")).__name__
+    'SinTrendFamily'
     """
     if isinstance(family, FunctionFamily):
         return family
@@ -231,6 +300,11 @@ def make_function_tasks(
     Returns
     -------
     X, Y : ndarray of shape (n_tasks, n_points)
+
+    See Also
+    --------
+    get_family : The families by name.
+    RelationalTaskExtrapolator : Learns from these tasks.
 
     Examples
     --------
@@ -281,6 +355,10 @@ def sample_task_pairs(thetas, n_pairs, *, random_state=None):
     -------
     i, j : ndarray of int, shape (n_pairs,)
     phi : ndarray of shape (n_pairs, n_params)
+
+    See Also
+    --------
+    RelationalTaskExtrapolator : Trains on such pairs.
 
     Examples
     --------

@@ -111,6 +111,11 @@ def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"
     -------
     weights : ndarray of shape (n_tasks,)
 
+    See Also
+    --------
+    dream_direction : The weights and the common direction.
+    mvlearn_ext.moo.min_norm_weights : The unregularised min-norm (MGDA) weights.
+
     Examples
     --------
     >>> from mvlearn_ext.federated import dream_weights
@@ -172,6 +177,17 @@ def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
         The weights of :func:`dream_weights`.
     d : ndarray of shape (n_params,)
         The common update direction.
+
+    See Also
+    --------
+    dream_weights : The weights alone.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import dream_direction
+    >>> weights, d = dream_direction([[1.0, 0.0], [0.0, 2.0]])  # MGDA: 0.8 g1 + 0.2 g2
+    >>> weights.round(6).tolist(), d.round(6).tolist()
+    ([0.8, 0.2], [0.8, 0.4])
     """
     G = _check_directions(G)
     lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
@@ -194,6 +210,19 @@ class QuadraticFMOL:
     noise : float, default=0.0
         Standard deviation of additive Gaussian gradient noise.
     random_state : int or None
+
+    See Also
+    --------
+    run_dream : Runs DREAM on this test bed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import QuadraticFMOL
+    >>> prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+    >>> x = prob.pareto_point([0.5, 0.5])  # a point of the Pareto set
+    >>> bool(prob.pareto_stationarity(x) < 1e-10)
+    True
     """
 
     def __init__(
@@ -276,6 +305,24 @@ class DREAMClient:
         Standard deviation of the Gaussian noise added to every gradient.
     random_state : int, default=0
         The root of the noise streams.
+
+    See Also
+    --------
+    DREAMServer : The server it answers.
+    run_dream : Runs a server and its clients on a :class:`QuadraticFMOL`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import DREAMClient, DREAMServer, QuadraticFMOL
+    >>> from mvlearn_ext.federated import InProcessSimulator
+    >>> prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+    >>> server = DREAMServer(np.zeros(3), n_tasks=2, n_clients=2, learning_rate=0.1)
+    >>> clients = [DREAMClient(i, (lambda s, y, i=i: prob.grad(i, s, y)), n_tasks=2, dim=3,
+    ...                        local_steps=1, learning_rate_local=0.05) for i in range(2)]
+    >>> _ = InProcessSimulator(server, clients).run(300)
+    >>> bool(prob.pareto_stationarity(server.x) < 1e-6)
+    True
     """
 
     def __init__(
@@ -376,6 +423,25 @@ class DREAMServer:
         Fraction of clients sampled each round (without replacement).
     random_state : int, default=0
         Seeds the sampling of the clients of each round.
+
+    See Also
+    --------
+    DREAMClient : The clients it aggregates.
+    dream_weights : The task weights of its QP step.
+    run_dream : Runs a server and its clients on a :class:`QuadraticFMOL`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import DREAMClient, DREAMServer, QuadraticFMOL
+    >>> from mvlearn_ext.federated import InProcessSimulator
+    >>> prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+    >>> server = DREAMServer(np.zeros(3), n_tasks=2, n_clients=2, learning_rate=0.1)
+    >>> clients = [DREAMClient(i, (lambda s, y, i=i: prob.grad(i, s, y)), n_tasks=2, dim=3,
+    ...                        local_steps=1, learning_rate_local=0.05) for i in range(2)]
+    >>> _ = InProcessSimulator(server, clients).run(300)
+    >>> bool(prob.pareto_stationarity(server.x) < 1e-6)
+    True
     """
 
     def __init__(
@@ -451,6 +517,24 @@ class InProcessSimulator:
         The server (updated in place).
     clients : iterable of DREAMClient
         The clients, keyed by their ``client_id``.
+
+    See Also
+    --------
+    run_flower_inprocess : The same protocol on Flower's app objects.
+    run_flower_simulation : The same protocol on Flower's Simulation Engine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import DREAMClient, DREAMServer, QuadraticFMOL
+    >>> from mvlearn_ext.federated import InProcessSimulator
+    >>> prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+    >>> server = DREAMServer(np.zeros(3), n_tasks=2, n_clients=2, learning_rate=0.1)
+    >>> clients = [DREAMClient(i, (lambda s, y, i=i: prob.grad(i, s, y)), n_tasks=2, dim=3,
+    ...                        local_steps=1, learning_rate_local=0.05) for i in range(2)]
+    >>> _ = InProcessSimulator(server, clients).run(300)
+    >>> bool(prob.pareto_stationarity(server.x) < 1e-6)
+    True
     """
 
     def __init__(self, server, clients):
@@ -479,6 +563,17 @@ class FMOLResult:
         Pareto stationarity of the model after each round (0 on the Pareto set).
     weights : list of list of float
         The task weights of each round.
+
+    See Also
+    --------
+    run_dream : Returns it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import QuadraticFMOL, run_dream
+    >>> res = run_dream(QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0), n_rounds=50)
+    >>> res.x.shape, res.stationarity.shape
+    ((3,), (50,))
     """
 
     x: np.ndarray
@@ -542,6 +637,12 @@ def run_dream(
     Returns
     -------
     result : FMOLResult
+
+    See Also
+    --------
+    QuadraticFMOL : The test bed.
+    DREAMServer : The server it runs.
+    dream_weights : The task weights of the server's QP.
 
     Examples
     --------

@@ -180,6 +180,18 @@ def make_client_app(client_fn):
     app : flwr.clientapp.ClientApp
         With a ``query`` handler (answers ``{"client_id": partition_id}``)
         and a ``train`` handler (runs ``fit``).
+
+    See Also
+    --------
+    make_server_app : The matching server app.
+    run_flower_inprocess : Runs both apps in this process.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import KMEProtocolClient, make_client_app
+    >>> app = make_client_app(lambda i: KMEProtocolClient(i, [[0.0], [1.0]], [0.0, 1.0]))
+    >>> type(app).__name__
+    'ClientApp'
     """
     if not callable(client_fn):
         raise TypeError(f"client_fn must be callable, got {type(client_fn).__name__}")
@@ -315,6 +327,18 @@ def make_server_app(server, n_rounds=None, *, timeout=None, callback=None, wait_
         message per sampled client (``group_id`` is the round) and feeds
         the replies to ``server.aggregate_round``. A client error is raised
         as ``RuntimeError``.
+
+    See Also
+    --------
+    make_client_app : The matching client app.
+    run_flower_simulation : Runs both apps on Flower's Simulation Engine.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import KMEProtocolServer, make_server_app
+    >>> app = make_server_app(KMEProtocolServer(2, n_components=8, random_state=0))
+    >>> type(app).__name__
+    'ServerApp'
     """
     n_rounds = _check_rounds(server, n_rounds)
     _flwr()

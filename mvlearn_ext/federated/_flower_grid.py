@@ -66,6 +66,18 @@ class InProcessGrid:
     n_nodes : int
     random_state : int, default=0
         Seeds the node ids.
+
+    See Also
+    --------
+    run_flower_inprocess : Runs a protocol on this grid.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import InProcessGrid, KMEProtocolClient, make_client_app
+    >>> app = make_client_app(lambda i: KMEProtocolClient(i, [[0.0], [1.0]], [0.0, 1.0]))
+    >>> grid = InProcessGrid(app, n_nodes=2)
+    >>> len(list(grid.get_node_ids()))
+    2
     """
 
     def __init__(self, client_app, n_nodes, *, random_state=0):
@@ -189,6 +201,24 @@ def run_flower_inprocess(server, client_fn, n_rounds=None, *, callback=None, ran
     -------
     server
         The same object, after ``n_rounds`` rounds.
+
+    See Also
+    --------
+    run_flower_simulation : The same run on Flower's Simulation Engine (Ray).
+    InProcessSimulator : The same protocol without Flower.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import KMEProtocolClient, KMEProtocolServer
+    >>> from mvlearn_ext.federated import run_flower_inprocess
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 2)) for _ in range(3)]
+    >>> ys = [X @ [1.0, -1.0] + 0.1 * rng.normal(size=30) for X in Xs]
+    >>> server = KMEProtocolServer(3, n_components=16, random_state=0)
+    >>> server = run_flower_inprocess(server, lambda i: KMEProtocolClient(i, Xs[i], ys[i]))
+    >>> server.coef_.shape  # one coefficient vector per agent
+    (3, 2)
     """
     _flwr()
     from flwr.app import Context, RecordDict
@@ -252,6 +282,26 @@ def run_flower_simulation(
     -------
     server
         The same object, after ``n_rounds`` rounds.
+
+    See Also
+    --------
+    run_flower_inprocess : The same run in this process, without Ray.
+    make_server_app : The server app it runs.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import KMEProtocolClient, KMEProtocolServer
+    >>> from mvlearn_ext.federated import run_flower_simulation
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 2)) for _ in range(3)]
+    >>> ys = [X @ [1.0, -1.0] + 0.1 * rng.normal(size=30) for X in Xs]
+    >>> server = KMEProtocolServer(3, n_components=16, random_state=0)
+    >>> def client_fn(i):
+    ...     return KMEProtocolClient(i, Xs[i], ys[i])
+    >>> server = run_flower_simulation(server, client_fn)  # doctest: +SKIP
+    >>> server.coef_.shape  # doctest: +SKIP
+    (3, 2)
     """
     _flwr()
     if not is_available("ray"):

@@ -61,6 +61,20 @@ class RandomFourierMap:
         Dimension of ``z``.
     bandwidth : float, default=1.0
     random_state : int, Generator or None
+
+    See Also
+    --------
+    agent_kme_statistics : The kernel mean embedding statistics of the features.
+    KMEPersonalizedRidge : Uses these features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import RandomFourierMap
+    >>> fmap = RandomFourierMap(2000, 2, bandwidth=1.0, random_state=0)
+    >>> Z = fmap.transform(np.array([[0.0, 0.0], [1.0, 0.0]]))
+    >>> round(float(Z[0] @ Z[1]), 1)  # the Gaussian kernel exp(-1 / 2)
+    0.6
     """
 
     def __init__(self, n_components, n_features, *, bandwidth=1.0, random_state=None):
@@ -115,6 +129,19 @@ def mmd2_unbiased(X, Y, *, bandwidth=1.0):
     -------
     mmd2 : float
         The unbiased estimate; it can be negative when the laws are close.
+
+    See Also
+    --------
+    collaboration_weights : Weights from the agents' kernel mean embeddings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import mmd2_unbiased
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    >>> bool(abs(mmd2_unbiased(X, Y)) < mmd2_unbiased(X, Y + 2.0))
+    True
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -152,6 +179,19 @@ def agent_kme_statistics(Phi):
         The empirical kernel mean embedding ``mu_hat_c``.
     variance : float
         ``v_c``.
+
+    See Also
+    --------
+    RandomFourierMap : The feature map.
+    collaboration_weights : The weights computed from these statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import agent_kme_statistics
+    >>> mean, var = agent_kme_statistics(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    >>> mean.tolist()
+    [0.5, 0.5]
     """
     Phi = np.asarray(Phi, dtype=np.float64)
     n = Phi.shape[0]
@@ -183,6 +223,20 @@ def collaboration_weights(means, variances, *, method="unbiased", nu=0.0, n_samp
     -------
     weights : ndarray of shape (B, B)
         Row ``b`` holds agent ``b``'s weights.
+
+    See Also
+    --------
+    agent_kme_statistics : The statistics it takes.
+    weighted_ridge : The ridge fit with these weights.
+    mmd2_unbiased : The distance between two agents' distributions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import collaboration_weights
+    >>> W = collaboration_weights(np.eye(3), np.full(3, 0.1), method="global", n_samples=[5] * 3)
+    >>> W.round(3).tolist()[0]
+    [0.333, 0.333, 0.333]
     """
     M = np.asarray(means, dtype=np.float64)
     v = np.asarray(variances, dtype=np.float64).reshape(-1)
@@ -232,6 +286,19 @@ def agent_ridge_statistics(X, y):
         ``X'^T y / n``.
     n : int
         The number of samples.
+
+    See Also
+    --------
+    weighted_ridge : The personalised ridge fit from these statistics.
+    ditto_ridge : The Ditto fit from these statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import agent_ridge_statistics
+    >>> gram, moment, n = agent_ridge_statistics(np.array([[1.0], [3.0]]), np.array([1.0, 2.0]))
+    >>> gram.tolist(), moment.tolist(), n
+    ([[1.0, 2.0], [2.0, 5.0]], [1.5, 3.5], 2)
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
@@ -260,6 +327,22 @@ def weighted_ridge(grams, moments, weights, *, alpha=1e-3):
     -------
     coefs : ndarray of shape (B, p + 1)
         Intercept first.
+
+    See Also
+    --------
+    collaboration_weights : The weights.
+    agent_ridge_statistics : The statistics it takes.
+    ditto_ridge : The Ditto baseline.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import agent_ridge_statistics, weighted_ridge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> stats = [agent_ridge_statistics(X, 1.0 + 2.0 * X[:, 0]) for _ in range(2)]
+    >>> grams, moments = np.stack([s[0] for s in stats]), np.stack([s[1] for s in stats])
+    >>> weighted_ridge(grams, moments, np.full((2, 2), 0.5), alpha=0.0).round(6).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
     """
     S = np.asarray(grams, dtype=np.float64)
     s = np.asarray(moments, dtype=np.float64)
@@ -298,6 +381,22 @@ def ditto_ridge(grams, moments, global_coef, *, reg_lambda=1.0, alpha=1e-3):
     -------
     coefs : ndarray of shape (B, p + 1)
         The personalised models ``v_b``, intercept first.
+
+    See Also
+    --------
+    weighted_ridge : The personalised ridge with collaboration weights.
+    KMEPersonalizedRidge : The estimator with KME-based weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.federated import agent_ridge_statistics, ditto_ridge
+    >>> rng = np.random.default_rng(0)
+    >>> stats = [agent_ridge_statistics(rng.normal(size=(20, 2)), rng.normal(size=20))
+    ...          for _ in range(3)]
+    >>> grams, moments = np.stack([s[0] for s in stats]), np.stack([s[1] for s in stats])
+    >>> ditto_ridge(grams, moments, np.zeros(3), reg_lambda=1.0).shape
+    (3, 3)
     """
     S = np.asarray(grams, dtype=np.float64)
     s = np.asarray(moments, dtype=np.float64)
@@ -403,6 +502,12 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     bandwidth_ : float
     n_agents_ : int
     n_features_in_ : int
+
+    See Also
+    --------
+    KMEProtocolServer : The same fit as a federated protocol.
+    collaboration_weights : The weights it learns from the agents' kernel mean embeddings.
+    ditto_ridge : The Ditto baseline for ridge.
 
     Examples
     --------

@@ -61,6 +61,23 @@ class KMEProtocolClient:
         The agent's index ``0 .. B-1``.
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
+
+    See Also
+    --------
+    KMEProtocolServer : The server it answers.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.federated import InProcessSimulator, KMEProtocolClient, KMEProtocolServer
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Xs = [rng.normal(size=(30, 2)) for _ in range(3)]
+    >>> ys = [X @ [1.0, -1.0] + 0.1 * rng.normal(size=30) for X in Xs]
+    >>> server = KMEProtocolServer(3, n_components=16, random_state=0)
+    >>> clients = [KMEProtocolClient(i, Xs[i], ys[i]) for i in range(3)]
+    >>> _ = InProcessSimulator(server, clients).run(server.n_rounds)
+    >>> server.coef_.shape  # one coefficient vector per agent
+    (3, 2)
     """
 
     def __init__(self, client_id, X, y):
@@ -181,6 +198,11 @@ class KMEProtocolServer:
         Floats sent by all agents to the server.
     history : list of dict
         One entry per completed round.
+
+    See Also
+    --------
+    KMEProtocolClient : The agents it coordinates.
+    KMEPersonalizedRidge : The same fit in one process.
 
     Examples
     --------

@@ -176,6 +176,11 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         The standardisation of each output (the same for all with
         ``normalize_y``; zeros and ones without).
 
+    See Also
+    --------
+    mvlearn_ext.deep.TLVMOGPRegressor : The torch version with neural kernels.
+    sklearn.gaussian_process.GaussianProcessRegressor : One GP per output, the baseline.
+
     Notes
     -----
     :meth:`predict` returns the predictive mean of ``y``; with

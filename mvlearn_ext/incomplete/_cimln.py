@@ -204,6 +204,12 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     n_views_ : int
     n_features_per_view_ : tuple of int
 
+    See Also
+    --------
+    make_unbalanced_mask : CIMLN's missing-view protocol.
+    mean_impute : The imputation baseline.
+    mvlearn_ext.cluster.HAGMVC : Clustering of complete views.
+
     References
     ----------
     J. Jin et al., "Causal-invariant meta-learning for unbalanced incomplete

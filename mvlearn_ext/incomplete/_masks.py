@@ -42,6 +42,26 @@ def view_miss_probabilities(n_views):
     The table of the authors' code: from 0 (never missing) to 1 (always
     missing among incomplete samples); for 4 views it is ``[0, .25, .75, 1]``,
     not an evenly spaced grid.
+
+    Parameters
+    ----------
+    n_views : int
+        The number of views, 2 to 6.
+
+    Returns
+    -------
+    mu : ndarray of shape (n_views,)
+        The miss probability of every view, increasing from 0 to 1.
+
+    See Also
+    --------
+    make_unbalanced_mask : The protocol that uses them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.incomplete import view_miss_probabilities
+    >>> view_miss_probabilities(4).tolist()
+    [0.0, 0.25, 0.75, 1.0]
     """
     if not isinstance(n_views, Integral) or n_views not in _MISS_TABLE:
         raise ValueError(f"n_views must be an int in 2..6 (the protocol's table), got {n_views!r}")
@@ -73,6 +93,11 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
     -------
     mask : ndarray of bool, shape (n_samples, n_views)
         ``True`` where the view is observed.
+
+    See Also
+    --------
+    make_rate_mask : A mask with given observation rates.
+    view_miss_probabilities : The miss probabilities of the protocol.
 
     Examples
     --------
@@ -126,6 +151,27 @@ def mask_from_nan(Xs):
     A row is missing in view ``v`` when every entry is NaN; a row with only
     some NaN entries is an error (a partially observed view is not a
     missing view).
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views, a missing row being all-NaN.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
+
+    See Also
+    --------
+    mask_views : The reverse: NaN rows from a mask.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.incomplete import mask_from_nan
+    >>> mask_from_nan([np.array([[1.0], [np.nan]]), np.ones((2, 2))]).tolist()
+    [[True, True], [False, True]]
     """
     cols = []
     for v, X in enumerate(Xs):
@@ -143,7 +189,34 @@ def mask_from_nan(Xs):
 
 
 def mask_views(Xs, mask):
-    """Copies of the views with the unobserved rows set to NaN."""
+    """Copies of the views with the unobserved rows set to NaN.
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views.
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed; every sample needs one.
+
+    Returns
+    -------
+    Xs_masked : list of ndarray
+        Float copies of the views, unobserved rows all-NaN.
+
+    See Also
+    --------
+    mask_from_nan : The reverse: a mask from NaN rows.
+    mean_impute : Fills the missing rows instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import mask_views
+    >>> Xs = mask_views([np.ones((3, 1)), np.ones((3, 2))], mask)
+    >>> Xs[0].ravel().tolist()
+    [1.0, 1.0, nan]
+    """
     m = _check_mask(mask)
     out = []
     for v, X in enumerate(Xs):
@@ -154,7 +227,35 @@ def mask_views(Xs, mask):
 
 
 def mean_impute(Xs, mask):
-    """Fill each view's missing rows with the mean of its observed rows (the baseline)."""
+    """Fill each view's missing rows with the mean of its observed rows (the baseline).
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_samples, n_features_v)
+        The views; the values of unobserved rows are ignored.
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
+
+    Returns
+    -------
+    Xs_imputed : list of ndarray
+        Float copies of the views; a view with no observed row is filled
+        with zeros.
+
+    See Also
+    --------
+    mask_views : Marks the missing rows with NaN instead.
+    CIMLN : Clustering that needs no imputation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import mean_impute
+    >>> Xs = mean_impute([np.array([[1.0], [3.0], [9.0]]), np.ones((3, 1))], mask)
+    >>> Xs[0].ravel().tolist()
+    [1.0, 3.0, 2.0]
+    """
     m = _check_mask(mask)
     out = []
     for v, X in enumerate(Xs):
@@ -172,8 +273,36 @@ def counterfactual_view_probs(mask, beta=0.3, *, mode="observation"):
     *low-missing-rate* views): ``beta_v = min(1, beta V o_v / sum_u o_u)``
     with ``o_v`` the observation rate of view ``v``, so the mean over views
     is ``beta`` before clipping and a view observed more often is masked
-    more often. The normalisation is a design choice (to confirm with the
-    paper). ``mode="uniform"`` (the authors' code): ``beta_v = beta``.
+    more often. The normalisation by the mean observation rate is this
+    implementation's choice. ``mode="uniform"`` (the authors' code):
+    ``beta_v = beta``.
+
+    Parameters
+    ----------
+    mask : array-like of bool, shape (n_samples, n_views)
+        True where a view of a sample is observed.
+    beta : float, default=0.3
+        The mean masking probability over views, in [0, 1].
+    mode : {"observation", "uniform"}, default="observation"
+        Scale ``beta`` by each view's observation rate, or use it for
+        every view.
+
+    Returns
+    -------
+    view_probs : ndarray of shape (n_views,)
+        ``beta_v``, each in [0, 1].
+
+    See Also
+    --------
+    counterfactual_mask : Draws the mask.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import counterfactual_view_probs
+    >>> counterfactual_view_probs(mask, 0.3, mode="uniform").tolist()
+    [0.3, 0.3]
     """
     m = _check_mask(mask)
     if not isinstance(beta, Real) or not 0 <= beta <= 1:
@@ -204,6 +333,19 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
     Returns
     -------
     cf_mask : ndarray of bool, a subset of ``mask``
+
+    See Also
+    --------
+    counterfactual_view_probs : The masking probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([[True, True], [True, False], [False, True]])
+    >>> from mvlearn_ext.incomplete import counterfactual_mask
+    >>> new = counterfactual_mask(mask, [0.5, 0.5], random_state=0)
+    >>> bool(new.any(axis=1).all()), bool((new <= mask).all())  # a view kept, none added
+    (True, True)
     """
     m = _check_mask(mask)
     p = np.asarray(view_probs, dtype=np.float64)
@@ -232,6 +374,18 @@ def context_statistic(H, complete):
     Returns
     -------
     C : ndarray of shape (n_views, d)
+
+    See Also
+    --------
+    CIMLN : The estimator that uses it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.incomplete import context_statistic
+    >>> H = np.ones((2, 3, 4))  # 2 views, 3 samples, 4 dimensions
+    >>> context_statistic(H, [True, True, False]).shape
+    (2, 4)
     """
     H = np.asarray(H, dtype=np.float64)
     c = np.asarray(complete, dtype=bool)

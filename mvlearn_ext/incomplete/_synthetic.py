@@ -51,6 +51,10 @@ def make_rate_mask(n_samples, observation_rates, *, random_state=None):
     mask : ndarray of bool, shape (n_samples, n_views)
         ``True`` where the view is observed; every row has a view.
 
+    See Also
+    --------
+    make_unbalanced_mask : CIMLN's protocol.
+
     Examples
     --------
     >>> from mvlearn_ext.incomplete import make_rate_mask
@@ -116,6 +120,10 @@ def make_unbalanced_views(
     y : ndarray of int, shape (n_samples,)
     mask : ndarray of bool, shape (n_samples, n_views)
     z : ndarray of int, shape (n_samples,), optional
+
+    See Also
+    --------
+    make_rate_mask : The mask alone.
 
     Examples
     --------

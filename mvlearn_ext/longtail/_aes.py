@@ -68,7 +68,28 @@ def _counts_tensor(class_counts):
 
 
 class LogitAdjustedLoss(nn.Module):
-    """Logit-adjusted CE ``-log softmax(z + tau log pi)_y`` (Menon et al., ICLR 2021)."""
+    """Logit-adjusted CE ``-log softmax(z + tau log pi)_y`` (Menon et al., ICLR 2021).
+
+    Parameters
+    ----------
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class; ``pi`` is their normalisation.
+    tau : float, default=1.0
+        The scale of the log-prior added to the logits.
+
+    See Also
+    --------
+    logit_adjusted_loss : The NumPy function with its gradient.
+    BalancedSoftmaxLoss : The Balanced Softmax loss.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import LogitAdjustedLoss
+    >>> round(float(LogitAdjustedLoss([1, 1])(z, y)), 4)  # equal counts: plain CE
+    0.2201
+    """
 
     def __init__(self, class_counts, *, tau=1.0):
         super().__init__()
@@ -81,7 +102,26 @@ class LogitAdjustedLoss(nn.Module):
 
 
 class BalancedSoftmaxLoss(nn.Module):
-    """Balanced Softmax: CE on ``z + log n_c`` (Ren et al., NeurIPS 2020)."""
+    """Balanced Softmax: CE on ``z + log n_c`` (Ren et al., NeurIPS 2020).
+
+    Parameters
+    ----------
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+
+    See Also
+    --------
+    balanced_softmax_loss : The NumPy function with its gradient.
+    LogitAdjustedLoss : The logit-adjusted loss.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import BalancedSoftmaxLoss
+    >>> round(float(BalancedSoftmaxLoss([1, 1])(z, y)), 4)  # equal counts: plain CE
+    0.2201
+    """
 
     def __init__(self, class_counts):
         super().__init__()
@@ -134,6 +174,21 @@ class ARSLoss(nn.Module):
         Multiplier of ``log pi``; None: the annealing factor t.
     momentum : float, default=0.9
         EMA momentum of the statistics.
+
+    See Also
+    --------
+    ars_class_weights : Its class weights.
+    ars_static_terms : Its static terms.
+    LogitAdjustedLoss, BalancedSoftmaxLoss : The other long-tail heads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    >>> from mvlearn_ext.longtail import ARSLoss
+    >>> loss = ARSLoss([50, 5])
+    >>> bool(torch.isfinite(loss(z, y)))
+    True
     """
 
     def __init__(
@@ -289,6 +344,22 @@ class EntropyPCGrad:
         For ``"pcgrad"``.
     random_state : int, Generator or None
         Seeds PCGrad's projection orders.
+
+    See Also
+    --------
+    combine_gradients : The NumPy combiner it applies.
+    pcgrad_project : Plain PCGrad's projection.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.longtail import EntropyPCGrad
+    >>> w = torch.nn.Parameter(torch.zeros(2))
+    >>> combiner = EntropyPCGrad([w], random_state=0)
+    >>> losses = [(w[0] - 1.0) ** 2, (w[1] + 1.0) ** 2]
+    >>> weights = combiner.backward(losses)
+    >>> w.grad.tolist()  # the weighted mean of the two tasks' gradients
+    [-1.0, 1.0]
     """
 
     def __init__(
@@ -370,6 +441,30 @@ class FusionModule(nn.Module):
     has no label argument. Fit the per-class head weights with
     :meth:`fit` on validation logits. Wraps
     :class:`mvlearn_ext.longtail.ConflictArbitratedFusion`.
+
+    Parameters
+    ----------
+    train_counts : array-like of shape (n_classes,)
+        Training samples per class (for rarity and tail status).
+    tail_threshold : int, default=20
+        A class is a tail class when its training count is below this.
+    temperature : float, default=1.0
+        Softmax temperature of a head's confidence.
+
+    See Also
+    --------
+    ConflictArbitratedFusion : The NumPy fusion it wraps.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.longtail import FusionModule
+    >>> g = torch.Generator().manual_seed(0)
+    >>> fusion = FusionModule([20, 10, 5], tail_threshold=8)
+    >>> logits, y = torch.randn(2, 30, 3, generator=g), torch.randint(0, 3, (30,), generator=g)
+    >>> fusion = fusion.fit(logits, y)
+    >>> fusion(torch.randn(2, 4, 3, generator=g)).shape
+    torch.Size([4])
     """
 
     def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):
@@ -385,6 +480,21 @@ class FusionModule(nn.Module):
         return head_logits.detach().to(torch.float64).cpu().numpy()
 
     def fit(self, head_logits, y):
+        """Fit the per-class head weights on validation logits and labels.
+
+        Parameters
+        ----------
+        head_logits : tensor of shape (n_heads, n_samples, n_classes) or list of tensors
+            The validation logits of every head (a list holds ``n_heads``
+            tensors of shape ``(n_samples, n_classes)``).
+        y : array-like or tensor of int, shape (n_samples,)
+            The validation labels.
+
+        Returns
+        -------
+        self : FusionModule
+            The module with its fusion fitted.
+        """
         self.fusion.fit(self._stack(head_logits), torch.as_tensor(y).cpu().numpy())
         return self
 
@@ -394,6 +504,18 @@ class FusionModule(nn.Module):
         return torch.as_tensor(pred, device=z.device)
 
     def predict_proba(self, head_logits):
+        """Soft fusion of the heads' class probabilities.
+
+        Parameters
+        ----------
+        head_logits : tensor of shape (n_heads, n_samples, n_classes) or list of tensors
+            The logits of every head.
+
+        Returns
+        -------
+        proba : tensor of shape (n_samples, n_classes)
+            Rows summing to one.
+        """
         return torch.as_tensor(self.fusion.predict_proba(self._stack(head_logits)))
 
 
@@ -466,6 +588,12 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     fusion_ : FusionModule
     combiner_weights_ : ndarray
         Mean task weights omega of stage 2.
+
+    See Also
+    --------
+    ConflictArbitratedFusion : The fusion of its heads.
+    EntropyPCGrad : The gradient combiner of its second stage.
+    sklearn.neural_network.MLPClassifier : A single-head baseline without long-tail losses.
 
     Examples
     --------
@@ -552,7 +680,20 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     @with_torch_threads
     def fit(self, X, y):
-        """Train the two stages on ``(X, y)`` and fit the fusion on a validation split."""
+        """Train the two stages on ``(X, y)`` and fit the fusion on a validation split.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training features.
+        y : array-like of shape (n_samples,)
+            The class labels (long-tailed counts expected).
+
+        Returns
+        -------
+        self : AESClassifier
+            The fitted classifier.
+        """
         if not self.heads:
             raise ValueError("heads must name at least one loss")
         unknown = [name for name in self.heads if name not in _HEAD_NAMES]
@@ -696,7 +837,18 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     @with_torch_threads
     def predict(self, X):
-        """Label-free conflict-arbitrated fusion of the heads."""
+        """Label-free conflict-arbitrated fusion of the heads.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         check_magnitude(X, "X", compute_dtype=np.float32)

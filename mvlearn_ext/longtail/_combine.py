@@ -36,6 +36,10 @@ def pcgrad_project(grads, *, random_state=None):
     -------
     projected : ndarray of shape (n_tasks, n_params)
 
+    See Also
+    --------
+    combine_gradients : Combines the projected gradients.
+
     Examples
     --------
     >>> import numpy as np
@@ -62,6 +66,28 @@ def gradient_entropy(grads, masks=None):
 
     Low entropy: a concentrated, task-specific gradient. A zero gradient has
     entropy 0.
+
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+
+    Returns
+    -------
+    entropy : ndarray of shape (n_tasks,)
+        The entropy of every task's normalised gradient magnitudes.
+
+    See Also
+    --------
+    entropy_task_weights : The task weights built on it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import gradient_entropy
+    >>> (gradient_entropy([[1.0, 0.0], [1.0, 1.0]]) + 0.0).round(4).tolist()  # 0 and log 2
+    [0.0, 0.6931]
     """
     g = np.abs(_check_grads(grads))
     if masks is not None:
@@ -78,6 +104,31 @@ def entropy_task_weights(grads, masks=None, *, temperature=0.5):
     ``I_k = H_k sqrt(1 + c_k) |g_k|^(-1/2)`` with ``c_k`` the mean over
     ``l != k`` of ``max(0, -cos(g_k, g_l))`` (the conflict of task k). From
     the code of ``wangff0101/evo_longtail`` (reconstruction of AES).
+
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+    temperature : float, default=0.5
+        The softmax temperature of the task weights; lower is sharper.
+
+    Returns
+    -------
+    omega : ndarray of shape (n_tasks,)
+        Task weights summing to one.
+
+    See Also
+    --------
+    gradient_entropy : The entropies they are built on.
+    combine_gradients : The combination that uses them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import entropy_task_weights
+    >>> entropy_task_weights([[1.0, 1.0], [1.0, 1.0]]).tolist()
+    [0.5, 0.5]
     """
     g = _check_grads(grads)
     if masks is not None:
@@ -122,11 +173,39 @@ def combine_gradients(
         Plain PCGrad: the projected gradients summed (``reduction="sum"``,
         LibMTL) or averaged (``"mean"``, the ``pc_backward`` wrapper).
 
+    Parameters
+    ----------
+    grads : array-like of shape (n_tasks, n_params)
+        The flattened gradient of every task.
+    masks : array-like of bool, shape (n_tasks, n_params), default=None
+        The coordinates each task touches; None counts every coordinate.
+    mode : {"entropy_weighted", "pcgrad_entropy", "pcgrad"}, default="entropy_weighted"
+        The combiner, as above.
+    temperature : float, default=0.5
+        The softmax temperature of the task weights; lower is sharper.
+    reduction : {"mean", "sum"}, default="mean"
+        How ``"pcgrad"`` reduces the projected gradients.
+    random_state : int, Generator or None, default=None
+        Seeds the projection orders of the PCGrad modes.
+
     Returns
     -------
     g : ndarray of shape (n_params,)
     weights : ndarray of shape (n_tasks,)
         omega (uniform for ``"pcgrad"``).
+
+    See Also
+    --------
+    pcgrad_project : PCGrad's projection.
+    entropy_task_weights : The task weights.
+    EntropyPCGrad : The combiner for torch parameters.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import combine_gradients
+    >>> g, weights = combine_gradients([[1.0, 0.0], [0.0, 2.0]])
+    >>> g.tolist()  # a coordinate owned by one task gets that task's gradient
+    [1.0, 2.0]
     """
     g = _check_grads(grads)
     if mode not in {"entropy_weighted", "pcgrad_entropy", "pcgrad"}:

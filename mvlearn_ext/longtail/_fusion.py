@@ -68,6 +68,11 @@ class ConflictArbitratedFusion:
     temperature : float, default=1.0
         Softmax temperature of ``conf_k``.
 
+    See Also
+    --------
+    FusionModule : The same fusion as a torch module.
+    AESClassifier : The classifier whose heads it fuses.
+
     Examples
     --------
     >>> import numpy as np
@@ -92,7 +97,21 @@ class ConflictArbitratedFusion:
         return n, 1.0 - np.sqrt(n / n.max()), n < self.tail_threshold
 
     def fit(self, head_logits, y):
-        """Fit the per-class head weights on validation logits ``(n_heads, n, C)`` and labels."""
+        """Fit the per-class head weights on validation logits and labels.
+
+        Parameters
+        ----------
+        head_logits : array-like of shape (n_heads, n_samples, n_classes)
+            The logits of every head.
+        y : array-like of int, shape (n_samples,)
+            The validation labels, in ``0 .. n_classes - 1``.
+
+        Returns
+        -------
+        self : ConflictArbitratedFusion
+            The fitted fusion; a refit blends the new weights with the
+            previous ones.
+        """
         n, rarity, tail = self._statics()
         z = _check_head_logits(head_logits, n.size)
         y = np.asarray(y)
@@ -137,13 +156,35 @@ class ConflictArbitratedFusion:
         return z
 
     def predict_proba(self, head_logits):
-        """Soft fusion ``sum_k W[k, c] softmax(z_k)_c``, renormalised; shape (n_samples, C)."""
+        """Soft fusion ``sum_k W[k, c] softmax(z_k)_c``, renormalised.
+
+        Parameters
+        ----------
+        head_logits : array-like of shape (n_heads, n_samples, n_classes)
+            The logits of every head.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows summing to one.
+        """
         z = self._check_fitted(head_logits)
         p = np.einsum("kc,knc->nc", self.weights_, _softmax(z, axis=2))
         return p / p.sum(axis=1, keepdims=True)
 
     def predict(self, head_logits):
-        """Label-free sample-level arbitration; shape (n_samples,)."""
+        """Label-free sample-level arbitration.
+
+        Parameters
+        ----------
+        head_logits : array-like of shape (n_heads, n_samples, n_classes)
+            The logits of every head.
+
+        Returns
+        -------
+        y_pred : ndarray of int, shape (n_samples,)
+            The arbitrated class of every sample.
+        """
         z = self._check_fitted(head_logits)
         n_heads, n_samples, _ = z.shape
         cand = z.argmax(axis=2)  # (K, n)

@@ -41,7 +41,36 @@ def _check_counts(class_counts, n_classes):
 
 
 def softmax_cross_entropy(logits, y, *, return_grad=False):
-    """Mean cross-entropy ``-log softmax(z)_y`` and, optionally, its gradient in ``z``."""
+    """Mean cross-entropy ``-log softmax(z)_y`` and, optionally, its gradient in ``z``.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+
+    See Also
+    --------
+    logit_adjusted_loss, balanced_softmax_loss : The long-tail losses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z, y = np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0, 1])
+    >>> from mvlearn_ext.longtail import softmax_cross_entropy
+    >>> round(softmax_cross_entropy(z, y), 4)
+    0.2201
+    """
     z, y = _check_logits(logits, y)
     return _xent(z, y, return_grad)
 
@@ -63,6 +92,31 @@ def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
     ``pi_c = n_c / N``. The gradient (``return_grad=True``) is with respect to
     the unadjusted logits ``z``.
 
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    tau : float, default=1.0
+        The scale of the log-prior added to the logits.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+
+    See Also
+    --------
+    balanced_softmax_loss : The Balanced Softmax loss.
+    LogitAdjustedLoss : The torch module.
+
     Examples
     --------
     >>> import numpy as np
@@ -77,7 +131,39 @@ def logit_adjusted_loss(logits, y, class_counts, *, tau=1.0, return_grad=False):
 
 
 def balanced_softmax_loss(logits, y, class_counts, *, return_grad=False):
-    """Balanced Softmax: the CE of ``softmax(z + log n_c)`` (Ren et al., NeurIPS 2020)."""
+    """Balanced Softmax: the CE of ``softmax(z + log n_c)`` (Ren et al., NeurIPS 2020).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        The logits ``z``.
+    y : array-like of int, shape (n_samples,)
+        The labels, in ``0 .. n_classes - 1``.
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    return_grad : bool, default=False
+        Also return the gradient with respect to ``logits``.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : ndarray of shape (n_samples, n_classes)
+        Its gradient; only with ``return_grad=True``.
+
+    See Also
+    --------
+    logit_adjusted_loss : The logit-adjusted loss.
+    BalancedSoftmaxLoss : The torch module.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z, y = np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0, 1])
+    >>> from mvlearn_ext.longtail import balanced_softmax_loss, softmax_cross_entropy
+    >>> bool(balanced_softmax_loss(z, y, [1, 1]) == softmax_cross_entropy(z, y))
+    True
+    """
     z, y = _check_logits(logits, y)
     n = _check_counts(class_counts, z.shape[1])
     return _xent(z + np.log(n), y, return_grad)
@@ -92,9 +178,29 @@ def ars_static_terms(class_counts, *, beta=0.9999, margin_max=0.5):
     * ``rarity`` rho_c = 1 - sqrt(n_c / n_max);
     * ``margins`` m_c = rho_c * margin_max.
 
+    Parameters
+    ----------
+    class_counts : array-like of shape (n_classes,)
+        Training samples per class.
+    beta : float, default=0.9999
+        The effective-number parameter of the class-balanced weights, in [0, 1).
+    margin_max : float, default=0.5
+        The margin of a class of rarity one.
+
     Returns
     -------
     terms : dict of str to ndarray of shape (n_classes,)
+
+    See Also
+    --------
+    ars_class_weights : The class weights built on them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import ars_static_terms
+    >>> terms = ars_static_terms([100, 25])
+    >>> terms["priors"].tolist(), terms["rarity"].tolist()
+    ([0.8, 0.2], [0.0, 0.5])
     """
     n = np.asarray(class_counts, dtype=np.float64)
     if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
@@ -129,6 +235,21 @@ def ars_class_weights(cb_weights, rarity, recall, precision, *, anneal=1.0, norm
         t; 0 gives uniform weights.
     normalize : bool, default=True
         Mean-normalise after annealing.
+
+    See Also
+    --------
+    ars_static_terms : The static inputs of the weights.
+    ARSLoss : The loss that uses them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import ars_class_weights, ars_static_terms
+    >>> terms = ars_static_terms([100, 10])
+    >>> w = ars_class_weights(terms["cb_weights"], terms["rarity"], recall=np.array([0.9, 0.3]),
+    ...                       precision=np.array([0.8, 0.5]))
+    >>> bool(w[1] > w[0])  # the rare, poorly recalled class weighs more
+    True
     """
     a = np.clip(np.asarray(recall, dtype=np.float64), 0.0, 1.0)
     p = np.clip(np.asarray(precision, dtype=np.float64), 0.0, 1.0)

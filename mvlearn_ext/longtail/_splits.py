@@ -18,6 +18,24 @@ def long_tail_counts(n_max, n_classes, imbalance_ratio):
     (rounding rule: floor, after adding 1e-9 against representation error);
     every class keeps at least one sample.
 
+    Parameters
+    ----------
+    n_max : int
+        The size of the head class (class 0).
+    n_classes : int
+        The number of classes.
+    imbalance_ratio : float
+        The ratio of the head class's size to the tail class's, at least 1.
+
+    Returns
+    -------
+    counts : ndarray of int, shape (n_classes,)
+        Non-increasing class sizes.
+
+    See Also
+    --------
+    make_long_tail_indices : A subsample with these counts.
+
     Examples
     --------
     >>> from mvlearn_ext.longtail import long_tail_counts
@@ -55,6 +73,19 @@ def make_long_tail_indices(y, imbalance_ratio, *, n_max=None, class_order=None, 
     -------
     indices : ndarray of int
         Sorted indices into ``y``.
+
+    See Also
+    --------
+    long_tail_counts : The class sizes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.longtail import make_long_tail_indices
+    >>> y = np.repeat([0, 1, 2], 100)
+    >>> idx = make_long_tail_indices(y, 4, random_state=0)
+    >>> np.bincount(y[idx]).tolist()
+    [100, 50, 25]
     """
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0:
@@ -81,6 +112,30 @@ def class_groups(counts, *, many_threshold=100, few_threshold=20):
 
     The defaults are the ImageNet-LT convention; small data sets need smaller
     thresholds.
+
+    Parameters
+    ----------
+    counts : array-like of int, shape (n_classes,)
+        Training samples per class.
+    many_threshold : int, default=100
+        A class with more training samples than this is a "many" class.
+    few_threshold : int, default=20
+        A class with fewer training samples than this is a "few" class.
+
+    Returns
+    -------
+    groups : ndarray of str, shape (n_classes,)
+        "many", "medium" or "few" for every class.
+
+    See Also
+    --------
+    group_accuracy : The accuracy within each group.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import class_groups
+    >>> class_groups([500, 50, 5]).tolist()
+    ['many', 'medium', 'few']
     """
     counts = np.asarray(counts)
     if few_threshold > many_threshold:
@@ -95,6 +150,37 @@ def group_accuracy(y_true, y_pred, train_counts, *, many_threshold=100, few_thre
 
     ``train_counts[c]`` is the number of training samples of class ``c``
     (classes are ``0..C-1``). Groups with no class are reported as NaN.
+
+    Parameters
+    ----------
+    y_true : array-like of int, shape (n_samples,)
+        The true labels.
+    y_pred : array-like of int, shape (n_samples,)
+        The predicted labels.
+    train_counts : array-like of int, shape (n_classes,)
+        Training samples per class, which decide the groups.
+    many_threshold : int, default=100
+        A class with more training samples than this is a "many" class.
+    few_threshold : int, default=20
+        A class with fewer training samples than this is a "few" class.
+
+    Returns
+    -------
+    accuracy : dict
+        ``{"overall", "many", "medium", "few"}`` to the mean per-class
+        accuracy of that group.
+
+    See Also
+    --------
+    class_groups : The groups.
+    sklearn.metrics.balanced_accuracy_score : The overall balanced accuracy.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.longtail import group_accuracy
+    >>> acc = group_accuracy([0, 0, 1, 2], [0, 1, 1, 0], [500, 50, 5])
+    >>> acc["overall"], acc["many"], acc["few"]
+    (0.5, 0.5, 0.0)
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape:

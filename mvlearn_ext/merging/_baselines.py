@@ -199,6 +199,11 @@ def task_vectors(base, experts):
     taus : list of dict
         One float64 dict per expert, over the base's floating keys.
 
+    See Also
+    --------
+    task_arithmetic : Sums them onto the base.
+    apply_task_vector : Adds one back.
+
     Examples
     --------
     >>> import numpy as np
@@ -226,6 +231,19 @@ def apply_task_vector(base, task_vector, *, scaling=1.0):
     Returns
     -------
     merged : dict of str to ndarray
+
+    See Also
+    --------
+    task_vectors : The task vectors of experts.
+    task_arithmetic : Adds several task vectors at once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import apply_task_vector
+    >>> merged = apply_task_vector({"w": np.zeros(2)}, {"w": np.array([1.0, 2.0])}, scaling=0.5)
+    >>> merged["w"].tolist()
+    [0.5, 1.0]
     """
     base, _ = check_state_dicts(base, [base])
     scaling = check_scaling(scaling)
@@ -276,6 +294,12 @@ def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     >>> experts = [{"w": np.array([1.0, 0.0])}, {"w": np.array([0.0, 2.0])}]
     >>> task_arithmetic(base, experts, scaling=0.5)["w"].tolist()
     [0.5, 1.0]
+
+    See Also
+    --------
+    task_vectors : The task vectors it sums.
+    ties : Trimming with sign election.
+    dare : Random drop and rescale first.
 
     References
     ----------
@@ -371,6 +395,11 @@ def ties(
     >>> ties(base, experts, density=2 / 3)["w"].tolist()
     [1.5, 3.0, 0.0]
 
+    See Also
+    --------
+    dare_ties : A random drop instead of the magnitude trim.
+    task_arithmetic : The untrimmed sum.
+
     References
     ----------
     Yadav et al., "TIES-Merging: Resolving interference when merging
@@ -448,6 +477,13 @@ def dare(
     >>> dare(base, experts, density=1.0, random_state=0)["w"].tolist()
     [1.0, 1.0, 1.0, 1.0]
 
+    See Also
+    --------
+    dare_ties : DARE followed by TIES.
+    task_arithmetic : The unpruned sum of task vectors.
+    ties : Trimming with sign election.
+    sa_merge : Pruning by connectivity saliency.
+
     References
     ----------
     Yu et al., "Language models are Super Mario: absorbing abilities from
@@ -510,6 +546,20 @@ def dare_ties(
     Returns
     -------
     merged : dict of str to ndarray
+
+    See Also
+    --------
+    dare : DARE followed by task arithmetic.
+    ties : TIES without the random drop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> base = {"w": np.zeros(4)}
+    >>> experts = [{"w": np.array([4.0, -1.0, 0.5, 0.0])}, {"w": np.array([0.0, 2.0, 0.0, -3.0])}]
+    >>> from mvlearn_ext.merging import dare_ties
+    >>> dare_ties(base, experts, density=1.0, random_state=0)["w"].tolist()  # nothing dropped
+    [4.0, 2.0, 0.5, -3.0]
     """
     density = check_fraction(density, "density", low_open=True)
     check_choice(rescale, "rescale", _RESCALES)
@@ -548,6 +598,22 @@ def magnitude_merge(base, experts, *, density=0.1, scaling=1.0, weights=None, pr
     Returns
     -------
     merged : dict of str to ndarray
+
+    See Also
+    --------
+    task_arithmetic : The unpruned sum of task vectors.
+    ties : Trimming with sign election.
+    sa_merge : Pruning by connectivity saliency.
+    random_mask_merge : The same budget kept at random.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> base = {"w": np.zeros(4)}
+    >>> experts = [{"w": np.array([4.0, -1.0, 0.5, 0.0])}, {"w": np.array([0.0, 2.0, 0.0, -3.0])}]
+    >>> from mvlearn_ext.merging import magnitude_merge
+    >>> magnitude_merge(base, experts, density=0.25)["w"].tolist()  # each expert keeps its largest
+    [4.0, 0.0, 0.0, -3.0]
     """
     density = check_fraction(density, "density", low_open=True)
     base, keys, prune, tvs, scaling, weights = _prepare(
@@ -585,6 +651,20 @@ def random_mask_merge(
     Returns
     -------
     merged : dict of str to ndarray
+
+    See Also
+    --------
+    magnitude_merge : The same budget kept by magnitude.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> base = {"w": np.zeros(4)}
+    >>> experts = [{"w": np.array([4.0, -1.0, 0.5, 0.0])}, {"w": np.array([0.0, 2.0, 0.0, -3.0])}]
+    >>> from mvlearn_ext.merging import random_mask_merge
+    >>> merged = random_mask_merge(base, experts, density=0.5, random_state=0)
+    >>> merged["w"].shape
+    (4,)
     """
     density = check_fraction(density, "density", low_open=True)
     base, keys, prune, tvs, scaling, weights = _prepare(

@@ -103,6 +103,18 @@ def synflow_score_mlp(weights):
     -------
     score : float
         May overflow to inf for deep stacks; :func:`synflow_grad_mlp` does not.
+
+    See Also
+    --------
+    synflow_grad_mlp : Its gradient.
+    sa_merge : The merge that uses its saliency.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import synflow_score_mlp
+    >>> synflow_score_mlp([np.array([[1.0, -2.0]]), np.array([[3.0], [1.0]])])
+    12.0
     """
     weights = _check_chain(weights)
     cur = np.ones(weights[0].shape[1])
@@ -133,6 +145,10 @@ def synflow_grad_mlp(weights, *, normalize=False):
     -------
     grads : list of ndarray
         ``grads[l]`` has the shape of ``weights[l]``.
+
+    See Also
+    --------
+    synflow_score_mlp : The score itself.
 
     Examples
     --------
@@ -167,6 +183,19 @@ def lora_factor_grads(grad_w, B, A, *, lora_scaling=1.0):
     Returns
     -------
     grad_B, grad_A : ndarray
+
+    See Also
+    --------
+    sa_merge_lora : The rank-wise merge that uses them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import lora_factor_grads
+    >>> B, A = np.ones((3, 1)), np.ones((1, 2))
+    >>> grad_B, grad_A = lora_factor_grads(np.ones((3, 2)), B, A)  # dL/dB = G A^T, dL/dA = B^T G
+    >>> grad_B.ravel().tolist(), grad_A.ravel().tolist()
+    ([2.0, 2.0, 2.0], [3.0, 3.0])
     """
     grad_w, B, A = (np.asarray(x, dtype=np.float64) for x in (grad_w, B, A))
     if B.ndim != 2 or A.ndim != 2 or B.shape[1] != A.shape[0]:
@@ -206,6 +235,16 @@ def sa_keep_counts(size, p, n_rounds):
     -------
     counts : list of int
         ``[k_0, ..., k_T]``, of length ``n_rounds + 1``.
+
+    See Also
+    --------
+    sa_merge : The merge whose pruning follows these counts.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.merging import sa_keep_counts
+    >>> sa_keep_counts(100, 0.2, 3)
+    [100, 80, 64, 51]
     """
     counts = [int(size)]
     for _ in range(int(n_rounds)):
@@ -362,6 +401,12 @@ def sa_merge(
     >>> int(masks[0]["w1"].sum()), int(masks[0]["w2"].sum())
     (8, 6)
 
+    See Also
+    --------
+    sa_merge_lora : The rank-wise version for LoRA adapters.
+    task_arithmetic : The unpruned sum of task vectors.
+    ties : Trimming by magnitude with sign election.
+
     References
     ----------
     Park, Lee, Sohn, "SA-Merging", ICML 2026, arXiv 2606.00511.
@@ -486,6 +531,25 @@ def sa_merge_lora(
     -------
     merged : dict of str to ndarray
     masks : list of dict, only when ``return_masks=True``
+
+    See Also
+    --------
+    sa_merge : The merge of dense experts.
+    lora_factor_grads : The factor gradients it uses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.merging import sa_merge_lora
+    >>> rng = np.random.default_rng(0)
+    >>> base = {"w1": rng.normal(size=(6, 4)), "w2": rng.normal(size=(3, 6))}
+    >>> def adapter():
+    ...     return {k: (rng.normal(size=(v.shape[0], 2)), rng.normal(size=(2, v.shape[1])))
+    ...             for k, v in base.items()}
+    >>> merged, masks = sa_merge_lora(base, [adapter(), adapter()], p=0.5, n_rounds=1,
+    ...                               return_masks=True)
+    >>> merged["w1"].shape, masks[0]["w1"].tolist()
+    ((6, 4), [...])
     """
     base, _ = check_state_dicts(base, [base])
     p, n_rounds, scaling = _check_common(p, n_rounds, scaling, "task")

@@ -102,6 +102,11 @@ def contingency_table(labels_true, labels_pred):
         ``j``-th cluster; classes and clusters are in sorted order (in order
         of first appearance for labels that cannot be sorted).
 
+    See Also
+    --------
+    purity : Computed from the table.
+    sklearn.metrics.cluster.contingency_matrix : scikit-learn's equivalent.
+
     Examples
     --------
     >>> from mvlearn_ext.metrics import contingency_table
@@ -212,6 +217,11 @@ def purity(labels_true, labels_pred):
     ValueError
         If the labelings are empty, not 1-d or of different lengths.
 
+    See Also
+    --------
+    clustering_accuracy : Accuracy after a one-to-one matching.
+    contingency_table : The counts it is computed from.
+
     Examples
     --------
     >>> from mvlearn_ext.metrics import purity
@@ -262,6 +272,11 @@ default="arithmetic"
     ValueError
         If the labelings are empty, not 1-d or of different lengths, or
         ``average_method`` is unknown.
+
+    See Also
+    --------
+    sklearn.metrics.normalized_mutual_info_score : scikit-learn's NMI.
+    clustering_report : All scores at once.
 
     References
     ----------
@@ -314,6 +329,11 @@ def clustering_report(labels_true, labels_pred):
     ------
     ValueError
         If the labelings are empty, not 1-d or of different lengths.
+
+    See Also
+    --------
+    clustering_accuracy : Accuracy after the best matching of clusters to classes.
+    normalized_mutual_info, purity : The other scores it reports.
 
     Examples
     --------

@@ -160,6 +160,11 @@ def hypervolume(points, ref, *, maximise=False, on_outside="ignore"):
     -------
     hv : float
 
+    See Also
+    --------
+    hv_contributions : Each point's exclusive share.
+    ParetoArchive : An archive that tracks the hypervolume gain of each insertion.
+
     Examples
     --------
     >>> from mvlearn_ext.moo import hypervolume
@@ -197,6 +202,11 @@ def hv_contributions(points, ref, *, maximise=False, ignore_dominated=True):
     Returns
     -------
     hvc : ndarray of shape (n_points,)
+
+    See Also
+    --------
+    hypervolume : The hypervolume of the whole set.
+    crowding_distance : The NSGA-II diversity measure.
 
     Examples
     --------
@@ -238,6 +248,11 @@ def is_nondominated(points, *, maximise=False, keep_weakly=False):
     -------
     mask : ndarray of bool, shape (n_points,)
 
+    See Also
+    --------
+    filter_dominated : The non-dominated rows themselves.
+    pareto_rank : The rank of every point.
+
     Examples
     --------
     >>> from mvlearn_ext.moo import is_nondominated
@@ -270,6 +285,17 @@ def filter_dominated(points, *, maximise=False, keep_weakly=False):
     -------
     front : ndarray of shape (n_front, n_objectives)
         The non-dominated rows, in their input order.
+
+    See Also
+    --------
+    is_nondominated : The mask it applies.
+    pareto_rank : Ranks every front, not only the first.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo import filter_dominated
+    >>> filter_dominated([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0]]).tolist()
+    [[1.0, 2.0], [2.0, 1.0]]
     """
     P = _check_points(points)
     return P[is_nondominated(P, maximise=maximise, keep_weakly=keep_weakly)]
@@ -290,6 +316,11 @@ def pareto_rank(points, *, maximise=False):
     Returns
     -------
     ranks : ndarray of int64, shape (n_points,)
+
+    See Also
+    --------
+    is_nondominated : The first front only.
+    crowding_distance : Spreads the points of one front.
 
     Examples
     --------
@@ -319,6 +350,11 @@ def crowding_distance(points):
     Returns
     -------
     distance : ndarray of shape (n_points,)
+
+    See Also
+    --------
+    pareto_rank : The fronts whose points it spreads.
+    hv_contributions : Another diversity measure, by hypervolume.
 
     Examples
     --------
@@ -359,6 +395,11 @@ class ParetoArchive:
     ----------
     points_ : ndarray of shape (n_archived, n_objectives)
     hypervolume_ : float
+
+    See Also
+    --------
+    hypervolume : The hypervolume of a set of points.
+    filter_dominated : The non-dominated rows of a set.
 
     Examples
     --------

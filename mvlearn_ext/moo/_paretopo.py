@@ -50,6 +50,12 @@ class HVMetaReward:
     gamma : float in [0, 1], default=0.9
     mode : {"paretopo", "lu2025"}, default="paretopo"
 
+    See Also
+    --------
+    HVCGradientWeights : Weights from the HVC gradient of batch means.
+    pareto_rank_advantages : Stage 2, dominance-aware advantages.
+    ParetoArchive : The archive it keeps.
+
     Notes
     -----
     With a binary task reward, any success with exactly ``N_opt`` calls has
@@ -60,6 +66,16 @@ class HVMetaReward:
     the per-trajectory archive. An archive of
     per-step mean objective vectors (Lu et al.; :class:`HVCGradientWeights`)
     does not saturate this way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.moo import HVMetaReward
+    >>> meta = HVMetaReward([0.5, 0.5], ref=[0.0, 0.0])
+    >>> R = np.array([[0.8, 0.2], [0.2, 0.8], [0.1, 0.1]])  # one batch of reward vectors
+    >>> meta.scalarise(R).shape
+    (3,)
+    >>> _ = meta.update(R)
     """
 
     def __init__(self, weights, *, ref=None, gamma=0.9, mode="paretopo"):
@@ -159,6 +175,11 @@ def hvc_gradient(point, archive, ref):
     grad : ndarray of shape (n_objectives,)
         Non-negative.
 
+    See Also
+    --------
+    hv_contributions : The contributions themselves.
+    HVCGradientWeights : Weights that follow this gradient.
+
     Examples
     --------
     >>> from mvlearn_ext.moo import hvc_gradient
@@ -248,6 +269,11 @@ class HVCGradientWeights:
     archive_ : ParetoArchive
     n_kept_ : int
 
+    See Also
+    --------
+    HVMetaReward : The per-trajectory meta-reward of stage 1.
+    hvc_gradient : The gradient it follows.
+
     Notes
     -----
     With noisy step means (the tool bandit: 96 rollouts a step) the
@@ -336,6 +362,11 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
     Returns
     -------
     advantages : ndarray of shape (group_size,)
+
+    See Also
+    --------
+    HVMetaReward : Stage 1, the hypervolume-guided meta-reward.
+    mvlearn_ext.rl.group_advantages : Plain group-relative advantages.
 
     Examples
     --------

@@ -95,6 +95,11 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
         Non-negative, sums to one. When the minimiser is not unique (a
         singular ``Q``), one minimiser.
 
+    See Also
+    --------
+    min_norm_weights : The min-norm problem it solves for MGDA.
+    mvlearn_ext.utils.project_simplex : The Euclidean projection onto the simplex.
+
     Examples
     --------
     >>> from mvlearn_ext.moo import solve_simplex_qp
@@ -174,6 +179,11 @@ def min_norm_weights(G):
     -------
     weights : ndarray of shape (n_tasks,)
 
+    See Also
+    --------
+    min_norm_direction : The weights and the common direction.
+    solve_simplex_qp : The QP solver it uses.
+
     Examples
     --------
     >>> from mvlearn_ext.moo import min_norm_weights
@@ -208,6 +218,18 @@ def min_norm_direction(G):
         The weights of :func:`min_norm_weights`.
     d : ndarray of shape (n_params,)
         ``weights @ G``, the min-norm element of the convex hull of the rows.
+
+    See Also
+    --------
+    min_norm_weights : The weights alone.
+    solve_simplex_qp : The QP solver it uses.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo import min_norm_direction
+    >>> weights, d = min_norm_direction([[1.0, 0.0], [0.0, 2.0]])
+    >>> weights.round(6).tolist(), d.round(6).tolist()
+    ([0.8, 0.2], [0.8, 0.4])
     """
     G = _check_G(G)
     lam = min_norm_weights(G)

@@ -133,10 +133,31 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         L-BFGS iterations run (1 where the fit is in closed form:
         ``reg_lambda`` 0 or at least the fusion threshold).
 
+    See Also
+    --------
+    ARMULRegressorCV : The same model with ``reg_lambda`` chosen by cross-validation.
+    ClusteredARMULRegressor : Tasks pulled to one of several prototypes.
+    LowRankARMULRegressor : Tasks pulled to centres in a shared subspace.
+    MeanRegularizedRegressor : The squared (non-robust) penalty towards a shared mean.
+    RobustMultiTaskRegressor : The same penalty with a learned ridge metric.
+    IndependentTaskRegressor : Every task fitted alone, the baseline.
+
     References
     ----------
     Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
     Statist. 51(5), 2023 (arXiv:2202.05250).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import ARMULRegressor
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = ARMULRegressor(reg_lambda=2.0, fit_intercept=False)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.coef_.shape, model.center_.shape
+    ((10, 5), (5,))
+    >>> bool(model.fused_[~data.outliers].mean() > model.fused_[data.outliers].mean())
+    True
     """
 
     _parameter_constraints: dict = {
@@ -273,10 +294,26 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     n_iter_ : int
         Alternations run.
 
+    See Also
+    --------
+    ClusteredARMULRegressorCV : The same model with ``reg_lambda`` chosen by cross-validation.
+    ARMULRegressor : One shared centre.
+    LowRankARMULRegressor : Centres in a shared subspace.
+
     References
     ----------
     Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
     Statist. 51(5), 2023 (arXiv:2202.05250).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import ClusteredARMULRegressor
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = ClusteredARMULRegressor(n_clusters=2, reg_lambda=2.0, random_state=0)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.prototypes_.shape, model.labels_.shape
+    ((2, 5), (10,))
     """
 
     _parameter_constraints: dict = {
@@ -454,10 +491,25 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         L-BFGS iterations run (1 where the fit is in closed form:
         ``reg_lambda`` 0, or ``rank`` at least ``min(n_tasks, n_features)``).
 
+    See Also
+    --------
+    LowRankARMULRegressorCV : The same model with ``reg_lambda`` chosen by cross-validation.
+    ARMULRegressor : One shared centre.
+    ClusteredARMULRegressor : Tasks pulled to one of several prototypes.
+
     References
     ----------
     Y. Duan and K. Wang, "Adaptive and robust multi-task learning", Ann.
     Statist. 51(5), 2023 (arXiv:2202.05250).
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import LowRankARMULRegressor
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = LowRankARMULRegressor(rank=2, reg_lambda=2.0).fit(data.X, data.y, tasks=data.tasks)
+    >>> model.components_.shape, model.loadings_.shape
+    ((2, 5), (10, 2))
     """
 
     _parameter_constraints: dict = {

@@ -87,6 +87,19 @@ def stack_tasks(Xs, ys, sample_weights=None):
     tasks : ndarray of shape (sum_j n_j,)
         Task ``j`` (its position in ``Xs``) for every row.
     sample_weight : ndarray of shape (sum_j n_j,) or None
+
+    See Also
+    --------
+    WithinTaskKFold : Cross-validation folds split within every task.
+    ARMULRegressor : An estimator that takes the stacked ``X, y, tasks``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.multitask import stack_tasks
+    >>> X, y, tasks, _ = stack_tasks([np.ones((2, 3)), np.zeros((1, 3))], [[1.0, 2.0], [3.0]])
+    >>> X.shape, y.tolist(), tasks.tolist()
+    ((3, 3), [1.0, 2.0, 3.0], [0, 0, 1])
     """
     if not isinstance(Xs, (list, tuple)) or not isinstance(ys, (list, tuple)):
         raise TypeError("Xs and ys must be lists of per-task arrays")
@@ -434,6 +447,20 @@ class WithinTaskKFold:
     ----------
     n_splits : int, default=5
     random_state : int, RandomState instance or None, default=None
+
+    See Also
+    --------
+    ARMULRegressorCV : Uses these folds by default.
+    sklearn.model_selection.GroupKFold : Folds that keep whole groups apart instead.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import WithinTaskKFold
+    >>> tasks = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> for train, test in WithinTaskKFold(n_splits=2, random_state=0).split(tasks, groups=tasks):
+    ...     print(sorted(test.tolist()))
+    [...]
+    [...]
     """
 
     def __init__(self, n_splits=5, *, random_state=None):

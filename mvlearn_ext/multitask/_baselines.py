@@ -162,6 +162,12 @@ class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     task_n_samples_ : ndarray of shape (n_tasks,)
     n_features_in_ : int
 
+    See Also
+    --------
+    IndependentTaskRegressorCV : The same baseline with ``reg_lambda`` chosen by CV for every task.
+    PooledRegressor : One coefficient vector for all tasks, the other extreme.
+    ARMULRegressor : Tasks pulled to a shared centre, robust to outlier tasks.
+
     Examples
     --------
     >>> import numpy as np
@@ -216,6 +222,21 @@ class PooledRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     center_ : ndarray of shape (n_features,)
     intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`IndependentTaskRegressor`.
+
+    See Also
+    --------
+    IndependentTaskRegressor : Every task fitted alone, the other extreme.
+    ARMULRegressor : Tasks pulled to a shared centre, in between.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.multitask import PooledRegressor
+    >>> X = np.arange(12.0).reshape(6, 2) ** 1.5
+    >>> y = X @ [1.0, -1.0]
+    >>> model = PooledRegressor(fit_intercept=False).fit(X, y, tasks=[0, 0, 0, 1, 1, 1])
+    >>> np.round(model.coef_, 6).tolist()
+    [[1.0, -1.0], [1.0, -1.0]]
     """
 
     _parameter_constraints: dict = {
@@ -285,6 +306,20 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     ----------
     coef_, intercept_, center_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`PooledRegressor`.
+
+    See Also
+    --------
+    MeanRegularizedRegressorCV : The same model with ``reg_lambda`` chosen by cross-validation.
+    ARMULRegressor : The robust (norm, not squared) penalty, which lets outlier tasks go.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import MeanRegularizedRegressor
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = MeanRegularizedRegressor(reg_lambda=1.0).fit(data.X, data.y, tasks=data.tasks)
+    >>> model.coef_.shape
+    (10, 5)
     """
 
     _parameter_constraints: dict = {

@@ -111,6 +111,21 @@ class IndependentTaskRegressorCV(_GridCV):
         ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`IndependentTaskRegressor`, for the model refitted on all rows.
+
+    See Also
+    --------
+    IndependentTaskRegressor : The baseline with a fixed ``reg_lambda``.
+    ARMULRegressorCV : Tasks pulled to a shared centre, ``reg_lambda`` chosen by CV.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import IndependentTaskRegressorCV
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = IndependentTaskRegressorCV(reg_lambdas=[0.1, 1.0], cv=3, random_state=0)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.reg_lambda_.shape, model.coef_.shape
+    ((10,), (10, 5))
     """
 
     _estimator_class = IndependentTaskRegressor
@@ -179,6 +194,21 @@ class MeanRegularizedRegressorCV(_GridCV):
         ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`MeanRegularizedRegressor`, for the model refitted on all rows.
+
+    See Also
+    --------
+    MeanRegularizedRegressor : The model with a fixed ``reg_lambda``.
+    ARMULRegressorCV : The robust penalty, ``reg_lambda`` chosen by CV.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import MeanRegularizedRegressorCV
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = MeanRegularizedRegressorCV(reg_lambdas=[0.1, 1.0], cv=3, random_state=0)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.reg_lambda_ in (0.1, 1.0), model.coef_.shape
+    (True, (10, 5))
     """
 
     _estimator_class = MeanRegularizedRegressor
@@ -254,6 +284,22 @@ class ARMULRegressorCV(_GridCV):
         ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`ARMULRegressor`, for the model refitted on all rows.
+
+    See Also
+    --------
+    ARMULRegressor : The model with a fixed ``reg_lambda``.
+    WithinTaskKFold : The default folds, split within every task.
+    RobustMultiTaskRegressorCV : The robust model with ``reg_lambda`` and ridge chosen by CV.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import ARMULRegressorCV
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = ARMULRegressorCV(reg_lambdas=[0.5, 2.0], cv=3, fit_intercept=False, random_state=0)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.reg_lambda_ in (0.5, 2.0), model.coef_.shape
+    (True, (10, 5))
     """
 
     _estimator_class = ARMULRegressor
@@ -336,6 +382,21 @@ class LowRankARMULRegressorCV(_GridCV):
         ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`LowRankARMULRegressor`, for the model refitted on all rows.
+
+    See Also
+    --------
+    LowRankARMULRegressor : The model with a fixed ``reg_lambda``.
+    ARMULRegressorCV : One shared centre, ``reg_lambda`` chosen by CV.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import LowRankARMULRegressorCV
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = LowRankARMULRegressorCV(reg_lambdas=[0.5, 2.0], cv=3, rank=2, random_state=0)
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.reg_lambda_ in (0.5, 2.0), model.components_.shape
+    (True, (2, 5))
     """
 
     _estimator_class = LowRankARMULRegressor
@@ -423,6 +484,23 @@ class ClusteredARMULRegressorCV(_GridCV):
         ``reg_lambda`` and ``mean_test_mse`` (and ``std_test_mse`` over splits).
     coef_, intercept_, tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`ClusteredARMULRegressor`, for the model refitted on all rows.
+
+    See Also
+    --------
+    ClusteredARMULRegressor : The model with a fixed ``reg_lambda``.
+    ARMULRegressorCV : One shared centre, ``reg_lambda`` chosen by CV.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.multitask import ClusteredARMULRegressorCV
+    >>> from mvlearn_ext.datasets import make_contaminated_tasks
+    >>> data = make_contaminated_tasks(n_tasks=10, n_samples=40, n_features=5, random_state=0)
+    >>> model = ClusteredARMULRegressorCV(
+    ...     reg_lambdas=[0.5, 2.0], cv=3, n_clusters=2, random_state=0
+    ... )
+    >>> model = model.fit(data.X, data.y, tasks=data.tasks)
+    >>> model.reg_lambda_ in (0.5, 2.0), model.labels_.shape
+    (True, (10,))
     """
 
     _estimator_class = ClusteredARMULRegressor

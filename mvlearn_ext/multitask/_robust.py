@@ -581,6 +581,12 @@ class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
     tasks_, n_tasks_, task_n_samples_, n_features_in_
         As in :class:`RobustMultiTaskRegressor`, for the refitted model.
 
+    See Also
+    --------
+    RobustMultiTaskRegressor : The model with fixed ``reg_lambda`` and ``ridge``.
+    ARMULRegressorCV : The Euclidean-penalty model, ``reg_lambda`` chosen by CV.
+    WithinTaskKFold : The default folds, split within every task.
+
     Examples
     --------
     >>> from mvlearn_ext.multitask import RobustMultiTaskRegressorCV
@@ -711,6 +717,11 @@ def robust_multitask_regression(X, y, tasks=None, *, reg_lambda=1.0, sample_weig
     coef : ndarray of shape (n_tasks, n_features)
     intercept : ndarray of shape (n_tasks,)
     center : ndarray of shape (n_features,)
+
+    See Also
+    --------
+    RobustMultiTaskRegressor : The estimator this function fits.
+    ARMULRegressor : The Euclidean-penalty model.
 
     Examples
     --------

@@ -108,6 +108,11 @@ def group_advantages(rewards, *, group_size=None, scale_rewards="group", eps=1e-
         their unbiased std is ``std / (std + eps)``, i.e. 1 up to ``eps``. An
         all-equal group gets exact zeros.
 
+    See Also
+    --------
+    multi_reward_advantages : The advantages of several rewards.
+    std_filter : Which groups have a non-degenerate reward spread.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import group_advantages
@@ -179,6 +184,10 @@ def multi_reward_advantages(
     Returns
     -------
     advantages : ndarray of shape (n_groups, G) or (n_groups * G,)
+
+    See Also
+    --------
+    group_advantages : The advantages of one reward.
 
     Examples
     --------
@@ -271,6 +280,10 @@ def std_filter(rewards, *, group_size=None, threshold=1e-3):
         ``True`` for the groups to keep. Multiply the advantages by
         ``keep[:, None]`` to zero the dropped groups instead of removing them.
 
+    See Also
+    --------
+    group_advantages : The advantages of the groups kept.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import std_filter
@@ -311,6 +324,11 @@ def entropy_mask(entropies, action_mask=None, *, rho=0.2, scope="sequence"):
         Always inside ``action_mask``; ``rho=1`` returns ``action_mask``.
         Ties at the threshold are all kept, so a sequence may keep more than
         ``k`` tokens.
+
+    See Also
+    --------
+    group_advantages : The advantages the mask gates.
+    mvlearn_ext.deep.token_entropy : The per-token entropies of a model's logits.
 
     Examples
     --------

@@ -178,6 +178,10 @@ def make_shifted_retrieval(
     -------
     data : ShiftedRetrieval
 
+    See Also
+    --------
+    train_rewriter : Trains a rewriter on this problem.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import make_shifted_retrieval
@@ -371,6 +375,10 @@ def recall_at_k(scores, targets, k=10):
     recall : float
         In ``[0, 1]``.
 
+    See Also
+    --------
+    retrieval_rank : The ranks it thresholds.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import recall_at_k
@@ -403,6 +411,19 @@ def evaluate_rewriter(data, policy=None, *, split="test", ks=(1, 10)):
         ``"R@k"`` for each k, ``"inflation"`` (mean score of the negatives,
         :func:`~mvlearn_ext.rl.inflation_score`), ``"hub_rate"`` (share of
         rewrites that append a hub) and ``"empty_rate"``.
+
+    See Also
+    --------
+    train_rewriter : Trains the policy evaluated.
+    recall_at_k : The recall it reports.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import evaluate_rewriter, make_shifted_retrieval
+    >>> data = make_shifted_retrieval(60, n_native=50, random_state=0)
+    >>> report = evaluate_rewriter(data)  # the raw queries
+    >>> sorted(report)
+    ['R@1', 'R@10', 'empty_rate', 'hub_rate', 'inflation']
     """
     _check_data(data)
     if split not in ("test", "train"):
@@ -557,6 +578,11 @@ def train_rewriter(
     history : dict
         ``"reward"``: mean training reward per step; ``"hub_rate"``: share of
         sampled rewrites with a hub per step.
+
+    See Also
+    --------
+    make_shifted_retrieval : The problem it is trained on.
+    evaluate_rewriter : The recall of its rewrites.
 
     Examples
     --------

@@ -76,6 +76,10 @@ def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
     p : ndarray
         The success probability of each ``n``, of the shape of ``n_calls``.
 
+    See Also
+    --------
+    hop_bandit_front : The trade-off front built on it.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import hop_success
@@ -180,6 +184,11 @@ def hop_bandit_front(*, max_calls=12, hops=3, retrieve=0.5, guess=0.1, width=1.0
         optima can cover, and ``hull_accuracy``, ``hull_efficiency``: the
         vertices of that hull (efficiency increasing).
 
+    See Also
+    --------
+    simulate_hop_bandit : A GRPO run on the same bandit.
+    hull_gap : The distance of a point below the front's hull.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import hop_bandit_front
@@ -243,6 +252,17 @@ def hull_gap(front, accuracy, efficiency):
     -------
     gap : ndarray
         Of the shape of ``accuracy`` (the hull is interpolated linearly).
+
+    See Also
+    --------
+    hop_bandit_front : The front.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import hop_bandit_front, hull_gap
+    >>> front = hop_bandit_front(n_grid=2001)
+    >>> bool(hull_gap(front, 0.0, 0.5) > 0)  # zero accuracy is below the front
+    True
     """
     a = np.asarray(accuracy, dtype=np.float64)
     e = np.asarray(efficiency, dtype=np.float64)
@@ -364,6 +384,18 @@ def simulate_hop_bandit(
         ``mean_calls``, ``hv`` (``accuracy * efficiency``) and
         ``weights_path`` (n_steps, 2): the weights of each step's
         scalarisation.
+
+    See Also
+    --------
+    sweep_hop_bandit : Runs over several weights and seeds.
+    hop_bandit_front : The exact front it is measured against.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import simulate_hop_bandit
+    >>> res = simulate_hop_bandit("fixed", n_steps=20, random_state=0)
+    >>> 0.0 <= res["accuracy"] <= 1.0
+    True
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
@@ -462,6 +494,17 @@ def sweep_hop_bandit(method, accuracy_weights, *, random_states=(0,), **kwargs):
         ``accuracy``, ``efficiency``, ``mu`` of shape (n_random_states, n_weights),
         ``hv`` and ``hv_ratio`` of shape (n_random_states,), ``front_hv`` and
         ``supported_hv`` (the exact front's, and its supported part's).
+
+    See Also
+    --------
+    simulate_hop_bandit : One run.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import sweep_hop_bandit
+    >>> res = sweep_hop_bandit("fixed", [0.3, 0.7], n_steps=10)
+    >>> res["accuracy"].shape
+    (1, 2)
     """
     w, random_states = _sweep_args(accuracy_weights, random_states, kwargs, "sweep_hop_bandit")
     out = {k: np.zeros((len(random_states), w.size)) for k in ("accuracy", "efficiency", "mu")}

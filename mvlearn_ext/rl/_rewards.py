@@ -64,6 +64,17 @@ def retrieval_scores(queries, items):
     Returns
     -------
     scores : ndarray of shape (n_queries, n_items)
+
+    See Also
+    --------
+    retrieval_rank : The ranks of the targets under these scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.rl import retrieval_scores
+    >>> retrieval_scores(np.array([[1.0, 0.0]]), np.array([[2.0, 0.0], [0.0, 1.0]])).tolist()
+    [[1.0, 0.0]]
     """
     U = _unit_rows(queries, "queries")
     E = _unit_rows(items, "items")
@@ -100,6 +111,11 @@ def retrieval_rank(scores, targets):
     -------
     ranks : ndarray of int, shape (n_queries,), in ``[1, n_items]``
 
+    See Also
+    --------
+    recall_at_k : The share of ranks within ``k``.
+    rank_reward : The reward computed from the rank.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import retrieval_rank
@@ -134,6 +150,17 @@ def rank_reward(scores, targets, *, kind="normalized", k=10):
     Returns
     -------
     reward : ndarray of shape (n_queries,)
+
+    See Also
+    --------
+    retrieval_rank : The rank it is computed from.
+    similarity_reward : The naive reward, which score inflation raises.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import rank_reward
+    >>> rank_reward([[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], [0, 0]).round(3).tolist()
+    [1.0, 0.5]
     """
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     r = retrieval_rank(S, targets).astype(np.float64)
@@ -167,6 +194,16 @@ def similarity_reward(scores, targets):
     -------
     reward : ndarray of shape (n_queries,)
         The score of each query's target.
+
+    See Also
+    --------
+    rank_reward : The reward that score inflation cannot raise.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import similarity_reward
+    >>> similarity_reward([[0.9, 0.1], [0.2, 0.3]], [0, 1]).tolist()
+    [0.9, 0.3]
     """
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     t = _check_targets(targets, S)
@@ -188,6 +225,17 @@ def inflation_score(scores, targets=None):
     -------
     iota : ndarray of shape (n_queries,)
         The mean score of each query.
+
+    See Also
+    --------
+    make_score_inflation_case : A case of score inflation.
+    rank_reward : The reward that inflation cannot raise.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import inflation_score
+    >>> inflation_score([[0.2, 0.4, 0.9]], targets=[2]).round(6).tolist()  # mean over negatives
+    [0.3]
     """
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     if targets is None:
@@ -224,6 +272,11 @@ def make_score_inflation_case(alpha=1.25):
     case : dict
         ``items`` (6, 3), ``query`` (3,), ``inflated_query`` (3,),
         ``collection_mean`` (3,), ``target`` (int).
+
+    See Also
+    --------
+    rank_reward : The reward that is not inflated.
+    similarity_reward : The reward that is.
 
     Examples
     --------
@@ -287,6 +340,16 @@ def format_reward(completions, *, pattern=THINK_ANSWER_PATTERN, value=1.0):
     Returns
     -------
     reward : ndarray of shape (n_completions,)
+
+    See Also
+    --------
+    parse_answer : The answer inside a well-formed completion.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import format_reward
+    >>> format_reward(["<think>x</think><answer>3</answer>", "3"]).tolist()
+    [1.0, 0.0]
     """
     if isinstance(completions, str):
         raise TypeError("completions must be a list of strings, not a single string")
@@ -313,6 +376,16 @@ def parse_answer(completions, *, pattern=THINK_ANSWER_PATTERN):
     answers : ndarray of shape (n_completions,)
         The number of each answer, NaN where the format does not match or
         the answer is not a single number.
+
+    See Also
+    --------
+    format_reward : Rewards the well-formed completions.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import parse_answer
+    >>> parse_answer(["<think>...</think><answer>3.5</answer>", "no tags"]).tolist()
+    [3.5, nan]
     """
     if isinstance(completions, str):
         raise TypeError("completions must be a list of strings, not a single string")
@@ -350,6 +423,10 @@ def gaussian_reward(predictions, targets, *, sigma=0.8):
     -------
     reward : ndarray
         In ``[0, 1]``, of the broadcast shape.
+
+    See Also
+    --------
+    accuracy_reward : The other accuracy rewards.
 
     Examples
     --------
@@ -395,6 +472,17 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     -------
     reward : ndarray
         Of the broadcast shape of ``predictions`` and ``targets``.
+
+    See Also
+    --------
+    gaussian_reward : The default ``kind``.
+    parse_answer : Extracts the predictions from completions.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import accuracy_reward
+    >>> accuracy_reward([3.0, 4.0], [3.0, 3.0], kind="binary", tol=0.25).tolist()
+    [1.0, 0.0]
     """
     if kind == "gaussian":
         return gaussian_reward(predictions, targets, sigma=sigma)

@@ -48,6 +48,10 @@ def tool_efficiency_reward(n_calls, n_opt, *, alpha=0.5):
     reward : ndarray
         Of the shape of ``n_calls``.
 
+    See Also
+    --------
+    OptimalCallsTracker : Tracks ``N_opt``.
+
     Examples
     --------
     >>> from mvlearn_ext.rl import tool_efficiency_reward
@@ -68,6 +72,19 @@ class OptimalCallsTracker:
     Before the first success there is no minimum and :attr:`n_opt_` is the
     placeholder 0 (a project design choice: the summary does not say); from
     the first success on it never increases.
+
+    See Also
+    --------
+    tool_efficiency_reward : The reward centred on ``N_opt``.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import OptimalCallsTracker
+    >>> tracker = OptimalCallsTracker()
+    >>> tracker.update([3, 2, 4], [True, False, True])  # fewest calls of a success
+    3.0
+    >>> tracker.update([1], [True])
+    1.0
     """
 
     def __init__(self):
@@ -119,6 +136,10 @@ def tool_bandit_front(*, difficulties=(0.2, 0.5, 0.9), max_calls=4):
         increasing), ``calls`` (n_vertices, n_difficulties) the deterministic
         policy of each vertex, and ``hv``: the hypervolume of the attainable
         set against ``(0, 0)`` (area under the piecewise-linear front).
+
+    See Also
+    --------
+    simulate_tool_bandit : A GRPO run on the same bandit.
 
     Examples
     --------
@@ -245,6 +266,11 @@ def simulate_tool_bandit(
         n_objectives): the weights of each step's scalarisation (constant
         unless ``stage1="hvc_gradient"``).
 
+    See Also
+    --------
+    sweep_tool_bandit : Runs over several weights and seeds.
+    tool_bandit_front : The exact front it is measured against.
+
     Notes
     -----
     A single point says where on the trade-off a method lands, not how good
@@ -255,6 +281,13 @@ def simulate_tool_bandit(
     of stage 1 holds the ideal point ``(1, 1)`` as soon as one rollout
     succeeds with ``N_opt`` calls; from then on the meta-reward decays to a
     group constant that GRPO's standardisation cancels.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import simulate_tool_bandit
+    >>> res = simulate_tool_bandit("fixed", n_steps=20, random_state=0)
+    >>> 0.0 <= res["accuracy"] <= 1.0, 0.0 <= res["efficiency"] <= 1.0
+    (True, True)
     """
     if method not in ("fixed", "stage1", "lu2025", "paretopo"):
         raise ValueError(
@@ -388,6 +421,17 @@ def sweep_tool_bandit(method, accuracy_weights, *, random_states=(0,), **kwargs)
         weights of the last step, and ``frac_weights_kept`` (n_random_states,
         n_weights): the fraction of steps whose weights equal the previous
         step's (1 for constant weights).
+
+    See Also
+    --------
+    simulate_tool_bandit : One run.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.rl import sweep_tool_bandit
+    >>> res = sweep_tool_bandit("fixed", [0.3, 0.7], n_steps=10)
+    >>> res["accuracy"].shape
+    (1, 2)
     """
     w, random_states = _sweep_args(accuracy_weights, random_states, kwargs, "sweep_tool_bandit")
     keys = ("accuracy", "efficiency", "front_gap")

@@ -62,6 +62,11 @@ def plot_summary(
     ValueError
         If a column is missing or an ``x`` repeats within a ``hue`` level.
 
+    See Also
+    --------
+    summarize : The table it draws.
+    format_summary : The same table as text.
+
     Examples
     --------
     >>> import matplotlib

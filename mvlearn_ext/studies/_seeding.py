@@ -93,6 +93,10 @@ def setting_key(setting: Mapping) -> int:
     key : int
         In ``[0, 2**64)``.
 
+    See Also
+    --------
+    Study : Seeds every replication from the setting's key.
+
     Examples
     --------
     >>> setting_key({"b": 2, "a": 1}) == setting_key({"a": 1, "b": 2})

@@ -69,6 +69,21 @@ class ReplicationError(RuntimeError):
     results : list of dict or None
         With ``on_error="continue"``: the tidy records of the replications
         that finished (as ``Study.run(output="records")`` returns them).
+
+    See Also
+    --------
+    Study : Raises it, or collects it with ``on_error="continue"``.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.studies import Study, ReplicationError
+    >>> def replicate(setting, rng):
+    ...     raise RuntimeError("boom")
+    >>> try:
+    ...     Study.from_grid(replicate, {"n": [1]}, n_replications=1).run(progress=False)
+    ... except ReplicationError as error:
+    ...     print(error.setting, error.replication)
+    {'n': 1} 0
     """
 
     def __init__(self, message, setting_id=None, setting=None, replication=None, failures=None):
@@ -177,6 +192,10 @@ def to_frame(records):
     ImportError
         If pandas is not installed.
 
+    See Also
+    --------
+    load_results : Reads records from a results file.
+
     Examples
     --------
     >>> to_frame([{"method": "mean", "mse": 0.5}, {"method": "median", "mse": 0.7}])
@@ -223,6 +242,23 @@ def load_results(path, *, output="frame"):
     results : pandas.DataFrame or list of dict
         The tidy records, as :meth:`Study.run` returns them, with
         ``setting_id`` the position of the setting in the file's header.
+
+    See Also
+    --------
+    Study : Writes the results file.
+    to_frame : The records as a data frame.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from mvlearn_ext.studies import Study, load_results
+    >>> def replicate(setting, rng):
+    ...     return [{"value": float(rng.normal(setting["mu"]))}]
+    >>> path = os.path.join(tempfile.mkdtemp(), "results.jsonl")
+    >>> study = Study.from_grid(replicate, {"mu": [0.0, 1.0]}, n_replications=3, path=path)
+    >>> _ = study.run(progress=False)
+    >>> load_results(path).shape
+    (6, 4)
     """
     if output not in _OUTPUTS:
         raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")

@@ -41,6 +41,11 @@ def summarize(frame, *, by, value):
     TypeError
         If ``value`` is not numeric.
 
+    See Also
+    --------
+    format_summary : The table as ``"mean ± se"`` strings.
+    plot_summary : The table as a figure.
+
     Examples
     --------
     >>> import pandas as pd
@@ -110,6 +115,11 @@ def format_summary(table, *, index, columns=None, digits=3, markdown=False):
     Returns
     -------
     wide : pandas.DataFrame or str
+
+    See Also
+    --------
+    summarize : The table it formats.
+    plot_summary : The same table as a figure.
 
     Examples
     --------
@@ -183,6 +193,17 @@ class LogLogFit(NamedTuple):
         Lower end of the slope's interval.
     ci_high : float
         Upper end of the slope's interval.
+
+    See Also
+    --------
+    fit_loglog_slope : Returns it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.studies import fit_loglog_slope
+    >>> fit = fit_loglog_slope([10, 100, 1000], [1.0, 0.1, 0.01])
+    >>> round(fit.slope, 6), fit.n
+    (-1.0, 3)
     """
 
     slope: float
@@ -220,6 +241,11 @@ def fit_loglog_slope(x, y, se=None, *, level=0.95):
     fit : LogLogFit
         ``slope``, ``intercept`` (of ``log y`` at ``log x = 0``), their
         standard errors, ``n``, and the slope's interval.
+
+    See Also
+    --------
+    LogLogFit : The result.
+    summarize : The means and standard errors it can weight by.
 
     Examples
     --------

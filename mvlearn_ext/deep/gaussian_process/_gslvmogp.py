@@ -99,6 +99,11 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
         As in :class:`TLVMOGPRegressor`.
     n_inducing_, n_inducing_latent_ : int
 
+    See Also
+    --------
+    TLVMOGPRegressor : Neural latent transformations instead of a sum of kernels.
+    mvlearn_ext.gaussian_process.LVMOGPRegressor : The exact NumPy LVMOGP.
+
     References
     ----------
     X. Jiang, S. Georgaka, M. Rattray, M. A. Alvarez, "Scalable Multi-Output

@@ -23,6 +23,38 @@ def zinb_log_prob(y, f, alpha, *, scale=1.0, zero_inflation=0.1):
     ``psi = k / (k + m)`` with ``k = zero_inflation``; ``zero_inflation = 0``
     is the plain negative binomial.
     Tensors broadcast; ``y`` holds non-negative integer counts.
+
+    Parameters
+    ----------
+    y : tensor
+        The counts.
+    f : tensor
+        The latent function values.
+    alpha : float or tensor
+        The dispersion, positive (the variance is ``m + alpha m^2``).
+    scale : float or tensor, default=1.0
+        The scale of the mean.
+    zero_inflation : float, default=0.1
+        ``k`` above, non-negative; 0 for no zero inflation.
+
+    Returns
+    -------
+    log_prob : tensor
+        The log-probability of every count, of the broadcast shape.
+
+    See Also
+    --------
+    gauss_hermite_expectation : Its expectation under a Gaussian latent.
+    mvlearn_ext.deep.TLVMOGPRegressor : Fits count data with ``likelihood="zinb"``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.gaussian_process import zinb_log_prob
+    >>> y = torch.arange(200.0)
+    >>> alpha = torch.tensor(0.5)
+    >>> round(float(zinb_log_prob(y, torch.tensor(2.0), alpha).exp().sum()), 4)  # sums to 1
+    1.0
     """
     m = (scale * F.softplus(f)).clamp_min(1e-30)
     r = 1.0 / alpha
@@ -45,6 +77,36 @@ def gauss_hermite_expectation(fn, mean, var, n_points=20):
 
     ``fn`` receives the nodes stacked on a new leading axis of size
     ``n_points``; the result has the shape of ``mean``.
+
+    Parameters
+    ----------
+    fn : callable
+        Maps a tensor of shape ``(n_points, *mean.shape)`` to one of the
+        same leading size.
+    mean : tensor
+        The Gaussian means.
+    var : tensor of the shape of ``mean``
+        The Gaussian variances.
+    n_points : int, default=20
+        The number of quadrature nodes.
+
+    Returns
+    -------
+    expectation : tensor of the shape of ``mean``
+        The quadrature estimate of ``E[fn(f)]``.
+
+    See Also
+    --------
+    zinb_log_prob : A log-likelihood whose expectation it takes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep.gaussian_process import gauss_hermite_expectation
+    >>> mean = torch.tensor([1.0], dtype=torch.float64)
+    >>> var = torch.tensor([4.0], dtype=torch.float64)
+    >>> round(float(gauss_hermite_expectation(lambda f: f**2, mean, var)), 6)  # 1 + 4
+    5.0
     """
     f, w = _gh_nodes(mean, var, n_points)
     return torch.tensordot(w, fn(f), dims=([0], [0]))

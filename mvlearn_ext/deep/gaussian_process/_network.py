@@ -28,6 +28,18 @@ class LipschitzResNet(nn.Module):
     n_blocks : int, default=3
     spectral_norm_bound : float, default=0.9
         The bound ``c`` on every block's spectral norm.
+
+    See Also
+    --------
+    TLVMOGPRegressor : Uses it as the latent transformation.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mvlearn_ext.deep import LipschitzResNet
+    >>> net = LipschitzResNet(3, n_blocks=2)
+    >>> net(torch.zeros(5, 3)).shape
+    torch.Size([5, 3])
     """
 
     def __init__(self, dim, n_blocks=3, spectral_norm_bound=0.9):

@@ -151,6 +151,11 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
     x_mean_, x_std_ : ndarray of shape (n_features_in_,)
         The standardisation of the inputs.
 
+    See Also
+    --------
+    GSLVMOGPRegressor : A sum of separable kernels.
+    mvlearn_ext.gaussian_process.LVMOGPRegressor : The exact NumPy LVMOGP, the baseline.
+
     Notes
     -----
     :meth:`predict` returns the predictive mean of ``y``; with

@@ -72,6 +72,17 @@ def antagonism_matrix(grads, *, previous=None, smoothing=0.0):
     -------
     A : ndarray of shape (n_objectives, n_objectives)
         Symmetric, zero diagonal, entries in [0, 1].
+
+    See Also
+    --------
+    plan_budgets : Takes the antagonism into account.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.controlg import antagonism_matrix
+    >>> A = antagonism_matrix([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    >>> float(A[0, 1]), float(A[0, 2]) == 0  # opposed, then orthogonal gradients
+    (1.0, True)
     """
     G = _to_numpy(grads, "grads")
     if G.ndim != 2:
@@ -147,6 +158,11 @@ def plan_budgets(difficulty, antagonism=None, *, eps=0.1, kappa=1.0, b_min=0.0, 
     ValueError
         If no share vector keeps every ``eps + delta_k(b) > 0`` (antagonism
         too strong for ``eps``).
+
+    See Also
+    --------
+    plan_targets : The continuous planner of target values.
+    antagonism_matrix : The antagonism it takes.
 
     Examples
     --------
@@ -259,6 +275,16 @@ def plan_targets(values, ref, costs, budget):
     -------
     targets : ndarray of shape (K,)
         ``f + delta``.
+
+    See Also
+    --------
+    plan_budgets : The planner of block budgets.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.controlg import plan_targets
+    >>> plan_targets([1.0, 2.0], [0.0, 0.0], [1.0, 1.0], 1.0).tolist()  # the weaker value rises
+    [2.0, 2.0]
     """
     f = _to_numpy(values, "values").reshape(-1)
     r = _to_numpy(ref, "ref").reshape(-1)
@@ -300,6 +326,10 @@ class PIDController:
     ----------
     kp, ki, kd : float, default=(1.0, 0.0, 0.0)
     integral_limit : float, default=inf
+
+    See Also
+    --------
+    ControlGScheduler : The scheduler that uses it.
 
     Examples
     --------
@@ -368,6 +398,12 @@ class ControlGScheduler:
     antagonism_smoothing : float, default=0.9
     targets : array-like of shape (n_objectives,), optional
         Initial shares (uniform by default).
+
+    See Also
+    --------
+    PIDController : The controller it runs.
+    plan_budgets : The planner of its targets.
+    replay_schedule : Re-derives its choices from its record.
 
     Examples
     --------
@@ -515,6 +551,18 @@ def replay_schedule(record, *, kp=1.0, ki=0.0, kd=0.0, integral_limit=5.0):
     -------
     choices : list of int
         The objective chosen at every block.
+
+    See Also
+    --------
+    ControlGScheduler : The scheduler whose record it replays.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.controlg import ControlGScheduler, replay_schedule
+    >>> s = ControlGScheduler(n_objectives=2, targets=[0.75, 0.25])
+    >>> choices = [s.next_objective() for _ in range(8)]
+    >>> replay_schedule(s.record_) == choices
+    True
     """
     if isinstance(record, str):
         record = json.loads(record)
@@ -586,6 +634,21 @@ def simulate_block_training(
         ``sum_k log(L_k(0) - L_k(T))`` (the log-HV of ``-L(T)`` against the
         reference ``-L(0)``; ``-inf`` if some objective did not improve),
         and ``scheduler`` (the ControlG scheduler, or None).
+
+    See Also
+    --------
+    ControlGScheduler : The ``"controlg"`` policy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlearn_ext.moo.controlg import simulate_block_training
+    >>> res = simulate_block_training("round_robin", n_blocks=6, rates=[0.1, 0.2],
+    ...                               antagonism=np.zeros((2, 2)), random_state=0)
+    >>> res["choices"].tolist()  # round robin
+    [0, 1, 0, 1, 0, 1]
+    >>> res["losses"][-1].round(3).tolist()
+    [0.729, 0.512]
     """
     rates = _to_numpy(rates, "rates").reshape(-1)
     K = rates.size

@@ -86,6 +86,17 @@ def preference_values(prefs, pi, mu=None):
     values : ndarray of shape (K,)
         The probability that an arm drawn from ``pi`` is preferred to one
         drawn from ``mu``, under each objective.
+
+    See Also
+    --------
+    mopo_policy : A policy to evaluate.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences, preference_values
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> preference_values(P, [0.25] * 4).round(6).tolist()  # the uniform policy
+    [0.5, 0.5]
     """
     P, mu, _ = _check_problem(prefs, mu, None)
     pi = np.asarray(pi, dtype=np.float64)
@@ -107,6 +118,19 @@ def mopo_policy(prefs, lam, *, tau, mu=None, pi_ref=None):
     Returns
     -------
     pi : ndarray of shape (n_arms,)
+
+    See Also
+    --------
+    solve_mopo : Chooses the multipliers.
+    preference_values : The values the policy attains.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences, mopo_policy
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> pi = mopo_policy(P, [0.5], tau=0.1)
+    >>> pi.shape, round(float(pi.sum()), 6)
+    ((4,), 1.0)
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
@@ -137,6 +161,18 @@ class MOPOResult:
         Number of dual iterations run.
     history : list of dict
         ``{"iter", "lam", "values"}`` at the first iteration and every 50th.
+
+    See Also
+    --------
+    solve_mopo : Returns it.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences, solve_mopo
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> res = solve_mopo(P, [0.55], tau=0.1)
+    >>> res.policy.shape, res.multipliers.shape, res.values.shape
+    ((4,), (1,), (2,))
     """
 
     policy: np.ndarray
@@ -182,6 +218,11 @@ def solve_mopo(
     Returns
     -------
     result : MOPOResult
+
+    See Also
+    --------
+    exact_constrained_policy : The primal solution, an oracle.
+    mopo_policy : The policy for given multipliers.
 
     Examples
     --------
@@ -272,6 +313,18 @@ def exact_constrained_policy(prefs, thresholds, *, tau, mu=None, pi_ref=None):
     -------
     pi : ndarray of shape (n_arms,) or None
         The maximiser of ``P_1(pi) - tau KL(pi || pi_ref)`` under the bounds.
+
+    See Also
+    --------
+    solve_mopo : The iterative solution it checks.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences, exact_constrained_policy
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> pi = exact_constrained_policy(P, [0.55], tau=0.1)
+    >>> round(float(pi.sum()), 6)
+    1.0
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
@@ -331,6 +384,19 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
     Returns
     -------
     loss : float
+
+    See Also
+    --------
+    mopo_policy : The closed-form minimiser of the loss.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences, ipo_regression_loss, mopo_policy
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> pi = mopo_policy(P, [0.5], tau=0.1)
+    >>> loss = ipo_regression_loss(pi, P, [0.5], tau=0.1)
+    >>> bool(loss <= ipo_regression_loss([0.25] * 4, P, [0.5], tau=0.1))  # pi is the minimiser
+    True
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
@@ -364,6 +430,17 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
     Returns
     -------
     prefs : ndarray of shape (n_objectives, n_arms, n_arms)
+
+    See Also
+    --------
+    solve_mopo : Solves the MOPO programme on them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.moo.mopo import make_preferences
+    >>> P = make_preferences("conflicting", n_arms=4, n_objectives=2, random_state=0)
+    >>> P.shape
+    (2, 4, 4)
     """
     from scipy.special import expit, ndtr
 

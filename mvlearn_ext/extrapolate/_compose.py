@@ -23,7 +23,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -256,6 +256,14 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     20
     """
 
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "codes": metadata_routing.UNUSED,
+        "tasks_x": metadata_routing.UNUSED,
+        "tasks_y": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"x": metadata_routing.UNUSED}
+
     _parameter_constraints: dict = {
         **_CONSTRAINTS,
         "n_primitives": [Interval(Integral, 1, None, closed="left")],
@@ -422,6 +430,14 @@ class InductiveCompositionRegressor(BaseEstimator):
     ----------
     model_ : sklearn Pipeline
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "codes": metadata_routing.UNUSED,
+        "tasks_x": metadata_routing.UNUSED,
+        "tasks_y": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"x": metadata_routing.UNUSED}
 
     _parameter_constraints: dict = {
         **_CONSTRAINTS,

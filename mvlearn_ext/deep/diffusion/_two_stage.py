@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -115,6 +115,12 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     generalist_ : ConditionalDiffusion
     pseudo_pairs_ : tuple (C, X, tasks)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "pairs": metadata_routing.UNUSED,
+        "unpaired": metadata_routing.UNUSED,
+    }
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,

@@ -12,11 +12,13 @@ import inspect
 import numpy as np
 import pytest
 import sklearn
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
+from sklearn.utils.metadata_routing import MetadataRouter
 
+from mvlearn_ext.base import MultiViewMixin
 from mvlearn_ext.cluster import ConcatKMeans
 from mvlearn_ext.compose import MultiViewAdapter
 from mvlearn_ext.multitask import PooledRegressor
@@ -64,6 +66,8 @@ def _metadata_cases():
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
 def test_the_routable_metadata_are_the_optional_arguments(cls):
     routing = _instance(cls).get_metadata_routing()
+    if isinstance(routing, MetadataRouter):  # a meta-estimator: its estimator's requests
+        return
     for method in _methods(cls):
         assert set(getattr(routing, method).requests) == _optional_arguments(cls, method), method
 
@@ -155,3 +159,32 @@ def test_a_pipeline_fits_a_diffusion_with_tasks_and_sample_weight_as_the_estimat
     np.testing.assert_array_equal(
         pipe[-1].sample(C, tasks, random_state=0), direct.sample(C, tasks, random_state=0)
     )
+
+
+class _WeightedViews(MultiViewMixin, BaseEstimator):
+    """A multi-view estimator whose fit consumes sample_weight (it keeps it)."""
+
+    def fit(self, Xs, y=None, sample_weight=None):
+        self.n_views_ = len(Xs)
+        self.sample_weight_ = sample_weight
+        return self
+
+
+def test_the_adapter_routes_fit_metadata_to_its_estimator():
+    X = np.arange(12.0).reshape(4, 3)
+    weights = np.array([1.0, 2.0, 3.0, 4.0])
+    # Not requested by the estimator: scikit-learn's error, naming the argument.
+    pipe = Pipeline([("adapter", MultiViewAdapter(_WeightedViews(), view_sizes=[1, 2]))])
+    with pytest.raises(UnsetMetadataPassedError, match="sample_weight"):
+        pipe.fit(X, sample_weight=weights)
+    # Requested: it reaches the estimator's fit, with the views split.
+    est = _WeightedViews().set_fit_request(sample_weight=True)
+    pipe = Pipeline([("adapter", MultiViewAdapter(est, view_sizes=[1, 2]))])
+    fitted = pipe.fit(X, sample_weight=weights)[-1].estimator_
+    assert fitted.n_views_ == 2
+    np.testing.assert_array_equal(fitted.sample_weight_, weights)
+    # Without routing, the adapter passes its keyword arguments on as given.
+    with sklearn.config_context(enable_metadata_routing=False):
+        adapter = MultiViewAdapter(_WeightedViews(), view_sizes=[1, 2])
+        fitted = adapter.fit(X, sample_weight=weights).estimator_
+    np.testing.assert_array_equal(fitted.sample_weight_, weights)

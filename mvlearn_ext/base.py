@@ -34,7 +34,7 @@ wrap it in :class:`mvlearn_ext.compose.MultiViewAdapter`.
 
 from __future__ import annotations
 
-from sklearn.utils import TransformerTags
+from sklearn.utils import TransformerTags, metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.utils._progress import VerboseMixin
@@ -71,6 +71,12 @@ class MultiViewMixin:
     >>> get_tags(Toy()).input_tags.two_d_array, is_multiview(Toy)
     (False, True)
     """
+
+    # The views are the data, not metadata to route (as ``X`` is for scikit-learn).
+    __metadata_request__fit = {"Xs": metadata_routing.UNUSED}
+    __metadata_request__predict = {"Xs": metadata_routing.UNUSED}
+    __metadata_request__transform = {"Xs": metadata_routing.UNUSED}
+    __metadata_request__score = {"Xs": metadata_routing.UNUSED}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,7 +12,7 @@ settings.
 """
 
 import pytest
-from sklearn.base import clone
+from sklearn.base import _fit_context, clone
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import check_clustering, parametrize_with_checks
 
@@ -252,3 +252,14 @@ def test_sklearn_clustering_contract_of_adapted_clusterers(estimator, readonly_m
     # scikit-learn yields its clustering checks only for ClusterMixin
     # subclasses; an adapter is a clusterer by its tags, so run them here.
     check_clustering(type(estimator).__name__, estimator, readonly_memmap=readonly_memmap)
+
+
+#: The code object of scikit-learn's ``_fit_context`` wrapper (shared by every wrapped method).
+_FIT_CONTEXT_CODE = _fit_context(prefer_skip_nested_validation=True)(lambda self: self).__code__
+
+
+@pytest.mark.parametrize("cls", [cls for _, cls in all_estimators()], ids=lambda c: c.__name__)
+def test_fit_validates_the_parameters_once_through_fit_context(cls):
+    # scikit-learn's ``_fit_context`` validates ``_parameter_constraints`` on
+    # entry (and skips it in nested fits where asked); no fit validates by hand.
+    assert cls.fit.__code__ is _FIT_CONTEXT_CODE

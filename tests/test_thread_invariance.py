@@ -29,8 +29,6 @@ from mvlearn_ext.cluster import (
     SMVSC,
     ConcatKMeans,
     ConcatSpectral,
-    _common,
-    _kernels,
 )
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
@@ -45,7 +43,7 @@ from mvlearn_ext.multitask import (
     RobustMultiTaskRegressor,
 )
 from mvlearn_ext.multitask import _kernels as mt_kernels
-from mvlearn_ext.utils import effective_n_jobs
+from mvlearn_ext.utils import _simplex_qp, effective_n_jobs
 
 TWO_CPUS = numba.config.NUMBA_NUM_THREADS >= 2 and (os.cpu_count() or 1) >= 2
 needs_two = pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs to compare 1 and 2 threads")
@@ -130,13 +128,13 @@ def test_clusterer_gives_the_same_bits_on_one_and_two_threads(cls, k):
 
 def test_lmvsc_n_jobs_bounds_the_numba_kernel_and_restores_the_settings(monkeypatch):
     seen = []
-    kernel = _kernels.simplex_active_set
+    kernel = _simplex_qp.simplex_active_set
 
     def spy(*args):
         seen.append(numba.get_num_threads())
         return kernel(*args)
 
-    monkeypatch.setattr(_common, "simplex_active_set", spy)
+    monkeypatch.setattr(_simplex_qp, "simplex_active_set", spy)
     before = numba.get_num_threads()
     views = make_multiview_blobs(60, n_views=2, n_features=[5, 4], random_state=0)[0]
     LMVSC(n_clusters=3, n_anchors=10, n_init=1, n_jobs=1, random_state=0).fit(views)
@@ -152,7 +150,7 @@ def test_fista_momentum_builds_agree():
     rng = np.random.default_rng(0)
     Y, Z, Zn = (rng.random((300, 7)) for _ in range(3))
     outs = []
-    for kernel in (_kernels._fista_momentum_serial, _kernels._fista_momentum_parallel):
+    for kernel in (_simplex_qp._fista_momentum_serial, _simplex_qp._fista_momentum_parallel):
         args = [Y.copy(), Z.copy(), Zn.copy(), np.ones(300), 0.05, np.zeros(300, bool)]
         kernel(*args)
         outs.append(args)
@@ -166,7 +164,10 @@ def test_simplex_active_set_builds_agree():
     H = A @ A.T + 0.3 * np.eye(9)
     Bt = rng.normal(scale=4.0, size=(400, 9))
     outs = []
-    for kernel in (_kernels._simplex_active_set_serial, _kernels._simplex_active_set_parallel):
+    for kernel in (
+        _simplex_qp._simplex_active_set_serial,
+        _simplex_qp._simplex_active_set_parallel,
+    ):
         args = [H, Bt, np.zeros((400, 9)), np.zeros(400, np.int64), np.zeros(400, bool)]
         kernel(*args, 1e-11, 1e-10, 56)
         outs.append(args[2:])

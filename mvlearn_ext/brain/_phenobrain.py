@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -213,6 +213,13 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
     (3, 2)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {"connectomes": metadata_routing.UNUSED}
+    __metadata_request__predict = {"connectomes": metadata_routing.UNUSED}
+    __metadata_request__predict_proba = {"connectomes": metadata_routing.UNUSED}
+    __metadata_request__decision_function = {"connectomes": metadata_routing.UNUSED}
+    __metadata_request__score = {"connectomes": metadata_routing.UNUSED}
 
     # Where the phenotype enters ("mechanism", "late" or "none") and whether
     # it modulates the messages (FiLM): fixed here, overridden by the

@@ -3,13 +3,12 @@
 These are the private drivers that LMVSC, SMVSC, FPMVS-CAG, DRMC and HAG-MVC
 call: each assumes valid input (the estimators validate once, at their
 entry) and returns NumPy arrays in float64. Loop-heavy parts run in the Numba
-kernels of :mod:`mvlearn_ext.cluster._kernels` and the C++ simplex
-projection of :func:`mvlearn_ext.utils.project_simplex`.
+kernels of :mod:`mvlearn_ext.cluster._kernels`; the simplex QP of the
+anchor graphs is :func:`mvlearn_ext.utils._simplex_qp.simplex_qp`.
 
 Threads: every numerical helper here runs the BLAS and OpenMP pools on one
-thread (:func:`mvlearn_ext.utils._threads.with_single_threaded_pools`), and
-the QP solvers bound their own kernels by ``n_threads``, so that their
-results do not depend on any thread count.
+thread (:func:`mvlearn_ext.utils._threads.with_single_threaded_pools`), so
+that its results do not depend on any thread count.
 
 Orientation: an anchor graph ``Z`` has shape ``(n_anchors, n_samples)``
 (``m x n``), every column on the probability simplex. The
@@ -24,12 +23,6 @@ generalized_power_iteration
     Minimise ``tr(W^T Q W P) - 2 tr(W^T C)`` over orthonormal ``W`` (GPI).
 squared_view_weights
     Simplex weights minimising ``sum_v alpha_v^2 loss_v``.
-simplex_qp
-    Column-wise QPs over the simplex with a shared Hessian (FISTA).
-simplex_qp_update
-    The same QPs, warm-started, in place, by blocks, never uphill.
-simplex_qp_active_set
-    The same QPs solved exactly by a primal active-set method (FISTA fallback).
 anchor_spectral_embedding
     Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
 gram_eigenpairs
@@ -53,10 +46,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
-from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._kernels import fista_momentum, indicator_sweeps, simplex_active_set
-from mvlearn_ext.utils import effective_n_jobs
-from mvlearn_ext.utils._numba import numba_threads
+from mvlearn_ext.cluster._kernels import indicator_sweeps
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = [
@@ -69,9 +59,6 @@ __all__ = [
     "regularised_anchor_embedding",
     "regularised_projection_from_gram",
     "sample_anchors",
-    "simplex_qp",
-    "simplex_qp_active_set",
-    "simplex_qp_update",
     "spectral_rotation",
     "squared_view_weights",
 ]
@@ -220,289 +207,6 @@ def squared_view_weights(losses):
     # Scale by the smallest loss first: 1/loss would overflow for tiny losses.
     inverse = losses.min() / losses
     return inverse / inverse.sum()
-
-
-# --------------------------------------------------------------------------- simplex QP
-
-
-def _as_threads(n_threads):
-    """The resolved thread count of the QP kernels (validated, joblib's convention)."""
-    return effective_n_jobs(n_threads)
-
-
-def _qp_problem(H, B, n_threads):
-    """``(H, B, threads)`` of the batched simplex QPs: float64 arrays, resolved threads."""
-    return np.asarray(H, dtype=np.float64), np.asarray(B, dtype=np.float64), _as_threads(n_threads)
-
-
-#: Columns per block of the batched simplex QP.
-_QP_BLOCK = 16_384
-
-
-def _fista_rows(Hs, Bt, Z, step, max_iter, tol, threads):
-    """FISTA with restart on the rows of ``Z`` (one QP per row); see :func:`simplex_qp`."""
-    n = Z.shape[0]
-    out = Z
-    active = np.arange(n)
-    Z = Z.copy()
-    Y = Z.copy()
-    t = np.ones(n)
-    converged = np.zeros(n, dtype=bool)
-    n_iter = 0
-    with numba_threads(threads):
-        while active.size and n_iter < max_iter:
-            n_iter += 1
-            # Projected gradient step from Y: Pi(Y - (Y H - B^T) / L), projected in place.
-            buffer = Y @ Hs
-            buffer -= Bt
-            buffer *= -step
-            buffer += Y
-            project_simplex(buffer, axis=1, out=buffer, n_threads=threads)
-            # Convergence test, restart, momentum; Z <- the step, Y <- its extrapolation.
-            fista_momentum(Y, Z, buffer, t, tol, converged)
-            if converged.any():
-                # Each row stops on its own criterion, so that its solution does
-                # not depend on the other rows solved with it.
-                out[active[converged]] = Z[converged]
-                keep = ~converged
-                active, Z, Y, t, Bt = active[keep], Z[keep], Y[keep], t[keep], Bt[keep]
-                converged = converged[keep]
-    out[active] = Z
-    return out, n_iter
-
-
-@with_single_threaded_pools
-def simplex_qp(H, B, *, Z0=None, max_iter=200, tol=1e-8, n_threads=None):
-    """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex for every column ``b_i``.
-
-    All the QPs share the symmetric PSD Hessian ``H`` (m x m) and are solved
-    together by accelerated projected gradient (FISTA, Beck & Teboulle,
-    2009) with the gradient restart of O'Donoghue & Candès (2015), per
-    column, step ``1 / lambda_max(H)``, and the column-wise Euclidean
-    projection onto the simplex of :func:`mvlearn_ext.utils.project_simplex`
-    (Condat, 2016). Iterations stop when the projected-gradient step of
-    every column is below ``tol`` (max-norm) or after ``max_iter``. Each
-    iteration costs one ``m x m`` by ``m x n`` product and one projection.
-
-    When ``H = c I`` the solution is the closed form ``Pi(b_i / c)``, which
-    is also the default starting point (``Pi(B / lambda_max(H))``), so that
-    case converges in one step. When ``H = 0`` every column puts its mass
-    on its largest entry of ``b_i`` (a vertex, ties to the lowest index).
-
-    Parameters
-    ----------
-    H : ndarray of shape (m, m)
-        Symmetric positive semidefinite.
-    B : ndarray of shape (m, n)
-        One linear term per column.
-    Z0 : ndarray of shape (m, n), optional
-        Starting point (projected onto the simplex first), e.g. the previous
-        solution of an alternating scheme.
-    max_iter : int, default=200
-        Maximum iterations of every column.
-    tol : float, default=1e-8
-        A column stops once its projected-gradient step
-        ``Pi(y - (H y - b) / L) - y`` is below ``tol`` in max-norm (it then
-        takes that last step). Each column stops on its own criterion, so
-        its solution does not depend on the other columns.
-    n_threads : int, optional
-        Threads of the simplex projection and of the Numba FISTA kernel
-        (``None`` or ``-1``: every CPU; ``-n``: all but ``n - 1``). The result
-        does not depend on it: every column is solved on its own, and BLAS
-        runs on one thread inside (see :mod:`mvlearn_ext.utils._threads`).
-
-    Returns
-    -------
-    Z : ndarray of shape (m, n)
-        Columns on the probability simplex.
-    n_iter : int
-        Iterations run by the slowest column (0 only when ``H = 0``).
-
-    References
-    ----------
-    A. Beck and M. Teboulle, "A fast iterative shrinkage-thresholding
-    algorithm for linear inverse problems", SIAM J. Imaging Sciences 2(1),
-    2009.
-
-    B. O'Donoghue and E. Candès, "Adaptive restart for accelerated gradient
-    schemes", Foundations of Computational Mathematics 15, 2015.
-
-    L. Condat, "Fast projection onto the simplex and the l1 ball",
-    Mathematical Programming 158, 2016.
-    """
-    H, B, threads = _qp_problem(H, B, n_threads)
-    m, n = B.shape
-    if n == 0:
-        return np.empty((m, 0)), 0
-    L = float(np.linalg.eigvalsh((H + H.T) / 2)[-1]) if m > 1 else float(H[0, 0])
-    scale = max(float(np.abs(H).max()), 1e-300)
-    if L <= 1e-14 * scale or L <= 0.0:
-        Z = np.zeros((m, n))
-        Z[np.argmax(B, axis=0), np.arange(n)] = 1.0
-        return Z, 0
-    # Work on the transposes (one QP per row, C-contiguous), so that the
-    # projections and the removal of converged columns touch contiguous memory.
-    Bt = np.ascontiguousarray(B.T)
-    if Z0 is None:
-        Z = project_simplex(Bt / L, axis=1, n_threads=threads)
-    else:
-        Z = project_simplex(
-            np.array(np.asarray(Z0, dtype=np.float64).T, order="C"), axis=1, n_threads=threads
-        )
-    step = 1.0 / L
-    Hs = np.ascontiguousarray((H + H.T) / 2)
-    # Columns are independent (each stops on its own criterion), so they are
-    # solved by blocks: the same result, with temporaries of one block only.
-    n_iter = 0
-    for start in range(0, n, _QP_BLOCK):
-        block = slice(start, start + _QP_BLOCK)
-        Z[block], block_iter = _fista_rows(Hs, Bt[block], Z[block], step, max_iter, tol, threads)
-        n_iter = max(n_iter, block_iter)
-    return np.ascontiguousarray(Z.T), n_iter
-
-
-#: Multiplier tolerance of the active-set method, relative to ``max(|b|_inf, |H|_max)``.
-_ACTIVE_SET_KKT_TOL = 1e-11
-#: Smallest pivot of a working set's Cholesky factor, relative to the entering diagonal.
-_ACTIVE_SET_PIVOT_TOL = 1e-10
-
-
-@with_single_threaded_pools
-def simplex_qp_active_set(H, B, *, max_iter=200, tol=1e-8, n_threads=None):
-    """Solve ``min_z 1/2 z^T H z - b_i^T z`` over the simplex exactly, column by column.
-
-    The QPs of :func:`simplex_qp`, solved by a primal active-set method
-    (Nocedal & Wright, 2006, Algorithm 16.3, specialised to the simplex): a
-    column starts at its best vertex; each step minimises the QP on the face
-    of the current working set ``S`` (the equality-constrained problem
-    ``H_SS z_S + mu 1 = b_S``, ``1^T z_S = 1``, through a Cholesky factor of
-    ``H_SS`` that grows by one row when an index enters), then either moves
-    there, or stops at the first entry that reaches zero and drops it. It
-    ends when the multipliers ``(H z - b)_j + mu`` of the indices outside
-    ``S`` are nonnegative (to ``1e-11`` times the column's scale
-    ``max(|b_i|_inf, |H|_max)``), which are the KKT conditions: the result
-    is the optimum up to rounding, not to an iteration tolerance. A step
-    costs ``O(m |S|)`` plus ``O(|S|^2)`` (``O(|S|^3)`` after a drop), so
-    sparse solutions (a few anchors per sample) cost a few ``m x |S|``
-    products instead of one ``m x m`` product per FISTA iteration.
-
-    A column whose working-set Hessian is not numerically positive definite
-    (``H`` singular or nearly so, e.g. ``alpha = 0`` with fewer features
-    than anchors), or that needs more than ``4 m + 20`` steps, is finished
-    by :func:`simplex_qp`'s FISTA from the active-set iterate, with
-    ``max_iter`` and ``tol``. Every column is solved on its own, so the
-    result does not depend on the other columns, on blocks of columns or on
-    ``n_threads``.
-
-    Parameters
-    ----------
-    H : ndarray of shape (m, m)
-        Symmetric positive semidefinite.
-    B : ndarray of shape (m, n)
-        One linear term per column.
-    max_iter : int, default=200
-        Maximum FISTA iterations of a column handed to the fallback.
-    tol : float, default=1e-8
-        FISTA tolerance of the fallback (see :func:`simplex_qp`).
-    n_threads : int, optional
-        Threads of the active-set kernel and of the fallback (``None`` or
-        ``-1``: every CPU; ``-n``: all but ``n - 1``).
-
-    Returns
-    -------
-    Z : ndarray of shape (m, n)
-        Columns on the probability simplex.
-    n_iter : int
-        The most active-set steps of a column (or, where a column was handed
-        to FISTA, its FISTA iterations, if more).
-    n_fallback : int
-        Columns finished by FISTA.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, "Numerical Optimization", 2nd ed.,
-    Springer, 2006, Section 16.5 (active-set methods for convex QP).
-    """
-    H, B, threads = _qp_problem(H, B, n_threads)
-    m, n = B.shape
-    if n == 0:
-        return np.empty((m, 0)), 0, 0
-    Hs = np.ascontiguousarray((H + H.T) / 2)
-    Bt = np.ascontiguousarray(B.T)
-    Zt = np.zeros((n, m))
-    steps = np.zeros(n, dtype=np.int64)
-    converged = np.zeros(n, dtype=bool)
-    with numba_threads(threads):
-        simplex_active_set(
-            Hs, Bt, Zt, steps, converged, _ACTIVE_SET_KKT_TOL, _ACTIVE_SET_PIVOT_TOL, 4 * m + 20
-        )
-    n_iter = int(steps.max())
-    rest = np.flatnonzero(~converged)
-    if rest.size:
-        Z_rest, fista_iter = simplex_qp(
-            Hs, Bt[rest].T, Z0=Zt[rest].T, max_iter=max_iter, tol=tol, n_threads=threads
-        )
-        Zt[rest] = Z_rest.T
-        n_iter = max(n_iter, fista_iter)
-    return np.ascontiguousarray(Zt.T), n_iter, int(rest.size)
-
-
-def _row_qp_values(Zt, Hs, Bt):
-    """``1/2 z^T H z - b^T z`` of every row ``z`` of ``Zt`` with its row ``b`` of ``Bt``."""
-    return 0.5 * np.einsum("ij,ij->i", Zt @ Hs, Zt) - np.einsum("ij,ij->i", Bt, Zt)
-
-
-@with_single_threaded_pools
-def simplex_qp_update(
-    H, linear_rows, Z, *, max_iter=200, tol=1e-8, n_threads=None, block_columns=_QP_BLOCK
-):
-    """Warm-started simplex QPs that update ``Z`` in place and never go uphill.
-
-    The same QPs as :func:`simplex_qp`, ``min_z 1/2 z^T H z - b_i^T z`` over
-    the simplex for every column ``i``, started from the columns of ``Z``
-    and solved by blocks of columns, so that neither ``B`` nor a copy of
-    ``Z`` is ever formed: ``linear_rows(start, stop)`` returns the linear
-    terms of columns ``start:stop``, transposed (shape ``(stop - start,
-    m)``). A column takes its new value only if that does not increase its
-    QP objective, so the update is monotone even when ``max_iter`` stops
-    FISTA early (an inexact step of an alternating scheme).
-
-    Parameters
-    ----------
-    H : ndarray of shape (m, m)
-        Symmetric positive semidefinite, with ``lambda_max(H) > 0``.
-    linear_rows : callable
-        ``linear_rows(start, stop) -> ndarray of shape (stop - start, m)``.
-    Z : ndarray of shape (m, n), float64
-        Columns on the simplex (used as they are, not projected again);
-        overwritten with the update.
-    max_iter, tol, n_threads
-        As in :func:`simplex_qp`.
-    block_columns : int
-        Columns per block (memory only: the columns are independent QPs).
-
-    Returns
-    -------
-    n_iter : int
-        Iterations run by the slowest column.
-    """
-    m, n = Z.shape
-    threads = _as_threads(n_threads)
-    Hs = np.ascontiguousarray((np.asarray(H, dtype=np.float64) + np.asarray(H).T) / 2)
-    L = float(np.linalg.eigvalsh(Hs)[-1]) if m > 1 else float(Hs[0, 0])
-    if not L > 0.0:
-        raise ValueError("simplex_qp_update needs lambda_max(H) > 0")
-    n_iter = 0
-    for start in range(0, n, block_columns):
-        stop = min(start + block_columns, n)
-        Bt = np.ascontiguousarray(linear_rows(start, stop), dtype=np.float64)
-        old = np.ascontiguousarray(Z[:, start:stop].T)
-        new, block_iter = _fista_rows(Hs, Bt, old.copy(), 1.0 / L, max_iter, tol, threads)
-        n_iter = max(n_iter, block_iter)
-        worse = _row_qp_values(new, Hs, Bt) > _row_qp_values(old, Hs, Bt)
-        new[worse] = old[worse]
-        Z[:, start:stop] = new.T
-    return n_iter
 
 
 # --------------------------------------------------------------------------- spectral embedding

@@ -55,7 +55,8 @@ class LMVSC(EmbeddingClusterer):
       of one interior-point ``quadprog`` call per sample; the rare sample
       whose working set is numerically singular (``reg_lambda`` near 0 with
       fewer features than anchors) is finished by accelerated projected
-      gradient (FISTA with restart) to the tolerance ``tol``;
+      gradient (FISTA with restart) to the tolerance ``tol``, then by the
+      exact minimiser on its support where the KKT conditions certify it;
     * features are standardised per view by default (``scaling``), so
       that a view's units do not set its weight; the reference code feeds the
       data as given;

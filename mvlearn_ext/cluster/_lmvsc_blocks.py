@@ -43,9 +43,9 @@ from mvlearn_ext.cluster._blockwise import (
 from mvlearn_ext.cluster._common import (
     gram_eigenpairs,
     kmeans_anchors,
-    simplex_qp_active_set,
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.utils._simplex_qp import simplex_qp
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["fit_lmvsc_blocks", "predict_lmvsc_blocks"]
@@ -61,13 +61,13 @@ def _view_graph(X, anchors, reg_lambda, *, max_iter, tol, n_threads):
     ``min_z ||x_i - A^T z||^2 + reg_lambda ||z||^2`` over the simplex, that is
     ``1/2 z^T H z - b_i^T z`` with ``H = A A^T + reg_lambda I`` and
     ``b_i = A x_i`` (``A`` holds the anchors as rows), exactly by the
-    active-set method of :func:`simplex_qp_active_set` (``max_iter`` and
-    ``tol`` bound its FISTA fallback).
+    active-set method of :func:`~mvlearn_ext.utils._simplex_qp.simplex_qp`
+    (``max_iter`` and ``tol`` bound its first-order fallback).
     """
     H = anchors @ anchors.T
     H[np.diag_indices_from(H)] += reg_lambda
     B = anchors @ X.T
-    Z, n_iter, _ = simplex_qp_active_set(H, B, max_iter=max_iter, tol=tol, n_threads=n_threads)
+    Z, n_iter = simplex_qp(H, B, max_iter=max_iter, tol=tol, n_jobs=n_threads)
     # ||X - Z^T A||^2 + reg_lambda ||Z||^2 = ||X||^2 - 2 <B, Z> + <H Z, Z>.
     objective = float(np.sum(X * X) - 2.0 * np.sum(B * Z) + np.sum((H @ Z) * Z))
     return Z, n_iter, objective

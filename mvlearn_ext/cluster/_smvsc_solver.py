@@ -18,10 +18,10 @@ from mvlearn_ext._lib._kernels import project_simplex
 from mvlearn_ext.cluster._common import (
     generalized_power_iteration,
     procrustes,
-    simplex_qp,
     squared_view_weights,
 )
 from mvlearn_ext.cluster._preprocessing import constant_columns
+from mvlearn_ext.utils._simplex_qp import simplex_qp
 from mvlearn_ext.utils._validation import check_allocation
 from mvlearn_ext.utils._warnings import warn
 
@@ -376,7 +376,9 @@ def solve_z(H, B, *, Z0=None, n_threads=None):
     identity, c = _is_multiple_of_identity(H)
     if identity and c > 0:
         return project_simplex(B / c, axis=0, n_threads=n_threads)
-    Z, _ = simplex_qp(H, B, Z0=Z0, max_iter=_QP_MAX_ITER, tol=_QP_TOL, n_threads=n_threads)
+    Z, _ = simplex_qp(
+        H, B, method="fista", Z0=Z0, max_iter=_QP_MAX_ITER, tol=_QP_TOL, n_jobs=n_threads
+    )
     return Z
 
 

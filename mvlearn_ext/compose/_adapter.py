@@ -6,6 +6,12 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import TransformerTags, get_tags
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mvlearn_ext.compose._split import _SPLIT_CONSTRAINTS, _resolve_view_columns, _split_columns
@@ -139,11 +145,31 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
     def _fit_and_call(self, method, X, y, fit_params):
         """Split ``X``, call a clone's ``method`` (a fit) on the views, keep its ``labels_``."""
         Xs = self._split(X, reset=True)
+        if _routing_enabled():
+            fit_params = process_routing(self, method, **fit_params)["estimator"][method]
         self.estimator_ = clone(self.estimator)
         out = getattr(self.estimator_, method)(Xs, y, **fit_params)
         if hasattr(self.estimator_, "labels_"):
             self.labels_ = self.estimator_.labels_
         return out
+
+    def get_metadata_routing(self):
+        """Route the metadata of the fit methods to the wrapped estimator.
+
+        With scikit-learn's metadata routing enabled, the keyword arguments of
+        ``fit``, ``fit_predict`` and ``fit_transform`` reach the estimator's
+        method of the same name once it requests them (``set_fit_request``);
+        without routing they are passed on as given.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing information.
+        """
+        mapping = MethodMapping()
+        for method in ("fit", "fit_predict", "fit_transform"):
+            mapping.add(caller=method, callee=method)
+        return MetadataRouter(owner=self).add(estimator=self.estimator, method_mapping=mapping)
 
     def _call_fitted(self, method, X):
         """The fitted clone's ``method`` on the views of ``X``."""
@@ -162,7 +188,8 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
             Targets, passed to the estimator's ``fit`` (ignored by
             unsupervised estimators).
         **fit_params : dict
-            Passed to the estimator's ``fit``.
+            Passed to the estimator's ``fit`` (routed, when scikit-learn's
+            metadata routing is enabled, to the arguments it requests).
 
         Returns
         -------

@@ -23,7 +23,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -284,6 +284,14 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     20
     """
 
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "codes": metadata_routing.UNUSED,
+        "tasks_x": metadata_routing.UNUSED,
+        "tasks_y": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"x": metadata_routing.UNUSED}
+
     _parameter_constraints: dict = {
         **_CONSTRAINTS,
         "n_primitives": [Interval(Integral, 1, None, closed="left")],
@@ -464,6 +472,14 @@ class InductiveCompositionRegressor(BaseEstimator):
     >>> model.predict(X[0], code=(1, 2)).shape
     (11,)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "codes": metadata_routing.UNUSED,
+        "tasks_x": metadata_routing.UNUSED,
+        "tasks_y": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"x": metadata_routing.UNUSED}
 
     _parameter_constraints: dict = {
         **_CONSTRAINTS,

@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -113,6 +113,13 @@ def _require_context(context_x, context_y):
 
 class _TaskModel(VerboseMixin, BaseEstimator):
     """Shared input handling of the continuous-regime estimators."""
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "tasks_x": metadata_routing.UNUSED,
+        "tasks_y": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"x": metadata_routing.UNUSED}
 
     def _library(self, tasks_x, tasks_y, task_params):
         check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")

@@ -26,7 +26,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -520,6 +520,9 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     >>> model.weights_.shape, bool(np.allclose(model.weights_.sum(1), 1))
     ((3, 3), True)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {"Xs": metadata_routing.UNUSED, "ys": metadata_routing.UNUSED}
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],

@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -206,6 +206,9 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     >>> mean.shape, model.latent_outputs_.shape
     ((30, 8), (8, 2))
     """
+
+    # ``return_std`` is an option of the output, not metadata to route.
+    __metadata_request__predict = {"return_std": metadata_routing.UNUSED}
 
     _parameter_constraints: dict = {
         "n_latent": [Interval(Integral, 1, None, closed="left")],

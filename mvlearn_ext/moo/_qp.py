@@ -5,21 +5,16 @@ are instances of
 
     lambda* = argmin_{lambda in simplex} 1/2 lambda^T Q lambda + c^T lambda,
 
-with a tiny number of tasks ``S``, solved *exactly*: accelerated projected
-gradient (with the compiled simplex projection of
-:func:`mvlearn_ext.utils.project_simplex`, Condat's algorithm in C++) identifies the support, a KKT
-linear solve on the support polishes it to machine precision and the KKT
-conditions certify it; if they fail (degenerate problems), every support is
-tried for ``S <= 12``.
+with a small number of tasks ``S``, solved exactly by the package's simplex QP
+(:func:`mvlearn_ext.utils._simplex_qp.simplex_qp`: an active-set method, with a
+KKT certificate where ``Q`` is singular).
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from mvlearn_ext.moo._simplex import project_simplex_1d
+from mvlearn_ext.utils._simplex_qp import simplex_qp
 
 __all__ = [
     "min_norm_direction",
@@ -43,40 +38,15 @@ def _check_G(G, name="G"):
     return G
 
 
-def _kkt_ok(Q, c, lam, tol):
-    g = Q @ lam + c
-    support = lam > 0
-    nu = g[support].min() if support.any() else g.min()
-    scale = max(1.0, np.abs(Q).max(), np.abs(c).max() if c.size else 0.0)
-    # stationarity on the support, dual feasibility off it
-    return (
-        lam.min() >= 0
-        and abs(lam.sum() - 1) <= 1e-12
-        and np.all(np.abs(g[support] - nu) <= tol * scale)
-        and np.all(g[~support] >= nu - tol * scale)
-    )
-
-
-def _solve_on_support(Q, c, support):
-    idx = np.flatnonzero(support)
-    k = idx.size
-    A = np.zeros((k + 1, k + 1))
-    A[:k, :k] = Q[np.ix_(idx, idx)]
-    A[:k, k] = 1.0
-    A[k, :k] = 1.0
-    b = np.concatenate([-c[idx], [1.0]])
-    sol = np.linalg.lstsq(A, b, rcond=None)[0]
-    lam = np.zeros(Q.shape[0])
-    lam[idx] = sol[:k]
-    return lam
-
-
-def _objective(Q, c, lam):
-    return 0.5 * lam @ Q @ lam + c @ lam
-
-
 def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     """Exact minimiser of ``1/2 x^T Q x + c^T x`` over the probability simplex.
+
+    A primal active-set method gives the minimiser up to rounding, certified by
+    the KKT conditions. Where ``Q`` is singular on a face the method meets,
+    accelerated projected gradient (bounded by ``tol`` and ``max_iter``)
+    finds the support, and the KKT system on that support gives the exact
+    minimiser nearest to it, again certified by the KKT conditions (with every
+    face tried for ``S <= 12`` if that fails).
 
     Parameters
     ----------
@@ -85,9 +55,10 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     c : array-like of shape (S,), optional
         Linear term (default 0).
     tol : float, default=1e-10
-        Relative tolerance of the KKT certificate.
+        Stopping tolerance (max-norm of the projected-gradient step) of the
+        accelerated projected gradient that runs where ``Q`` is singular.
     max_iter : int, default=10000
-        Iterations of accelerated projected gradient before polishing.
+        Most iterations of that accelerated projected gradient.
 
     Returns
     -------
@@ -112,57 +83,13 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     if not np.isfinite(Q).all():
         raise ValueError("Q contains NaN or infinity")
     S = Q.shape[0]
-    Q = 0.5 * (Q + Q.T)
     c = np.zeros(S) if c is None else np.asarray(c, dtype=np.float64).reshape(-1)
     if c.shape != (S,):
         raise ValueError(f"c must have shape ({S},), got {c.shape}")
     if not np.isfinite(c).all():
         raise ValueError("c contains NaN or infinity")
-    if S == 1:
-        return np.ones(1)
-    L = float(np.linalg.eigvalsh(Q)[-1])
-    if L <= 0:  # Q == 0: linear programme, a vertex
-        x = np.zeros(S)
-        x[int(np.argmin(c))] = 1.0
-        return x
-    step = 1.0 / L
-    x = np.full(S, 1.0 / S)
-    y = x.copy()
-    t = 1.0
-    best = None
-    check_every = 20
-    for it in range(1, max_iter + 1):
-        x_new = project_simplex_1d(y - step * (Q @ y + c))
-        t_new = 0.5 * (1 + np.sqrt(1 + 4 * t * t))
-        y = x_new + ((t - 1) / t_new) * (x_new - x)
-        x, t = x_new, t_new
-        if it % check_every == 0:
-            support = x > 1e-12 * max(1.0, x.max())
-            cand = _solve_on_support(Q, c, support)
-            if cand.min() >= -1e-14:
-                cand = np.clip(cand, 0.0, None)
-                cand /= cand.sum()
-                if _kkt_ok(Q, c, cand, tol):
-                    return cand
-            if check_every < 640:
-                check_every *= 2
-    # not certified: enumerate supports when small, else best iterate
-    best = x
-    if S <= 12:
-        best_val = _objective(Q, c, x)
-        for k in range(1, S + 1):
-            for supp in itertools.combinations(range(S), k):
-                mask = np.zeros(S, dtype=bool)
-                mask[list(supp)] = True
-                cand = _solve_on_support(Q, c, mask)
-                if cand.min() < -1e-12 or abs(cand.sum() - 1) > 1e-9:
-                    continue
-                cand = np.clip(cand, 0, None)
-                cand /= cand.sum()
-                val = _objective(Q, c, cand)
-                if val < best_val - 1e-15 * max(1.0, abs(best_val)):
-                    best, best_val = cand, val
-    return best
+    x, _ = simplex_qp(Q, -c[:, None], max_iter=max_iter, tol=tol)
+    return x[:, 0]
 
 
 def min_norm_weights(G):

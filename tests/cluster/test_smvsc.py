@@ -11,7 +11,7 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import FPMVSCAG, SMVSC
-from mvlearn_ext.cluster._common import procrustes, simplex_qp
+from mvlearn_ext.cluster._common import procrustes
 from mvlearn_ext.cluster._smvsc_solver import (
     code_z_step,
     initial_graph,
@@ -23,6 +23,7 @@ from mvlearn_ext.cluster._smvsc_solver import (
 )
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
+from mvlearn_ext.utils._simplex_qp import simplex_qp
 from mvlearn_ext.utils.estimator_checks import check_multiview_estimator
 
 

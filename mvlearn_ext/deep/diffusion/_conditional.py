@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -101,6 +102,9 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
     >>> model.sample(C[:5], random_state=0).shape
     (5, 2)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {"C": metadata_routing.UNUSED}
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -131,6 +131,12 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
     >>> model.sample(data.test[0], 0, random_state=0).shape
     (4, 2)
     """
+
+    # The data arguments are not metadata to route.
+    __metadata_request__fit = {
+        "pairs": metadata_routing.UNUSED,
+        "unpaired": metadata_routing.UNUSED,
+    }
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,

@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -42,6 +42,9 @@ class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass
     Holds the parameters both take (their constraints), ``fit``,
     ``predict``, ``score`` and the tags. Abstract: not an estimator of its own.
     """
+
+    # ``return_std`` is an option of the output, not metadata to route.
+    __metadata_request__predict = {"return_std": metadata_routing.UNUSED}
 
     _parameter_constraints: dict = {
         "n_latent": [Interval(Integral, 1, None, closed="left")],

@@ -113,7 +113,9 @@ class ViewWeights:
     weights_ : ndarray of shape (n_views,)
         Nonnegative, summing to 1.
     structure_ : ndarray of shape (n_views,)
-        ``c_v``: cluster structure against the Gaussian null, in [0, 1].
+        ``c_v``: cluster structure against the Gaussian null, in [0, 1]. Computed
+        only when no two views agree beyond the floor, the one case in which the
+        weights use it (it costs a second k-means per view); NaN otherwise.
     agreement_ : ndarray of shape (n_views, n_views)
         ``s_vu``: symmetric chance-corrected agreement (diagonal set to 1).
     reliability_ : ndarray of shape (n_views,)
@@ -192,6 +194,21 @@ def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
         centres[filled] = sums[filled] / counts[filled, None]
     within = float(np.sum((X - centres[labels]) ** 2))
     return labels, within
+
+
+def _structure(views, withins, n_clusters, seed):
+    """``c_v`` of every view: its k-means within-cluster share against its Gaussian twin's."""
+    structure = np.zeros(len(views))
+    for v, (X, within) in enumerate(zip(views, withins, strict=True)):
+        if within is None:
+            continue
+        twin = _gaussian_twin(X, seed)
+        _, within_ref = _kmeans(twin, n_clusters, seed)
+        total = float(np.einsum("ij,ij->", X, X))
+        total_ref = float(np.einsum("ij,ij->", twin, twin))
+        if within_ref > 0.0 and total > 0.0:
+            structure[v] = max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
+    return structure
 
 
 def _gaussian_twin(X, seed):
@@ -357,23 +374,18 @@ def fit_view_weights(
             uniform, np.zeros(n_views), np.eye(n_views), np.ones(n_views), np.ones(n_views), rows
         )
 
-    structure = np.zeros(n_views)
-    labels, neighbours = [], []
+    labels, neighbours, withins = [], [], []
     # Small, thin problems: threads (BLAS and k-means' OpenMP) only cost here.
     with single_threaded_pools():
-        for v, X in enumerate(views):
+        for X in views:
             if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
                 labels.append(np.zeros(s, dtype=np.intp))
                 neighbours.append(np.tile(np.arange(1, nn + 1), (s, 1)) % s)
+                withins.append(None)
                 continue
-            twin = _gaussian_twin(X, seed)
             lab, within = _kmeans(X, k, seed)
-            _, within_ref = _kmeans(twin, k, seed)
-            total = float(np.einsum("ij,ij->", X, X))
-            total_ref = float(np.einsum("ij,ij->", twin, twin))
-            if within_ref > 0.0 and total > 0.0:
-                structure[v] = max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
             labels.append(lab)
+            withins.append(within)
             neighbours.append(_neighbours(X, nn))
 
     constant = [X.shape[1] == 0 for X in views]
@@ -395,6 +407,7 @@ def fit_view_weights(
     redundant = overlap**_COPY_POWER
     off = agreement * (1.0 - redundant)
     best = off.max() if n_views > 1 else 0.0
+    structure = np.full(n_views, np.nan)
     if best > agreement_floor:
         # Cross-view evidence: the weight follows the agreement (a view that agrees
         # with another beyond chance carries cluster structure, whatever its shape).
@@ -413,6 +426,8 @@ def fit_view_weights(
     else:
         # No cross-view evidence: the structure score, squared (see the module notes).
         reliability = np.ones(n_views)
+        with single_threaded_pools():
+            structure = _structure(views, withins, k, seed)
         score = structure**2
     redundancy = redundant.sum(axis=1)
     score /= redundancy

@@ -80,6 +80,7 @@ from mvlearn_ext.cluster._blockwise import (
     _progress_bar,
     statistics_pass,
 )
+from mvlearn_ext.cluster._common import gram_eigenpairs
 from mvlearn_ext.cluster._eomsc_solver import (
     _GRAPH_TERM_WEIGHT,
     _inverse_sqrt_degrees,
@@ -89,7 +90,7 @@ from mvlearn_ext.cluster._eomsc_solver import (
     project_simplex_masked,
     top_eigenpairs_of_gram,
 )
-from mvlearn_ext.cluster._lmvsc_blocks import _draw, _projection_from_gram
+from mvlearn_ext.cluster._lmvsc_solver import _draw
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc_solver import (
     _normalize_rows,
@@ -254,7 +255,8 @@ def fit_smvsc_blocks(est, Xs):
         fitted = _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start)
         W, A, alpha, z_alpha, history, n_iter, gram, graphs = fitted
         sample = np.hstack(graphs)[:, kmeans_rows].T
-    projection, sigma = _projection_from_gram(gram, est._embedding_size(m))
+    sigma, V, scale = gram_eigenpairs(gram, est._embedding_size(m))
+    projection = V * scale
     params = dict(base, W=W, A=A, alpha=z_alpha, scale=float(np.sum(z_alpha**2)) + lam)
     params["projection"] = projection
     F = _normalize_rows(sample @ projection)

@@ -1,31 +1,9 @@
-"""SMVSC, FPMVS-CAG and EOMSC-CA by row blocks: views larger than memory.
+"""EOMSC-CA by row blocks: views larger than memory.
 
-The solvers of :class:`~mvlearn_ext.cluster.SMVSC`, :class:`~mvlearn_ext.cluster.FPMVSCAG`
-and :class:`~mvlearn_ext.cluster.EOMSCCA` touch the samples through row-wise steps and
-sums over rows, so each outer iteration is a pass over the row blocks
+The solver of :class:`~mvlearn_ext.cluster.EOMSCCA` touches the samples through row-wise
+steps and sums over rows, so each outer iteration is a pass over the row blocks
 (:meth:`~mvlearn_ext.cluster._blockwise.RowBlocks.map`, folded in block order, so that a
 fit does not depend on the number of workers or on where the blocks ran).
-
-**SMVSC and FPMVS-CAG, variant="code"** (:func:`fit_smvsc_blocks`). An iteration of the
-authors' code needs ``X_v Z^T`` (``d_v x m``) of the previous graph for the ``W_v`` and
-``A`` steps; the Z step is a simplex projection of every sample's own column; the view
-weights need ``||X_v - W_v A Z||^2`` and the recorded objective ``||Z||^2``. A pass
-takes ``(W, A, sum_v alpha_v^2 + lambda)``, computes the graph of each block by the
-in-memory :func:`~mvlearn_ext.cluster._smvsc_solver.code_z_step` and returns those sums and
-``Z Z^T`` (``m x m``), from which the embedding's projection comes. The graph is never
-stored: it is a function of the block and of the last pass's ``(W, A, alpha)``, and
-the label pass recomputes it. The first iteration's ``X_v Z_0^T`` for ``Z_0 = [I_m,
-0]`` is the first ``m`` standardised rows, read in the statistics pass, so the start is
-exact and depends on the order of the samples, as in memory. A fit reads the data
-``n_iter_ + 2`` times.
-
-**variant="paper"**: the ``W``, ``A`` and ``alpha`` steps and the objective of
-:class:`~mvlearn_ext.cluster._smvsc_solver._State` only need ``Z Z^T``, ``X_v Z^T`` and
-``||X_v||^2``, which a pass returns; the exact Z step
-(:func:`~mvlearn_ext.cluster._smvsc_solver.solve_z`) warm-starts each column's QP from the
-previous graph, so the graph (``m x n`` float64) is kept, one array per block, in the
-calling process, and sent with its block on every pass. A fit reads the data
-``n_iter_ + 2`` times.
 
 **EOMSC-CA** (:func:`fit_eomscca_blocks`). The graph step
 (:func:`~mvlearn_ext.cluster._eomsc_solver.connected_bipartite_graph`) runs by blocks too
@@ -53,10 +31,6 @@ What differs from the in-memory fit, because that one holds every row at once:
   results equal the in-memory ones to rounding;
 * EOMSC-CA: the degrees and ``S_1^T S_1`` are sums of block sums (the column
   thresholds are the in-memory bits); ``anchor_graph_`` is None, ``embedding_`` is kept;
-* SMVSC/FPMVS-CAG: the embedding's projection comes from the eigenvectors of ``Z Z^T``
-  instead of an SVD of ``Z^T`` (the same subspace, to rounding), and the final k-means is
-  fitted on the embedding of at most 100000 random rows (all rows below that), then
-  every sample gets the nearest centre;
 * ``init="kmeans"`` (a k-means of all joined rows) is refused.
 """
 
@@ -68,10 +42,8 @@ import numpy as np
 
 from mvlearn_ext.cluster._base import (
     draw_seeds,
-    labels_by_blocks,
     labels_like_input,
     open_blocks,
-    open_fitted_blocks,
     scaling_of_moments,
 )
 from mvlearn_ext.cluster._blockwise import (
@@ -80,7 +52,6 @@ from mvlearn_ext.cluster._blockwise import (
     _progress_bar,
     statistics_pass,
 )
-from mvlearn_ext.cluster._common import gram_eigenpairs
 from mvlearn_ext.cluster._eomsc_solver import (
     _GRAPH_TERM_WEIGHT,
     _inverse_sqrt_degrees,
@@ -90,44 +61,23 @@ from mvlearn_ext.cluster._eomsc_solver import (
     project_simplex_masked,
     top_eigenpairs_of_gram,
 )
-from mvlearn_ext.cluster._lmvsc_solver import _draw
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._smvsc_solver import (
-    _normalize_rows,
-    _State,
     anchor_step,
     code_view_weights,
-    code_z_step,
-    final_kmeans,
+    fold_list,
+    fold_sum,
     iteration_done,
+    mapstd_from_moments,
     residual_losses,
-    solve_z,
     start_model,
-    z_problem,
 )
 from mvlearn_ext.utils._threads import single_threaded_pools
 
-__all__ = ["fit_eomscca_blocks", "fit_smvsc_blocks", "predict_smvsc_blocks"]
-
-#: Rows of the subsample on which the final k-means of SMVSC/FPMVS-CAG is fitted.
-KMEANS_SAMPLE = 100_000
+__all__ = ["fit_eomscca_blocks"]
 
 
 # --------------------------------------------------------------------------- shared
-
-
-def mapstd_from_moments(moments):
-    """``(mean, scale)`` of ``_smvsc_solver.mapstd_statistics`` from moments.
-
-    ``moments`` is the merged ``(count, mean, M2)`` of one view; the scale is the
-    sample standard deviation (``ddof=1``), 1 for a constant feature.
-    """
-    n, mean, m2 = moments
-    mean = np.asarray(mean, dtype=np.float64)
-    scale = np.sqrt(np.maximum(m2, 0.0) / (n - 1)) if n > 1 else np.zeros(mean.shape[0])
-    eps = np.finfo(np.float64).eps
-    scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
-    return mean, scale
 
 
 def _refuse(est, name):
@@ -150,239 +100,6 @@ def _statistics(est, blocks, name, m):
     )
     scaling_of_moments(est, moments, blocks.views, mapstd_from_moments)
     return apply_view_scaling(picked, est.view_means_, est.view_scales_)
-
-
-def _fold_sum(total, part):
-    return part if total is None else total + part
-
-
-def _fold_list(total, part):
-    return list(part) if total is None else [t + p for t, p in zip(total, part, strict=True)]
-
-
-# --------------------------------------------------------------------------- SMVSC, FPMVS-CAG
-
-
-def _smvsc_pass_task(p, rows, *views):
-    """Graph of one block by the code's Z step, and the sums of one iteration."""
-    with single_threaded_pools():
-        X = apply_view_scaling(views, p["means"], p["scales"])
-        Z = code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
-        return dict(
-            losses=residual_losses(X, p["W"], p["A"], Z),
-            XZt=[(Z @ Xv).T for Xv in X],
-            sumsq=float(np.sum(Z * Z)),
-            gram=Z @ Z.T,
-            sample=np.ascontiguousarray(Z[:, rows].T),
-        )
-
-
-def _block_graph(p, X, Z_prev=None):
-    """The Z step of the variant on one block (``Z_prev``: the paper variant's warm start)."""
-    if p["variant"] == "code":
-        return code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
-    H, B = z_problem(X, p["W"], p["A"], p["alpha"], p["lam"])
-    return solve_z(H, B, Z0=Z_prev, n_threads=p["n_threads"])
-
-
-def _smvsc_embedding(p, views):
-    Z = _block_graph(p, apply_view_scaling(views, p["means"], p["scales"]))
-    return _normalize_rows(Z.T @ p["projection"])
-
-
-def _paper_pass_task(p, Z_prev, *views):
-    """The paper variant's exact Z step on one block, warm-started, and its sums."""
-    with single_threaded_pools():
-        X = apply_view_scaling(views, p["means"], p["scales"])
-        Z = _block_graph(p, X, Z_prev)
-        return dict(
-            Z=Z,
-            gram=Z @ Z.T,
-            XZt=[(Z @ Xv).T for Xv in X],
-            norms2=np.array([float(np.sum(Xv * Xv)) for Xv in X]),
-        )
-
-
-def _smvsc_label_task(p, _, *views):
-    with single_threaded_pools():
-        return p["kmeans"].predict(_smvsc_embedding(p, views)).astype(np.intp)
-
-
-def _distinct_task(p, _, *views):
-    with single_threaded_pools():
-        return np.unique(_smvsc_embedding(p, views), axis=0)[: p["k"]]
-
-
-def _count_distinct(blocks, params, k):
-    """Distinct rows of the embedding, counted up to ``k`` over all blocks."""
-    seen = set()
-    for rows in blocks.map(_distinct_task, dict(params, k=k)):
-        seen.update(row.tobytes() for row in rows)
-        if len(seen) >= k:
-            break
-    return len(seen)
-
-
-def fit_smvsc_blocks(est, Xs):
-    """Fit ``est`` (an :class:`SMVSC` or :class:`FPMVSCAG`) by row blocks.
-
-    See the module docstring; the iterations and stopping rules are those of
-    :func:`~mvlearn_ext.cluster._smvsc_solver.authors_fit`.
-
-    Called by ``fit``, which runs it with one BLAS/OpenMP thread (the blocks are the parallelism).
-    """
-    name = type(est).__name__
-    _refuse(est, name)
-    k = est.n_clusters
-    blocks = open_blocks(est, Xs, min_views=2, name=name)
-    n = blocks.n_samples
-    _, (_, kmeans_seed) = draw_seeds(est.random_state, 2)
-    m, d, lam = est._model_settings()
-    m = min(m, n)
-    start = time.perf_counter()
-    first = _statistics(est, blocks, name, m)
-    base = dict(
-        means=est.view_means_, scales=est.view_scales_, variant=est.variant, lam=lam,
-        n_threads=1 if blocks.uses_dask else est._n_threads,
-    )  # fmt: skip
-    # Z_0 = [I_m, 0]: Z_0 X_v holds the first m (standardised) rows of X_v.
-    XZt = [np.ascontiguousarray(X_v.T) for X_v in first]
-    kmeans_rows = _draw(kmeans_seed, n, KMEANS_SAMPLE)
-    if est.variant == "code":
-        fitted = _code_iterations(est, blocks, base, XZt, d, lam, name, start, kmeans_rows)
-        W, A, alpha, z_alpha, history, n_iter, gram, sample = fitted
-    else:
-        fitted = _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start)
-        W, A, alpha, z_alpha, history, n_iter, gram, graphs = fitted
-        sample = np.hstack(graphs)[:, kmeans_rows].T
-    sigma, V, scale = gram_eigenpairs(gram, est._embedding_size(m))
-    projection = V * scale
-    params = dict(base, W=W, A=A, alpha=z_alpha, scale=float(np.sum(z_alpha**2)) + lam)
-    params["projection"] = projection
-    F = _normalize_rows(sample @ projection)
-    n_distinct = k
-    if np.unique(F, axis=0).shape[0] < k:
-        if est.variant == "code":
-            n_distinct = _count_distinct(blocks, params, k)
-        else:
-            n_distinct = np.unique(_normalize_rows(np.hstack(graphs).T @ projection), axis=0)
-            n_distinct = n_distinct.shape[0]
-    kmeans = final_kmeans(est, F, n_distinct, lambda: np.diag(gram), kmeans_seed)
-    params["kmeans"] = kmeans
-    if est.variant == "code":
-        labels = np.concatenate(
-            list(
-                blocks.map(
-                    _smvsc_label_task, params, progress=bool(est.verbose), desc=f"{name} labels"
-                )
-            )
-        )
-    else:
-        labels = np.concatenate(
-            [kmeans.predict(_normalize_rows(Z.T @ projection)).astype(np.intp) for Z in graphs]
-        )
-    est._log(f"embedding, k-means and labels done ({time.perf_counter() - start:.2f} s)")
-
-    est._store_model(
-        m, d, W, A, graph=None, embedding=None, sigma=sigma, projection=projection,
-        z_alpha=z_alpha, alpha=alpha, history=history, n_iter=n_iter,
-    )  # fmt: skip
-    est.kmeans_ = kmeans
-    est.labels_ = labels_like_input(labels, Xs, blocks)
-    return est
-
-
-def _code_iterations(est, blocks, base, XZt, d, lam, name, start, sample_rows):
-    """``_smvsc_solver.authors_fit``, one pass over the blocks per iteration."""
-    W, A, alpha = start_model(blocks.widths, d)
-    z_alpha = alpha
-    history = []
-    n_iter = 0
-    local = blocks.local_rows(sample_rows)
-    for n_iter in range(1, est.max_iter + 1):
-        W, A = anchor_step(XZt, W, A, alpha)
-        z_alpha = alpha
-        params = dict(base, W=W, A=A, scale=float(np.sum(alpha**2)) + lam)
-        losses, XZt, sumsq, gram, sample = None, None, 0.0, None, []
-        for part in blocks.map(
-            _smvsc_pass_task, params, local, progress=bool(est.verbose),
-            desc=f"{name} iteration {n_iter}",
-        ):  # fmt: skip
-            losses = _fold_sum(losses, part["losses"])
-            XZt = _fold_list(XZt, part["XZt"])
-            sumsq += part["sumsq"]
-            gram = _fold_sum(gram, part["gram"])
-            sample.append(part["sample"])
-        alpha = code_view_weights(losses, est._code_weight_power)
-        history.append(float(np.sum(alpha**2 * losses) + lam * sumsq))
-        if iteration_done(est._log, n_iter, history, start, est.tol, min_iter=est._code_min_iter):
-            break
-    return W, A, alpha, z_alpha, history, n_iter, gram, np.vstack(sample)
-
-
-def _paper_iterations(est, blocks, base, XZt, m, d, lam, name, start):
-    """:func:`~mvlearn_ext.cluster._smvsc_solver.smvsc_fit` on the sums of one pass per iteration.
-
-    The ``W``, ``A`` and ``alpha`` steps and the objective are those of
-    :class:`~mvlearn_ext.cluster._smvsc_solver._State`, which only needs ``Z Z^T``, ``X_v Z^T``
-    and ``||X_v||^2``; the Z step warm-starts each block's QP from its previous graph,
-    so the graph (``m x n``) is kept, one array per block, in this process.
-    """
-    state = _State.__new__(_State)  # the sums stand for the views
-    state.views = None
-    state.W, _, state.alpha = start_model(blocks.widths, d)
-    state.A = np.eye(d, m)
-    state.lam = lam
-    state.ZZt = np.eye(m)  # Z_0 Z_0^T
-    state.XZt = XZt
-    graphs = []
-    for b in range(blocks.n_blocks):
-        lo, hi = int(blocks.bounds[b]), int(blocks.bounds[b + 1])
-        Z0 = np.zeros((m, hi - lo))
-        first = np.arange(lo, min(hi, m))
-        Z0[first, first - lo] = 1.0
-        graphs.append(Z0)
-
-    def z_step(desc):
-        params = dict(base, W=state.W, A=state.A, alpha=state.alpha)
-        gram, XZt, norms2, new = None, None, None, []
-        for part in blocks.map(
-            _paper_pass_task, params, graphs, progress=bool(est.verbose), desc=desc
-        ):
-            gram = _fold_sum(gram, part["gram"])
-            XZt = _fold_list(XZt, part["XZt"])
-            norms2 = _fold_sum(norms2, part["norms2"])
-            new.append(part["Z"])
-        graphs[:] = new
-        state.ZZt, state.XZt, state.norms2 = gram, XZt, [float(x) for x in norms2]
-
-    history = []
-    n_iter = 0
-    for n_iter in range(1, est.max_iter + 1):
-        state.update_W()
-        state.update_A()
-        z_step(f"{name} iteration {n_iter}")
-        state.update_alpha()
-        history.append(state.objective())
-        if iteration_done(est._log, n_iter, history, start, est.tol, floor=None):
-            break
-    z_step(f"{name} last Z step")
-    history.append(state.objective())
-    return state.W, state.A, state.alpha, state.alpha, history, n_iter, state.ZZt, graphs
-
-
-def predict_smvsc_blocks(est, Xs):
-    """Labels of new views by row blocks: lazy (a dask array) for dask views."""
-    blocks = open_fitted_blocks(est, Xs)
-    lam = est._model_settings()[2]
-    alpha = est._z_step_weights
-    params = dict(
-        means=est.view_means_, scales=est.view_scales_, variant=est.variant, lam=lam,
-        W=est.projections_, A=est.consensus_anchors_, alpha=alpha,
-        scale=float(np.sum(alpha**2)) + lam, n_threads=1 if blocks.uses_dask else est._n_threads,
-        projection=est._projection, kmeans=est.kmeans_,
-    )  # fmt: skip
-    return labels_by_blocks(est, Xs, blocks, _smvsc_label_task, params, type(est).__name__)
 
 
 # --------------------------------------------------------------------------- EOMSC-CA
@@ -788,8 +505,8 @@ def block_bipartite_graph(
         for part_colsum, part_gram in carries.run(
             _eomsc_sums_task, current, verbose, f"{desc}, pass {n_iter}"
         ):
-            colsum = _fold_sum(colsum, part_colsum)
-            gram = _fold_sum(gram, part_gram)
+            colsum = fold_sum(colsum, part_colsum)
+            gram = fold_sum(gram, part_gram)
         inv2, _ = _inverse_sqrt_degrees(colsum)
         V_raw, top, eigenvalues = top_eigenpairs_of_gram(inv2[:, None] * gram * inv2[None, :], c)
         lam, settled = lambda_step(eigenvalues, c, m, lam)
@@ -815,8 +532,8 @@ def block_bipartite_graph(
         together = part["together"] if together is None else together | part["together"]
         uu += part["uu"]
         usv += part["usv"]
-        losses = _fold_sum(losses, part["losses"])
-        XZt = _fold_list(XZt, part["XZt"])
+        losses = fold_sum(losses, part["losses"])
+        XZt = fold_list(XZt, part["XZt"])
     V = step["V"]
     graph_term = _GRAPH_TERM_WEIGHT * float(uu + np.sum(V * V) - usv)
     labels = number_components(np.concatenate(firsts), together)

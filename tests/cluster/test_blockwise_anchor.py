@@ -1,4 +1,4 @@
-"""The block path of SMVSC, FPMVS-CAG and EOMSC-CA (``cluster/_anchor_blocks.py``).
+"""The block path of SMVSC, FPMVS-CAG (``_smvsc_solver.py``) and EOMSC-CA (``_anchor_blocks.py``).
 
 The promises: with the same row blocks and seed, the labels are the same bits in memory
 (``block_size``), out of core (memmap, zarr), on dask threads and on a
@@ -13,14 +13,10 @@ import numpy as np
 import pytest
 
 from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, SMVSC, _anchor_blocks
-from mvlearn_ext.cluster._anchor_blocks import (
-    column_thresholds,
-    mapstd_from_moments,
-    number_components,
-)
+from mvlearn_ext.cluster._anchor_blocks import column_thresholds, number_components
 from mvlearn_ext.cluster._blockwise import merge_moments, moments_of_block
 from mvlearn_ext.cluster._eomsc_solver import project_simplex_masked
-from mvlearn_ext.cluster._smvsc_solver import mapstd_statistics
+from mvlearn_ext.cluster._smvsc_solver import mapstd_from_moments, mapstd_statistics
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy
 

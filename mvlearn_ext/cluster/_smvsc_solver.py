@@ -27,7 +27,7 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._blockwise import statistics_pass
+from mvlearn_ext.cluster._blockwise import RowBlocks, statistics_pass
 from mvlearn_ext.cluster._common import (
     generalized_power_iteration,
     gram_eigenpairs,
@@ -49,45 +49,6 @@ _OBJECTIVE_FLOOR = 1e-10
 
 
 # --------------------------------------------------------------------------- shared steps
-
-
-def mapstd_statistics(Xs):
-    """Per-view feature means and sample standard deviations (``ddof=1``).
-
-    The z-scoring of the authors' codes (MATLAB's ``mapstd``): every feature
-    is centred and divided by its sample standard deviation (normalised by
-    ``n - 1``). A constant feature gets scale 1, so it becomes 0. Returns
-    ``(means, scales)``, two lists, for
-    :func:`~mvlearn_ext.cluster._preprocessing.apply_view_scaling`.
-    """
-    means, scales = [], []
-    for X in Xs:
-        X = np.asarray(X, dtype=np.float64)
-        mean = X.mean(axis=0)
-        scale = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
-        eps = np.finfo(np.float64).eps
-        scale[scale <= 10.0 * eps * np.maximum(np.abs(mean), 1.0)] = 1.0
-        means.append(mean)
-        scales.append(scale)
-    return means, scales
-
-
-def initial_graph(views, m, init, seed):
-    """The starting anchor graph ``Z`` (m x n), one-hot columns.
-
-    ``init="first"``: sample ``j < m`` is anchor ``j``'s only member and the
-    other columns are 0 (``Z = [I_m, 0]``, the authors' codes; it depends on
-    the order of the samples). ``init="kmeans"``: each sample on its cluster
-    among ``m`` k-means clusters of the joined views (seeded by ``seed``).
-    """
-    n = views[0].shape[0]
-    Z = np.zeros((m, n))
-    if init == "first":
-        Z[np.arange(m), np.arange(m)] = 1.0
-        return Z
-    labels = KMeans(n_clusters=m, n_init=1, random_state=seed).fit_predict(np.hstack(views))
-    Z[labels, np.arange(n)] = 1.0
-    return Z
 
 
 def warn_degenerate_graph(name, n_clusters, init, n_distinct, anchor_mass, *, free_anchors):
@@ -178,18 +139,6 @@ def iteration_done(
         return False
     change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
     return change < tol
-
-
-def store_anchor_model(est, m, d, W, A):
-    """Set the fitted anchor model shared by SMVSC, FPMVS-CAG and EOMSC-CA on ``est``.
-
-    ``n_anchors_``, ``n_components_``, ``projections_`` (``W``),
-    ``consensus_anchors_`` (``A``) and ``anchors_`` (``(W_v A)^T`` per view).
-    """
-    est.n_anchors_, est.n_components_ = m, d
-    est.projections_ = W
-    est.consensus_anchors_ = A
-    est.anchors_ = [(Wv @ A).T for Wv in W]
 
 
 def final_kmeans(F, n_clusters, n_init, seed, n_distinct, warn_degenerate):
@@ -345,10 +294,11 @@ def _normalize_rows(F):
 
 
 def mapstd_from_moments(moments):
-    """``(mean, scale)`` of :func:`mapstd_statistics` from merged moments.
+    """``(mean, scale)``: the z-scoring of the authors' codes from merged moments.
 
-    ``moments`` is the merged ``(count, mean, M2)`` of one view; the scale is the
-    sample standard deviation (``ddof=1``), 1 for a constant feature.
+    MATLAB's ``mapstd``: every feature is centred and divided by its sample standard
+    deviation (normalised by ``n - 1``). ``moments`` is the merged ``(count, mean,
+    M2)`` of one view; a constant feature gets scale 1, so it becomes 0.
     """
     n, mean, m2 = moments
     mean = np.asarray(mean, dtype=np.float64)
@@ -388,7 +338,7 @@ def _scaled_task(p, _, *views):
     return apply_view_scaling(views, p["means"], p["scales"])
 
 
-def _sums_task(p, Z, *views):
+def sums_task(p, Z, *views):
     """The sums of a given graph ``Z`` of one block (the start of the paper variant)."""
     with single_threaded_pools():
         return dict(_sums(Z, apply_view_scaling(views, p["means"], p["scales"])), Z=Z)
@@ -444,22 +394,35 @@ def _count_distinct(blocks, params, k):
     return len(seen)
 
 
-def _start_graphs(blocks, m, init, seed, p):
-    """Per block, the columns of the starting graph ``Z_0`` (m x n_b), one-hot.
+def scale_in_memory(blocks, p):
+    """Views in memory standardised once: their block and parameters with no scaling left.
+
+    The passes would otherwise standardise the block anew every time; the values are
+    the same.
+    """
+    (views,) = blocks.map(_scaled_task, p)
+    return RowBlocks(views, blocks.n_samples), dict(p, means=None, scales=None)
+
+
+def start_labels(blocks, m, init, seed, p):
+    """The anchor of every sample in the starting graph ``Z_0`` (-1: none), one-hot.
 
     ``init="first"``: sample ``j < m`` is anchor ``j``'s only member (``Z_0 =
     [I_m, 0]``, the authors' codes; it depends on the order of the samples).
     ``init="kmeans"``: each sample on its cluster among ``m`` k-means clusters of
-    the joined standardised views (seeded by ``seed``), which needs every row at
-    once: views in memory, one block.
+    the joined views standardised by ``p`` (seeded by ``seed``), which needs every
+    row at once: views in memory, one block.
     """
-    n = blocks.n_samples
     if init == "first":
-        labels = np.full(n, -1)
+        labels = np.full(blocks.n_samples, -1)
         labels[:m] = np.arange(m)
-    else:
-        (views,) = blocks.map(_scaled_task, p)
-        labels = KMeans(n_clusters=m, n_init=1, random_state=seed).fit_predict(np.hstack(views))
+        return labels
+    (views,) = blocks.map(_scaled_task, p)
+    return KMeans(n_clusters=m, n_init=1, random_state=seed).fit_predict(np.hstack(views))
+
+
+def one_hot_blocks(blocks, labels, m):
+    """Per block, the columns (m x n_b) of the one-hot graph of ``labels``."""
     graphs = []
     for b in range(blocks.n_blocks):
         lo, hi = int(blocks.bounds[b]), int(blocks.bounds[b + 1])
@@ -588,17 +551,19 @@ def fit_smvsc(
         stats = [mapstd_from_moments(m_v) for m_v in moments]
         means, scales = [s[0] for s in stats], [s[1] for s in stats]
     base = dict(means=means, scales=scales, variant=variant, lam=lam, n_threads=n_threads)
+    if keep_graph:
+        blocks, base = scale_in_memory(blocks, base)
     kmeans_rows = None if keep_graph else _draw(kmeans_seed, n, kmeans_sample)
     graphs = XZt = None
     if variant == "code" and init == "first":
         # Z_0 = [I_m, 0]: Z_0 X_v holds the first m (standardised) rows of X_v.
         XZt = [X_v.T for X_v in apply_view_scaling(picked, means, scales)]
     else:
-        graphs = _start_graphs(blocks, m, init, init_seed, base)
+        graphs = one_hot_blocks(blocks, start_labels(blocks, m, init, init_seed, base), m)
     pieces = dict(base=base, name=name, log=log, progress=progress, start=start)
     if variant == "code":
         if XZt is None:
-            XZt = _pass_sums(blocks, _sums_task, base, graphs, progress, f"{name} start")[1]
+            XZt = pass_sums(blocks, sums_task, base, graphs, progress, f"{name} start")[1]
         W, A, alpha, z_alpha, history, n_iter, gram, sample, graphs = _code_iterations(
             blocks, XZt, d, lam, max_iter, tol, weight_power, min_iter, keep_graph,
             kmeans_rows, **pieces,
@@ -652,7 +617,7 @@ def fit_smvsc(
     )  # fmt: skip
 
 
-def _pass_sums(blocks, task, params, graphs, progress, desc):
+def pass_sums(blocks, task, params, graphs, progress, desc):
     """``(Z Z^T, X_v Z^T, ||X_v||^2, graphs)`` folded over one pass of ``task``."""
     gram, XZt, norms2, new = None, None, None, []
     for part in blocks.map(task, params, graphs, progress=progress, desc=desc):
@@ -701,14 +666,14 @@ def _paper_iterations(
 ):
     """The paper variant on the sums of one pass per iteration (see :func:`fit_smvsc`)."""
     W, _, alpha = start_model(blocks.widths, d)
-    gram, XZt, norms2, graphs = _pass_sums(
-        blocks, _sums_task, base, graphs, progress, f"{name} start"
+    gram, XZt, norms2, graphs = pass_sums(
+        blocks, sums_task, base, graphs, progress, f"{name} start"
     )
     state = _State(W, np.eye(d, m), alpha, lam, (gram, XZt, norms2))
 
     def z_step(desc):
         params = dict(base, W=state.W, A=state.A, alpha=state.alpha)
-        gram, XZt, norms2, graphs[:] = _pass_sums(
+        gram, XZt, norms2, graphs[:] = pass_sums(
             blocks, _paper_pass_task, params, graphs, progress, desc
         )
         state.set_sums(gram, XZt, norms2)

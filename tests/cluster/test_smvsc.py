@@ -11,16 +11,17 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import FPMVSCAG, SMVSC
-from mvlearn_ext.cluster._blockwise import RowBlocks
+from mvlearn_ext.cluster._blockwise import RowBlocks, moments_of_block
 from mvlearn_ext.cluster._common import procrustes, simplex_qp
 from mvlearn_ext.cluster._smvsc_solver import (
     _State,
     code_z_step,
     fit_smvsc,
-    initial_graph,
     iteration_done,
-    mapstd_statistics,
+    mapstd_from_moments,
+    one_hot_blocks,
     solve_z,
+    start_labels,
     z_problem,
 )
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
@@ -276,7 +277,7 @@ def test_code_z_step_leaves_the_weights_out_of_the_linear_term():
 def test_mapstd_uses_the_sample_standard_deviation():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(9, 3)) * [1.0, 5.0, 0.0] + 2.0
-    (mean,), (scale,) = mapstd_statistics([X])
+    mean, scale = mapstd_from_moments(moments_of_block(X))
     np.testing.assert_allclose(mean, X.mean(axis=0))
     np.testing.assert_allclose(scale[:2], X[:, :2].std(axis=0, ddof=1))
     assert scale[2] == 1.0  # a constant feature is centred to 0, not divided by 0
@@ -284,8 +285,9 @@ def test_mapstd_uses_the_sample_standard_deviation():
 
 def test_first_init_uses_the_first_samples_as_anchors():
     views = [np.arange(12.0).reshape(6, 2), np.ones((6, 3))]
-    Z = initial_graph(views, 4, "first", None)
-    np.testing.assert_array_equal(Z, np.eye(4, 6))
+    blocks = RowBlocks(views, 4)
+    labels = start_labels(blocks, 4, "first", None, dict(means=None, scales=None))
+    np.testing.assert_array_equal(np.hstack(one_hot_blocks(blocks, labels, 4)), np.eye(4, 6))
 
 
 def test_invariant_to_the_order_of_the_views(blobs):

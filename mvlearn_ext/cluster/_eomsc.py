@@ -1,7 +1,7 @@
 """EOMSC-CA: efficient one-pass multi-view subspace clustering (Liu et al., AAAI 2022).
 
-The estimator; its steps are in :mod:`._eomsc_solver`, its block path in
-:mod:`._anchor_blocks`.
+The estimator; its driver (in-memory views are one row block) is in
+:mod:`._eomsc_blocks`, its steps in :mod:`._eomsc_solver`.
 """
 
 from __future__ import annotations
@@ -11,18 +11,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.cluster._anchor_blocks import COLUMN_CANDIDATES, fit_eomscca_blocks
-from mvlearn_ext.cluster._base import BaseClusterer, check_anchors_cover_clusters, draw_seeds
-from mvlearn_ext.cluster._eomsc_solver import (
-    component_labels,
-    eomsc_fit,
+from mvlearn_ext.cluster._base import (
+    BaseClusterer,
+    check_anchors_cover_clusters,
+    draw_seeds,
+    labels_like_input,
+    open_blocks,
 )
-from mvlearn_ext.cluster._smvsc_solver import (
-    initial_graph,
-    mapstd_statistics,
-    store_anchor_model,
-)
-from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.cluster._blockwise import RowBlocks
+from mvlearn_ext.cluster._eomsc_blocks import COLUMN_CANDIDATES, fit_eomscca
 
 __all__ = ["EOMSCCA"]
 
@@ -52,7 +49,7 @@ class EOMSCCA(BaseClusterer):
       (``mapstd``), ``Z`` started on the first ``m`` samples
       (``init="first"``; order-dependent), ``W_v = I_{d_v x d}`` at first;
     * ``W_v`` and ``A`` by Procrustes, as in FPMVS-CAG;
-    * the graph step by :func:`connected_bipartite_graph`, from ``B =
+    * the graph step (the code's ``coclustering_bipartite_fast1``), from ``B =
       sum_v alpha_v^2 X_v^T W_v A`` (here ``alpha_v^2`` *is* in the linear
       term) and restarted every iteration from the starting graph with
       ``lambda = 0.1``: each sample row and each anchor column is projected
@@ -108,24 +105,23 @@ class EOMSCCA(BaseClusterer):
         Print the objective at every iteration to standard error (and a
         progress bar over the row blocks on the block path).
     block_size : int or None, default=None
-        Read the views by row blocks:
-        on its own for views given as dask arrays (their row chunks are the
-        blocks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
-        65536 if None), and for NumPy views when ``block_size`` is an int.
-        Only ``init="first"``. The graph step runs by blocks as well: each
-        anchor's column projection gets its threshold from the blocks' largest
-        values (exactly the in-memory threshold), and the components come from
-        which anchors share a sample, so the graph is never held; the calling
-        process keeps ``n x (n_clusters + 1)`` floats of the spectral state. On
-        a ``dask.distributed`` cluster that state, the linear term ``B`` (``n x
-        n_anchors``) and the last graph rows stay on the workers instead; with
-        the local dask scheduler ``B`` is kept in this process for an outer
-        iteration; on NumPy views with
-        ``block_size``, every pass of the ``lambda`` search recomputes it from the
-        views. With the same
-        blocks the labels are the same in memory, on disk and on a
-        ``dask.distributed`` cluster; ``anchor_graph_`` is then None, and for dask
-        views ``labels_`` is a dask array.
+        Rows per block of the out-of-core path (views in memory are one block
+        of the same algorithm). It runs for views given as dask arrays (their
+        row chunks are the blocks), zarr arrays or NumPy memmaps (cut every
+        ``block_size`` rows, 65536 if None), and for NumPy views when
+        ``block_size`` is an int. Only ``init="first"``. The graph step runs
+        by blocks as well: each anchor's column projection gets its threshold
+        from the blocks' largest values (exactly the in-memory threshold), and
+        the components come from which anchors share a sample, so the graph is
+        never held; the calling process keeps ``n x (n_clusters + 1)`` floats
+        of the spectral state. On a ``dask.distributed`` cluster that state,
+        the linear term ``B`` (``n x n_anchors``) and the last graph rows stay
+        on the workers instead; with the local dask scheduler ``B`` is kept in
+        this process for an outer iteration; on NumPy views with
+        ``block_size``, every pass of the ``lambda`` search recomputes it from
+        the views. With the same blocks the labels are the same in memory, on
+        disk and on a ``dask.distributed`` cluster; ``anchor_graph_`` is then
+        None, and for dask views ``labels_`` is a dask array.
 
     Attributes
     ----------
@@ -248,9 +244,6 @@ class EOMSCCA(BaseClusterer):
         self.verbose = verbose
         self.block_size = block_size
 
-    def _fit_blocks(self, Xs):
-        return fit_eomscca_blocks(self, Xs)
-
     def _model_size(self, n_samples):
         """``(n_anchors, n_components)`` for ``n_samples``; raises if anchors < clusters."""
         k = self.n_clusters
@@ -259,42 +252,41 @@ class EOMSCCA(BaseClusterer):
         return m, k if self.n_components is None else self.n_components
 
     def _fit_views(self, Xs):
-        k = self.n_clusters
-        m, d = self._model_size(Xs[0].shape[0])
-        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
-        self._fit_view_scaling(Xs, mapstd_statistics)
-        views = self._scale_views(Xs)
-        with single_threaded_pools():
-            Z0 = initial_graph(views, m, self.init, init_seed)
-            result = eomsc_fit(
-                views,
-                Z0=Z0,
-                n_clusters=k,
-                n_components=d,
-                reg_init=self.reg_init,
-                max_iter=self.max_iter,
-                inner_max_iter=self.inner_max_iter,
-                tol=self.tol,
-                log=self._log,
+        # Views in memory are one block: the driver keeps B and the graph between passes.
+        return self._fit_rows(RowBlocks(Xs, Xs[0].shape[0]), Xs, in_memory=True)
+
+    def _fit_blocks(self, Xs):
+        if self.init != "first":
+            raise ValueError(
+                f"init={self.init!r} is not available on the block path of EOMSCCA: it runs "
+                "a k-means of all samples at once; use init='first' (the authors' start)"
             )
-            labels, n_found = component_labels(self, result["labels"], result["U"], kmeans_seed)
+        return self._fit_rows(open_blocks(self, Xs, min_views=2, name="EOMSCCA"), Xs)
 
-        self._store_model(
-            m, d, result["W"], result["A"], graph=result["Z"], U=result["U"],
-            alpha=result["alpha"], history=result["history"], n_iter=result["n_iter"],
-            inner=result["inner"], lam=result["lambda"], n_found=n_found,
+    def _fit_rows(self, blocks, Xs, *, in_memory=False):
+        m, d = self._model_size(blocks.n_samples)
+        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
+        fitted = fit_eomscca(
+            blocks, self.n_clusters, n_anchors=m, n_components=d, reg_init=self.reg_init,
+            init=self.init, scaling=self.scaling, max_iter=self.max_iter,
+            inner_max_iter=self.inner_max_iter, tol=self.tol, init_seed=init_seed,
+            kmeans_seed=kmeans_seed, keep_graph=in_memory,
+            column_candidates=self._column_candidates, log=self._log,
+            progress=bool(self.verbose) and not in_memory,
         )  # fmt: skip
-        self.labels_ = labels
+        W, A = fitted.W, fitted.A
+        self.view_means_, self.view_scales_ = fitted.view_means, fitted.view_scales
+        self.n_anchors_, self.n_components_ = m, d
+        self.projections_ = W
+        self.consensus_anchors_ = A
+        self.anchors_ = [(Wv @ A).T for Wv in W]
+        self.anchor_graph_ = fitted.graph
+        self.embedding_ = fitted.embedding
+        self.view_weights_ = fitted.alpha
+        self.objective_ = np.asarray(fitted.history)
+        self.n_iter_ = fitted.n_iter
+        self.n_inner_iter_ = np.asarray(fitted.inner, dtype=np.intp)
+        self.graph_reg_ = fitted.reg
+        self.n_graph_components_ = fitted.n_found
+        self.labels_ = fitted.labels if in_memory else labels_like_input(fitted.labels, Xs, blocks)
         return self
-
-    def _store_model(self, m, d, W, A, *, graph, U, alpha, history, n_iter, inner, lam, n_found):
-        """Set the fitted attributes (both paths; not the labels)."""
-        store_anchor_model(self, m, d, W, A)
-        self.anchor_graph_ = graph
-        self.embedding_ = U
-        self.view_weights_ = alpha
-        self.objective_ = np.asarray(history)
-        self.n_iter_ = int(n_iter)
-        self.n_inner_iter_ = np.asarray(inner, dtype=np.intp)
-        self.graph_reg_ = float(lam)
-        self.n_graph_components_ = n_found

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
-from mvlearn_ext.cluster._common import (
-    MINIBATCH_THRESHOLD,
-    anchor_spectral_embedding,
-    kmeans_anchors,
+from mvlearn_ext.cluster._base import (
+    EmbeddingClusterer,
+    draw_seeds,
+    labels_by_blocks,
+    labels_like_input,
+    open_blocks,
+    open_fitted_blocks,
 )
-from mvlearn_ext.cluster._lmvsc_blocks import (
-    _ANCHOR_MAX_ITER,
-    _view_graph,
-    fit_lmvsc_blocks,
-    predict_lmvsc_blocks,
-)
+from mvlearn_ext.cluster._blockwise import RowBlocks
+from mvlearn_ext.cluster._common import MINIBATCH_THRESHOLD
+from mvlearn_ext.cluster._lmvsc_solver import fit_lmvsc, lmvsc_embedding, lmvsc_label_task
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["LMVSC"]
+
+#: Rows of the random sample on which the block path fits the final k-means.
+_KMEANS_SAMPLE = 100_000
 
 
 class LMVSC(EmbeddingClusterer):
@@ -104,13 +104,14 @@ class LMVSC(EmbeddingClusterer):
         Print the progress of ``fit`` to standard error (and a progress bar over
         the row blocks on the block path).
     block_size : int or None, default=None
-        The block algorithm: a map-reduce
-        over row blocks that never holds more than one block of samples. It runs
-        on its own for views given as dask arrays (their row chunks are the
-        blocks; every view must have the same row chunks), zarr arrays or NumPy
-        memmaps (cut every ``block_size`` rows, 65536 if None), and on NumPy views
-        when ``block_size`` is an int. It fits the anchors on at most 50000 random
-        rows and the final k-means on at most 100000 (see the user guide); with
+        Rows per block of the out-of-core path, which never holds more than
+        one block of samples (views in memory are one block of the same
+        algorithm, with every row). It runs for views given as dask arrays
+        (their row chunks are the blocks; every view must have the same row
+        chunks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
+        65536 if None), and on NumPy views when ``block_size`` is an int. It
+        fits the anchors on at most 50000 random rows and the final k-means on
+        at most 100000 (see the user guide); with
         the same blocks and seed it gives the same labels in memory, on disk and
         on a ``dask.distributed`` cluster. ``anchor_graph_`` and ``embedding_``
         (a row per sample) are then None; for dask views, ``labels_`` and
@@ -229,85 +230,54 @@ class LMVSC(EmbeddingClusterer):
         self.verbose = verbose
         self.block_size = block_size
 
-    def _fit_blocks(self, Xs):
-        return fit_lmvsc_blocks(self, Xs)
-
-    def _predict_blocks(self, Xs):
-        return predict_lmvsc_blocks(self, Xs)
-
-    def _store_model(self, *, anchors, graphs, embedding, sigma, projection, objective, n_iter):
-        """Set the fitted model (both paths; not ``kmeans_`` and the labels).
-
-        The view weights are uniform, ``1 / V``.
-        """
-        n_views = len(anchors)
-        self.anchors_ = anchors
-        self.anchor_graph_ = graphs
-        self.embedding_ = embedding
-        self.singular_values_ = sigma
-        self._projection = projection
-        self.view_weights_ = np.full(n_views, 1.0 / n_views)
-        self.objective_ = np.asarray(objective)
-        self.n_iter_ = int(n_iter)
-
     def _fit_views(self, Xs):
-        n_threads = self._n_threads
+        # Views in memory are one block: the driver keeps every row's graph and embedding.
+        return self._fit_rows(RowBlocks(Xs, Xs[0].shape[0]), Xs, in_memory=True)
+
+    def _fit_blocks(self, Xs):
+        return self._fit_rows(open_blocks(self, Xs, min_views=2, name="LMVSC"), Xs)
+
+    def _fit_rows(self, blocks, Xs, *, in_memory=False):
         _, (anchor_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
-        n_samples, n_views = Xs[0].shape[0], len(Xs)
-        self._fit_view_scaling(Xs)
-        views = self._scale_views(Xs)
-        m = min(self.n_anchors, n_samples)
-        self.n_anchors_ = m
-
-        start = time.perf_counter()
-        anchors, graphs, objectives, iterations = [], [], [], []
-        for v, X in enumerate(views):
-            A = kmeans_anchors(
-                X, m, random_state=anchor_seed, n_init=self.n_init, max_iter=_ANCHOR_MAX_ITER
-            )
-            Z, n_iter, objective = _view_graph(
-                X, A, self.reg_lambda, max_iter=self.max_iter, tol=self.tol, n_threads=n_threads
-            )
-            anchors.append(A)
-            graphs.append(Z)
-            objectives.append(objective)
-            iterations.append(n_iter)
-            self._log(
-                f"view {v}: {m} anchors, graph objective {objective:.6g} after {n_iter} QP "
-                f"iterations ({time.perf_counter() - start:.2f} s)"
-            )
-        Z_bar = np.vstack(graphs) / np.sqrt(n_views)
-        F, sigma, P = anchor_spectral_embedding(
-            Z_bar, self.n_clusters, normalize=False, return_projection=True
-        )
-        self.kmeans_ = KMeans(
-            n_clusters=self.n_clusters, n_init=self.n_init, random_state=kmeans_seed
-        ).fit(F)
-        self._log(f"embedding and k-means done ({time.perf_counter() - start:.2f} s)")
-
-        self._store_model(
-            anchors=anchors, graphs=graphs, embedding=F, sigma=sigma, projection=P,
-            objective=objectives, n_iter=max(iterations),
+        fitted = fit_lmvsc(
+            blocks, self.n_clusters, n_anchors=self.n_anchors, reg_lambda=self.reg_lambda,
+            scaling=self.scaling, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
+            anchor_seed=anchor_seed, kmeans_seed=kmeans_seed, n_threads=self._n_threads,
+            keep_graphs=in_memory, anchor_sample=None if in_memory else self._anchor_sample,
+            kmeans_sample=None if in_memory else _KMEANS_SAMPLE, log=self._log,
+            progress=bool(self.verbose) and not in_memory,
         )  # fmt: skip
-        self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
+        n_views = len(fitted.anchors)
+        self.view_means_, self.view_scales_ = fitted.view_means, fitted.view_scales
+        self.n_anchors_ = fitted.anchors[0].shape[0]
+        self.anchors_ = fitted.anchors
+        self.anchor_graph_ = fitted.graphs
+        self.embedding_ = fitted.embedding
+        self.singular_values_ = fitted.singular_values
+        self._projection = fitted.projection
+        self.view_weights_ = np.full(n_views, 1.0 / n_views)
+        self.objective_ = fitted.objective
+        self.n_iter_ = fitted.n_iter
+        self.kmeans_ = fitted.kmeans
+        self.labels_ = fitted.labels if in_memory else labels_like_input(fitted.labels, Xs, blocks)
         return self
+
+    def _model(self, n_threads):
+        return dict(
+            view_means=self.view_means_, view_scales=self.view_scales_, anchors=self.anchors_,
+            projection=self._projection, reg_lambda=self.reg_lambda, max_iter=self.max_iter,
+            tol=self.tol, n_threads=n_threads,
+        )  # fmt: skip
 
     def _transform_views(self, Xs):
         """Code new samples on the fitted anchors and map them to the embedding."""
-        views = self._scale_views(Xs)
-        graphs = [
-            _view_graph(
-                X,
-                A,
-                self.reg_lambda,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                n_threads=self._n_threads,
-            )[0]
-            for X, A in zip(views, self.anchors_, strict=True)
-        ]
-        Z_bar = np.vstack(graphs) / np.sqrt(len(graphs))
-        return Z_bar.T @ self._projection
+        return lmvsc_embedding(RowBlocks(Xs, Xs[0].shape[0]), **self._model(self._n_threads))
+
+    def _predict_blocks(self, Xs):
+        blocks = open_fitted_blocks(self, Xs)
+        n_threads = 1 if blocks.uses_dask else self._n_threads
+        task, params = lmvsc_label_task(kmeans=self.kmeans_, **self._model(n_threads))
+        return labels_by_blocks(self, Xs, blocks, task, params, "LMVSC")
 
     def _predict_views(self, Xs):
         F = self._transform_views(Xs)

@@ -21,24 +21,27 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mvlearn_ext.cluster._anchor_blocks import fit_smvsc_blocks, predict_smvsc_blocks
-from mvlearn_ext.cluster._base import EmbeddingClusterer, draw_seeds
-from mvlearn_ext.cluster._common import anchor_spectral_embedding
+from mvlearn_ext.cluster._base import (
+    EmbeddingClusterer,
+    draw_seeds,
+    labels_by_blocks,
+    labels_like_input,
+    open_blocks,
+    open_fitted_blocks,
+)
+from mvlearn_ext.cluster._blockwise import RowBlocks
 from mvlearn_ext.cluster._smvsc_solver import (
-    _normalize_rows,
-    authors_fit,
-    code_z_step,
-    final_kmeans,
-    initial_graph,
-    mapstd_statistics,
-    smvsc_fit,
-    solve_z,
-    store_anchor_model,
-    z_problem,
+    fit_smvsc,
+    smvsc_embedding,
+    smvsc_label_task,
+    warn_degenerate_graph,
 )
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
 
 __all__ = ["FPMVSCAG", "SMVSC"]
+
+#: Rows of the random sample on which the block path fits the final k-means.
+_KMEANS_SAMPLE = 100_000
 
 
 class SMVSC(EmbeddingClusterer):
@@ -154,19 +157,19 @@ class SMVSC(EmbeddingClusterer):
         Print the objective at every iteration to standard error (and a
         progress bar over the row blocks on the block path).
     block_size : int or None, default=None
-        The block algorithm (``mvlearn_ext.cluster._anchor_blocks``): one pass
-        over row blocks per iteration, never more than one block of samples
-        in memory. It runs on its own for views given as dask arrays (their
-        row chunks are the blocks; every view must have the same row
-        chunks), zarr arrays or NumPy memmaps (cut every ``block_size`` rows,
-        65536 if None), and on NumPy views when ``block_size`` is an int.
-        Only ``init="first"``; ``variant="paper"`` keeps the ``n x m`` graph
-        in this process (its QPs are warm-started from it). The final k-means
-        is fitted on at most 100000 random rows (see the user guide). With the
-        same blocks and seed it gives the same labels in memory, on disk and
-        on a ``dask.distributed`` cluster. ``anchor_graph_`` and
-        ``embedding_`` are then None; for dask views, ``labels_`` and
-        :meth:`predict` return dask arrays.
+        Rows per block of the out-of-core path: one pass over row blocks per
+        iteration, never more than one block of samples in memory (views in
+        memory are one block of the same algorithm, with every row). It runs
+        for views given as dask arrays (their row chunks are the blocks; every
+        view must have the same row chunks), zarr arrays or NumPy memmaps (cut
+        every ``block_size`` rows, 65536 if None), and on NumPy views when
+        ``block_size`` is an int. Only ``init="first"``; ``variant="paper"``
+        keeps the ``n x m`` graph in this process (its QPs are warm-started
+        from it). The final k-means is fitted on at most 100000 random rows
+        (see the user guide). With the same blocks and seed it gives the same
+        labels in memory, on disk and on a ``dask.distributed`` cluster.
+        ``anchor_graph_`` and ``embedding_`` are then None; for dask views,
+        ``labels_`` and :meth:`predict` return dask arrays.
 
     Attributes
     ----------
@@ -338,83 +341,80 @@ class SMVSC(EmbeddingClusterer):
         d = k if self.n_components is None else self.n_components
         return m, d, float(self.reg_lambda)
 
-    def _fit_blocks(self, Xs):
-        return fit_smvsc_blocks(self, Xs)
-
-    def _predict_blocks(self, Xs):
-        return predict_smvsc_blocks(self, Xs)
-
     def _fit_views(self, Xs):
-        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
-        n_samples = Xs[0].shape[0]
-        self._fit_view_scaling(Xs, mapstd_statistics)
-        views = self._scale_views(Xs)
-        m, d, lam = self._model_settings()
-        m = min(m, n_samples)
-        with single_threaded_pools():
-            Z0 = initial_graph(views, m, self.init, init_seed)
-            settings = dict(
-                Z0=Z0, n_components=d, lam=lam, max_iter=self.max_iter, tol=self.tol,
-                n_threads=self._n_threads, log=self._log,
-            )  # fmt: skip
-            if self.variant == "code":
-                W, A, Z, alpha, z_alpha, history, n_iter = authors_fit(
-                    views,
-                    min_iter=self._code_min_iter,
-                    weight_power=self._code_weight_power,
-                    **settings,
-                )
-            else:
-                state, history, n_iter = smvsc_fit(views, **settings)
-                W, A, Z, alpha = state.W, state.A, state.Z, state.alpha
-                z_alpha = alpha
-            F, sigma, P = anchor_spectral_embedding(
-                Z, self._embedding_size(m), normalize=False, return_projection=True
-            )
-            F = _normalize_rows(F)
-            n_distinct = np.unique(F, axis=0).shape[0]
-            self.kmeans_ = final_kmeans(
-                self, F, n_distinct, lambda: np.sum(Z * Z, axis=1), kmeans_seed
-            )
+        # Views in memory are one block: the driver keeps the graph and the embedding.
+        return self._fit_rows(RowBlocks(Xs, Xs[0].shape[0]), Xs, in_memory=True)
 
-        self._store_model(
-            m, d, W, A, graph=Z, embedding=F, sigma=sigma, projection=P, z_alpha=z_alpha,
-            alpha=alpha, history=history, n_iter=n_iter,
+    def _fit_blocks(self, Xs):
+        name = type(self).__name__
+        if self.init != "first":
+            raise ValueError(
+                f"init={self.init!r} is not available on the block path of {name}: it runs "
+                "a k-means of all samples at once; use init='first' (the authors' start)"
+            )
+        return self._fit_rows(open_blocks(self, Xs, min_views=2, name=name), Xs)
+
+    def _warn_degenerate(self, n_distinct, anchor_mass):
+        warn_degenerate_graph(
+            type(self).__name__, self.n_clusters, self.init, n_distinct, anchor_mass,
+            free_anchors="n_anchors" in self.get_params(),
         )  # fmt: skip
-        self.labels_ = self.kmeans_.labels_.astype(np.intp, copy=False)
+
+    def _fit_rows(self, blocks, Xs, *, in_memory=False):
+        _, (init_seed, kmeans_seed) = draw_seeds(self.random_state, 2)
+        m, d, lam = self._model_settings()
+        m = min(m, blocks.n_samples)
+        fitted = fit_smvsc(
+            blocks, self.n_clusters, variant=self.variant, init=self.init, n_anchors=m,
+            n_components=d, reg_lambda=lam, n_embedding=self._embedding_size(m),
+            scaling=self.scaling, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
+            weight_power=self._code_weight_power, min_iter=self._code_min_iter,
+            init_seed=init_seed, kmeans_seed=kmeans_seed, n_threads=self._n_threads,
+            keep_graph=in_memory, kmeans_sample=None if in_memory else _KMEANS_SAMPLE,
+            warn_degenerate=self._warn_degenerate, log=self._log,
+            progress=bool(self.verbose) and not in_memory, name=type(self).__name__,
+        )  # fmt: skip
+        W, A = fitted.W, fitted.A
+        self.view_means_, self.view_scales_ = fitted.view_means, fitted.view_scales
+        self.n_anchors_, self.n_components_ = m, d
+        self.projections_ = W
+        self.consensus_anchors_ = A
+        self.anchors_ = [(Wv @ A).T for Wv in W]
+        self.anchor_graph_ = fitted.graph
+        self.embedding_ = fitted.embedding
+        self.singular_values_ = fitted.singular_values
+        self._projection = fitted.projection
+        self._z_step_weights = fitted.z_alpha
+        self.view_weights_ = fitted.alpha
+        self.objective_ = np.asarray(fitted.history)
+        self.n_iter_ = fitted.n_iter
+        self.kmeans_ = fitted.kmeans
+        self.labels_ = fitted.labels if in_memory else labels_like_input(fitted.labels, Xs, blocks)
         return self
 
-    def _store_model(
-        self, m, d, W, A, *, graph, embedding, sigma, projection, z_alpha, alpha, history, n_iter
-    ):
-        """Set the fitted anchors, graph, embedding, weights and history (both paths)."""
-        store_anchor_model(self, m, d, W, A)
-        self.anchor_graph_ = graph
-        self.embedding_ = embedding
-        self.singular_values_ = sigma
-        self._projection = projection
-        self._z_step_weights = z_alpha
-        self.view_weights_ = alpha
-        self.objective_ = np.asarray(history)
-        self.n_iter_ = int(n_iter)
+    def _model(self, n_threads):
+        """The fitted model as the parameters of the driver's block tasks."""
+        lam = self._model_settings()[2]
+        alpha = self._z_step_weights
+        return dict(
+            means=self.view_means_, scales=self.view_scales_, variant=self.variant, lam=lam,
+            W=self.projections_, A=self.consensus_anchors_, alpha=alpha,
+            scale=float(np.sum(alpha**2)) + lam, n_threads=n_threads,
+            projection=self._projection,
+        )  # fmt: skip
 
     def _transform_views(self, Xs):
-        views = self._scale_views(Xs)
-        lam = self._model_settings()[2]
-        W, A, alpha = self.projections_, self.consensus_anchors_, self._z_step_weights
-        with single_threaded_pools():
-            if self.variant == "code":
-                scale = float(np.sum(alpha**2)) + lam
-                Z = code_z_step(views, W, A, scale, n_threads=self._n_threads)
-            else:
-                H, B = z_problem(views, W, A, alpha, lam)
-                Z = solve_z(H, B, n_threads=self._n_threads)
-            return _normalize_rows(Z.T @ self._projection)
+        return smvsc_embedding(RowBlocks(Xs, Xs[0].shape[0]), self._model(self._n_threads))
 
     def _predict_views(self, Xs):
         F = self._transform_views(Xs)
         with single_threaded_pools():
             return self.kmeans_.predict(F).astype(np.intp, copy=False)
+
+    def _predict_blocks(self, Xs):
+        blocks = open_fitted_blocks(self, Xs)
+        params = dict(self._model(1 if blocks.uses_dask else self._n_threads), kmeans=self.kmeans_)
+        return labels_by_blocks(self, Xs, blocks, smvsc_label_task, params, type(self).__name__)
 
 
 class FPMVSCAG(SMVSC):

@@ -1,27 +1,43 @@
-"""The steps of SMVSC and FPMVS-CAG, shared by their in-memory and block paths.
+"""SMVSC and FPMVS-CAG over row blocks: one driver for in-memory and out-of-core views.
 
 Both solve ``sum_v alpha_v^2 ||X_v - W_v A Z||_F^2 + lambda ||Z||_F^2``: the authors'
-algorithm step for step (:func:`authors_fit`) or a monotone minimiser of the stated
-objective (:func:`smvsc_fit`). EOMSC-CA reuses the anchor and view-weight steps.
+algorithm step for step or a monotone minimiser of the stated objective
+(:func:`fit_smvsc`). The samples enter only through row-wise steps (each sample's Z
+step) and sums over rows (``X_v Z^T``, ``Z Z^T``, the view losses), so every outer
+iteration is a pass over the row blocks (:meth:`~._blockwise.RowBlocks.map`), folded in
+block order: a fit does not depend on the number of workers or on where the blocks ran.
+Views in memory are one block, whose graph and embedding the driver keeps. Views that do
+not fit in memory never hold more than one block: the code variant's graph is a
+function of the block and of the last pass's ``(W, A, alpha)`` and is recomputed by the
+label pass; the paper variant warm-starts each block's QP from its previous graph, kept
+in the calling process; the final k-means is fitted on the embedding of at most
+``kmeans_sample`` random rows, and every sample gets the nearest centre; the
+``mapstd`` statistics are merged block by block (Chan, Golub & LeVeque). EOMSC-CA
+reuses the anchor and view-weight steps.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
 from mvlearn_ext._lib._kernels import project_simplex
+from mvlearn_ext.cluster._blockwise import RowBlocks, statistics_pass
 from mvlearn_ext.cluster._common import (
     generalized_power_iteration,
+    gram_eigenpairs,
     procrustes,
     squared_view_weights,
 )
-from mvlearn_ext.cluster._preprocessing import constant_columns
+from mvlearn_ext.cluster._lmvsc_solver import _draw
+from mvlearn_ext.cluster._preprocessing import apply_view_scaling, constant_columns
 from mvlearn_ext.utils._simplex_qp import simplex_qp
+from mvlearn_ext.utils._threads import single_threaded_pools
 from mvlearn_ext.utils._validation import check_allocation
 from mvlearn_ext.utils._warnings import warn
 
@@ -36,46 +52,8 @@ _OBJECTIVE_FLOOR = 1e-10
 # --------------------------------------------------------------------------- shared steps
 
 
-def mapstd_statistics(Xs):
-    """Per-view feature means and sample standard deviations (``ddof=1``).
-
-    The z-scoring of the authors' codes (MATLAB's ``mapstd``): every feature
-    is centred and divided by its sample standard deviation (normalised by
-    ``n - 1``). A constant feature gets scale 1, so it becomes 0. Returns
-    ``(means, scales)``, two lists, for
-    :func:`~mvlearn_ext.cluster._preprocessing.apply_view_scaling`.
-    """
-    means, scales = [], []
-    for X in Xs:
-        X = np.asarray(X, dtype=np.float64)
-        mean = X.mean(axis=0)
-        scale = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
-        scale[constant_columns(mean, scale, np.float64)] = 1.0
-        means.append(mean)
-        scales.append(scale)
-    return means, scales
-
-
-def initial_graph(views, m, init, seed):
-    """The starting anchor graph ``Z`` (m x n), one-hot columns.
-
-    ``init="first"``: sample ``j < m`` is anchor ``j``'s only member and the
-    other columns are 0 (``Z = [I_m, 0]``, the authors' codes; it depends on
-    the order of the samples). ``init="kmeans"``: each sample on its cluster
-    among ``m`` k-means clusters of the joined views (seeded by ``seed``).
-    """
-    n = views[0].shape[0]
-    Z = np.zeros((m, n))
-    if init == "first":
-        Z[np.arange(m), np.arange(m)] = 1.0
-        return Z
-    labels = KMeans(n_clusters=m, n_init=1, random_state=seed).fit_predict(np.hstack(views))
-    Z[labels, np.arange(n)] = 1.0
-    return Z
-
-
-def warn_degenerate_graph(est, n_distinct, anchor_mass):
-    """Warn that the learned graph separates fewer groups than ``n_clusters``.
+def warn_degenerate_graph(name, n_clusters, init, n_distinct, anchor_mass, *, free_anchors):
+    """Warn that the graph learned by ``name`` separates fewer groups than ``n_clusters``.
 
     ``anchor_mass`` holds ``sum_i z_ji^2`` of every anchor ``j`` (the diagonal of
     ``Z Z^T``); an anchor with mass 0 holds no sample. With the authors' start
@@ -88,11 +66,10 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass):
     anchor (its SVD of ``Z^T`` adds an arbitrary null-space direction, and its
     k-means runs as usual); this fit does the same on its embedding and warns.
     """
-    k = est.n_clusters
+    k = n_clusters
     m = len(anchor_mass)
     n_empty = int(np.sum(np.asarray(anchor_mass) <= 0.0))
-    name = type(est).__name__
-    if "n_anchors" in est.get_params():
+    if free_anchors:
         advice = (
             f"more anchors (n_anchors={2 * k} or {3 * k}: the authors' grid is n_clusters "
             "times 1, 2 and 3)"
@@ -103,7 +80,7 @@ def warn_degenerate_graph(est, n_distinct, anchor_mass):
             "with more anchors)"
         )
     cause, other = "", ""
-    if est.init == "first":
+    if init == "first":
         other = ", init='kmeans' (in memory), or shuffle the samples"
         if n_empty:
             cause = (
@@ -167,30 +144,18 @@ def iteration_done(
     return change < tol
 
 
-def store_anchor_model(est, m, d, W, A):
-    """Set the fitted anchor model shared by SMVSC, FPMVS-CAG and EOMSC-CA on ``est``.
-
-    ``n_anchors_``, ``n_components_``, ``projections_`` (``W``),
-    ``consensus_anchors_`` (``A``) and ``anchors_`` (``(W_v A)^T`` per view).
-    """
-    est.n_anchors_, est.n_components_ = m, d
-    est.projections_ = W
-    est.consensus_anchors_ = A
-    est.anchors_ = [(Wv @ A).T for Wv in W]
-
-
-def final_kmeans(est, F, n_distinct, anchor_mass, seed):
+def final_kmeans(F, n_clusters, n_init, seed, n_distinct, warn_degenerate):
     """The k-means of SMVSC's embedding ``F``, with a warning when the graph is degenerate.
 
     When ``n_distinct`` (the distinct rows of the embedding) is below ``n_clusters``,
-    :func:`warn_degenerate_graph` warns with ``anchor_mass()`` (called only then) and
-    scikit-learn's own warning about distinct clusters is silenced.
+    ``warn_degenerate(n_distinct)`` warns and scikit-learn's own warning about
+    distinct clusters is silenced.
     """
     with warnings.catch_warnings():
-        if n_distinct < est.n_clusters:
-            warn_degenerate_graph(est, n_distinct, anchor_mass())
+        if n_distinct < n_clusters:
+            warn_degenerate(n_distinct)
             warnings.filterwarnings("ignore", "Number of distinct clusters")
-        return KMeans(n_clusters=est.n_clusters, n_init=est.n_init, random_state=seed).fit(F)
+        return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(F)
 
 
 def residual_losses(views, W, A, Z):
@@ -229,57 +194,6 @@ def code_z_step(views, W, A, scale, *, n_threads=None):
     return project_simplex(np.ascontiguousarray(B) / scale, axis=0, n_threads=n_threads)
 
 
-def authors_fit(
-    views,
-    *,
-    Z0,
-    n_components,
-    lam,
-    max_iter,
-    tol,
-    min_iter,
-    weight_power,
-    n_threads,
-    log,
-    callback=None,
-):
-    """The alternating scheme of the authors' SMVSC / FPMVS-CAG code.
-
-    Every iteration updates, in the order of the code, ``W_v`` (polar
-    factor of ``X_v Z^T A^T``; the first iteration takes
-    ``W_v = I_{d_v x d}``, what the code's SVD of its all-zero start gives),
-    ``A`` (polar factor of ``sum_v alpha_v^2 W_v^T X_v Z^T``), ``Z``
-    (:func:`code_z_step` with ``sum_v alpha_v^2 + lambda``) and ``alpha``
-    (:func:`code_view_weights`), then records
-    ``sum_v alpha_v^2 ||R_v||^2 + lambda ||Z||^2`` with the new ``alpha``.
-    Stops after iteration ``t`` when ``t >= min_iter`` and the relative
-    change of that value is below ``tol``, when it falls below 1e-10, or
-    at ``max_iter``. ``views`` are ``(n, d_v)`` (samples as rows).
-
-    Returns ``(W, A, Z, alpha, z_alpha, history, n_iter)``, where
-    ``z_alpha`` are the weights the last Z step used.
-    """
-    Z = Z0
-    W, A, alpha = start_model([X.shape[1] for X in views], n_components)
-    history = []
-    start = time.perf_counter()
-    n_iter = 0
-    z_alpha = alpha
-    for n_iter in range(1, max_iter + 1):
-        XZt = [(Z @ X).T for X in views]  # d_v x m
-        W, A = anchor_step(XZt, W, A, alpha)
-        z_alpha = alpha
-        Z = code_z_step(views, W, A, float(np.sum(alpha**2)) + lam, n_threads=n_threads)
-        losses = residual_losses(views, W, A, Z)
-        alpha = code_view_weights(losses, weight_power)
-        history.append(float(np.sum(alpha**2 * losses) + lam * np.sum(Z * Z)))
-        if callback is not None:
-            callback(n_iter, W, A, Z, alpha)
-        if iteration_done(log, n_iter, history, start, tol, min_iter=min_iter):
-            break
-    return W, A, Z, alpha, z_alpha, history, n_iter
-
-
 # --------------------------------------------------------------------------- paper variant
 
 
@@ -291,22 +205,21 @@ def _is_multiple_of_identity(M, rtol=1e-10):
 
 
 class _State:
-    """The blocks of the SMVSC model and the per-view statistics they need.
+    """The blocks ``W``, ``A``, ``alpha`` of the SMVSC model and the sums of the graph.
 
-    ``views`` are ``(n, d_v)`` (samples as rows); ``W[v]`` is ``(d_v, d)``,
-    ``A`` is ``(d, m)``, ``Z`` is ``(m, n)``, ``alpha`` is ``(V,)``.
+    The W, A and alpha steps and the objective only need ``Z Z^T`` (m x m),
+    ``X_v Z^T`` (d_v x m) and ``||X_v||^2``, which a pass over the row blocks
+    returns (:meth:`set_sums`). ``W[v]`` is ``(d_v, d)``, ``A`` is ``(d, m)``,
+    ``alpha`` is ``(V,)``.
     """
 
-    def __init__(self, views, W, A, Z, alpha, lam):
-        self.views = views
-        self.norms2 = [float(np.sum(X * X)) for X in views]
-        self.W, self.A, self.Z, self.alpha, self.lam = W, A, Z, alpha, lam
-        self.refresh_graph()
+    def __init__(self, W, A, alpha, lam, sums):
+        self.W, self.A, self.alpha, self.lam = W, A, alpha, lam
+        self.set_sums(*sums)
 
-    def refresh_graph(self):
-        """Recompute the products with ``Z``: ``Z Z^T`` and ``X_v^T Z^T``."""
-        self.ZZt = self.Z @ self.Z.T
-        self.XZt = [(self.Z @ X).T for X in self.views]  # d_v x m
+    def set_sums(self, ZZt, XZt, norms2):
+        """The sums of the current graph: ``Z Z^T``, ``X_v Z^T`` and ``||X_v||^2``."""
+        self.ZZt, self.XZt, self.norms2 = ZZt, XZt, [float(x) for x in norms2]
 
     def view_losses(self):
         """``||X_v - W_v A Z||^2`` for every view, without forming the residual."""
@@ -344,11 +257,6 @@ class _State:
                 C, self.A, Q=Q, P=self.ZZt, max_iter=_GPI_MAX_ITER
             )
 
-    def update_Z(self, n_threads):
-        H, B = z_problem(self.views, self.W, self.A, self.alpha, self.lam)
-        self.Z = solve_z(H, B, Z0=self.Z, n_threads=n_threads)
-        self.refresh_graph()
-
     def update_alpha(self):
         losses = self.view_losses()
         self.alpha = squared_view_weights(losses)
@@ -382,48 +290,426 @@ def solve_z(H, B, *, Z0=None, n_threads=None):
     return Z
 
 
-def smvsc_fit(views, *, Z0, n_components, lam, max_iter, tol, n_threads, log, callback=None):
-    """Alternating minimisation of the SMVSC objective (driver; valid input assumed).
-
-    ``Z0`` (m x n) is the starting graph (:func:`initial_graph`); ``W_v``
-    and ``A`` start as ``I_{d_v x d}`` and ``I_{d x m}``, ``alpha`` uniform.
-
-    Returns the final :class:`_State`, the objective after every outer
-    iteration, and the number of iterations. ``callback(iteration, block,
-    objective)`` is called after every block update when given (tests use it
-    to check that each block decreases the objective).
-    """
-    d, m = n_components, Z0.shape[0]
-    W0, _, alpha0 = start_model([X.shape[1] for X in views], d)
-    state = _State(views, W0, np.eye(d, m), Z0, alpha0, lam)
-    history = []
-    start = time.perf_counter()
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        for block, update in (
-            ("W", state.update_W),
-            ("A", state.update_A),
-            ("Z", lambda: state.update_Z(n_threads)),
-            ("alpha", state.update_alpha),
-        ):
-            update()
-            if callback is not None:
-                callback(n_iter, block, state.objective())
-        history.append(state.objective())
-        if iteration_done(log, n_iter, history, start, tol, floor=None):
-            break
-    # A last Z step with the final view weights: the graph is then the one
-    # that ``predict`` computes for the training samples.
-    state.update_Z(n_threads)
-    if callback is not None:
-        callback(n_iter, "Z", state.objective())
-    history.append(state.objective())
-    return state, history, n_iter
-
-
-# --------------------------------------------------------------------------- estimators
-
-
 def _normalize_rows(F):
     norms = np.linalg.norm(F, axis=1, keepdims=True)
     return F / np.where(norms > 0, norms, 1.0)
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+def mapstd_from_moments(moments):
+    """``(mean, scale)``: the z-scoring of the authors' codes from merged moments.
+
+    MATLAB's ``mapstd``: every feature is centred and divided by its sample standard
+    deviation (normalised by ``n - 1``). ``moments`` is the merged ``(count, mean,
+    M2)`` of one view; a constant feature gets scale 1, so it becomes 0.
+    """
+    n, mean, m2 = moments
+    mean = np.asarray(mean, dtype=np.float64)
+    scale = np.sqrt(np.maximum(m2, 0.0) / (n - 1)) if n > 1 else np.zeros(mean.shape[0])
+    scale[constant_columns(mean, scale, np.float64)] = 1.0
+    return mean, scale
+
+
+def fold_sum(total, part):
+    """``total + part``, or ``part`` when ``total`` is None (a fold over blocks)."""
+    return part if total is None else total + part
+
+
+def fold_list(total, part):
+    """:func:`fold_sum` of two lists, item by item."""
+    return list(part) if total is None else [t + p for t, p in zip(total, part, strict=True)]
+
+
+def _block_graph(p, X, Z_prev=None):
+    """The Z step of the variant on one block (``Z_prev``: the paper variant's warm start)."""
+    if p["variant"] == "code":
+        return code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
+    H, B = z_problem(X, p["W"], p["A"], p["alpha"], p["lam"])
+    return solve_z(H, B, Z0=Z_prev, n_threads=p["n_threads"])
+
+
+def _sums(Z, X):
+    return dict(
+        gram=Z @ Z.T,
+        XZt=[(Z @ Xv).T for Xv in X],
+        norms2=np.array([float(np.sum(Xv * Xv)) for Xv in X]),
+    )
+
+
+def _scaled_task(p, _, *views):
+    return apply_view_scaling(views, p["means"], p["scales"])
+
+
+def sums_task(p, Z, *views):
+    """The sums of a given graph ``Z`` of one block (the start of the paper variant)."""
+    with single_threaded_pools():
+        return dict(_sums(Z, apply_view_scaling(views, p["means"], p["scales"])), Z=Z)
+
+
+def _code_pass_task(p, rows, *views):
+    """Graph of one block by the code's Z step, and the sums of one iteration."""
+    with single_threaded_pools():
+        X = apply_view_scaling(views, p["means"], p["scales"])
+        Z = code_z_step(X, p["W"], p["A"], p["scale"], n_threads=p["n_threads"])
+        return dict(
+            losses=residual_losses(X, p["W"], p["A"], Z),
+            XZt=[(Z @ Xv).T for Xv in X],
+            sumsq=float(np.sum(Z * Z)),
+            gram=Z @ Z.T,
+            sample=None if rows is None else np.ascontiguousarray(Z[:, rows].T),
+            Z=Z if p["keep"] else None,
+        )
+
+
+def _paper_pass_task(p, Z_prev, *views):
+    """The paper variant's exact Z step on one block, warm-started, and its sums."""
+    with single_threaded_pools():
+        X = apply_view_scaling(views, p["means"], p["scales"])
+        Z = _block_graph(p, X, Z_prev)
+        return dict(_sums(Z, X), Z=Z)
+
+
+def _embedding_task(p, _, *views):
+    with single_threaded_pools():
+        Z = _block_graph(p, apply_view_scaling(views, p["means"], p["scales"]))
+        return _normalize_rows(Z.T @ p["projection"])
+
+
+def smvsc_label_task(p, _, *views):
+    """Labels of one block by the fitted model ``p`` (for :func:`~._blockwise.map_labels`)."""
+    with single_threaded_pools():
+        return p["kmeans"].predict(_embedding_task(p, None, *views)).astype(np.intp)
+
+
+def _distinct_task(p, _, *views):
+    with single_threaded_pools():
+        return np.unique(_embedding_task(p, None, *views), axis=0)[: p["k"]]
+
+
+def _count_distinct(blocks, params, k):
+    """Distinct rows of the embedding, counted up to ``k`` over all blocks."""
+    seen = set()
+    for rows in blocks.map(_distinct_task, dict(params, k=k)):
+        seen.update(row.tobytes() for row in rows)
+        if len(seen) >= k:
+            break
+    return len(seen)
+
+
+def scale_in_memory(blocks, p):
+    """Views in memory standardised once: their block and parameters with no scaling left.
+
+    The passes would otherwise standardise the block anew every time; the values are
+    the same.
+    """
+    (views,) = blocks.map(_scaled_task, p)
+    return RowBlocks(views, blocks.n_samples), dict(p, means=None, scales=None)
+
+
+def start_labels(blocks, m, init, seed, p):
+    """The anchor of every sample in the starting graph ``Z_0`` (-1: none), one-hot.
+
+    ``init="first"``: sample ``j < m`` is anchor ``j``'s only member (``Z_0 =
+    [I_m, 0]``, the authors' codes; it depends on the order of the samples).
+    ``init="kmeans"``: each sample on its cluster among ``m`` k-means clusters of
+    the joined views standardised by ``p`` (seeded by ``seed``), which needs every
+    row at once: views in memory, one block.
+    """
+    if init == "first":
+        labels = np.full(blocks.n_samples, -1)
+        labels[:m] = np.arange(m)
+        return labels
+    (views,) = blocks.map(_scaled_task, p)
+    return KMeans(n_clusters=m, n_init=1, random_state=seed).fit_predict(np.hstack(views))
+
+
+def one_hot_blocks(blocks, labels, m):
+    """Per block, the columns (m x n_b) of the one-hot graph of ``labels``."""
+    graphs = []
+    for b in range(blocks.n_blocks):
+        lo, hi = int(blocks.bounds[b]), int(blocks.bounds[b + 1])
+        Z0 = np.zeros((m, hi - lo))
+        member = np.flatnonzero(labels[lo:hi] >= 0)
+        Z0[labels[lo:hi][member], member] = 1.0
+        graphs.append(Z0)
+    return graphs
+
+
+class SMVSCFit(NamedTuple):
+    """The fitted pieces of :func:`fit_smvsc`."""
+
+    view_means: list | None
+    view_scales: list | None
+    W: list
+    A: np.ndarray
+    #: View weights after the last iteration, and those of the last Z step.
+    alpha: np.ndarray
+    z_alpha: np.ndarray
+    history: list
+    n_iter: int
+    #: The ``(m, n_samples)`` graph and the embedding; None unless ``keep_graph``.
+    graph: np.ndarray | None
+    embedding: np.ndarray | None
+    singular_values: np.ndarray
+    projection: np.ndarray
+    kmeans: KMeans
+    labels: np.ndarray
+
+
+def fit_smvsc(
+    blocks,
+    n_clusters,
+    *,
+    variant,
+    init,
+    n_anchors,
+    n_components,
+    reg_lambda,
+    n_embedding,
+    scaling,
+    n_init,
+    max_iter,
+    tol,
+    weight_power,
+    min_iter,
+    init_seed,
+    kmeans_seed,
+    n_threads,
+    keep_graph,
+    kmeans_sample=None,
+    warn_degenerate=None,
+    log=None,
+    progress=False,
+    name="SMVSC",
+    callback=None,
+):
+    """Fit SMVSC / FPMVS-CAG on the row blocks ``blocks`` (a :class:`~._blockwise.RowBlocks`).
+
+    ``variant="code"`` runs the authors' alternating scheme: every iteration
+    updates ``W_v`` (polar factor of ``X_v Z^T A^T``; the first iteration keeps
+    ``W_v = I_{d_v x d}``, what the code's SVD of its all-zero start gives), ``A``
+    (polar factor of ``sum_v alpha_v^2 W_v^T X_v Z^T``), ``Z`` (:func:`code_z_step`
+    with ``sum_v alpha_v^2 + lambda``, one pass over the blocks) and ``alpha``
+    (:func:`code_view_weights`), then records ``sum_v alpha_v^2 ||R_v||^2 + lambda
+    ||Z||^2`` with the new ``alpha``; it stops after iteration ``t`` when
+    ``t >= min_iter`` and the relative change of that value is below ``tol``, when
+    it falls below 1e-10, or at ``max_iter``. The first iteration's ``X_v Z_0^T``
+    for ``Z_0 = [I_m, 0]`` is the first ``m`` standardised rows, read in the
+    statistics pass. ``variant="paper"`` minimises the objective monotonically:
+    the W, A and alpha steps of :class:`_State` on the sums of a pass, and the
+    exact Z step (:func:`solve_z`) warm-started from the previous graph, which is
+    kept, one array per block; a last Z step with the final weights makes the
+    graph the one ``predict`` computes for the training samples.
+
+    The embedding is the ``n_embedding`` top left singular vectors of ``Z^T``
+    (from the eigenpairs of ``Z Z^T``, summed over blocks), row-normalised.
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+    n_clusters, variant, init, scaling, n_init, max_iter, tol
+        As in :class:`~mvlearn_ext.cluster.SMVSC`; ``init="kmeans"`` needs one block.
+    n_anchors, n_components, reg_lambda : int, int, float
+        ``m`` (at most ``n_samples``), ``d`` and ``lambda``.
+    n_embedding : int
+        Singular vectors kept for the final k-means (at most ``m``).
+    weight_power, min_iter : int
+        The code variant's view weights (:func:`code_view_weights`) and its fewest
+        iterations.
+    init_seed, kmeans_seed : int
+        Seeds of ``init="kmeans"`` and of the final k-means.
+    n_threads : int
+        Threads of the simplex projections (1 when the blocks run on dask's threads).
+    keep_graph : bool
+        Keep the graph and the embedding of every row (views in memory); the labels
+        are then those of the final k-means fit, with no label pass.
+    kmeans_sample : int or None
+        Rows on which the final k-means is fitted (None: every row).
+    warn_degenerate : callable or None
+        ``warn_degenerate(n_distinct, anchor_mass)``, called when the embedding has
+        fewer than ``n_clusters`` distinct rows.
+    log : callable or None
+        Called with a progress message.
+    progress : bool
+        Show progress bars over the blocks.
+    name : str
+        Label of the progress bars.
+    callback : callable or None
+        The paper variant calls ``callback(n_iter, block, objective)`` after every
+        block update (``block`` is ``"W"``, ``"A"``, ``"Z"`` or ``"alpha"``).
+
+    Returns
+    -------
+    SMVSCFit
+    """
+    log = log or (lambda message: None)
+    n, k, m, d, lam = blocks.n_samples, n_clusters, n_anchors, n_components, reg_lambda
+    n_threads = 1 if blocks.uses_dask else n_threads
+    start = time.perf_counter()
+    first = np.arange(m) if init == "first" else np.empty(0, dtype=np.int64)
+    moments, picked = statistics_pass(blocks, first, progress=progress, desc=f"{name} statistics")
+    means = scales = None
+    if scaling is not None:
+        stats = [mapstd_from_moments(m_v) for m_v in moments]
+        means, scales = [s[0] for s in stats], [s[1] for s in stats]
+    base = dict(means=means, scales=scales, variant=variant, lam=lam, n_threads=n_threads)
+    if keep_graph:
+        blocks, base = scale_in_memory(blocks, base)
+    kmeans_rows = None if keep_graph else _draw(kmeans_seed, n, kmeans_sample)
+    graphs = XZt = None
+    if variant == "code" and init == "first":
+        # Z_0 = [I_m, 0]: Z_0 X_v holds the first m (standardised) rows of X_v.
+        XZt = [X_v.T for X_v in apply_view_scaling(picked, means, scales)]
+    else:
+        graphs = one_hot_blocks(blocks, start_labels(blocks, m, init, init_seed, base), m)
+    pieces = dict(base=base, name=name, log=log, progress=progress, start=start)
+    if variant == "code":
+        if XZt is None:
+            XZt = pass_sums(blocks, sums_task, base, graphs, progress, f"{name} start")[1]
+        W, A, alpha, z_alpha, history, n_iter, gram, sample, graphs = _code_iterations(
+            blocks, XZt, d, lam, max_iter, tol, weight_power, min_iter, keep_graph,
+            kmeans_rows, **pieces,
+        )  # fmt: skip
+    else:
+        W, A, alpha, history, n_iter, gram, graphs = _paper_iterations(
+            blocks, graphs, m, d, lam, max_iter, tol, callback, **pieces
+        )
+        z_alpha = alpha
+        sample = None if keep_graph else np.hstack(graphs)[:, kmeans_rows].T
+    sigma, V, scale = gram_eigenpairs(gram, n_embedding)
+    projection = V * scale
+    params = dict(base, W=W, A=A, alpha=z_alpha, scale=float(np.sum(z_alpha**2)) + lam)
+    params["projection"] = projection
+    graph = embedding = None
+    if keep_graph:
+        graph = graphs[0] if len(graphs) == 1 else np.hstack(graphs)
+        embedding = F = _normalize_rows(graph.T @ projection)
+        n_distinct = np.unique(F, axis=0).shape[0]
+    else:
+        F = _normalize_rows(sample @ projection)
+        n_distinct = k
+        if np.unique(F, axis=0).shape[0] < k:
+            if variant == "code":
+                n_distinct = _count_distinct(blocks, params, k)
+            else:
+                n_distinct = np.unique(_normalize_rows(np.hstack(graphs).T @ projection), axis=0)
+                n_distinct = n_distinct.shape[0]
+    warn = (lambda count: warn_degenerate(count, np.diag(gram))) if warn_degenerate else None
+    kmeans = final_kmeans(F, k, n_init, kmeans_seed, n_distinct, warn or (lambda count: None))
+    if keep_graph:
+        labels = kmeans.labels_.astype(np.intp, copy=False)
+    elif variant == "code":
+        labels = np.concatenate(
+            list(
+                blocks.map(
+                    smvsc_label_task, dict(params, kmeans=kmeans), progress=progress,
+                    desc=f"{name} labels",
+                )
+            )
+        )  # fmt: skip
+    else:
+        labels = np.concatenate(
+            [kmeans.predict(_normalize_rows(Z.T @ projection)).astype(np.intp) for Z in graphs]
+        )
+    log(f"embedding, k-means and labels done ({time.perf_counter() - start:.2f} s)")
+    return SMVSCFit(
+        view_means=means, view_scales=scales, W=W, A=A, alpha=alpha, z_alpha=z_alpha,
+        history=history, n_iter=int(n_iter), graph=graph, embedding=embedding,
+        singular_values=sigma, projection=projection, kmeans=kmeans, labels=labels,
+    )  # fmt: skip
+
+
+def pass_sums(blocks, task, params, graphs, progress, desc):
+    """``(Z Z^T, X_v Z^T, ||X_v||^2, graphs)`` folded over one pass of ``task``."""
+    gram, XZt, norms2, new = None, None, None, []
+    for part in blocks.map(task, params, graphs, progress=progress, desc=desc):
+        gram = fold_sum(gram, part["gram"])
+        XZt = fold_list(XZt, part["XZt"])
+        norms2 = fold_sum(norms2, part["norms2"])
+        new.append(part["Z"])
+    return gram, XZt, norms2, new
+
+
+def _code_iterations(
+    blocks, XZt, d, lam, max_iter, tol, weight_power, min_iter, keep, sample_rows, *,
+    base, name, log, progress, start,
+):  # fmt: skip
+    """The code variant's iterations, one pass over the blocks each."""
+    W, A, alpha = start_model(blocks.widths, d)
+    z_alpha = alpha
+    history = []
+    n_iter = 0
+    local = None if sample_rows is None else blocks.local_rows(sample_rows)
+    gram = sample = graphs = None
+    for n_iter in range(1, max_iter + 1):
+        W, A = anchor_step(XZt, W, A, alpha)
+        z_alpha = alpha
+        params = dict(base, W=W, A=A, scale=float(np.sum(alpha**2)) + lam, keep=keep)
+        losses, XZt, sumsq, gram, sample, graphs = None, None, 0.0, None, [], []
+        for part in blocks.map(
+            _code_pass_task, params, local, progress=progress, desc=f"{name} iteration {n_iter}"
+        ):
+            losses = fold_sum(losses, part["losses"])
+            XZt = fold_list(XZt, part["XZt"])
+            sumsq += part["sumsq"]
+            gram = fold_sum(gram, part["gram"])
+            sample.append(part["sample"])
+            graphs.append(part["Z"])
+        alpha = code_view_weights(losses, weight_power)
+        history.append(float(np.sum(alpha**2 * losses) + lam * sumsq))
+        if iteration_done(log, n_iter, history, start, tol, min_iter=min_iter):
+            break
+    sample = None if local is None else np.vstack(sample)
+    return W, A, alpha, z_alpha, history, n_iter, gram, sample, graphs
+
+
+def _paper_iterations(
+    blocks, graphs, m, d, lam, max_iter, tol, callback, *, base, name, log, progress, start
+):
+    """The paper variant on the sums of one pass per iteration (see :func:`fit_smvsc`)."""
+    W, _, alpha = start_model(blocks.widths, d)
+    gram, XZt, norms2, graphs = pass_sums(
+        blocks, sums_task, base, graphs, progress, f"{name} start"
+    )
+    state = _State(W, np.eye(d, m), alpha, lam, (gram, XZt, norms2))
+
+    def z_step(desc):
+        params = dict(base, W=state.W, A=state.A, alpha=state.alpha)
+        gram, XZt, norms2, graphs[:] = pass_sums(
+            blocks, _paper_pass_task, params, graphs, progress, desc
+        )
+        state.set_sums(gram, XZt, norms2)
+
+    def report(n_iter, block):
+        if callback is not None:
+            callback(n_iter, block, state.objective())
+
+    history = []
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        state.update_W()
+        report(n_iter, "W")
+        state.update_A()
+        report(n_iter, "A")
+        z_step(f"{name} iteration {n_iter}")
+        report(n_iter, "Z")
+        state.update_alpha()
+        report(n_iter, "alpha")
+        history.append(state.objective())
+        if iteration_done(log, n_iter, history, start, tol, floor=None):
+            break
+    z_step(f"{name} last Z step")
+    report(n_iter, "Z")
+    history.append(state.objective())
+    return state.W, state.A, state.alpha, history, n_iter, state.ZZt, graphs
+
+
+def smvsc_embedding(blocks, model):
+    """The row-normalised embedding of every row of ``blocks`` (views in memory).
+
+    ``model``: ``means``, ``scales``, ``variant``, ``lam``, ``n_threads``, ``W``,
+    ``A``, ``alpha`` (the weights of the last Z step), ``scale`` and ``projection``.
+    """
+    return np.vstack(list(blocks.map(_embedding_task, model)))

@@ -10,11 +10,9 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import EOMSCCA
-from mvlearn_ext.cluster._eomsc_solver import (
-    connected_bipartite_graph,
-    lambda_step,
-    project_simplex_masked,
-)
+from mvlearn_ext.cluster._blockwise import RowBlocks
+from mvlearn_ext.cluster._eomsc_blocks import block_bipartite_graph
+from mvlearn_ext.cluster._eomsc_solver import lambda_step, project_simplex_masked
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
 from mvlearn_ext.utils.estimator_checks import check_multiview_estimator
@@ -108,10 +106,14 @@ def test_graph_step_on_block_data_finds_the_blocks():
     B[groups == 1, 2:] += 1.0
     B[groups == 0, 2:] -= 1.0
     B[groups == 1, :2] -= 1.0
-    G0 = np.eye(n, m)
-    labels, S, U, _, n_iter, _ = connected_bipartite_graph(
-        B, G0, 2, 1.0, reg_init=0.1, max_iter=50
-    )
+    # One view X = B with W = A = I and weight 1: the graph step's linear term is B.
+    core = dict(means=None, scales=None, W=[np.eye(m)], A=np.eye(m), a2=np.ones(1), scale=1.0)
+    start = np.where(np.arange(n) < m, np.arange(n), -1)  # G_0 = I_{n x m}
+    labels, _, _, n_iter, _, _, _, Z = block_bipartite_graph(
+        RowBlocks([B], n), core, m, 2, starts=[start], inv2=np.ones(m), reg_init=0.1,
+        max_iter=50, verbose=False, desc="graph", keep=True,
+    )  # fmt: skip
+    S = Z.T
     assert adjusted_rand_score(groups, labels) == 1.0 and n_iter <= 50
     assert np.all(S[groups == 0][:, 2:] == 0) and np.all(S[groups == 1][:, :2] == 0)
 

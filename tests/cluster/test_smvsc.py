@@ -11,14 +11,17 @@ from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster import FPMVSCAG, SMVSC
+from mvlearn_ext.cluster._blockwise import RowBlocks, moments_of_block
 from mvlearn_ext.cluster._common import procrustes
 from mvlearn_ext.cluster._smvsc_solver import (
+    _State,
     code_z_step,
-    initial_graph,
+    fit_smvsc,
     iteration_done,
-    mapstd_statistics,
-    smvsc_fit,
+    mapstd_from_moments,
+    one_hot_blocks,
     solve_z,
+    start_labels,
     z_problem,
 )
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
@@ -36,6 +39,22 @@ def blobs():
 
 def _standardized(Xs):
     return [(X - X.mean(axis=0)) / X.std(axis=0) for X in Xs]
+
+
+def _paper_fit(views, n_anchors, n_components, lam, max_iter, callback=None):
+    """The paper variant on standardised views, started from a k-means graph."""
+    return fit_smvsc(
+        RowBlocks(views, views[0].shape[0]), 3, variant="paper", init="kmeans",
+        n_anchors=n_anchors, n_components=n_components, reg_lambda=lam,
+        n_embedding=n_anchors, scaling=None, n_init=1, max_iter=max_iter, tol=0.0,
+        weight_power=2, min_iter=1, init_seed=0, kmeans_seed=0, n_threads=1,
+        keep_graph=True, callback=callback,
+    )  # fmt: skip
+
+
+def _state(views, W, A, Z, alpha, lam):
+    sums = (Z @ Z.T, [(Z @ X).T for X in views], [np.sum(X * X) for X in views])
+    return _State(W, A, alpha, lam, sums)
 
 
 def _direct_objective(views, W, A, Z, alpha, lam):
@@ -116,25 +135,18 @@ def test_every_block_update_decreases_the_objective(n_anchors, n_components, wid
     )
     views = _standardized(Xs)
     trace = []
-    state, history, n_iter = smvsc_fit(
-        views,
-        Z0=initial_graph(views, n_anchors, "kmeans", 0),
-        n_components=n_components,
-        lam=lam,
-        max_iter=15,
-        tol=0.0,
-        n_threads=1,
-        log=lambda message: None,
+    fitted = _paper_fit(
+        views, n_anchors, n_components, lam, 15,
         callback=lambda it, block, value: trace.append((it, block, value)),
-    )
-    assert n_iter == 15 and len(trace) == 4 * 15 + 1
+    )  # fmt: skip
+    assert fitted.n_iter == 15 and len(trace) == 4 * 15 + 1
     values = np.array([value for _, _, value in trace])
     assert np.all(np.diff(values) <= 1e-9 * values[0]), trace
     # The expanded objective equals the direct one.
-    direct = _direct_objective(views, state.W, state.A, state.Z, state.alpha, lam)
-    np.testing.assert_allclose(history[-1], direct, rtol=1e-10)
+    direct = _direct_objective(views, fitted.W, fitted.A, fitted.graph, fitted.alpha, lam)
+    np.testing.assert_allclose(fitted.history[-1], direct, rtol=1e-10)
     # The constraints hold: orthonormal columns or rows.
-    for M in [state.A, *state.W]:
+    for M in [fitted.A, *fitted.W]:
         p, q = M.shape
         gram = M.T @ M if p >= q else M @ M.T
         np.testing.assert_allclose(gram, np.eye(min(p, q)), atol=1e-10)
@@ -144,31 +156,26 @@ def test_blocks_are_minimisers_against_random_candidates():
     Xs, _ = make_multiview_blobs(60, n_views=2, n_features=[5, 4], n_clusters=3, random_state=2)
     views = _standardized(Xs)
     lam = 0.3
-    state, _, _ = smvsc_fit(
-        views,
-        Z0=initial_graph(views, 3, "kmeans", 0),
-        n_components=3,
-        lam=lam,
-        max_iter=5,
-        tol=0.0,
-        n_threads=1,
-        log=lambda message: None,
-    )
+    fitted = _paper_fit(views, 3, 3, lam, 5)
+    Z = fitted.graph
+    state = _state(views, fitted.W, fitted.A, Z, fitted.alpha, lam)
     rng = np.random.default_rng(0)
-    base = _direct_objective(views, state.W, state.A, state.Z, state.alpha, lam)
+    base = _direct_objective(views, state.W, state.A, Z, state.alpha, lam)
     state.update_A()  # A is a Procrustes minimiser here (m = d <= d_v)
-    best_A = _direct_objective(views, state.W, state.A, state.Z, state.alpha, lam)
+    best_A = _direct_objective(views, state.W, state.A, Z, state.alpha, lam)
     assert best_A <= base + 1e-9 * base
     for _ in range(100):
         A = procrustes(rng.normal(size=state.A.shape))
-        assert _direct_objective(views, state.W, A, state.Z, state.alpha, lam) >= best_A - 1e-9
+        assert _direct_objective(views, state.W, A, Z, state.alpha, lam) >= best_A - 1e-9
     # The Z step (alpha^2 in both terms) beats random simplex points per column.
-    state.update_Z(n_threads=1)
-    best_Z = _direct_objective(views, state.W, state.A, state.Z, state.alpha, lam)
+    H, B = z_problem(views, state.W, state.A, state.alpha, lam)
+    Z = solve_z(H, B, Z0=Z, n_threads=1)
+    state = _state(views, state.W, state.A, Z, state.alpha, lam)
+    best_Z = _direct_objective(views, state.W, state.A, Z, state.alpha, lam)
     for _ in range(50):
-        Z = state.Z.copy()
-        Z[:, :10] = rng.dirichlet(np.ones(3), size=10).T
-        assert _direct_objective(views, state.W, state.A, Z, state.alpha, lam) >= best_Z
+        Z_other = Z.copy()
+        Z_other[:, :10] = rng.dirichlet(np.ones(3), size=10).T
+        assert _direct_objective(views, state.W, state.A, Z_other, state.alpha, lam) >= best_Z
     # Alpha is the minimiser of sum alpha_v^2 loss_v.
     losses = state.view_losses()
     state.update_alpha()
@@ -271,7 +278,7 @@ def test_code_z_step_leaves_the_weights_out_of_the_linear_term():
 def test_mapstd_uses_the_sample_standard_deviation():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(9, 3)) * [1.0, 5.0, 0.0] + 2.0
-    (mean,), (scale,) = mapstd_statistics([X])
+    mean, scale = mapstd_from_moments(moments_of_block(X))
     np.testing.assert_allclose(mean, X.mean(axis=0))
     np.testing.assert_allclose(scale[:2], X[:, :2].std(axis=0, ddof=1))
     assert scale[2] == 1.0  # a constant feature is centred to 0, not divided by 0
@@ -279,8 +286,9 @@ def test_mapstd_uses_the_sample_standard_deviation():
 
 def test_first_init_uses_the_first_samples_as_anchors():
     views = [np.arange(12.0).reshape(6, 2), np.ones((6, 3))]
-    Z = initial_graph(views, 4, "first", None)
-    np.testing.assert_array_equal(Z, np.eye(4, 6))
+    blocks = RowBlocks(views, 4)
+    labels = start_labels(blocks, 4, "first", None, dict(means=None, scales=None))
+    np.testing.assert_array_equal(np.hstack(one_hot_blocks(blocks, labels, 4)), np.eye(4, 6))
 
 
 def test_invariant_to_the_order_of_the_views(blobs):

@@ -36,18 +36,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import platform
-import shlex
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
-
-import mvlearn_ext
+from _common import parse_variant, run_header
 
 CONCAT = {
     "concat-kmeans-z": ("ConcatKMeans", {"scaling": "zscore"}),
@@ -78,24 +73,6 @@ PEERS = ("mvlearn-spectral", "mvlearn-kmeans")
 ORACLE = "best-single-view (oracle)"
 REFERENCE = "concat-spectral-bal"
 SMALL_N = 150
-
-
-def parse_variant(spec):
-    """``NAME=CLASS:key=value[,key=value]`` -> (name, class name, params)."""
-    head, sep, body = spec.partition(":")
-    name, eq, base = head.partition("=")
-    if not sep or not eq:
-        raise SystemExit(f"--variant {spec!r}: expected NAME=CLASS:key=value[,key=value]")
-    params = {}
-    for item in filter(None, body.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise SystemExit(f"--variant {spec!r}: {item!r} is not key=value")
-        try:
-            params[key.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            params[key.strip()] = value.strip()
-    return name.strip(), base.strip(), params
 
 
 def _zscore(Xs):
@@ -493,7 +470,7 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=10, help="seeds 0..S-1 (default 10)")
     p.add_argument("--datasets", default=None, help="comma-separated set names (default: all)")
     p.add_argument("--methods", default=None, help="comma-separated method rows (default: all)")
-    p.add_argument("--variant", action="append", default=[], help="NAME=CLASS:key=value,...")
+    p.add_argument("--variant", action="append", default=[], help="[NAME=]CLASS:key=value,...")
     p.add_argument("--mvlearn-max-n", type=int, default=1500)
     p.add_argument("--timing", action="store_true", help="time HAGMVC and DRMC on Handwritten")
     p.add_argument("--label", default="", help="a paragraph naming the code state of the run")
@@ -543,11 +520,7 @@ def main(argv=None):
     summary = summarise(records)
     payload = dict(
         config=dict(
-            command="python benchmarks/bench_mvc_real.py "
-            + shlex.join(argv if argv is not None else sys.argv[1:]),
-            date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            version=mvlearn_ext.__version__,
-            python=platform.python_version(),
+            **run_header("benchmarks/bench_mvc_real.py", argv),
             seeds=seeds,
             methods=methods,
             params={m: table[m][1] for m in methods if m in table},

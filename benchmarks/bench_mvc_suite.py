@@ -27,20 +27,15 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import json
-import platform
-import shlex
 import sys
 import time
 import traceback
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
-
-import mvlearn_ext
+from _common import parse_variant, run_header
 
 #: The multi-view clusterers, by class name in mvlearn_ext.cluster, in table order.
 CLUSTERERS = ("HAGMVC", "DRMC", "LMVSC", "SMVSC", "FPMVSCAG", "EOMSCCA")
@@ -54,44 +49,6 @@ BASELINES = {
 }
 
 METRICS = ("ACC", "NMI", "ARI")
-
-
-def _parse_value(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def parse_variant(spec):
-    """``[NAME=]BASE:key=value[,key=value...]`` -> (name, base, params)."""
-    head, sep, body = spec.partition(":")
-    if not sep:
-        raise ValueError(f"--variant {spec!r}: expected [NAME=]METHOD:key=value[,key=value]")
-    name, eq, base = head.partition("=")
-    if not eq:
-        name, base = None, head
-    params = {}
-    # split on commas that start a new key=value (values may hold commas, e.g. tuples)
-    items, depth, current = [], 0, ""
-    for ch in body:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            items.append(current)
-            current = ""
-        else:
-            current += ch
-    if current:
-        items.append(current)
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"--variant {spec!r}: {item!r} is not key=value")
-        params[key.strip()] = _parse_value(value.strip())
-    if name is None:
-        name = f"{base}[{','.join(f'{k}={v}' for k, v in params.items())}]"
-    return name.strip(), base.strip(), params
 
 
 def resolve_methods(method_names, variants):
@@ -430,11 +387,7 @@ def main(argv=None):
     eval_names = set(mvc_suite_names("eval"))
     payload = dict(
         config=dict(
-            command="python benchmarks/bench_mvc_suite.py "
-            + shlex.join(argv if argv is not None else sys.argv[1:]),
-            date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            version=mvlearn_ext.__version__,
-            python=platform.python_version(),
+            **run_header("benchmarks/bench_mvc_suite.py", argv),
             threads=args.threads,
             seeds=seeds,
             data_seed=args.data_seed,

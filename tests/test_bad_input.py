@@ -860,6 +860,38 @@ def test_huge_size_hyperparameters_are_refused_by_name(name, cls, param):
             assert np.all(np.isfinite(value)), f"{name}: {attr} not finite"
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: _anchor_clusterer("SMVSC"), id="SMVSC-code"),
+        pytest.param(lambda: _anchor_clusterer("SMVSC", variant="paper"), id="SMVSC-paper"),
+        pytest.param(lambda: _anchor_clusterer("EOMSCCA"), id="EOMSCCA"),
+    ],
+)
+def test_n_components_is_refused_when_the_consensus_anchors_would_not_fit(make, monkeypatch):
+    """``n_components`` sizes the consensus anchors (``d x n_anchors``) as well as the
+    projections (``d x view width``); with many anchors and narrow views the anchors are
+    the larger array, and the check must count them."""
+    import os
+
+    real_sysconf = os.sysconf
+    # 200 KiB of memory: W_v (3 x 1000, 24 KB) fits, A (1000 x 60, 480 KB) does not.
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 50}
+    monkeypatch.setattr(os, "sysconf", lambda name: pages.get(name) or real_sysconf(name))
+    rng = np.random.default_rng(0)
+    Xs = [rng.normal(size=(60, 3)), rng.normal(size=(60, 2))]
+    with pytest.raises(ValueError, match=r"n_components=1000 needs an array"):
+        make().fit(Xs)
+
+
+def _anchor_clusterer(name, **params):
+    import mvlearn_ext.cluster as cluster
+
+    return getattr(cluster, name)(
+        n_clusters=2, n_anchors=60, n_components=1000, random_state=0, **params
+    )
+
+
 def _device_params():
     for name, cls in ESTIMATORS:
         if "device" in inspect.signature(cls.__init__).parameters:

@@ -13,7 +13,7 @@ Estimators (the in-memory and the block path):
   fit preambles.
 
 Checks: :func:`check_anchors_cover_clusters`. Block paths (``_*_blocks.py``):
-:func:`open_blocks`, :func:`scaling_of_moments` and :func:`labels_like_input` for
+:func:`open_blocks` and :func:`labels_like_input` for
 the fits, :func:`open_fitted_blocks` and :func:`labels_by_blocks` for ``predict``.
 
 Nothing here computes a result: each piece is code the estimators share, kept in
@@ -35,7 +35,6 @@ from mvlearn_ext.cluster._blockwise import (
     _active_client,
     is_dask_array,
     map_labels,
-    scaling_from_moments,
     wants_blocks,
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
@@ -52,7 +51,6 @@ __all__ = [
     "labels_like_input",
     "open_blocks",
     "open_fitted_blocks",
-    "scaling_of_moments",
 ]
 
 
@@ -243,28 +241,6 @@ def open_blocks(est, Xs, *, min_views=1, name=None):
         raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
     est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
     return blocks
-
-
-def scaling_of_moments(est, moments, views, statistics=None):
-    """Set ``est.view_means_`` and ``view_scales_`` from merged per-view moments.
-
-    ``statistics(moments_v)`` gives a view's ``(mean, scale)``; by default the
-    per-feature z-scores of ``scaling_from_moments`` in the view's dtype. Both
-    are None when ``est.scaling`` is None: the block path's
-    :meth:`BaseClusterer._fit_view_scaling`.
-    """
-    if est.scaling is None:
-        est.view_means_, est.view_scales_ = None, None
-        return
-    if statistics is None:
-        stats = [
-            scaling_from_moments(m_v, unit_view_variance=False, dtype=X.dtype)
-            for m_v, X in zip(moments, views, strict=True)
-        ]
-    else:
-        stats = [statistics(m_v) for m_v in moments]
-    est.view_means_ = [mean for mean, _ in stats]
-    est.view_scales_ = [scale for _, scale in stats]
 
 
 def labels_like_input(labels, Xs, blocks):

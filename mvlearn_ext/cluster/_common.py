@@ -23,17 +23,16 @@ generalized_power_iteration
     Minimise ``tr(W^T Q W P) - 2 tr(W^T C)`` over orthonormal ``W`` (GPI).
 squared_view_weights
     Simplex weights minimising ``sum_v alpha_v^2 loss_v``.
-anchor_spectral_embedding
-    Spectral embedding of ``Z^T Delta^{-1} Z`` through an m x m problem.
 gram_eigenpairs
-    Its eigen step, from a Gram matrix ``Z Z^T`` (the block paths).
-regularised_anchor_embedding, regularised_projection_from_gram
+    Top eigenpairs of a Gram matrix ``Z Z^T``: the spectral embedding of ``Z^T``
+    through an m x m problem.
+regularised_projection_from_gram
     The degree-regularised embedding of ``Z^T (Delta + tau I)^{-1} Z`` (HAG-MVC, DRMC),
-    from the graph or from its Gram matrix.
+    from the Gram matrix ``Z Z^T`` and the anchor degrees.
 spectral_rotation
     Rotate an embedding onto a (scaled) cluster indicator.
-kmeans_anchors, sample_anchors
-    Anchors by k-means or by sampling rows.
+kmeans_anchors
+    Anchors by k-means.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
@@ -51,21 +49,18 @@ from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = [
     "MINIBATCH_THRESHOLD",
-    "anchor_spectral_embedding",
     "generalized_power_iteration",
     "gram_eigenpairs",
     "kmeans_anchors",
     "procrustes",
-    "regularised_anchor_embedding",
     "regularised_projection_from_gram",
-    "sample_anchors",
     "spectral_rotation",
     "squared_view_weights",
 ]
 
 #: Above this many samples :func:`kmeans_anchors` uses MiniBatchKMeans.
 MINIBATCH_THRESHOLD = 50_000
-#: Degree regularisation of :func:`regularised_anchor_embedding`: ``tau`` is this
+#: Degree regularisation of :func:`regularised_projection_from_gram`: ``tau`` is this
 #: fraction of the mean degree of the live anchors. It damps anchors used by a few
 #: samples only while barely changing anchors of typical degree; a tenth sits between
 #: too little damping and flattening the graph.
@@ -101,11 +96,6 @@ def procrustes(M):
     M = np.asarray(M, dtype=np.float64)
     U, _, Vt = scipy.linalg.svd(M, full_matrices=False, lapack_driver="gesdd", check_finite=False)
     return U @ Vt
-
-
-def _orthonormal_norm2(shape):
-    """``||W||_F^2`` of any ``W`` with orthonormal columns (or rows)."""
-    return float(min(shape))
 
 
 @with_single_threaded_pools
@@ -221,8 +211,8 @@ def gram_eigenpairs(M, n_components):
     the eigenvalues (the singular values of ``Z``; negative rounding clipped to 0)
     and ``inverse`` ``1 / sigma`` where ``sigma`` exceeds ``m`` eps of the largest,
     0 elsewhere. ``Z^T V inverse`` are then the top left singular vectors of
-    ``Z^T``: the embedding step of :func:`anchor_spectral_embedding`, which the
-    block paths run on a ``Z Z^T`` summed over blocks.
+    ``Z^T`` (the LMVSC/SMVSC embedding), found without forming an n x n matrix;
+    ``Z Z^T`` can be summed over row blocks.
     """
     M = (M + M.T) / 2
     m = M.shape[0]
@@ -236,92 +226,6 @@ def gram_eigenpairs(M, n_components):
     return sigma, V, inverse
 
 
-def anchor_spectral_embedding(Z, n_components, *, normalize=True, return_projection=False):
-    """Spectral embedding of the samples from an anchor graph, in O(n m^2).
-
-    ``Z`` has shape ``(n_anchors, n_samples)`` (m x n). With
-    ``normalize=True`` (Liu, He & Chang, 2010), the sample affinity is
-    ``S = Z^T Delta^{-1} Z`` with ``Delta = diag(Z 1)`` the anchor degrees;
-    its top eigenvectors come from the m x m matrix
-    ``M = Delta^{-1/2} Z Z^T Delta^{-1/2} = V Sigma V^T`` as
-    ``F = Z^T Delta^{-1/2} V Sigma^{-1/2}``, whose columns are orthonormal
-    and satisfy ``S F = F Sigma``. Anchors of zero degree are dropped (they
-    connect to no sample), never divided by. With ``normalize=False`` the
-    same is done with ``Delta = I``: ``F`` holds the top left singular
-    vectors of ``Z^T`` (the LMVSC/SMVSC embedding). No n x n matrix is
-    formed.
-
-    Parameters
-    ----------
-    Z : ndarray or scipy sparse matrix of shape (n_anchors, n_samples)
-        Nonnegative anchor graph, samples as columns (for the output of
-        :func:`mvlearn_ext.utils.anchor_graph`, pass its transpose).
-    n_components : int
-        Number of eigenvectors, at most the number of anchors kept.
-    normalize : bool, default=True
-        Use ``Z^T Delta^{-1} Z`` (``True``) or ``Z^T Z`` (``False``).
-    return_projection : bool, default=False
-        Also return ``P`` of shape ``(n_anchors, n_components)`` with
-        ``F = Z^T P`` (zero rows for dropped anchors): the out-of-sample
-        extension, ``z^T P``, of the embedding to a new graph column ``z``.
-
-    Returns
-    -------
-    F : ndarray of shape (n_samples, n_components)
-        Orthonormal columns, by decreasing singular value. A column whose
-        singular value is zero (``n_components`` beyond the rank) is zero.
-    singular_values : ndarray of shape (n_components,)
-        Decreasing singular values ``sigma_j`` of ``Delta^{-1/2} Z``; the
-        eigenvalues of ``S`` are ``sigma_j^2`` (``sigma_1 = 1`` for a
-        normalised graph whose columns sum to 1).
-    P : ndarray of shape (n_anchors, n_components)
-        Only with ``return_projection=True``.
-
-    Raises
-    ------
-    ValueError
-        If ``n_components`` exceeds the number of anchors kept.
-
-    References
-    ----------
-    W. Liu, J. He and S.-F. Chang, "Large graph construction for scalable
-    semi-supervised learning", in Proc. ICML, 2010.
-    """
-    sparse = sp.issparse(Z)
-    if sparse:
-        Z = sp.csr_matrix(Z, dtype=np.float64)
-        degree = np.asarray(Z.sum(axis=1)).ravel()
-    else:
-        Z = np.asarray(Z, dtype=np.float64)
-        degree = Z.sum(axis=1)
-    n_anchors = Z.shape[0]
-    keep = np.ones(n_anchors, dtype=bool)
-    if normalize:
-        keep = degree > 0
-        if not keep.all():
-            Z = Z[keep]
-            degree = degree[keep]
-        inv_sqrt = 1.0 / np.sqrt(degree)
-        Zn = sp.diags(inv_sqrt) @ Z if sparse else Z * inv_sqrt[:, None]
-    else:
-        inv_sqrt = np.ones(n_anchors)
-        Zn = Z
-    m = Zn.shape[0]
-    if not 1 <= n_components <= m:
-        raise ValueError(
-            f"n_components={n_components} must be between 1 and the number of anchors "
-            f"with nonzero degree ({m})"
-        )
-    M = Zn @ Zn.T
-    sigma, V, scale = gram_eigenpairs(M.toarray() if sp.issparse(M) else M, n_components)
-    F = np.asarray(Zn.T @ (V * scale))
-    if not return_projection:
-        return F, sigma
-    P = np.zeros((n_anchors, n_components))
-    P[keep] = (V * scale) * inv_sqrt[:, None]
-    return F, sigma, P
-
-
 def _degree_scale(degree, n_samples, reg):
     """``(Delta + tau I)^{-1/2}`` on the live anchors, 0 elsewhere; ``tau = reg n / m_live``."""
     live = degree > 0
@@ -331,41 +235,53 @@ def _degree_scale(degree, n_samples, reg):
     return scale
 
 
-def regularised_anchor_embedding(Z, n_components, *, reg=DEGREE_REG, return_projection=False):
-    """Top eigenvectors of ``S_tau = Z^T (Delta + tau I)^{-1} Z``, degree-regularised.
-
-    ``Z`` (m x n, sparse, columns on the simplex) is an anchor graph and ``Delta`` its
-    anchor degrees. Without regularisation (``reg=0``, Liu, He & Chang, 2010) a sample
-    that is the main neighbour of an anchor of tiny degree has ``S_ii`` near 1: it
-    forms an almost isolated component whose eigenvector displaces a cluster's.
-    Adding ``tau = reg * n / m_live`` to every live anchor degree (``m_live`` the
-    anchors of nonzero degree), as regularised spectral clustering adds it to the node
-    degrees (Amini, Chen, Bickel & Levina, 2013; Qin & Rohe, 2013), damps such anchors
-    (the share of ``S_ii`` from an anchor used by sample ``i`` alone falls from
-    ``z_ij`` to ``z_ij^2 / (z_ij + tau)``) while barely changing anchors of typical
-    degree ``n / m``. The eigenvectors come from the m x m Gram matrix of
-    ``(Delta + tau I)^{-1/2} Z`` (:func:`anchor_spectral_embedding`,
-    ``normalize=False``); dead anchors get weight 0.
-
-    Returns ``F`` (n x n_components), and with ``return_projection`` also ``P``
-    (m x n_components) with ``F = Z^T P``, the out-of-sample map of a new column.
-    """
-    degree = np.asarray(Z.sum(axis=1)).ravel()
-    scale = _degree_scale(degree, Z.shape[1], reg)
-    F, _, P = anchor_spectral_embedding(
-        sp.diags(scale) @ Z, n_components, normalize=False, return_projection=True
-    )
-    if not return_projection:
-        return F
-    return F, P * scale[:, None]
-
-
 def regularised_projection_from_gram(gram, degree, n_samples, n_components, *, reg=DEGREE_REG):
-    """``P`` of :func:`regularised_anchor_embedding` from ``Z Z^T`` and ``Delta = Z 1``.
+    """``P`` with ``F = Z^T P`` the top eigenvectors of ``Z^T (Delta + tau I)^{-1} Z``.
 
-    The block paths sum ``Z Z^T`` and the degrees over row blocks: with
-    ``D = (Delta + tau I)^{-1/2}``, ``D Z Z^T D = V Sigma^2 V^T`` and ``P = D V Sigma^{-1}``,
-    so that ``F = Z^T P``.
+    ``Z`` (m x n, columns on the simplex) is an anchor graph and ``Delta`` its
+    anchor degrees ``Z 1``. Without regularisation (``reg=0``, Liu, He & Chang,
+    2010) a sample that is the main neighbour of an anchor of tiny degree has
+    ``S_ii`` near 1: it forms an almost isolated component whose eigenvector
+    displaces a cluster's. Adding ``tau = reg * n / m_live`` to every live anchor
+    degree (``m_live`` the anchors of nonzero degree), as regularised spectral
+    clustering adds it to the node degrees (Amini, Chen, Bickel & Levina, 2013;
+    Qin & Rohe, 2013), damps such anchors (the share of ``S_ii`` from an anchor
+    used by sample ``i`` alone falls from ``z_ij`` to ``z_ij^2 / (z_ij + tau)``)
+    while barely changing anchors of typical degree ``n / m``. Anchors of zero
+    degree get weight 0, never a division.
+
+    Only ``Z Z^T`` and ``Delta`` are needed, so both can be summed over row
+    blocks: with ``D = (Delta + tau I)^{-1/2}``, ``D Z Z^T D = V Sigma^2 V^T`` and
+    ``P = D V Sigma^{-1}``. ``z^T P`` embeds a new graph column ``z``.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (n_anchors, n_anchors)
+        ``Z Z^T``.
+    degree : ndarray of shape (n_anchors,)
+        ``Z 1``.
+    n_samples : int
+        The number of columns of ``Z``.
+    n_components : int
+        Number of eigenvectors, at most ``n_anchors``.
+    reg : float, default=DEGREE_REG
+        ``tau`` as a fraction of the mean live anchor degree ``n / m_live``.
+
+    Returns
+    -------
+    P : ndarray of shape (n_anchors, n_components)
+        By decreasing eigenvalue; a column beyond the rank of ``Z`` is zero.
+
+    References
+    ----------
+    W. Liu, J. He and S.-F. Chang, "Large graph construction for scalable
+    semi-supervised learning", in Proc. ICML, 2010.
+
+    A. A. Amini, A. Chen, P. J. Bickel and E. Levina, "Pseudo-likelihood methods
+    for community detection in large sparse networks", Ann. Statist. 41(4), 2013.
+
+    T. Qin and K. Rohe, "Regularized spectral clustering under the degree-corrected
+    stochastic blockmodel", in Proc. NeurIPS, 2013.
     """
     scale = _degree_scale(degree, n_samples, reg)
     _, V, inverse = gram_eigenpairs(gram * scale[:, None] * scale[None, :], n_components)
@@ -548,23 +464,3 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100, miniba
             n_clusters=n_anchors, n_init=n_init, max_iter=max_iter, random_state=random_state
         )
     return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
-
-
-def sample_anchors(X, n_anchors, *, random_state):
-    """Anchors as ``n_anchors`` distinct rows of ``X`` drawn uniformly.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    n_anchors : int
-        At most ``n_samples``.
-    random_state : int or RandomState instance
-
-    Returns
-    -------
-    anchors : ndarray of shape (n_anchors, n_features)
-    """
-    X = np.asarray(X)
-    rng = check_random_state(random_state)
-    index = np.sort(rng.choice(X.shape[0], size=n_anchors, replace=False))
-    return np.array(X[index], dtype=np.float64)

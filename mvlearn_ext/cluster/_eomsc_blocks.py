@@ -650,7 +650,7 @@ def fit_eomscca(
     inv2, _ = _inverse_sqrt_degrees(counts)
     bounds = blocks.bounds
     starts = [anchor_of[bounds[b] : bounds[b + 1]] for b in range(blocks.n_blocks)]
-    W, A, alpha = start_model(blocks.widths, d)
+    W, A, alpha = start_model(blocks.widths, d, m)
     history, inner = [], []
     n_iter = 0
     for n_iter in range(1, max_iter + 1):

@@ -96,14 +96,16 @@ def warn_degenerate_graph(name, n_clusters, init, n_distinct, anchor_mass, *, fr
     )
 
 
-def start_model(widths, d):
+def start_model(widths, d, n_anchors):
     """``(W, A, alpha)`` at the start of the anchor solvers (both paths).
 
     ``W_v = I_{d_v x d}`` for every view width ``d_v`` in ``widths``, ``A`` not
     yet set (None) and uniform view weights. Refuses, naming ``n_components``,
-    a ``d`` whose projections could not fit in memory.
+    a ``d`` whose projections ``W_v`` (``d_v x d``) or consensus anchors ``A``
+    (``d x n_anchors``) could not fit in memory.
     """
-    check_allocation(int(d) * max(int(w) for w in widths), "n_components", d)
+    largest = max(max(int(w) for w in widths), int(n_anchors))
+    check_allocation(int(d) * largest, "n_components", d)
     n_views = len(widths)
     return [np.eye(width, d) for width in widths], None, np.full(n_views, 1.0 / n_views)
 
@@ -569,7 +571,7 @@ def fit_smvsc(
         if XZt is None:
             XZt = pass_sums(blocks, sums_task, base, graphs, progress, f"{name} start")[1]
         W, A, alpha, z_alpha, history, n_iter, gram, sample, graphs = _code_iterations(
-            blocks, XZt, d, lam, max_iter, tol, weight_power, min_iter, keep_graph,
+            blocks, XZt, m, d, lam, max_iter, tol, weight_power, min_iter, keep_graph,
             kmeans_rows, **pieces,
         )  # fmt: skip
     else:
@@ -633,11 +635,11 @@ def pass_sums(blocks, task, params, graphs, progress, desc):
 
 
 def _code_iterations(
-    blocks, XZt, d, lam, max_iter, tol, weight_power, min_iter, keep, sample_rows, *,
+    blocks, XZt, m, d, lam, max_iter, tol, weight_power, min_iter, keep, sample_rows, *,
     base, name, log, progress, start,
 ):  # fmt: skip
     """The code variant's iterations, one pass over the blocks each."""
-    W, A, alpha = start_model(blocks.widths, d)
+    W, A, alpha = start_model(blocks.widths, d, m)
     z_alpha = alpha
     history = []
     n_iter = 0
@@ -669,7 +671,7 @@ def _paper_iterations(
     blocks, graphs, m, d, lam, max_iter, tol, callback, *, base, name, log, progress, start
 ):
     """The paper variant on the sums of one pass per iteration (see :func:`fit_smvsc`)."""
-    W, _, alpha = start_model(blocks.widths, d)
+    W, _, alpha = start_model(blocks.widths, d, m)
     gram, XZt, norms2, graphs = pass_sums(
         blocks, sums_task, base, graphs, progress, f"{name} start"
     )

@@ -83,7 +83,7 @@ from sklearn.utils import check_random_state
 
 from mvlearn_ext.utils._threads import single_threaded_pools
 
-__all__ = ["ViewWeights", "fit_view_weights", "scale_views"]
+__all__ = ["ViewWeights", "fit_view_weights"]
 
 #: Rows used to score the views (a uniform random subsample above this).
 DEFAULT_MAX_SAMPLES = 1000
@@ -434,18 +434,3 @@ def fit_view_weights(
     total = score.sum()
     weights = score / total if total > 0.0 else uniform
     return ViewWeights(weights, structure, agreement, reliability, redundancy, rows)
-
-
-def scale_views(Xs, means, scales, weights):
-    """Views standardised by ``(means, scales)`` and multiplied by ``sqrt(weights_v)``.
-
-    With ``scales`` from
-    :func:`mvlearn_ext.cluster._preprocessing.fit_view_scaling` with
-    ``unit_view_variance=True`` every view has total variance 1; after this
-    it has total variance ``weights_v``, so squared distances of the
-    concatenation are ``sum_v weights_v * d_v^2`` (unit-variance views).
-    """
-    return [
-        (np.asarray(X, dtype=np.float64) - mean) * (np.sqrt(w) / scale)
-        for X, mean, scale, w in zip(Xs, means, scales, weights, strict=True)
-    ]

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import scipy.linalg
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import KMeans
@@ -11,11 +10,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from mvlearn_ext.cluster import _common
 from mvlearn_ext.cluster._common import (
-    anchor_spectral_embedding,
     generalized_power_iteration,
     kmeans_anchors,
     procrustes,
-    sample_anchors,
+    regularised_projection_from_gram,
     spectral_rotation,
     squared_view_weights,
 )
@@ -145,52 +143,56 @@ def _random_graph(rng, m, n, zero_rows=0):
     return Z / Z.sum(axis=0)
 
 
+def _dense_regularised_embedding(Z, k, reg):
+    """Reference: the top ``k`` eigenpairs of ``Z^T (Delta + tau I)^{-1} Z``, formed densely."""
+    degree = Z.sum(axis=1)
+    live = degree > 0
+    tau = reg * Z.shape[1] / live.sum()
+    S = Z[live].T @ np.diag(1.0 / (degree[live] + tau)) @ Z[live]
+    w, U = np.linalg.eigh(S)
+    return w[::-1], U[:, ::-1][:, :k]
+
+
 @settings(max_examples=40)
-@given(m=st.integers(2, 8), n=st.integers(9, 30), seed=seeds)
-def test_anchor_embedding_matches_the_dense_eigendecomposition(m, n, seed):
+@given(
+    m=st.integers(2, 8),
+    n=st.integers(9, 30),
+    zero_rows=st.integers(0, 1),
+    reg=st.sampled_from([0.0, 0.1, 1.0]),
+    seed=seeds,
+)
+def test_regularised_projection_matches_the_dense_eigendecomposition(m, n, zero_rows, reg, seed):
     rng = np.random.default_rng(seed)
-    Z = _random_graph(rng, m, n)
-    k = min(3, m)
-    F, sigma, P = anchor_spectral_embedding(Z, k, return_projection=True)
-    S = Z.T @ np.diag(1 / Z.sum(axis=1)) @ Z
-    np.testing.assert_allclose(S, S.T, atol=1e-12)
-    np.testing.assert_allclose(S.sum(axis=1), 1.0, atol=1e-12)
-    w, V = np.linalg.eigh(S)
-    np.testing.assert_allclose(sigma**2, w[::-1][:k], atol=1e-10)
-    np.testing.assert_allclose(sigma[0], 1.0, atol=1e-10)
+    Z = _random_graph(rng, m, n, zero_rows=zero_rows)
+    k = min(3, m - zero_rows)
+    degree = Z.sum(axis=1)
+    P = regularised_projection_from_gram(Z @ Z.T, degree, n, k, reg=reg)
+    F = Z.T @ P
+    w, reference = _dense_regularised_embedding(Z, k, reg)
     np.testing.assert_allclose(F.T @ F, np.eye(k), atol=1e-8)
-    # Matrix-free product S F = Z^T (Delta^{-1} (Z F)) = F Sigma^2.
-    SF = Z.T @ ((Z @ F) / Z.sum(axis=1)[:, None])
-    np.testing.assert_allclose(SF, S @ F, atol=1e-12)
-    np.testing.assert_allclose(SF, F * sigma**2, atol=1e-8)
-    np.testing.assert_allclose(F, Z.T @ P, atol=1e-12)
-    # Projectors agree when the k-th eigenvalue is separated from the next.
-    w_desc = w[::-1]
-    if k < n and w_desc[k - 1] - w_desc[k] > 1e-6:
-        Vk = V[:, ::-1][:, :k]
-        np.testing.assert_allclose(_projector(F), _projector(Vk), atol=1e-6)
+    # An anchor of zero degree gets weight 0, never a division.
+    assert np.all(np.isfinite(P)) and np.all(P[:zero_rows] == 0)
+    # F holds eigenvectors of S with its top eigenvalues, in decreasing order.
+    SF = Z.T @ (
+        (Z @ F) / np.where(degree > 0, degree + reg * n / (degree > 0).sum(), 1.0)[:, None]
+    )
+    np.testing.assert_allclose(SF, F * np.diag(F.T @ SF), atol=1e-8)
+    np.testing.assert_allclose(np.diag(F.T @ SF), w[:k], atol=1e-10)
+    # Without regularisation the graph's columns on the simplex give eigenvalue 1 on top.
+    if reg == 0.0:
+        np.testing.assert_allclose(w[0], 1.0, atol=1e-10)
+    # The subspaces agree when the k-th eigenvalue is separated from the next.
+    if w[k - 1] - w[k] > 1e-6:
+        np.testing.assert_allclose(_projector(F), _projector(reference), atol=1e-6)
 
 
-def test_anchor_embedding_sparse_zero_degree_and_unnormalised():
+def test_regularised_projection_beyond_the_rank_is_zero():
     rng = np.random.default_rng(5)
     Z = _random_graph(rng, 7, 25, zero_rows=2)
-    F, sigma, P = anchor_spectral_embedding(Z, 3, return_projection=True)
-    Fs, sigma_s = anchor_spectral_embedding(sp.csr_matrix(Z), 3)
-    np.testing.assert_allclose(_projector(Fs), _projector(F), atol=1e-10)
-    np.testing.assert_allclose(sigma_s, sigma, atol=1e-12)
-    assert np.all(np.isfinite(F)) and np.all(P[:2] == 0)
-    F_kept, _ = anchor_spectral_embedding(Z[2:], 3)
-    np.testing.assert_allclose(_projector(F_kept), _projector(F), atol=1e-10)
-    with pytest.raises(ValueError, match="nonzero degree"):
-        anchor_spectral_embedding(Z, 6)
-    # Unnormalised: the top left singular vectors of Z^T.
-    F, sigma = anchor_spectral_embedding(Z, 4, normalize=False)
-    U, s, _ = np.linalg.svd(Z.T, full_matrices=False)
-    np.testing.assert_allclose(sigma, s[:4], atol=1e-10)
-    np.testing.assert_allclose(_projector(F), _projector(U[:, :4]), atol=1e-8)
-    # Beyond the rank, the extra columns are zero.
-    F, sigma = anchor_spectral_embedding(Z, 7, normalize=False)
-    assert np.allclose(F[:, 5:], 0) and np.allclose(sigma[5:], 0, atol=1e-7)
+    P = regularised_projection_from_gram(Z @ Z.T, Z.sum(axis=1), 25, 7)
+    F = Z.T @ P
+    np.testing.assert_array_equal(P[:, 5:], 0.0)
+    np.testing.assert_allclose(F[:, :5].T @ F[:, :5], np.eye(5), atol=1e-8)
 
 
 # --------------------------------------------------------------------------- spectral rotation
@@ -283,14 +285,6 @@ def test_kmeans_anchors_are_the_kmeans_centres():
     np.testing.assert_array_equal(kmeans_anchors(X, 7, random_state=0, minibatch=False), anchors)
     with pytest.raises(ValueError, match="n_anchors"):
         kmeans_anchors(X, 201, random_state=0)
-
-
-def test_sample_anchors_are_distinct_rows():
-    X = np.arange(40.0).reshape(20, 2)
-    anchors = sample_anchors(X, 8, random_state=0)
-    assert len({tuple(a) for a in anchors}) == 8
-    assert all(any(np.array_equal(a, x) for x in X) for a in anchors)
-    np.testing.assert_array_equal(anchors, sample_anchors(X, 8, random_state=0))
 
 
 @pytest.mark.parametrize("standardize", [True, False])

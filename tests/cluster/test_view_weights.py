@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mvlearn_ext.cluster._view_weights import fit_view_weights, scale_views
+from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.datasets import make_multiview_blobs
 
 
@@ -125,12 +125,3 @@ def test_bad_arguments(kwargs, match):
         fit_view_weights([X], **kwargs)
     with pytest.raises(ValueError, match="at least one view"):
         fit_view_weights([], 3)
-
-
-def test_scale_views_gives_each_view_its_weight_as_total_variance():
-    from mvlearn_ext.cluster._preprocessing import fit_view_scaling
-
-    Xs, _ = _two_informative(n=300)
-    Xs = [Xs[0], Xs[1][:, :3]]
-    scaled = scale_views(Xs, *fit_view_scaling(Xs, unit_view_variance=True), [0.2, 0.8])
-    np.testing.assert_allclose([X.var(axis=0).sum() for X in scaled], [0.2, 0.8])

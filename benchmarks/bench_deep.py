@@ -379,7 +379,7 @@ def main():
         return
     seeds = (0, 1, 2)
     res = {}
-    from _rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     vs = {}
     for reward, filters in (

@@ -44,8 +44,9 @@ import os
 import time
 
 import numpy as np
-from _merging_toy import TASKS_3, TASKS_5, make_digit_experts, merge_methods
 from threadpoolctl import threadpool_limits
+
+from mvlearn_ext._demo._merging_toy import TASKS_3, TASKS_5, make_digit_experts, merge_methods
 
 CONFIGS = {
     "3 tasks, width 64": {"tasks": TASKS_3, "width": 64},

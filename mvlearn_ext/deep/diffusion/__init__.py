@@ -33,9 +33,9 @@ All three are scikit-learn estimators (``get_params``/``set_params``,
 returns the estimator), but not predictors: ``fit`` takes conditions and
 samples (``fit(C, X)``, a conditional generative model of ``X`` given
 ``C``) or, for :class:`TwoStageDiffusion`, lists of them per task, and
-``sample`` is stochastic. Scikit-learn's own contract checks, which assume
-``fit(X, y)`` and a deterministic ``predict``, do not apply;
-``tests/deep/test_diffusion.py`` runs the checks that do.
+``sample`` is stochastic. Of scikit-learn's own contract checks, which assume
+``fit(X, y)`` and a deterministic ``predict``, the test suite runs those
+that apply.
 
 The code is split along estimator / driver lines: ``_conditional``,
 ``_gaussian_dsm`` and ``_two_stage`` (the estimators), ``_training`` (the

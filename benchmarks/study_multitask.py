@@ -76,16 +76,20 @@ METHODS = {
     "robust, paper (ridges=(0,))": lambda seed: RobustMultiTaskRegressorCV(
         fit_intercept=False, random_state=seed, ridges=(0.0,)
     ),
-    "ARMUL (CV)": lambda seed: ARMULRegressorCV(fit_intercept=False, random_state=seed),
-    # The penalty on the coefficients of X as given, not standardised.
+    # ARMUL's penalty on the standardised features, and on the coefficients
+    # of X as given (its default, scaling="global", divides X by one number:
+    # here the same problem as scaling=None up to the grid of reg_lambda).
+    "ARMUL (CV), zscore": lambda seed: ARMULRegressorCV(
+        fit_intercept=False, random_state=seed, scaling="zscore"
+    ),
     "ARMUL (CV), scaling=None": lambda seed: ARMULRegressorCV(
         fit_intercept=False, random_state=seed, scaling=None
     ),
     REFERENCE: lambda seed: IndependentTaskRegressorCV(fit_intercept=False, random_state=seed),
     "independent least squares": lambda seed: IndependentTaskRegressor(fit_intercept=False),
     "pooled least squares": lambda seed: PooledRegressor(fit_intercept=False),
-    "squared penalty (CV)": lambda seed: MeanRegularizedRegressorCV(
-        fit_intercept=False, random_state=seed
+    "squared penalty (CV), zscore": lambda seed: MeanRegularizedRegressorCV(
+        fit_intercept=False, random_state=seed, scaling="zscore"
     ),
 }
 

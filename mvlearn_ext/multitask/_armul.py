@@ -94,7 +94,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     fit is the pooled one, exactly. Unlike :class:`RobustMultiTaskRegressor`
     the penalty is not invariant under general linear transforms of the
     features: with ``scaling="zscore"`` under a rescaling of each feature,
-    with ``scaling=None`` under rotations.
+    otherwise (``"global"``, ``None``) under rotations.
 
     Parameters
     ----------
@@ -103,13 +103,16 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     task_weight : {"uniform", "n_samples"}, default="n_samples"
         ARMUL's ``w_j = n_j / N`` (the normalisation does not change the fit).
     fit_intercept : bool, default=True
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations for ``gamma``.
     tol : float, default=1e-10
@@ -177,7 +180,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         *,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -259,13 +262,16 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     reg_lambda : float, default=0.1
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
@@ -335,7 +341,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         reg_lambda=0.1,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         max_outer=50,
         tol=1e-10,
@@ -455,13 +461,16 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         ``C`` in ``lambda_j = C sqrt(d / n_j)``.
     task_weight : {"uniform", "n_samples"}, default="n_samples"
     fit_intercept : bool, default=True
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations.
     tol : float, default=1e-10
@@ -528,7 +537,7 @@ class LowRankARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         reg_lambda=0.1,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         tol=1e-10,
         rcond=None,

@@ -214,7 +214,8 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
     coefficients is converted to those units by the solver
     (``moments.penalty_scale``), and :meth:`_unscale` brings fitted
     attributes in coefficient units back. Estimators with a ``scaling``
-    parameter standardise the features first when it is ``"zscore"``.
+    parameter divide ``X`` by one spread (``"global"``) or every feature by its
+    own (``"zscore"``) first.
     """
 
     #: Fitted attributes in the units of the coefficients (divided by the
@@ -259,8 +260,11 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         scale = data_scale(X)
         if scale != 1.0:
             X = X / X.dtype.type(scale)
-        if getattr(self, "scaling", None) == "zscore":
+        scaling = getattr(self, "scaling", None)
+        if scaling is not None:
             spread = feature_scale(X, sw, self.fit_intercept)
+            if scaling == "global":
+                spread = np.full_like(spread, np.sqrt(np.mean(spread * spread)))
             X = X / spread.astype(X.dtype)
             scale = scale * spread
         return X, np.asarray(y, dtype=np.float64), labels, index, sw, scale
@@ -403,7 +407,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 CV = ["cv_object"]
 REG_LAMBDA = [Interval(Real, 0, None, closed="left"), Options(Real, {np.inf})]
 TASK_WEIGHT = [StrOptions({"uniform", "n_samples"})]
-SCALING = [StrOptions({"zscore"}), None]
+SCALING = [StrOptions({"global", "zscore"}), None]
 COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "rcond": [Interval(Real, 0, 1, closed="left"), None],

@@ -289,13 +289,16 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     reg_lambda : float, default=1.0
     task_weight : {"uniform", "n_samples"}, default="uniform"
     fit_intercept : bool, default=True
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     rcond : float or None, default=None
     n_jobs : int or None, default=None
         Threads of the per-task passes, resolved by
@@ -337,7 +340,7 @@ class MeanRegularizedRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         *,
         task_weight="uniform",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         rcond=None,
         n_jobs=None,
     ):

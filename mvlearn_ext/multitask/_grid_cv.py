@@ -171,13 +171,16 @@ class MeanRegularizedRegressorCV(_GridCV):
         :class:`MeanRegularizedRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     rcond : float or None, default=None
         Rank rule of the least-squares solutions (see
         :class:`RobustMultiTaskRegressor`).
@@ -223,7 +226,7 @@ class MeanRegularizedRegressorCV(_GridCV):
         random_state=None,
         task_weight="uniform",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         rcond=None,
         n_jobs=None,
     ):
@@ -257,13 +260,16 @@ class ARMULRegressorCV(_GridCV):
         :class:`ARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations for ``gamma``.
     tol : float, default=1e-10
@@ -314,7 +320,7 @@ class ARMULRegressorCV(_GridCV):
         random_state=None,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -355,13 +361,16 @@ class LowRankARMULRegressorCV(_GridCV):
         :class:`LowRankARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations.
     tol : float, default=1e-10
@@ -412,7 +421,7 @@ class LowRankARMULRegressorCV(_GridCV):
         rank=3,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         tol=1e-10,
         rcond=None,
@@ -453,13 +462,16 @@ class ClusteredARMULRegressorCV(_GridCV):
         :class:`ClusteredARMULRegressor`.
     fit_intercept : bool, default=True
         An unpenalised intercept per task.
-    scaling : {"zscore"} or None, default="zscore"
-        The units of the penalty. ``"zscore"``: every feature is divided by
-        its standard deviation over all rows (weighted by ``sample_weight``;
-        its root mean square without ``fit_intercept``) before the fit and
-        the coefficients are mapped back, so that the fit does not depend on
-        the units of the features (glmnet's ``standardize=TRUE``); ``None``:
-        the penalty is on the coefficients of ``X`` as given.
+    scaling : {"global", "zscore"} or None, default="global"
+        The units of the penalty. ``"global"``: ``X`` is divided by one number,
+        the root mean square of its features' standard deviations over all
+        rows (weighted by ``sample_weight``; root mean squares without
+        ``fit_intercept``), and the coefficients are mapped back: the fit does
+        not depend on the unit of ``X`` and the penalty still sees the
+        features' relative scales, which carry information when the features
+        share a unit. ``"zscore"``: every feature divided by its own standard
+        deviation (glmnet's ``standardize=TRUE``), for features in different
+        units. ``None``: the penalty on the coefficients of ``X`` as given.
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
@@ -516,7 +528,7 @@ class ClusteredARMULRegressorCV(_GridCV):
         n_clusters=3,
         task_weight="n_samples",
         fit_intercept=True,
-        scaling="zscore",
+        scaling="global",
         max_iter=1000,
         max_outer=50,
         tol=1e-10,

@@ -311,9 +311,16 @@ def test_predictions_invariant_under_invertible_feature_maps_but_not_armul():
     np.testing.assert_allclose(a_rot, a_base, rtol=1e-5, atol=1e-5)
     a_map = armul.fit(X @ A, y, tasks=tasks).predict(Xt @ A, tasks=tt)
     assert np.max(np.abs(a_map - a_base)) > 1e-2
-    # on the standardised features: a rescaling of each feature only
+    # X over one spread (the default): rotations and a change of the unit of X
     D = np.array([1e-3, 0.5, 1.0, 7.0, 1e4])
     armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12)
+    a_base = armul.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
+    a_rot = armul.fit(X @ Q * 3.7, y, tasks=tasks).predict(Xt @ Q * 3.7, tasks=tt)
+    np.testing.assert_allclose(a_rot, a_base, rtol=1e-5, atol=1e-5)
+    a_diag = armul.fit(X * D, y, tasks=tasks).predict(Xt * D, tasks=tt)
+    assert np.max(np.abs(a_diag - a_base)) > 1e-2
+    # on the standardised features: a rescaling of each feature only
+    armul = ARMULRegressor(reg_lambda=0.6, tol=1e-12, scaling="zscore")
     a_base = armul.fit(X, y, tasks=tasks).predict(Xt, tasks=tt)
     assert 0 < armul.fused_.sum() < 6
     a_diag = armul.fit(X * D, y, tasks=tasks).predict(Xt * D, tasks=tt)
@@ -726,6 +733,31 @@ def test_zscore_is_the_unscaled_fit_on_standardised_features(make, fit_intercept
     Xc = X - w @ X if fit_intercept else X
     s = np.sqrt(w @ Xc**2)
     model = make("zscore").set_params(fit_intercept=fit_intercept)
+    model.fit(X, y, tasks=tasks, sample_weight=sw)
+    ref = make(None).set_params(fit_intercept=fit_intercept)
+    ref.fit(X / s, y, tasks=tasks, sample_weight=sw)
+    np.testing.assert_allclose(model.coef_ * s, ref.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: ARMULRegressor(reg_lambda=0.6, tol=1e-13, scaling=s),
+        lambda s: MeanRegularizedRegressor(reg_lambda=0.2, scaling=s),
+    ],
+    ids=["ARMUL", "MeanRegularized"],
+)
+def test_global_is_the_unscaled_fit_on_x_over_one_spread(make, fit_intercept):
+    """scaling="global" is scaling=None on X / s, s the RMS of the features' spreads."""
+    X, y, tasks, _ = _tasks(spread=1.5, seed=17)
+    X = X * np.array([1e-3, 0.5, 1.0, 7.0, 1e4]) + (3.0 if fit_intercept else 0.0)
+    sw = np.random.default_rng(18).uniform(0.5, 2.0, size=y.shape[0])
+    w = sw / sw.sum()
+    Xc = X - w @ X if fit_intercept else X
+    s = np.sqrt(np.mean(w @ Xc**2))
+    model = make("global").set_params(fit_intercept=fit_intercept)
     model.fit(X, y, tasks=tasks, sample_weight=sw)
     ref = make(None).set_params(fit_intercept=fit_intercept)
     ref.fit(X / s, y, tasks=tasks, sample_weight=sw)

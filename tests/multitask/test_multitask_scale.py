@@ -24,14 +24,19 @@ from mvlearn_ext.multitask import (
 
 #: Every estimator, with how its penalty changes when X is multiplied by c:
 #: not at all for the covariance-weighted penalty of the robust estimator
-#: and for a penalty on the standardised features (``scaling="zscore"``);
+#: and for a penalty on the standardised features (``scaling="global"`` or
+#: ``"zscore"``);
 #: with ``scaling=None`` a norm penalty on the coefficients by c, a ridge by
 #: c^2.
 CASES = [
     (RobustMultiTaskRegressor(reg_lambda=0.5), None),
     (RobustMultiTaskRegressorCV(cv=2, reg_lambdas=[0.0, 0.5, np.inf], random_state=0), None),
 ]
-for scaling, norm, ridge in (("zscore", None, None), (None, "norm", "ridge")):
+for scaling, norm, ridge in (
+    ("global", None, None),
+    ("zscore", None, None),
+    (None, "norm", "ridge"),
+):
     CASES += [
         (ARMULRegressor(reg_lambda=0.05, scaling=scaling), norm),
         (

@@ -35,6 +35,7 @@ from mvlearn_ext.cluster._preprocessing import constant_columns
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "RowBlocks",
+    "draw_rows",
     "is_dask_array",
     "merge_moments",
     "moments_of_block",
@@ -329,6 +330,16 @@ def _progress_bar(total, desc):
 
 
 # --------------------------------------------------------------------------- moments
+
+
+def draw_rows(random_state, n, size):
+    """``size`` sorted random rows of ``n``, or every row when ``size`` is None or ``>= n``.
+
+    ``random_state`` (a ``RandomState``) is drawn from only in the first case.
+    """
+    if size is None or n <= size:
+        return np.arange(n)
+    return np.sort(random_state.choice(n, size=size, replace=False))
 
 
 def moments_of_block(X):

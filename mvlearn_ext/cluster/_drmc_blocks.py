@@ -118,35 +118,6 @@ def _predict_task(p, _, *views):
 # --------------------------------------------------------------------------- algebra
 
 
-def _draw_rows(rng, n, size):
-    """``size`` sorted random rows of ``n`` (all of them when ``n <= size``)."""
-    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
-
-
-def _assignment_rule(F, R, labels, n_clusters):
-    """``(slope, offset)`` of the linearised rotation gain ``G * slope - offset``.
-
-    ``G = F R`` on the rotated rows; with the scaled indicator the gain of adding a
-    sample to cluster ``c`` of size ``n_c`` and sum ``s_c`` is, to first order,
-    ``G_ic / sqrt(n_c) - s_c / (2 n_c^{3/2})`` (empty clusters are never chosen).
-    """
-    G = F @ R
-    counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
-    sums = np.bincount(labels, weights=G[np.arange(labels.size), labels], minlength=n_clusters)
-    live = counts > 0
-    slope = np.where(live, 1.0 / np.sqrt(np.maximum(counts, 1.0)), 0.0)
-    offset = np.where(live, sums / (2.0 * np.maximum(counts, 1.0) ** 1.5), np.inf)
-    return slope, offset
-
-
-# --------------------------------------------------------------------------- algebra
-
-
-def _draw_rows(rng, n, size):
-    """``size`` sorted random rows of ``n`` (all of them when ``n <= size``)."""
-    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
-
-
 def _assignment_rule(F, R, labels, n_clusters):
     """``(slope, offset)`` of the linearised rotation gain ``G * slope - offset``.
 

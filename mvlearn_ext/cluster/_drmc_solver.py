@@ -21,7 +21,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from mvlearn_ext.cluster._blockwise import _progress_bar, scaling_from_moments, statistics_pass
+from mvlearn_ext.cluster._blockwise import (
+    _progress_bar,
+    draw_rows,
+    scaling_from_moments,
+    statistics_pass,
+)
 from mvlearn_ext.cluster._common import (
     procrustes,
     regularised_projection_from_gram,
@@ -29,7 +34,6 @@ from mvlearn_ext.cluster._common import (
 )
 from mvlearn_ext.cluster._drmc_blocks import (
     _assignment_rule,
-    _draw_rows,
     _graph_task,
     _label_task,
 )
@@ -384,14 +388,14 @@ def fit_drmc(
 
     # 1. One pass: finiteness, column moments, the rows of the subsamples.
     redundancy_rows = (
-        _draw_rows(np.random.RandomState(prior_seed), n, _REDUNDANCY_ROWS)
+        draw_rows(np.random.RandomState(prior_seed), n, _REDUNDANCY_ROWS)
         if learn
         else np.empty(0, np.int64)
     )
     # The rows of the factor scores, drawn as fit_view_weights draws them.
     score_state = np.random.RandomState(prior_seed)
     score_rows = (
-        _draw_rows(score_state, n, DEFAULT_MAX_SAMPLES)
+        draw_rows(score_state, n, DEFAULT_MAX_SAMPLES)
         if _scores_views(view_weights, V)
         else np.empty(0, np.int64)
     )

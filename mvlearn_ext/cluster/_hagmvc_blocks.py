@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.cluster._blockwise import scaling_from_moments, statistics_pass
+from mvlearn_ext.cluster._blockwise import draw_rows, scaling_from_moments, statistics_pass
 from mvlearn_ext.cluster._common import regularised_projection_from_gram
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _FINAL_N_INIT,
@@ -183,10 +183,6 @@ def _update_level0(stats, anchors, graphs, weights, scales, view_slices):
 # --------------------------------------------------------------------------- fit
 
 
-def _draw_rows(rng, n, size):
-    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
-
-
 def fit_hagmvc(
     blocks, *, n_clusters, n_anchors, ratio, n_levels, n_neighbors, reg_lambda, max_iter, tol,
     view_weights, small_sample_graph, random_state, n_threads, verbose, keep_graph,
@@ -213,9 +209,9 @@ def fit_hagmvc(
     start = time.perf_counter()
 
     # 1. The random rows, then one pass: finiteness, moments, the rows that are read.
-    score_rows = _draw_rows(rng, n, DEFAULT_MAX_SAMPLES) if fixed is None else np.empty(0, int)
-    seed_rows = _draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
-    kmeans_rows = _draw_rows(rng, n, KMEANS_SAMPLE)  # their graph rows, from the passes
+    score_rows = draw_rows(rng, n, DEFAULT_MAX_SAMPLES) if fixed is None else np.empty(0, int)
+    seed_rows = draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
+    kmeans_rows = draw_rows(rng, n, KMEANS_SAMPLE)  # their graph rows, from the passes
     wanted = np.union1d(score_rows, seed_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=progress, desc="HAGMVC statistics")
     stats = [

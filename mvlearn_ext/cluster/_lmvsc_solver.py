@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.cluster import KMeans
 
-from mvlearn_ext.cluster._blockwise import scaling_from_moments, statistics_pass
+from mvlearn_ext.cluster._blockwise import draw_rows, scaling_from_moments, statistics_pass
 from mvlearn_ext.cluster._common import gram_eigenpairs, kmeans_anchors
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.utils._simplex_qp import simplex_qp
@@ -98,13 +98,6 @@ def _embedding_task(p, _, *views):
 def _label_task(p, _, *views):
     with single_threaded_pools():
         return p["kmeans"].predict(_embedding_task(p, None, *views)).astype(np.intp)
-
-
-def _draw(seed, n, size):
-    """Sorted ``size`` rows of ``n`` drawn with ``seed``, or every row (``size`` None or >= n)."""
-    if size is None or n <= size:
-        return np.arange(n)
-    return np.sort(np.random.RandomState(seed).choice(n, size=size, replace=False))
 
 
 class LMVSCFit(NamedTuple):
@@ -182,8 +175,8 @@ def fit_lmvsc(
     n_threads = 1 if blocks.uses_dask else n_threads
     start = time.perf_counter()
 
-    anchor_rows = _draw(anchor_seed, n, anchor_sample)
-    kmeans_rows = _draw(kmeans_seed, n, kmeans_sample)
+    anchor_rows = draw_rows(np.random.RandomState(anchor_seed), n, anchor_sample)
+    kmeans_rows = draw_rows(np.random.RandomState(kmeans_seed), n, kmeans_sample)
     wanted = anchor_rows if keep_graphs else np.union1d(anchor_rows, kmeans_rows)
     moments, picked = statistics_pass(blocks, wanted, progress=progress, desc="LMVSC statistics")
     means = scales = None

@@ -27,14 +27,13 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._blockwise import RowBlocks, statistics_pass
+from mvlearn_ext.cluster._blockwise import RowBlocks, draw_rows, statistics_pass
 from mvlearn_ext.cluster._common import (
     generalized_power_iteration,
     gram_eigenpairs,
     procrustes,
     squared_view_weights,
 )
-from mvlearn_ext.cluster._lmvsc_solver import _draw
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, constant_columns
 from mvlearn_ext.utils._simplex_qp import simplex_qp
 from mvlearn_ext.utils._threads import single_threaded_pools
@@ -559,7 +558,9 @@ def fit_smvsc(
     base = dict(means=means, scales=scales, variant=variant, lam=lam, n_threads=n_threads)
     if keep_graph:
         blocks, base = scale_in_memory(blocks, base)
-    kmeans_rows = None if keep_graph else _draw(kmeans_seed, n, kmeans_sample)
+    kmeans_rows = (
+        None if keep_graph else draw_rows(np.random.RandomState(kmeans_seed), n, kmeans_sample)
+    )
     graphs = XZt = None
     if variant == "code" and init == "first":
         # Z_0 = [I_m, 0]: Z_0 X_v holds the first m (standardised) rows of X_v.

@@ -268,7 +268,7 @@ def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     """Task arithmetic: ``theta = theta_0 + scaling * sum_n w_n tau_n``.
 
     mergekit's ``task_arithmetic`` (``lambda`` = ``scaling``; checked against
-    mergekit 0.1.5 in ``tests/llm``) and FusionBench's
+    mergekit 0.1.5 by the test suite) and FusionBench's
     ``TaskArithmeticAlgorithm`` (``scaling_factor``) both compute this.
 
     Parameters
@@ -352,7 +352,7 @@ def ties(
     ``merge_func="mean"``, ``scaling=1``) match mergekit's ``ties`` with
     ``normalize=True`` and the original paper's mean merge with lambda = 1.
     Where they differ from mergekit's (checked against mergekit 0.1.5 by
-    ``tests/llm``): mergekit keeps ``max(1, int(density * size))``
+    the test suite): mergekit keeps ``max(1, int(density * size))``
     coordinates per tensor, we keep ``floor(density * size)`` (none when
     ``density * size < 1``); its default ``density`` is 1 (no trim), ours
     0.2; ties among equal magnitudes may be broken differently.
@@ -442,7 +442,7 @@ def dare(
     ``sparsity_ratio`` is p), so that ``E[tau_tilde] = tau``;
     ``rescale="l1"`` scales each tensor so that its L1 norm is unchanged
     (mergekit's ``dare_linear``). Given the same drop masks, ``rescale="l1"``
-    equals mergekit 0.1.5's ``dare_linear`` (a test in ``tests/llm``); the
+    equals mergekit 0.1.5's ``dare_linear`` (checked by the test suite); the
     masks differ (a NumPy generator here, ``torch.bernoulli`` there), the
     default rescale differs (``"inverse_p"`` here), mergekit computes DARE in
     float32 on the CPU and skips the rescale below an L1 norm of 1e-7 (1e-8
@@ -516,7 +516,7 @@ def dare_ties(
     mergekit 0.1.5's ``dare_ties`` is ``rescale="l1"``, ``merge_func="sum"``
     (its default ``normalize=False``; ``"mean"``, our default, is its
     ``normalize=True``), ``sign_rule="zero_positive"`` (checked given the
-    same drop masks in ``tests/llm``; see :func:`dare` for the masks and
+    same drop masks by the test suite; see :func:`dare` for the masks and
     precision); FusionBench's ``DareTiesMerging`` is
     ``rescale="inverse_p"``, ``merge_func="sum"``, ``sign_rule="majority"``.
     There is no trim step (DARE's random drop replaces it).

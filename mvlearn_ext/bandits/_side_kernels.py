@@ -85,7 +85,7 @@ def side_fit(n, m2, cfg, work):
     (DerSimonian--Laird), ``inf`` is no pooling. ``work.coef`` receives the
     coefficients (NaN if not fitted). Returns ``tau^2`` (``inf`` when the
     model is not used). Written as one function, calling only the Cholesky
-    helpers with arrays, because it runs once per step and the reference
+    routines with arrays, because it runs once per step and the reference
     counting of array arguments in Numba calls costs as much as the work.
     """
     _, _, Z, coef_known, known, tau2_fixed, btab, vtab = cfg

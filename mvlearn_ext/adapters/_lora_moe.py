@@ -27,7 +27,8 @@ from mvlearn_ext.adapters._badit import (
     regroup_permutation,
     unit_gradient_vectors,
 )
-from mvlearn_ext.utils._torch import check_allocation, seeded_generator
+from mvlearn_ext.utils._torch import seeded_generator
+from mvlearn_ext.utils._validation import check_allocation
 
 __all__ = ["LoRAMoELinear"]
 

@@ -40,12 +40,11 @@ from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
     WEIGHT_DECAY_CONSTRAINT,
-    check_allocation,
     check_finite_loss,
     resolve_device,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import as_real_array, check_magnitude
+from mvlearn_ext.utils._validation import as_real_array, check_allocation, check_magnitude
 
 __all__ = ["PhenoBrainClassifier"]
 

@@ -24,13 +24,12 @@ from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
-    check_allocation,
     check_finite_loss,
     mlp_elements,
     resolve_device,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import check_layer_sizes, validate_views
+from mvlearn_ext.utils._validation import check_allocation, check_layer_sizes, validate_views
 
 __all__ = ["CIMLN"]
 

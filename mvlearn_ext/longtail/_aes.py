@@ -41,14 +41,13 @@ from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
-    check_allocation,
     check_finite_loss,
     mlp_elements,
     resolve_device,
     seeded_generator,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import check_layer_sizes, check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_layer_sizes, check_magnitude
 
 __all__ = [
     "AESClassifier",

@@ -11,9 +11,9 @@ torch.
   bounds torch's intra-op threads by the estimator's resolved ``n_jobs``
   for the duration of a call and restores torch's setting afterwards;
   torch's inter-op pool is capped at the available CPUs once per process;
-* :func:`check_allocation` refuses a size hyperparameter whose tensors
-  could not fit in memory before anything is allocated
-  (:func:`mlp_elements` counts the weights of a multi-layer perceptron);
+* :func:`mlp_elements` counts the weights of a multi-layer perceptron, for
+  :func:`mvlearn_ext.utils._validation.check_allocation`, which refuses a
+  size hyperparameter whose tensors could not fit in memory;
 * :data:`LEARNING_RATE_CONSTRAINT` and :data:`WEIGHT_DECAY_CONSTRAINT`
   (shared with the networks of scikit-learn's MLP, defined in
   :mod:`mvlearn_ext.utils._validation`) bound every step size and weight
@@ -43,7 +43,6 @@ __all__ = [
     "WEIGHT_DECAY_CONSTRAINT",
     "as_numpy",
     "as_tensor",
-    "check_allocation",
     "check_finite_loss",
     "mlp_elements",
     "resolve_device",
@@ -171,49 +170,6 @@ def with_torch_threads(method):
             return method(self, *args, **kwargs)
 
     return wrapper
-
-
-def _memory_limit():
-    """Bytes of physical memory (a bound no single tensor can exceed usefully)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX
-        return 2**40
-
-
-def _bytes(n):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PiB"  # pragma: no cover
-
-
-def check_allocation(n_elements, name, value, *, what, itemsize=8):
-    """Refuse a size hyperparameter whose tensor would not fit in memory.
-
-    Parameters
-    ----------
-    n_elements : int or float
-        Elements of the largest tensor the value implies (computed in Python
-        integers or floats, so it cannot overflow).
-    name : str
-        The parameter, for the message.
-    value : object
-        Its value, for the message.
-    what : str
-        The tensor, for the message (``"the latent covariances (n_outputs x
-        n_latent^2)"``).
-    itemsize : int, default=8
-        Bytes per element.
-    """
-    need = float(n_elements) * itemsize
-    limit = _memory_limit()
-    if need > limit:
-        raise ValueError(
-            f"{name}={value!r} is too large: {what} would need {_bytes(need)}, more than "
-            f"this machine's {_bytes(limit)} of memory"
-        )
 
 
 def mlp_elements(widths):

@@ -402,26 +402,50 @@ def validate_vector(y, name, *, n_samples=None, ensure_all_finite=True):
     return y
 
 
-def check_allocation(n_values, name, value, *, itemsize=8):
-    """Refuse a size hyperparameter whose arrays cannot fit in this machine's memory.
-
-    ``n_values`` is the number of entries of the largest array that ``name``
-    (set to ``value``) makes the estimator allocate for the data at hand; the
-    check runs before the allocation, so that the error names the parameter
-    rather than NumPy's ``MemoryError``.
-    """
+def _memory_bytes():
+    """Bytes of physical memory (a bound no single array can exceed usefully), or None."""
     import os
 
     try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not available on this platform
+        return None
+
+
+def _bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024:
+            return f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
+
+
+def check_allocation(n_values, name, value, *, what=None, itemsize=8):
+    """Refuse a size hyperparameter whose arrays cannot fit in this machine's memory.
+
+    ``n_values`` is the number of entries of the largest array (or tensor)
+    that ``name`` (set to ``value``) makes the estimator allocate for the data
+    at hand, counted in Python integers or floats so that it cannot overflow;
+    ``what`` names that array in the message. The check runs before the
+    allocation, so that the error names the parameter rather than NumPy's or
+    torch's out-of-memory error. Nothing is checked where the platform does not
+    report its memory.
+    """
+    memory = _memory_bytes()
+    if memory is None:
         return
-    need = int(itemsize) * int(n_values)
-    if need > memory:
+    need = float(itemsize) * float(n_values)
+    if need <= memory:
+        return
+    if what is None:
         raise ValueError(
-            f"{name}={value} needs an array of {need / 2**30:.3g} GiB, more than this "
+            f"{name}={value!r} needs an array of {need / 2**30:.3g} GiB, more than this "
             f"machine's {memory / 2**30:.3g} GiB of memory"
         )
+    raise ValueError(
+        f"{name}={value!r} is too large: {what} would need {_bytes(need)}, more than "
+        f"this machine's {_bytes(memory)} of memory"
+    )
 
 
 def check_layer_sizes(value, name):

@@ -15,11 +15,11 @@ from mvlearn_ext.utils import effective_n_jobs, project_simplex  # noqa: E402
 from mvlearn_ext.utils._torch import (  # noqa: E402
     as_numpy,
     as_tensor,
-    check_allocation,
     resolve_device,
     seeded_generator,
     torch_threads,
 )
+from mvlearn_ext.utils._validation import check_allocation  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 

@@ -26,11 +26,11 @@ from mvlearn_ext.deep.diffusion._training import (
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._torch import (
     WEIGHT_DECAY_CONSTRAINT,
-    check_allocation,
     mlp_elements,
     torch_threads,
     with_torch_threads,
 )
+from mvlearn_ext.utils._validation import check_allocation
 
 
 class ConditionalDiffusion(VerboseMixin, BaseEstimator):

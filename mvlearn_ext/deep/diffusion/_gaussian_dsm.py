@@ -22,7 +22,8 @@ from mvlearn_ext.deep.diffusion._training import (
 )
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
-from mvlearn_ext.utils._torch import check_allocation, with_torch_threads
+from mvlearn_ext.utils._torch import with_torch_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 
 def _check_domain(domain):

@@ -15,11 +15,10 @@ from mvlearn_ext.diffusion._schedule import make_schedule
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
-    check_allocation,
     check_finite_loss,
     resolve_device,
 )
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {

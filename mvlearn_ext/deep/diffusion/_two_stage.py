@@ -20,7 +20,8 @@ from mvlearn_ext.diffusion._two_stage import (
     task_sample_weights,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._torch import check_allocation, mlp_elements, with_torch_threads
+from mvlearn_ext.utils._torch import mlp_elements, with_torch_threads
+from mvlearn_ext.utils._validation import check_allocation
 
 
 def _check_task_lists(pairs, unpaired):

@@ -29,11 +29,10 @@ from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
-    check_allocation,
     resolve_device,
     torch_threads,
 )
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude
 
 
 class _SVILVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):

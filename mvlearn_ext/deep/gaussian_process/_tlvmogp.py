@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mvlearn_ext.deep.gaussian_process._base import _SVILVMOGPRegressor
 from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
 from mvlearn_ext.deep.gaussian_process._kernels import _spread_lengthscales
-from mvlearn_ext.utils._torch import check_allocation
+from mvlearn_ext.utils._validation import check_allocation
 
 
 class TLVMOGPRegressor(_SVILVMOGPRegressor):

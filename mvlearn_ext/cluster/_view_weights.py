@@ -81,6 +81,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._preprocessing import constant_columns
 from mvlearn_ext.utils._threads import single_threaded_pools
 
 __all__ = ["ViewWeights", "fit_view_weights"]
@@ -139,11 +140,12 @@ class ViewWeights:
 
 
 def _standardised(X):
-    """Centred, z-scored columns (constant columns dropped), float64."""
+    """Centred, z-scored columns (constant columns dropped, by the package's relative rule)."""
     X = np.asarray(X, dtype=np.float64)
-    X = X - X.mean(axis=0)
+    mean = X.mean(axis=0)
+    X = X - mean
     std = X.std(axis=0)
-    keep = std > 1e-12 * max(1.0, float(np.abs(X).max(initial=0.0)))
+    keep = ~constant_columns(mean, std, np.float64)
     return X[:, keep] / std[keep]
 
 

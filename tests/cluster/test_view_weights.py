@@ -125,3 +125,13 @@ def test_bad_arguments(kwargs, match):
         fit_view_weights([X], **kwargs)
     with pytest.raises(ValueError, match="at least one view"):
         fit_view_weights([], 3)
+
+
+@pytest.mark.parametrize("unit", [1e-150, 1e-20, 1e20])
+def test_the_weights_do_not_depend_on_the_unit_of_the_views(unit):
+    """A constant column is judged relative to its own magnitude, never to an absolute floor."""
+    Xs, _ = _two_informative()
+    Xs = [*Xs, np.random.default_rng(3).normal(size=(Xs[0].shape[0], 5))]
+    ref = fit_view_weights(Xs, 4, random_state=0).weights_
+    scaled = fit_view_weights([X * unit for X in Xs], 4, random_state=0).weights_
+    np.testing.assert_allclose(scaled, ref, rtol=1e-9, atol=1e-12)

@@ -49,7 +49,12 @@ from mvlearn_ext.cluster._drmc_graphs import (
     _view_graphs,
 )
 from mvlearn_ext.cluster._kernels import indicator_sweeps
-from mvlearn_ext.cluster._view_weights import DEFAULT_MAX_SAMPLES
+from mvlearn_ext.cluster._view_weights import (
+    DEFAULT_MAX_SAMPLES,
+    _neighbour_overlap,
+    _neighbours,
+    _standardised,
+)
 from mvlearn_ext.utils._progress import log_message
 
 #: Stop the feedback when the weights move by less than this (L1 norm).
@@ -111,36 +116,17 @@ def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_
     (which raises ``K`` to the 8th power, to discount only near-copies), any
     overlap counts here: the feedback already separates views by agreement.
     """
-    n = Xs[0].shape[0]
-    rng = np.random.RandomState(seed)
-    rows = np.sort(rng.choice(n, size=n_rows, replace=False)) if n > n_rows else np.arange(n)
+    rows = draw_rows(np.random.RandomState(seed), Xs[0].shape[0], n_rows)
     s = rows.size
     k = min(n_neighbors, s - 1)
     if k < 1:
         return np.ones(len(Xs))
-    neighbours = []
-    for X in Xs:
-        Z = np.asarray(X, dtype=np.float64)[rows]
-        Z = Z - Z.mean(axis=0)
-        std = Z.std(axis=0)
-        keep = std > 1e-12 * max(1.0, float(np.abs(Z).max(initial=0.0)))
-        Z = Z[:, keep] / std[keep]
-        sq = np.einsum("ij,ij->i", Z, Z)
-        twice = Z @ Z.T
-        twice *= 2.0
-        D = sq[:, None] + sq[None, :]
-        D -= twice  # (sq_i + sq_j) - 2 z_i.z_j, as one expression would round it
-        del twice
-        np.fill_diagonal(D, np.inf)
-        neighbours.append(np.argpartition(D, k - 1, axis=1)[:, :k])
-    chance = k / max(s - 1, 1)
+    neighbours = [_neighbours(_standardised(np.asarray(X)[rows]), k) for X in Xs]
     V = len(Xs)
     K = np.eye(V)
     for v in range(V):
         for u in range(v + 1, V):
-            hits = np.count_nonzero(neighbours[v][:, :, None] == neighbours[u][:, None, :])
-            overlap = hits / (k * s)
-            K[v, u] = K[u, v] = max(0.0, (overlap - chance) / (1.0 - chance))
+            K[v, u] = K[u, v] = _neighbour_overlap(neighbours[v], neighbours[u], s)
     return (K**2).sum(axis=1)
 
 

@@ -4,9 +4,13 @@ Every discovered clusterer finds the same partition when every view is
 multiplied by ``c``, and every discovered regressor fitted on ``X * c``
 predicts on ``X_test * c`` what it predicts at ``c = 1``, for ``c`` from
 1e-150 to 1e150: a relative test of degeneracy, never an absolute floor.
+The estimators fitted on a library of tasks predict, with ``x`` and ``y`` of
+every task, context and query in new units, the same values in the unit of
+``y``.
 """
 
 import importlib.util
+import inspect
 import pathlib
 import warnings
 
@@ -113,3 +117,66 @@ def test_block_paths_are_invariant_to_the_unit(name, scale):
     ref = _reference(f"{name}-blocks", lambda: _fit(adapter, clone(estimator), 1.0).labels_)
     labels = _fit(adapter, clone(estimator), scale).labels_
     assert cases.same_partition(labels, ref)
+
+
+def _task_library_params():
+    """The estimators fitted on a library of tasks (not tagged as regressors)."""
+    for name, cls in all_estimators():
+        setup = cases.SETUPS.get(name)
+        if setup is None or not isinstance(setup[1](), cases.TaskLibraryCase):
+            continue
+        for scale in SCALES:
+            yield pytest.param(name, cls, scale, id=f"{name}-{scale:g}")
+
+
+def _library_predict(est, case, x_unit, y_unit):
+    """Predictions, in the unit of y, for a target task outside the library."""
+    from mvlearn_ext.extrapolate import compose_primitives
+
+    xq = np.linspace(-1.0, 1.0, 7) * x_unit
+    if case.compositional:
+        if len(inspect.signature(est.predict).parameters) == 2:  # told the target's code
+            return est.predict(xq, code=(1, 0))
+        xc = np.linspace(-0.8, 0.8, 6)
+        return est.predict(xq, xc * x_unit, compose_primitives((1, 0), xc) * y_unit)
+    xc = np.array([-0.9, -0.3, 0.2, 0.7])
+    return est.predict(xq, xc * x_unit, (1.1 * xc**2 + 0.9 * xc) * y_unit)
+
+
+def _library_fit_predict(estimator, x_unit=1.0, y_unit=1.0):
+    case = cases.SETUPS[type(estimator).__name__][1]()
+    tx = [x * x_unit for x in case.tx]
+    ty = [y * y_unit for y in case.ty]
+    est = clone(estimator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if case.compositional:
+            est.fit(case.codes, tx, ty)
+        else:
+            est.fit(tx, ty)
+    return _library_predict(est, case, x_unit, y_unit)
+
+
+@pytest.mark.parametrize("name, cls, scale", list(_task_library_params()))
+def test_task_extrapolators_are_invariant_to_the_units(name, cls, scale):
+    """Every input (tasks, context, query points) in new units: predictions in the unit of y."""
+    estimator = _seeded(cases.SETUPS[name][0](cls))
+    ref = _reference(f"{name}-library", lambda: _library_fit_predict(estimator))
+    pred = _library_fit_predict(estimator, scale, scale)
+    assert np.all(np.isfinite(pred))
+    np.testing.assert_allclose(pred / scale, ref, rtol=1e-6, atol=1e-6 * np.std(ref))
+
+
+@pytest.mark.parametrize("name, cls, scale", list(_task_library_params()))
+def test_task_extrapolators_are_invariant_to_the_unit_of_x(name, cls, scale):
+    """Only x in a new unit (the task parameters change unit, y does not)."""
+    estimator = _seeded(cases.SETUPS[name][0](cls))
+    if not cases.SETUPS[name][1]().compositional and scale == 1e-150:
+        # the quadratic coefficient becomes 1e300 per unit of x**2: its square overflows
+        with pytest.raises(ValueError, match="parameters estimated from .* too large"):
+            _library_fit_predict(estimator, x_unit=scale)
+        return
+    ref = _reference(f"{name}-library", lambda: _library_fit_predict(estimator))
+    pred = _library_fit_predict(estimator, x_unit=scale)
+    assert np.all(np.isfinite(pred))
+    np.testing.assert_allclose(pred, ref, rtol=1e-6, atol=1e-6 * np.std(ref))

@@ -236,8 +236,9 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     Training pairs are the library tasks with their one-step prefixes:
     ``(f_i, f_j)`` with ``code_j = code_i + (g,)`` (the identity is the
     anchor of the length-1 codes). ``Psi`` is an MLP on ``[x, f_i(x),
-    onehot(g)]`` fitted to ``f_j(x)`` on the points of task ``j``; ``f_i(x)``
-    is the linear interpolation of task ``i``'s observed points. A target is
+    onehot(g)]`` (standardised inputs and target) fitted to ``f_j(x)`` on the
+    points of task ``j``; ``f_i(x)`` is the linear interpolation of task
+    ``i``'s observed points. A target is
     decomposed from its context by enumeration: every library anchor (and the
     identity) with every chain of ``0..max_chain`` primitives, ``Psi`` applied
     once per link, scored by the context MSE. The best ``(anchor, chain)``
@@ -265,7 +266,8 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
         Library codes (the identity ``()`` included as an anchor).
     n_pairs_ : int
         Library pairs ``(prefix, task)`` used to fit ``Psi``.
-    psi_ : sklearn Pipeline
+    psi_ : sklearn TransformedTargetRegressor
+        The MLP pipeline on standardised inputs, with its standardised target.
 
     See Also
     --------
@@ -456,7 +458,8 @@ class InductiveCompositionRegressor(BaseEstimator):
 
     Attributes
     ----------
-    model_ : sklearn Pipeline
+    model_ : sklearn TransformedTargetRegressor
+        The MLP pipeline on standardised inputs, with its standardised target.
 
     See Also
     --------

@@ -18,7 +18,8 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
@@ -34,7 +35,11 @@ from mvlearn_ext.extrapolate._families import (
     sample_task_pairs,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import LEARNING_RATE_CONSTRAINT, check_layer_sizes
+from mvlearn_ext.utils._validation import (
+    LEARNING_RATE_CONSTRAINT,
+    check_layer_sizes,
+    check_magnitude,
+)
 
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
 
@@ -69,15 +74,23 @@ def _check_tasks(tasks_x, tasks_y, *, min_tasks, name_x="tasks_x", name_y="tasks
 
 
 def _fit_mlp(est, seed, F, target):
-    """Fit the MLP pipeline; ``max_iter`` is a budget, so its ConvergenceWarning is muted."""
+    """Fit the MLP model; ``max_iter`` is a budget, so its ConvergenceWarning is muted."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return _mlp(est, seed).fit(F, target)
 
 
 def _mlp(est, seed):
-    return make_pipeline(
-        StandardScaler(),
+    """An MLP on standardised input columns, trained on the standardised target.
+
+    Both standardisations are fitted on the training rows and applied to every
+    prediction, so that the network, its initialisation, ``alpha`` and
+    ``learning_rate_init`` see the same numbers whatever the units of ``x``
+    and ``y``: the predictions are then in the unit of ``y`` and do not depend
+    on either unit.
+    """
+    network = make_pipeline(
+        *_standardiser(),
         MLPRegressor(
             hidden_layer_sizes=tuple(est.hidden_layer_sizes),
             alpha=est.alpha,
@@ -87,6 +100,45 @@ def _mlp(est, seed):
             random_state=seed,
         ),
     )
+    return TransformedTargetRegressor(
+        network, transformer=make_pipeline(*_standardiser()), check_inverse=False
+    )
+
+
+class _MaxAbsScaler(TransformerMixin, BaseEstimator):
+    """Each column divided by its largest magnitude (an all-zero column by 1).
+
+    Unlike scikit-learn's ``MaxAbsScaler``, no absolute floor: a column of
+    values near 1e-300 is scaled like any other.
+    """
+
+    def fit(self, X, y=None):
+        scale = np.abs(np.asarray(X, dtype=np.float64)).max(axis=0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        return self
+
+    def transform(self, X):
+        return np.asarray(X, dtype=np.float64) / self.scale_
+
+    def inverse_transform(self, X):
+        return np.asarray(X, dtype=np.float64) * self.scale_
+
+
+def _standardiser():
+    """Steps that standardise columns of any finite magnitude.
+
+    Dividing by the largest magnitude first keeps the variance computation
+    from overflowing or underflowing (a column of values near 1e-300 or 1e300
+    has no representable variance); a constant column keeps scale 1 by
+    scikit-learn's test, relative to the column's magnitude.
+    """
+    return _MaxAbsScaler(), StandardScaler()
+
+
+def _column_scale(A):
+    """The standard deviation of each column of ``A`` (1 for a constant column)."""
+    maxabs, std = _standardiser()
+    return maxabs.fit(A).scale_ * std.fit(maxabs.transform(A)).scale_
 
 
 _SHARED_CONSTRAINTS = {
@@ -126,7 +178,12 @@ class _TaskModel(VerboseMixin, BaseEstimator):
         self.family_ = get_family(self.family)
         xs, ys = _check_tasks(tasks_x, tasks_y, min_tasks=2)
         if task_params is None:
-            thetas = np.vstack([self.family_.estimate(x, y) for x, y in zip(xs, ys, strict=True)])
+            thetas = np.vstack(
+                [
+                    self._estimate(x, y, f"tasks_x[{t}] and tasks_y[{t}]")
+                    for t, (x, y) in enumerate(zip(xs, ys, strict=True))
+                ]
+            )
         else:
             thetas = _as_float_array(task_params, "task_params", ndim=(2,))
             if thetas.shape != (len(xs), self.family_.n_params):
@@ -143,6 +200,19 @@ class _TaskModel(VerboseMixin, BaseEstimator):
         allx = np.concatenate(xs)
         self.x_range_ = (float(allx.min()), float(allx.max()))
         return xs, ys, thetas
+
+    def _estimate(self, x, y, source):
+        """``family.estimate(x, y)``, refused when the parameters cannot be squared."""
+        theta = self.family_.estimate(x, y)
+        try:
+            check_magnitude(theta, "theta")
+        except ValueError as exc:
+            raise ValueError(
+                f"the {self.family_.name} parameters estimated from {source} are too large "
+                f"for the computation (largest |value| {np.abs(theta).max():.3g}): in these "
+                "units of x and y their squares overflow; rescale x or y"
+            ) from exc
+        return theta
 
     def _context(self, context_x, context_y):
         x = _as_float_array(context_x, "context_x", ndim=(1,))
@@ -161,7 +231,7 @@ class _TaskModel(VerboseMixin, BaseEstimator):
     def estimate_task(self, context_x, context_y):
         """``theta_hat`` of a target task from its context points."""
         check_is_fitted(self)
-        return self.family_.estimate(*self._context(context_x, context_y))
+        return self._estimate(*self._context(context_x, context_y), "context_x and context_y")
 
     def predict_tasks(self, X, context_X, context_Y):
         """:meth:`predict` for several target tasks, one per row of ``X``.
@@ -190,16 +260,22 @@ class RelationalTaskExtrapolator(_TaskModel):
     sparse context: ``theta_hat`` is estimated, the anchor is the library task
     nearest to it (or, with ``n_candidates > 1``, the one among the nearest
     whose ``Psi`` fits the context best) and ``phi = theta_hat - theta_anc``.
+    Distances are measured with each parameter divided by its spread over the
+    library (``param_scale_``): the parameters have different units (for the
+    quadratic family, those of ``y / x**2`` and ``y / x``), so the nearest
+    task in raw parameters would depend on the units of the data.
     A target beyond the training range is then out of *combination*, not out
     of support: ``phi`` lies inside the range of training differences as long
     as the extrapolation distance is within the width of the training range.
 
     ``Psi`` is a scikit-learn MLP on standardised inputs ``[x, anchor
-    features, phi]``. The anchor is presented by its value ``f_anc(x)``
-    (``anchor_features="value"``) or also by its values on a fixed grid of the
-    training ``x`` range (``"grid"``; Sin-Trend needs it), evaluated from the
-    anchor's embedding. With ``residual=True`` [design] ``Psi`` is
-    ``f_anc(x) + MLP(...)``, so the MLP predicts the change ``f_j - f_i``,
+    features, phi]`` trained on the standardised target, so that its
+    predictions do not depend on the units of ``x`` and ``y``. The anchor is
+    presented by its value ``f_anc(x)`` (``anchor_features="value"``) or also
+    by its values on a fixed grid of the training ``x`` range (``"grid"``;
+    Sin-Trend needs it), evaluated from the anchor's embedding. With
+    ``residual=True`` [design] ``Psi`` is ``f_anc(x) + MLP(...)``, so the MLP
+    predicts the change ``f_j - f_i``,
     whose range the training pairs cover; ``residual=False`` predicts ``y``
     directly, which needs the MLP to reach output values beyond those it was
     trained on.
@@ -236,10 +312,14 @@ class RelationalTaskExtrapolator(_TaskModel):
         Library embeddings ``theta_i``.
     x_range_ : tuple of float
     anchor_grid_ : ndarray of shape (n_anchor_grid,)
+    param_scale_ : ndarray of shape (n_params,)
+        The spread (standard deviation) of each parameter over the library,
+        the unit of the anchor distance (1 for a constant parameter).
     delta_min_, delta_max_ : ndarray of shape (n_params,)
         The range of the training differences ``phi_ij``.
-    psi_ : sklearn Pipeline
-        The relational operator.
+    psi_ : sklearn TransformedTargetRegressor
+        The relational operator: the MLP pipeline on standardised inputs,
+        with its standardised target.
 
     See Also
     --------
@@ -340,6 +420,7 @@ class RelationalTaskExtrapolator(_TaskModel):
         self.anchor_grid_ = np.linspace(*self.x_range_, self.n_anchor_grid)
         i, j, phi = sample_task_pairs(thetas, self.n_pairs, random_state=rng)
         self.delta_min_, self.delta_max_ = phi.min(axis=0), phi.max(axis=0)
+        self.param_scale_ = _column_scale(thetas)
         m = self.points_per_pair
         sizes = np.array([x.size for x in xs])
         pick = (rng.uniform(size=(self.n_pairs, m)) * sizes[j][:, None]).astype(int)
@@ -393,8 +474,8 @@ class RelationalTaskExtrapolator(_TaskModel):
         """
         check_is_fitted(self)
         x, y = self._context(context_x, context_y)
-        theta = self.family_.estimate(x, y)
-        dist = np.linalg.norm(self.task_params_ - theta, axis=1)
+        theta = self._estimate(x, y, "context_x and context_y")
+        dist = np.linalg.norm((self.task_params_ - theta) / self.param_scale_, axis=1)
         order = np.argsort(dist, kind="stable")[: self.n_candidates]
         if order.size == 1:
             return int(order[0]), theta - self.task_params_[order[0]]
@@ -447,7 +528,8 @@ class InductiveTaskRegressor(_TaskModel):
     family_ : FunctionFamily
     task_params_ : ndarray of shape (n_tasks, n_params)
     x_range_ : tuple of float
-    model_ : sklearn Pipeline
+    model_ : sklearn TransformedTargetRegressor
+        The MLP pipeline on standardised inputs, with its standardised target.
 
     See Also
     --------

@@ -137,7 +137,12 @@ class QuadraticFamily(FunctionFamily):
     def estimate(self, x, y):
         x, y = self._check_points(x, y)
         B = np.column_stack([x**2, x])
-        return np.linalg.lstsq(B, y, rcond=None)[0]
+        # Columns scaled to unit maximum: the columns differ by a factor of the
+        # unit of x, and lstsq's relative cut-off on the singular values would
+        # otherwise drop the x**2 column for units far from 1.
+        scale = np.abs(B).max(axis=0)
+        scale[scale == 0] = 1.0
+        return np.linalg.lstsq(B / scale, y, rcond=None)[0] / scale
 
 
 class SinTrendFamily(FunctionFamily):

@@ -50,11 +50,14 @@ def test_delta_range_is_recorded_and_covers_the_demo_split(fitted):
 
 
 def test_anchor_is_the_true_nearest_neighbour_on_clean_context(fitted):
+    """Nearest in the parameters divided by their spread over the library."""
     thetas, rte, _ = fitted
+    np.testing.assert_allclose(rte.param_scale_, thetas.std(axis=0), rtol=1e-12)
     T, Xc, _, _, _ = _targets(0.3, 2.3, noise=0.0, seed=4)
     for t, x in zip(T, Xc, strict=True):
         anchor, phi = rte.decompose(x, t[0] * x**2 + t[1] * x)
-        assert anchor == int(np.argmin(np.linalg.norm(thetas - t, axis=1)))
+        dist = np.linalg.norm((thetas - t) / thetas.std(axis=0), axis=1)
+        assert anchor == int(np.argmin(dist))
         np.testing.assert_allclose(thetas[anchor] + phi, t, atol=1e-8)
 
 

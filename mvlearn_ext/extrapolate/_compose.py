@@ -238,11 +238,11 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     anchor of the length-1 codes). ``Psi`` is an MLP on ``[x, f_i(x),
     onehot(g)]`` (standardised inputs and target) fitted to ``f_j(x)`` on the
     points of task ``j``; ``f_i(x)`` is the linear interpolation of task
-    ``i``'s observed points. A target is
-    decomposed from its context by enumeration: every library anchor (and the
-    identity) with every chain of ``0..max_chain`` primitives, ``Psi`` applied
-    once per link, scored by the context MSE. The best ``(anchor, chain)``
-    then predicts the target anywhere.
+    ``i``'s observed points. A target is decomposed from its context by
+    enumeration: every library anchor (and the identity) with every chain of
+    ``0..max_chain`` primitives, ``Psi`` applied once per link, scored by the
+    context MSE. The best ``(anchor, chain)`` then predicts the target
+    anywhere.
 
     Parameters
     ----------

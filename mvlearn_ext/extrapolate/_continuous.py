@@ -275,10 +275,9 @@ class RelationalTaskExtrapolator(_TaskModel):
     by its values on a fixed grid of the training ``x`` range (``"grid"``;
     Sin-Trend needs it), evaluated from the anchor's embedding. With
     ``residual=True`` [design] ``Psi`` is ``f_anc(x) + MLP(...)``, so the MLP
-    predicts the change ``f_j - f_i``,
-    whose range the training pairs cover; ``residual=False`` predicts ``y``
-    directly, which needs the MLP to reach output values beyond those it was
-    trained on.
+    predicts the change ``f_j - f_i``, whose range the training pairs cover;
+    ``residual=False`` predicts ``y`` directly, which needs the MLP to reach
+    output values beyond those it was trained on.
 
     Parameters
     ----------

@@ -306,7 +306,7 @@ def slopes(table):
 
 
 def checks(slope_rows):
-    """The issue's targets: greedy slope vs theory (Gaussian); greedy <= GAFS-MAX, CH-AS at T=2^14."""
+    """Checks: greedy slope vs theory (Gaussian); greedy <= GAFS-MAX, CH-AS at T=2^14."""
     idx = {(r["K"], r["distribution"], r["p"], r["policy"]): r for r in slope_rows}
     out = {"slope_vs_theory_gaussian": [], "no_worse_than_peers_T16384": []}
     for (K, dist, p, pol), r in idx.items():

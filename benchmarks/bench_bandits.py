@@ -4,18 +4,19 @@ Questions
 ---------
 1. Throughput: how many policy steps per second does ``simulate`` (Numba,
    ``prange`` over replications) run, against a plain Python loop of the same
-   policy (``mvlearn_ext.bandits._reference``, observations pre-drawn with
-   NumPy) and against the online interface driven from Python, in the same
-   run? Target: 10,000 replications x T = 2^14 x K = 10 of one adaptive
+   policy (:func:`greedy_python_loop` below, observations drawn with NumPy)
+   and against the online interface driven from Python, in the same run? Target: 10,000 replications x T = 2^14 x K = 10 of one adaptive
    policy (greedy plug-in, p = 2, Gaussian) in under 20 s on 2 cores, and at
    least 100x the plain loop.
-2. Regret grid (spec §5): K in {2, 5, 10}, T = 2^8 .. 2^14, Gaussian,
+2. Regret grid: K in {2, 5, 10}, T = 2^8 .. 2^14, Gaussian,
    Rademacher, uniform, Bernoulli(0.2), exponential groups, p in {1, 2, inf},
    sigma^2 log-spaced on [0.25, 4]; mean proxy regret +- SE per policy and
    horizon, log-log slopes with 95% intervals, the true loss, the
    allocation deviation. Run on :mod:`mvlearn_ext.studies` (loky, 2 workers);
    one runner replication is a batch of ``--batch`` simulate() replications
-   (see :mod:`mvlearn_ext.bandits._study`).
+   (:func:`replicate_regret`), so that :func:`mvlearn_ext.studies.summarize`
+   over batches gives the grand mean and a standard error from the
+   between-batch spread.
 
 Usage::
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -67,6 +69,97 @@ GRID = {
 THEORY = {"1": -2.0, "2": -2.0, "inf": -1.5}
 
 
+def make_policy(name, p):
+    """The policy called ``name`` (an entry of ``GRID["policy"]``) for the objective ``R_p``."""
+    from mvlearn_ext.bandits import (
+        BAS,
+        CHAS,
+        GAFSMax,
+        GreedyPlugIn,
+        OracleAllocation,
+        TwoStagePlugIn,
+        UniformAllocation,
+        VarianceUCB,
+    )
+
+    p = np.inf if p in ("inf", float("inf")) else float(p)
+    policies = {
+        "greedy_sqrt": lambda: GreedyPlugIn(p=p, warm_start="sqrt"),
+        "greedy_linear": lambda: GreedyPlugIn(p=p, warm_start="linear"),
+        "greedy_2": lambda: GreedyPlugIn(p=p, warm_start=2),
+        "two_stage_sqrt": lambda: TwoStagePlugIn(p=p, warm_start="sqrt"),
+        "two_stage_linear": lambda: TwoStagePlugIn(p=p, warm_start="linear"),
+        "gafs_max": lambda: GAFSMax(p=p),
+        "ch_as": lambda: CHAS(p=p),
+        "b_as": lambda: BAS(p=p),
+        "variance_ucb": lambda: VarianceUCB(p=p),
+        "uniform": lambda: UniformAllocation(p=p),
+        "oracle": lambda: OracleAllocation(p=p),
+    }
+    return policies[name]()
+
+
+def study_sigma(n_groups):
+    """Standard deviations of the grid: ``sigma^2`` log-spaced on [0.25, 4]."""
+    return np.sqrt(np.geomspace(0.25, 4.0, n_groups))
+
+
+def replicate_regret(setting, rng):
+    """One runner replication: a batch of ``setting["batch"]`` simulate() replications.
+
+    The batch's seed is drawn from ``rng``, so it depends only on the runner's
+    (setting, replication) key. Returns the batch mean of the proxy regret, its
+    within-batch standard deviation, the Monte Carlo true loss, the mean
+    allocation deviation ``max_k |n_k - n_k*| / sqrt(T)`` and the batch's time.
+    """
+    from mvlearn_ext.bandits import simulate
+
+    policy = make_policy(setting["policy"], setting["p"])
+    seed = int(rng.integers(2**63 - 1))
+    start = time.perf_counter()
+    res = simulate(
+        policy,
+        sigma=study_sigma(int(setting["K"])),
+        budget=int(setting["T"]),
+        n_replications=int(setting["batch"]),
+        distribution=setting["distribution"],
+        random_state=seed,
+        n_jobs=1,
+    )
+    seconds = time.perf_counter() - start
+    reg = res.regret
+    return {
+        "regret": float(reg.mean()),
+        "regret_sd": float(reg.std(ddof=1)) if reg.shape[0] > 1 else float("nan"),
+        "true_loss": res.true_loss()[0],
+        "deviation": float(res.allocation_deviation().mean()),
+        "seconds": seconds,
+    }
+
+
+def greedy_python_loop(samples, *, p, n0):
+    """The greedy plug-in rule in plain Python on ``samples[k, j]`` (observation j of group k).
+
+    Every group is sampled round robin until it has ``n0`` observations; then
+    the group with the largest ``s_k^q / n_k`` is pulled (``q = 2p / (p + 1)``,
+    ``s_k^2`` the running sample variance, ties to the lower index). Returns
+    the counts and the means.
+    """
+    K, T = samples.shape
+    q = 2.0 if math.isinf(p) else 2.0 * p / (p + 1.0)
+    n, mean, m2 = [0] * K, [0.0] * K, [0.0] * K
+    for _ in range(T):
+        k = min(range(K), key=lambda j: (n[j], j))
+        if n[k] >= n0:
+            k = max(range(K), key=lambda j: ((m2[j] / (n[j] - 1)) ** (0.5 * q) / n[j], -j))
+        x = float(samples[k, n[k]])
+        n[k] += 1
+        delta = x - mean[k]
+        mean[k] += delta / n[k]
+        m2[k] += delta * (x - mean[k])
+    return n, mean
+
+
 def _machine():
     import numba
 
@@ -83,11 +176,10 @@ def throughput(repeats=3, n_rep=10_000, budget=2**14, n_groups=10, python_reps=4
     import numba
 
     from mvlearn_ext.bandits import ArmSampler, GreedyPlugIn, simulate
-    from mvlearn_ext.bandits._reference import reference_run
-    from mvlearn_ext.bandits._study import study_sigma
 
     sigma = study_sigma(n_groups)
-    policy = GreedyPlugIn(p=2)
+    n0 = math.ceil(math.sqrt(budget))  # GreedyPlugIn's default warm start, "sqrt"
+    policy = GreedyPlugIn(p=2, warm_start="sqrt")
     simulate(policy, sigma=sigma, budget=256, n_replications=4)  # compile / load cache
     out = {
         "config": {"policy": repr(policy), "K": n_groups, "T": budget, "distribution": "gaussian"}
@@ -114,13 +206,12 @@ def throughput(repeats=3, n_rep=10_000, budget=2**14, n_groups=10, python_reps=4
             "steps_per_second": reps * budget / med,
         }
     # Plain Python loop of the same rule (pre-drawn NumPy observations; drawing is timed).
-    _, pp, _, _ = policy._compile(n_groups, budget, sigma)
     times = []
     for r in range(python_reps):
         t0 = time.perf_counter()
         rng = np.random.default_rng(r)
         samples = sigma[:, None] * rng.standard_normal((n_groups, budget))
-        reference_run("greedy", samples, p=2.0, n0=int(pp[1]))
+        greedy_python_loop(samples, p=2.0, n0=n0)
         times.append(time.perf_counter() - t0)
     py = statistics.median(times)
     out["python_loop"] = {
@@ -158,7 +249,6 @@ def throughput(repeats=3, n_rep=10_000, budget=2**14, n_groups=10, python_reps=4
 
 
 def grid(n_batches, batch, records, n_jobs=2, grid=GRID):
-    from mvlearn_ext.bandits._study import replicate_regret
     from mvlearn_ext.studies import Study, summarize
 
     settings = []
@@ -216,7 +306,7 @@ def slopes(table):
 
 
 def checks(slope_rows):
-    """The issue's targets: greedy slope vs theory (Gaussian); greedy <= GAFS-MAX, CH-AS at T=2^14."""
+    """Checks: greedy slope vs theory (Gaussian); greedy <= GAFS-MAX, CH-AS at T=2^14."""
     idx = {(r["K"], r["distribution"], r["p"], r["policy"]): r for r in slope_rows}
     out = {"slope_vs_theory_gaussian": [], "no_worse_than_peers_T16384": []}
     for (K, dist, p, pol), r in idx.items():
@@ -413,14 +503,25 @@ def main():
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--records", default="/tmp/bandits_grid_records.jsonl")
     ap.add_argument("--K", type=int, nargs="*", default=GRID["K"])
+    ap.add_argument("--results", default=str(RESULTS), help="folder of the JSON results")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes and a small grid (K = 2, T = 2^8, 2^9, Gaussian, p = 2), "
+        "to check the script runs",
+    )
     args = ap.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
     if args.part in ("throughput", "all"):
-        res = throughput()
-        (RESULTS / "bandits_throughput.json").write_text(json.dumps(res, indent=2))
+        small = dict(repeats=1, n_rep=200, budget=2**10, python_reps=1)
+        res = throughput(**small) if args.quick else throughput()
+        (results / "bandits_throughput.json").write_text(json.dumps(res, indent=2))
         print(json.dumps(res, indent=2))
     if args.part in ("grid", "all"):
         g = dict(GRID, K=args.K)
+        if args.quick:
+            g.update(K=[2], T=[2**8, 2**9], distribution=["gaussian"], p=[2])
         table, wall, cpu = grid(args.n_batches, args.batch, args.records, args.n_jobs, g)
         srows = slopes(table)
         payload = {
@@ -436,12 +537,12 @@ def main():
             "slopes": srows,
             "checks": checks(srows),
         }
-        (RESULTS / "bandits_grid.json").write_text(json.dumps(payload, indent=1, default=float))
+        (results / "bandits_grid.json").write_text(json.dumps(payload, indent=1, default=float))
         print(json.dumps(payload["checks"], indent=1, default=float))
     if args.part in ("plots", "all"):
-        plots(json.loads((RESULTS / "bandits_grid.json").read_text()))
+        plots(json.loads((results / "bandits_grid.json").read_text()))
     if args.part in ("report", "all"):
-        print(report(json.loads((RESULTS / "bandits_grid.json").read_text())))
+        print(report(json.loads((results / "bandits_grid.json").read_text())))
 
 
 if __name__ == "__main__":

@@ -85,11 +85,11 @@ def generator_parameters(seed):
         dirs /= np.linalg.norm(dirs, axis=2, keepdims=True)
         X = LABEL_SEP[v] * dirs[0][y2] + NUISANCE_SEP[v] * dirs[1][z2] + rng.normal(size=(N, P))
         if not np.array_equal(X, Xs[v]):
-            raise RuntimeError("the replay of make_unbalanced_views no longer matches")
+            raise RuntimeError("the replay of make_unbalanced_views does not match its output")
         a.append(dirs[0])
         b.append(dirs[1])
     if not (np.array_equal(y, y2) and np.array_equal(z, z2)):
-        raise RuntimeError("the replay of make_unbalanced_views no longer matches")
+        raise RuntimeError("the replay of make_unbalanced_views does not match its output")
     return Xs, y, mask, z, a, b
 
 

@@ -36,20 +36,21 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.datasets import load_handwritten
 from mvlearn_ext.metrics import clustering_report
 
 
+def zscore_views(Xs):
+    """z-score each feature of each view (scikit-learn's ``StandardScaler``)."""
+    return [StandardScaler().fit_transform(np.asarray(X, dtype=np.float64)) for X in Xs]
+
+
 def standardise_views(Xs):
     """z-score each feature, then scale each view to unit total variance."""
-    return apply_view_scaling(Xs, *fit_view_scaling(Xs, unit_view_variance=True))
-
-
-def zscore_views(Xs):
-    return apply_view_scaling(Xs, *fit_view_scaling(Xs))
+    return [Z / np.sqrt(Z.shape[1]) for Z in zscore_views(Xs)]
 
 
 def _ours(name):

@@ -2,8 +2,7 @@
 
 Question
 --------
-Does the block path of HAGMVC (``mvlearn_ext.cluster._hagmvc_blocks``) fit views that
-do not fit in memory, with bounded memory and a time linear in n? Data: Gaussian
+Does HAGMVC, given dask arrays, fit views that do not fit in memory, with bounded memory and a time linear in n? Data: Gaussian
 blobs, 3 views x 64 features, 10 clusters, cluster_std 4, float32, generated block by
 block into a zarr store on disk (deleted afterwards). For each n:
 

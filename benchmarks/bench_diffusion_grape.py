@@ -170,7 +170,7 @@ def diffusion(seeds, build=None, *, per_seed=None):
         ratios[f"{extra} beats labelled-only (seeds)"] = int(
             sum(x["mean_err"] < y["mean_err"] for x, y in zip(out[extra], out[base], strict=True))
         )
-    # each two-stage row against the specialists it was distilled from (spec 7.4: within 1.5x)
+    # each two-stage row against the specialists it was distilled from
     current = None
     for label in labels[1:]:
         if label.startswith("specialists"):

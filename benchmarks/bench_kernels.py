@@ -13,7 +13,8 @@ Questions
 
 Every figure is the median of several repeats, reported as a ratio against
 the peer measured in the same run. BLAS threads (NumPy peer) and Numba
-threads are pinned to the thread count of each row.
+threads are pinned to the thread count of each row. The NumPy and Numba
+peers are written in this script, as a user would write them.
 
 Run: ``python benchmarks/bench_kernels.py [--quick] [--json PATH]``.
 """
@@ -30,13 +31,120 @@ import time
 
 import numba
 import numpy as np
+import scipy.sparse as sp
+from numba import prange
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import mvlearn_ext
-from mvlearn_ext._lib import _reference as ref
-from mvlearn_ext._lib import core_info, effective_n_jobs
-from mvlearn_ext.utils import _kernels as nb
-from mvlearn_ext.utils import anchor_graph, project_simplex
+from mvlearn_ext.utils import anchor_graph, effective_n_jobs, project_simplex
+
+
+def numpy_project_simplex(X, scale=1.0):
+    """Row-wise projection onto {z >= 0, sum z = scale} by sorting, in vectorised NumPy.
+
+    The classical sort-based method (Held, Wolfe & Crowder 1974; Duchi et al.
+    2008), each row first shifted by its maximum so that rounding errors scale
+    with ``scale``, not with the magnitude of the row.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    m = X.shape[1]
+    X = X - X.max(axis=1, keepdims=True)
+    u = -np.sort(-X, axis=1)
+    css = np.cumsum(u, axis=1) - scale
+    rho = m - np.argmax((u - css / np.arange(1, m + 1) > 0)[:, ::-1], axis=1)
+    tau = css[np.arange(X.shape[0]), rho - 1] / rho
+    return np.maximum(X - tau[:, None], 0.0)
+
+
+def numpy_anchor_graph(X, anchors, n_neighbors, chunk_size=4096):
+    """Parameter-free kNN anchor graph with BLAS distances by chunks of rows.
+
+    ``||x||^2 - 2 x.a + ||a||^2`` with a matrix product per chunk,
+    ``argpartition`` for the k+1 nearest, then the weights of Nie et al.
+    (2016). Memory is O(chunk_size * n_anchors); exact only for moderate
+    magnitudes (the squares overflow beyond about 1e154 and cancel for points
+    far from the origin).
+    """
+    n, m = X.shape[0], anchors.shape[0]
+    k = min(n_neighbors, m - 1)
+    a2 = np.einsum("ij,ij->i", anchors, anchors)
+    data = np.empty((n, k))
+    cols = np.empty((n, k), dtype=np.int64)
+    for start in range(0, n, chunk_size):
+        xb = X[start : start + chunk_size]
+        D = np.einsum("ij,ij->i", xb, xb)[:, None] - 2.0 * (xb @ anchors.T) + a2[None, :]
+        np.maximum(D, 0.0, out=D)
+        part = np.argpartition(D, k, axis=1)[:, : k + 1]
+        dp = np.take_along_axis(D, part, axis=1)
+        order = np.argsort(dp, axis=1)
+        part = np.take_along_axis(part, order, axis=1)
+        dp = np.take_along_axis(dp, order, axis=1)
+        gap = dp[:, k : k + 1] - dp[:, :k]
+        den = gap.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            data[start : start + chunk_size] = np.where(den > 0, gap / den, 1.0 / k)
+        cols[start : start + chunk_size] = part[:, :k]
+    indptr = np.arange(0, n * k + 1, k)
+    return sp.csr_matrix((data.ravel(), cols.ravel(), indptr), shape=(n, m))
+
+
+@numba.njit(parallel=True)
+def numba_project_simplex(X, s, out):
+    """Sort-based projection of every row of ``X`` into ``out``, in parallel over rows."""
+    m = X.shape[1]
+    for i in prange(X.shape[0]):
+        ymax = X[i].max()
+        u = np.sort(X[i])[::-1] - ymax
+        css = 0.0
+        tau = 0.0
+        for j in range(m):
+            css += u[j]
+            t = (css - s) / (j + 1)
+            if u[j] - t > 0.0:
+                tau = t
+        for j in range(m):
+            z = (X[i, j] - ymax) - tau
+            out[i, j] = z if z > 0.0 else 0.0
+
+
+@numba.njit(parallel=True)
+def numba_anchor_graph(X, A, k, weights, cols):
+    """Parameter-free kNN anchor weights into ``weights`` and ``cols``, one sample per iteration.
+
+    Squared distances by direct differences, the k+1 smallest kept by a stable
+    insertion into a sorted buffer (ties to the lower anchor index); columns
+    sorted by anchor index. Requires 1 <= k <= m - 1.
+    """
+    n, d = X.shape
+    m = A.shape[0]
+    for i in prange(n):
+        bd = np.empty(k + 1)
+        bi = np.empty(k + 1, dtype=np.int64)
+        size = 0
+        for j in range(m):
+            acc = 0.0
+            for f in range(d):
+                diff = X[i, f] - A[j, f]
+                acc += diff * diff
+            if size < k + 1 or acc < bd[size - 1]:
+                pos = size if size < k + 1 else k
+                while pos > 0 and bd[pos - 1] > acc:
+                    if pos < k + 1:
+                        bd[pos] = bd[pos - 1]
+                        bi[pos] = bi[pos - 1]
+                    pos -= 1
+                bd[pos] = acc
+                bi[pos] = j
+                if size < k + 1:
+                    size += 1
+        den = 0.0
+        for j in range(k):
+            den += bd[k] - bd[j]
+        order = np.argsort(bi[:k])
+        for jj in range(k):
+            j = order[jj]
+            cols[i, jj] = bi[j]
+            weights[i, jj] = (bd[k] - bd[j]) / den if den > 0.0 else 1.0 / k
 
 
 def median_time(fn, repeats):
@@ -52,7 +160,7 @@ def bench_simplex(n, m, repeats, threads, dtype=np.float64):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, m)).astype(dtype)
     out = np.empty_like(X)
-    nb.project_simplex_rows(X[:8].astype(np.float64), 1.0, np.empty((8, m)))  # compile
+    numba_project_simplex(X[:8].astype(np.float64), 1.0, np.empty((8, m)))  # compile
     Xd = X.astype(np.float64)
     outd = np.empty_like(Xd)
     rows = []
@@ -60,8 +168,8 @@ def bench_simplex(n, m, repeats, threads, dtype=np.float64):
         with threadpool_limits(t):
             numba.set_num_threads(t)
             t_cpp = median_time(lambda t=t: project_simplex(X, out=out, n_jobs=t), repeats)
-            t_nb = median_time(lambda: nb.project_simplex_rows(Xd, 1.0, outd), repeats)
-            t_np = median_time(lambda: ref.project_simplex_sort(X), max(1, repeats // 2))
+            t_nb = median_time(lambda: numba_project_simplex(Xd, 1.0, outd), repeats)
+            t_np = median_time(lambda: numpy_project_simplex(X), max(1, repeats // 2))
         rows.append(dict(threads=t, cpp_s=t_cpp, numba_s=t_nb, numpy_s=t_np))
     base = rows[0]["cpp_s"]
     for r in rows:
@@ -76,14 +184,14 @@ def bench_anchor_graph(n, m, d, k, repeats, threads):
     X = rng.normal(size=(n, d))
     A = rng.normal(size=(m, d))
     w, c = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
-    nb.anchor_graph_rows(X[:8], A, k, w[:8], c[:8])  # compile
+    numba_anchor_graph(X[:8], A, k, w[:8], c[:8])  # compile
     rows = []
     for t in threads:
         with threadpool_limits(t):
             numba.set_num_threads(t)
             t_cpp = median_time(lambda t=t: anchor_graph(X, A, n_neighbors=k, n_jobs=t), repeats)
-            t_np = median_time(lambda: ref.anchor_graph_chunked(X, A, k), repeats)
-            t_nb = median_time(lambda: nb.anchor_graph_rows(X, A, k, w, c), repeats)
+            t_np = median_time(lambda: numpy_anchor_graph(X, A, k), repeats)
+            t_nb = median_time(lambda: numba_anchor_graph(X, A, k, w, c), repeats)
         rows.append(dict(threads=t, cpp_s=t_cpp, numpy_blas_s=t_np, numba_s=t_nb))
     base = rows[0]["cpp_s"]
     for r in rows:
@@ -135,6 +243,17 @@ def bench_memory(n, m, d, k):
     )
 
 
+def _core_info():
+    """The compiled core's build, as ``python -m mvlearn_ext info --json`` reports it."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mvlearn_ext", "info", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout).get("compiled_core")
+
+
 def environment():
     blas = [
         f"{i.get('internal_api')} {i.get('version')}"
@@ -149,7 +268,7 @@ def environment():
         blas=blas,
         cpu=platform.processor() or platform.machine(),
         cpus=effective_n_jobs(-1),
-        core=core_info(),
+        core=_core_info(),
     )
 
 

@@ -46,13 +46,51 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mvlearn_ext._demo._merging_toy import TASKS_3, TASKS_5, make_digit_experts, merge_methods
+from mvlearn_ext.datasets import make_digit_experts
 
 CONFIGS = {
-    "3 tasks, width 64": {"tasks": TASKS_3, "width": 64},
-    "5 tasks, width 32": {"tasks": TASKS_5, "width": 32},
+    "3 tasks, width 64": {"tasks": ((0, 1, 2, 3), (4, 5, 6), (7, 8, 9)), "width": 64},
+    "5 tasks, width 32": {"tasks": ((0, 1), (2, 3), (4, 5), (6, 7), (8, 9)), "width": 32},
 }
 SCALINGS = (0.4, 1.0)
+
+
+def merge_methods(problem, *, scaling=0.4, p=0.2, n_rounds=10, density=0.1, random_state=0):
+    """``{method: merged body}`` for every merging method, at one ``scaling`` (lambda)."""
+    from mvlearn_ext import merging
+
+    base, experts = problem.base, problem.experts
+    weights = [k for k in base if k.endswith("weight")]
+    size = base[weights[0]].size
+    sa_density = (merging.sa_keep_counts(size, p, n_rounds)[-1] + 0.5) / size
+    return {
+        "task arithmetic (dense)": merging.task_arithmetic(base, experts, scaling=scaling),
+        f"TIES ({density:.0%})": merging.ties(
+            base, experts, density=density, scaling=scaling, prune_keys=weights
+        ),
+        f"DARE ({density:.0%})": merging.dare(
+            base,
+            experts,
+            density=density,
+            scaling=scaling,
+            prune_keys=weights,
+            random_state=random_state,
+        ),
+        f"SA-Merging ({sa_density:.1%})": merging.sa_merge(
+            base, experts, p=p, n_rounds=n_rounds, scaling=scaling
+        ),
+        f"magnitude top-k ({sa_density:.1%})": merging.magnitude_merge(
+            base, experts, density=sa_density, scaling=scaling, prune_keys=weights
+        ),
+        f"random mask ({sa_density:.1%})": merging.random_mask_merge(
+            base,
+            experts,
+            density=sa_density,
+            scaling=scaling,
+            prune_keys=weights,
+            random_state=random_state,
+        ),
+    }
 
 
 def _median_time(fn, repeats=5):
@@ -85,8 +123,8 @@ def run(seeds):
         acc = {}
         timing = {}
         for seed in seeds:
-            problem = make_digit_experts(seed, **cfg)
-            acc.setdefault("individual experts", []).append(problem.expert_accuracy())
+            problem = make_digit_experts(random_state=seed, **cfg)
+            acc.setdefault("individual experts", []).append(problem.expert_accuracy)
             acc.setdefault("base model", []).append(problem.accuracy(problem.base))
             with threadpool_limits(limits=1):
                 for scaling in SCALINGS:

@@ -16,64 +16,56 @@ Questions
 4. ParetoPO vs static scalarisation in the tool bandit: do they trace a
    better accuracy/efficiency trade-off? One (accuracy, efficiency) point per
    method says only where on the trade-off it lands, so every method is run
-   over the same a-priori grid of accuracy weights w in {0.1, ..., 0.9}
-   (weights (w, 1 - w); all other settings at the simulator's defaults, none
-   tuned), on the same held-out seeds 100-109 (development used seeds 0-4).
-   Reported per seed and paired: the hypervolume of the attained points
-   against (0, 0), the exact front's hypervolume (``tool_bandit_front``) and
-   each point's accuracy gap to the exact front at its efficiency. The
-   single point at w = 0.5 is kept for stage 1 and the Lu et al. baseline.
-   As a sensitivity check, ParetoPO's own tie-break weight beta is swept
-   over its whole range {0, 0.25, 0.5, 0.75, 1} at w = 0.5.
-   Results go to ``results/moo_paretopo.json`` (and the ``tool_bandit``
-   entry of ``results/moo.json``).
-5. ParetoPO's ``stage1="hvc_gradient"`` variant (spec §9.4; weights from
-   the HVC gradient of each step's mean reward vector against an archive of
-   past step points; defaults margin 0.1, EMA 0.9, floor 0.05 fixed before
-   any run, none tuned), as stage 1 alone ("hvc_stage1", all 300 steps)
-   and as full ParetoPO ("paretopo_hvc", 100 steps then rank advantages),
-   run over the same w grid and held-out seeds as the methods of question
-   4, all re-run in the same run. Scoring, fixed before the held-out run:
-   (a) per initial w, the single-point HV ``accuracy * (1 - calls / 4)``
-   against (0, 0) (the exact front's reference), paired with fixed weights
-   at the same w and seed (ratio, wins), plus the spec's literal
-   acceptance per pair (accuracy >= fixed's with fewer mean calls), and
-   the largest single-point HV on the exact front as the ceiling; (b) the
-   front-over-the-sweep HV of question 4. (a) rewards landing near the
-   front's maximum-product point whatever w asked for, so it favours
-   HV-seeking methods by construction; (b) rewards following w. As a
-   sensitivity check on the development seeds 0-4 only (reported, not
-   used to pick anything), margin in {0.05, 0.1, 0.3} x EMA in {0.9, 0.99}
-   at w in {0.1, 0.5, 0.9}.
+   over the same grid of accuracy weights w in {0.1, ..., 0.9} (weights
+   (w, 1 - w); every other setting at the simulator's defaults), on seeds
+   100-109. Reported per seed and paired: the hypervolume of the attained
+   points against (0, 0), the exact front's hypervolume
+   (``tool_bandit_front``) and each point's accuracy gap to the exact front
+   at its efficiency. The single point at w = 0.5 is kept for stage 1 and
+   the Lu et al. (2025) baseline. ParetoPO's tie-break weight beta is swept
+   over its whole range {0, 0.25, 0.5, 0.75, 1} at w = 0.5. Results go to
+   ``results/moo_paretopo.json`` (and the ``tool_bandit`` entry of
+   ``results/moo.json``).
+5. ParetoPO's ``stage1="hvc_gradient"`` variant (weights from the HVC
+   gradient of each step's mean reward vector against an archive of past
+   step points; its defaults margin 0.1, EMA 0.9, floor 0.05), as stage 1
+   alone ("hvc_stage1", all 300 steps) and as full ParetoPO
+   ("paretopo_hvc", 100 steps then rank advantages), over the same w grid
+   and seeds as question 4, in the same run. Scores: (a) per initial w, the
+   single-point HV ``accuracy * (1 - calls / 4)`` against (0, 0) (the exact
+   front's reference), paired with fixed weights at the same w and seed
+   (ratio, wins), the share of pairs with accuracy at least fixed's and
+   fewer mean calls, and the largest single-point HV on the exact front as
+   the ceiling; (b) the front-over-the-sweep HV of question 4. (a) rewards
+   landing near the front's maximum-product point whatever w asked for, so
+   it favours HV-seeking methods by construction; (b) rewards following w.
+   Sensitivity of the variant on seeds 0-4: margin in {0.05, 0.1, 0.3} x
+   EMA in {0.9, 0.99} at w in {0.1, 0.5, 0.9}.
 
 6. ParetoPO where static scalarisation is weak: the multi-hop tool bandit
-   (``mvlearn_ext.moo._hop_bandit``, designed and fixed before any method
-   was run on it). Its attainable set is the curve of a one-parameter
-   unimodal call-count policy, its front is non-convex (an S-shaped success
-   curve in the number of calls: 3 facts needed, each call retrieves one
-   with probability 0.5, a guess is right with probability 0.1; at most 12
-   calls), and the training rewards are raw, on very different and
-   drifting scales (success in {0, 1}; calls saved priced at 5 per call,
-   rising 4x over the 300 steps). Methods (all defaults of the simulator,
-   none tuned; learning rate 0.2 and 300 steps chosen before the
-   comparison): fixed weights on the raw rewards, fixed weights on rewards
-   normalised once at the start, ParetoPO stage 1 alone (the
-   per-trajectory HV meta-reward, and the ``hvc_gradient`` weights),
-   stage 2 alone (Pareto-rank advantages from the first step), full
-   ParetoPO (both stage-1 variants, 100 stage-1 steps) and the Lu et al.
-   2025 meta-reward, each over the accuracy-weight grid {0.1, ..., 0.9}.
-   Score (fixed before any run): the hypervolume of a seed's 9 final
-   (accuracy, 1 - E calls / 12) points against (0, 0), divided by the
-   exact front's (dense sweep); per method the mean, standard deviation,
-   range, the share of seeds where it is the best method (ties shared),
-   paired shares against each fixed-weight baseline, and how many final
-   points are unsupported (accuracy more than 0.01 below the front's
-   convex hull: out of reach of any fixed weights). Development seeds 0-4
-   (reported apart), report seeds 200-209 (200-219 were planned; cut to
-   ten for compute before any report result was seen). After the
-   development run, diagnostic arms were added (stage 1, stage 2 and
-   ParetoPO on rewards normalised at the start, beside ``fixed_norm``),
-   run on the report seeds.
+   (:func:`mvlearn_ext.rl.simulate_hop_bandit`). Its attainable set is the
+   curve of a one-parameter unimodal call-count policy, its front is
+   non-convex (an S-shaped success curve in the number of calls: 3 facts
+   needed, each call retrieves one with probability 0.5, a guess is right
+   with probability 0.1; at most 12 calls), and the training rewards are
+   raw, on very different and drifting scales (success in {0, 1}; calls
+   saved priced at 5 per call, rising 4x over the 300 steps). Methods (the
+   simulator's defaults; learning rate 0.2, 300 steps): fixed weights on the
+   raw rewards, fixed weights on rewards normalised once at the start,
+   ParetoPO stage 1 alone (the per-trajectory HV meta-reward, and the
+   ``hvc_gradient`` weights), stage 2 alone (Pareto-rank advantages from
+   the first step), full ParetoPO (both stage-1 variants, 100 stage-1
+   steps) and the Lu et al. (2025) meta-reward, each over the
+   accuracy-weight grid {0.1, ..., 0.9}. Score: the hypervolume of a seed's
+   9 final (accuracy, 1 - E calls / 12) points against (0, 0), divided by
+   the exact front's (dense sweep); per method the mean, standard
+   deviation, range, the share of seeds where it is the best method (ties
+   shared), paired shares against each fixed-weight baseline, and how many
+   final points are unsupported (accuracy more than 0.01 below the front's
+   convex hull: out of reach of any fixed weights). Two blocks of seeds,
+   0-4 and 200-209, reported apart; on the second, the stages also run on
+   rewards normalised at the start (beside ``fixed_norm``), since every
+   method that scalarises the raw rewards collapses to 0 calls.
 
 Run: ``python benchmarks/bench_moo.py [--quick] [--json PATH] [--paretopo-only]
 [--hop-only] [--jobs N]``.
@@ -100,8 +92,8 @@ from mvlearn_ext.rl import (
     tool_bandit_front,
 )
 
-WEIGHT_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  # fixed before evaluation
-HELD_OUT_SEEDS = tuple(range(100, 110))  # development used seeds 0-4
+WEIGHT_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+HELD_OUT_SEEDS = tuple(range(100, 110))
 BETA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)  # ParetoPO's own knob, its whole range [0, 1]
 DEV_SEEDS = tuple(range(5))
 #: the sweep's methods: (name, simulate_tool_bandit method, extra arguments)
@@ -114,8 +106,8 @@ SWEEP_METHODS = (
 
 
 HOP_DEV_SEEDS = tuple(range(5))
-HOP_REPORT_SEEDS = tuple(range(200, 210))  # 20 planned; cut to 10 for compute, unseen
-#: (name, simulate_hop_bandit method, extra arguments), fixed before any run
+HOP_REPORT_SEEDS = tuple(range(200, 210))
+#: (name, simulate_hop_bandit method, extra arguments)
 HOP_METHODS = (
     ("fixed", "fixed", {}),
     ("fixed_norm", "fixed_norm", {}),
@@ -128,8 +120,8 @@ HOP_METHODS = (
 )
 
 
-#: diagnostic arms, added after the development run showed that every method scalarising the
-#: raw rewards collapses to 0 calls: the same stages on rewards normalised at the start
+#: diagnostic arms: every method scalarising the raw rewards collapses to 0 calls, so the same
+#: stages also run on rewards normalised at the start
 HOP_DIAG_METHODS = (
     ("fixed_norm", "fixed_norm", {}),
     ("stage1_norm", "stage1", {"normalise": True}),
@@ -198,10 +190,10 @@ def _hop_task(task):
 
 
 def bench_hop_bandit(quick, jobs=1):
-    """Question 6: the multi-hop bandit, development and report seeds apart.
+    """Question 6: the multi-hop bandit, the two blocks of seeds apart.
 
-    The three blocks (development, report, normalised diagnostic on the
-    report seeds) run in ``jobs`` processes; each block is seeded, so the
+    The three blocks (seeds 0-4, seeds 200-209, and the normalised stages on
+    seeds 200-209) run in ``jobs`` processes; each block is seeded, so the
     results do not depend on ``jobs``.
     """
     from concurrent.futures import ProcessPoolExecutor
@@ -509,7 +501,7 @@ def _single_point_scores(raw, seeds):
 
 
 def _hvc_dev_sensitivity():
-    """hvc_gradient stage 1 over margin x EMA on the development seeds (not for selection)."""
+    """hvc_gradient stage 1 over margin x EMA on seeds 0-4."""
     grid_w = (0.1, 0.5, 0.9)
     rows = []
     for margin in (0.05, 0.1, 0.3):

@@ -1,8 +1,7 @@
 """Draw the pixel-view anchors of a HAG-MVC pyramid fitted on Handwritten.
 
-Question: does the abstract's claim that the anchors are inspectable hold for our
-reconstruction, i.e. do the anchors of the "pix" view, drawn as 16 x 15 images,
-look like digits at every level of the pyramid?
+Question: are the anchors inspectable, i.e. do the anchors of the "pix" view,
+drawn as 16 x 15 images, look like digits at every level of the pyramid?
 
 The "pix" view holds 240 pixel averages (values 0-6) over 2 x 3 windows of the
 original 30 x 48 images, stored row by row as 16 rows of 15 values (``reshape(16,
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mvlearn_ext.cluster._hagmvc import HAGMVC
+from mvlearn_ext.cluster import HAGMVC
 from mvlearn_ext.datasets import load_handwritten
 from mvlearn_ext.metrics import clustering_accuracy
 

@@ -61,8 +61,8 @@ def run(ctx):
     from threadpoolctl import threadpool_limits
 
     from mvlearn_ext import merging
-    from mvlearn_ext._demo._merging_toy import TASKS_3, make_digit_experts
     from mvlearn_ext._demo.registry import DemoRow
+    from mvlearn_ext.datasets import make_digit_experts
 
     width = 32 if ctx.quick else 64
     rows = {}
@@ -74,12 +74,12 @@ def run(ctx):
         row.fit_times.append(seconds)
 
     for seed in ctx.seeds:
-        problem = make_digit_experts(seed, tasks=TASKS_3, width=width)
+        problem = make_digit_experts(width=width, random_state=seed)
         base, experts = problem.base, problem.experts
         layers = [k for k in base if k.endswith("weight")]
         size = base[layers[0]].size
         sa_density = (merging.sa_keep_counts(size, 0.2, 10)[-1] + 0.5) / size
-        add("individual experts", {"accuracy": problem.expert_accuracy(), "kept": 1.0}, 0.0)
+        add("individual experts", {"accuracy": problem.expert_accuracy, "kept": 1.0}, 0.0)
         methods = _methods(merging, base, experts, layers, sa_density, seed)
         with threadpool_limits(limits=1):
             for method, (merge, kept) in methods.items():

@@ -1,8 +1,8 @@
 """Plain NumPy references of the compiled kernels.
 
 They define what the kernels compute: the tests compare the C++ core with
-them, and the benchmarks time them as the vectorised-NumPy peer. They favour
-clarity over speed, but stay vectorised (no Python loop over samples).
+them. They favour clarity over speed, but stay vectorised (no Python loop
+over samples).
 """
 
 from __future__ import annotations
@@ -112,37 +112,6 @@ def anchor_graph_dense(X, anchors, n_neighbors):
     w = parameter_free_weights(d, k)
     rows = np.repeat(np.arange(n), k)
     return sp.csr_matrix((w.ravel(), (rows, ind[:, :k].ravel())), shape=(n, m))
-
-
-def anchor_graph_chunked(X, anchors, n_neighbors, chunk_size=4096):
-    """Fast vectorised NumPy anchor graph: BLAS distances by chunks of rows.
-
-    The peer that a user would write: ||x||^2 - 2 x.a + ||a||^2 with a matrix
-    product per chunk, argpartition for the k+1 nearest, then the weights.
-    Memory is O(chunk_size * n_anchors). Unlike the compiled kernel, it is
-    exact only for moderate magnitudes (the squares overflow beyond about
-    1e154 and cancel for points far from the origin).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    A = np.asarray(anchors, dtype=np.float64)
-    n, m = X.shape[0], A.shape[0]
-    k = min(n_neighbors, m - 1)
-    a2 = np.einsum("ij,ij->i", A, A)
-    data = np.empty((n, k))
-    cols = np.empty((n, k), dtype=np.int64)
-    for start in range(0, n, chunk_size):
-        xb = X[start : start + chunk_size]
-        D = np.einsum("ij,ij->i", xb, xb)[:, None] - 2.0 * (xb @ A.T) + a2[None, :]
-        np.maximum(D, 0.0, out=D)
-        part = np.argpartition(D, k, axis=1)[:, : k + 1]
-        dp = np.take_along_axis(D, part, axis=1)
-        order = np.argsort(dp, axis=1)
-        part = np.take_along_axis(part, order, axis=1)
-        dp = np.take_along_axis(dp, order, axis=1)
-        data[start : start + chunk_size] = parameter_free_weights(dp, k)
-        cols[start : start + chunk_size] = part[:, :k]
-    indptr = np.arange(0, n * k + 1, k)
-    return sp.csr_matrix((data.ravel(), cols.ravel(), indptr), shape=(n, m))
 
 
 # ---------------------------------------------------------------------------

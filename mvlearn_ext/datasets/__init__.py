@@ -9,6 +9,9 @@
 :func:`make_contaminated_tasks`
     Linear regression tasks around a common centre, some of them outliers
     (the simulation settings of robust multi-task regression).
+:func:`make_digit_experts`
+    Small networks fine-tuned from one pre-trained network on disjoint digit
+    classes, with held-out data per task: a problem to try model merging on.
 :func:`mvc_suite_names`, :func:`load_mvc_dataset`, :func:`load_mvc_suite`
     A suite of multi-view clustering data sets (Handwritten and variants with
     noise views, synthetic blobs, wine, iris; digits and breast cancer held
@@ -22,6 +25,7 @@
 
 from mvlearn_ext.datasets._generators import make_multiview_blobs
 from mvlearn_ext.datasets._handwritten import handwritten_view_names, load_handwritten
+from mvlearn_ext.datasets._merging import make_digit_experts
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
 from mvlearn_ext.datasets._real_suite import load_mvc_real_suite, mvc_real_suite_names
 from mvlearn_ext.datasets._suite import load_mvc_dataset, load_mvc_suite, mvc_suite_names
@@ -33,6 +37,7 @@ __all__ = [
     "load_mvc_real_suite",
     "load_mvc_suite",
     "make_contaminated_tasks",
+    "make_digit_experts",
     "make_multiview_blobs",
     "mvc_real_suite_names",
     "mvc_suite_names",

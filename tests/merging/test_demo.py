@@ -6,9 +6,10 @@ import sys
 import numpy as np
 import pytest
 
-from mvlearn_ext._demo._merging_toy import make_digit_experts, merge_methods
-from mvlearn_ext._demo.merging import COLUMNS, run
+from mvlearn_ext import merging
+from mvlearn_ext._demo.merging import COLUMNS, _methods, run
 from mvlearn_ext._demo.registry import DemoContext
+from mvlearn_ext.datasets import make_digit_experts
 
 
 def test_demo_section_rows():
@@ -33,9 +34,15 @@ def test_digits_demo_acceptance():
     """SA(10%) >= magnitude(10%) - 0.5 points and > random(10%), mean of 3 seeds."""
     acc = {}
     for seed in range(3):
-        problem = make_digit_experts(seed)
-        for method, body in merge_methods(problem, scaling=0.4, random_state=seed).items():
-            acc.setdefault(method.split(" (")[0], []).append(problem.accuracy(body))
+        problem = make_digit_experts(random_state=seed)
+        base, experts = problem.base, problem.experts
+        layers = [k for k in base if k.endswith("weight")]
+        size = base[layers[0]].size
+        sa_density = (merging.sa_keep_counts(size, 0.2, 10)[-1] + 0.5) / size
+        for method, (merge, _) in _methods(
+            merging, base, experts, layers, sa_density, seed
+        ).items():
+            acc.setdefault(method.split(" (")[0], []).append(problem.accuracy(merge()))
     mean = {k: float(np.mean(v)) for k, v in acc.items()}
     assert mean["SA-Merging"] >= mean["magnitude top-k"] - 0.005
     assert mean["SA-Merging"] > mean["random mask"]

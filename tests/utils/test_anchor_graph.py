@@ -10,13 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mvlearn_ext._lib._reference import (
-    anchor_graph_chunked,
-    anchor_graph_dense,
-    kneighbors_anchors_dense,
-)
+from mvlearn_ext._lib._reference import anchor_graph_dense, kneighbors_anchors_dense
 from mvlearn_ext.utils import anchor_graph, kneighbors_anchors, project_simplex
-from mvlearn_ext.utils._kernels import anchor_graph_rows
 
 
 @st.composite
@@ -157,19 +152,6 @@ def test_many_anchors_and_blocks():
     np.testing.assert_allclose(
         Z.toarray(), anchor_graph_dense(X[:50], A, 100).toarray(), atol=1e-12
     )
-
-
-def test_peers_agree():
-    rng = np.random.default_rng(4)
-    X, A = rng.normal(size=(500, 6)), rng.normal(size=(60, 6))
-    ref = anchor_graph(X, A, n_neighbors=5).toarray()
-    np.testing.assert_allclose(
-        anchor_graph_chunked(X, A, 5, chunk_size=128).toarray(), ref, atol=1e-9
-    )
-    w, c = np.empty((500, 5)), np.empty((500, 5), dtype=np.int64)
-    anchor_graph_rows(X, A, 5, w, c)
-    np.testing.assert_array_equal(c.ravel(), anchor_graph(X, A, n_neighbors=5).indices)
-    np.testing.assert_allclose(w.ravel(), anchor_graph(X, A, n_neighbors=5).data, atol=1e-15)
 
 
 def test_kneighbors_anchors():
@@ -319,17 +301,10 @@ def test_any_magnitude_matches_exact_reference(dtype, data):
     tol = weight_tolerance(D, k, dtype)
     err = np.abs(Z.toarray() - exact_anchor_graph(D, k))
     assert np.all(err <= tol)
-    # The NumPy reference and the Numba peer are scale-safe too.
+    # The NumPy reference is scale-safe too.
     assert np.all(np.abs(anchor_graph_dense(X, A, k).toarray() - exact_anchor_graph(D, k)) <= tol)
     rdist, rind = kneighbors_anchors_dense(X, A, kk)
     assert_right_neighbours(D, rind, rdist, np.float64)
-    if dtype == np.float64 and 1 <= min(k, A.shape[0] - 1):
-        kg = min(k, A.shape[0] - 1)
-        w, c = np.empty((X.shape[0], kg)), np.empty((X.shape[0], kg), dtype=np.int64)
-        anchor_graph_rows(X, A, kg, w, c)
-        dense = np.zeros((X.shape[0], A.shape[0]))
-        np.put_along_axis(dense, c, w, axis=1)
-        assert np.all(np.abs(dense - exact_anchor_graph(D, k)) <= tol)
 
 
 def test_magnitudes_apart_in_one_call():

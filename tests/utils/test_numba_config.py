@@ -96,10 +96,11 @@ def _flags_in_subprocess(env_overrides):
 
     env = dict(os.environ, **env_overrides)
     code = (
-        "from mvlearn_ext.utils import _kernels, _numba;"
+        "from mvlearn_ext.utils import _numba, _simplex_qp;"
+        "k = _simplex_qp._simplex_active_set_parallel;"
         "print(_numba.NUMBA_CACHE, _numba.NUMBA_PARALLEL,"
-        " _kernels.project_simplex_rows.targetoptions.get('parallel'),"
-        " type(_kernels.project_simplex_rows._cache).__name__ != 'NullCache')"
+        " k.targetoptions.get('parallel'),"
+        " type(k._cache).__name__ != 'NullCache')"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

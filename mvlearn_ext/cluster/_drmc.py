@@ -29,7 +29,12 @@ from mvlearn_ext.cluster._base import (
 )
 from mvlearn_ext.cluster._blockwise import RowBlocks
 from mvlearn_ext.cluster._drmc_blocks import _predict_task
-from mvlearn_ext.cluster._drmc_graphs import _N_NEIGHBORS, _SUBSAMPLE, _predict_rows
+from mvlearn_ext.cluster._drmc_graphs import (
+    _N_NEIGHBORS,
+    _N_NEIGHBORS_SAMPLES,
+    _SUBSAMPLE,
+    _predict_rows,
+)
 from mvlearn_ext.cluster._drmc_solver import _scaled_indicator, fit_drmc
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
@@ -49,8 +54,8 @@ class DRMC(InductiveClusterer):
 
     A reconstruction of DRMC ("Discretely-Refined Multi-view Clustering via
     Aligned Anchor Learning", ICML 2026) from the paper's abstract. The
-    weighted views share one set of anchors; each sample is linked to its 5
-    nearest anchors (Nie, Wang & Huang, 2014) in a consensus graph :math:`Z`,
+    weighted views share one set of anchors; each sample is linked to its
+    ``n_neighbors`` nearest anchors (Nie, Wang & Huang, 2014) in a consensus graph :math:`Z`,
     whose spectral embedding :math:`F` is turned into discrete labels by
     spectral rotation (Huang, Nie & Huang, 2013), without k-means:
 
@@ -75,20 +80,26 @@ class DRMC(InductiveClusterer):
         number of samples. ``None`` uses ``ceil(sqrt(2 n k))``, at most
         ``20 k``: it grows with ``n`` so that large sets get finer anchors,
         slower than ``n`` so that small sets keep several samples per anchor.
-    view_weights : {"agreement", "factor", "uniform"}, default="agreement"
-        ``"agreement"``: learned by the discrete feedback (see the user guide), from the
-        starting weights ``∝ sqrt(d_v)`` (``max_iter=0`` keeps those).
-        ``"factor"``: learned by the same feedback, from HAGMVC's label-free
-        ``"factor"`` weights when there are three views or more (scored on at
-        most 1000 random rows, 10 neighbours: a one-factor fit of the views'
-        pairwise agreements tells a view that agrees with every other from a
-        weak view that agrees with it alone; with two views the fit is not
-        identified and the start is ``∝ sqrt(d_v)``); ``max_iter=0`` keeps
-        them, as HAGMVC does. Not the default: it finds the informative view
-        where the feedback from ``sqrt(d_v)`` does not (views of unequal
-        quality), but loses to it where every view is informative (digit sets).
+    view_weights : {"factor", "agreement", "uniform"}, default="factor"
+        ``"factor"``: learned by the discrete feedback (see the user guide), from
+        HAGMVC's label-free ``"factor"`` weights when there are three views or
+        more (scored on at most 1000 random rows, 10 neighbours: a one-factor
+        fit of the views' pairwise agreements tells a view that agrees with
+        every other from a weak view that agrees with it alone; with two views
+        the fit is not identified and the start is ``∝ sqrt(d_v)``);
+        ``max_iter=0`` keeps the starting weights, as HAGMVC does.
+        ``"agreement"``: learned by the same feedback from ``∝ sqrt(d_v)``; it
+        misses an informative view among weak ones that the factor start finds,
+        and is slightly better where every view is informative (digit sets).
         ``"uniform"``: fixed and equal (the per-view balanced concatenation, no
         feedback).
+    n_neighbors : int or None, default=None
+        Number of anchors each sample is linked to in every graph (at most
+        ``n_anchors - 1``). ``None``: 5, or 10 when every sample is an anchor
+        (``n_anchors >= n_samples``, or the small-sample graph below): the graph
+        is then a kNN graph of the samples, for which 10 is the neighbourhood
+        of the usual 10-NN spectral clustering, and 5 neighbours split small
+        clusters.
     small_sample_graph : bool, default=True
         With ``n_anchors=None``: when the rule above gives fewer than ``2 * 5 * k``
         anchors (two per cluster for each of a sample's 5 anchor neighbours),
@@ -170,6 +181,8 @@ class DRMC(InductiveClusterer):
         Number of feedback rounds run.
     n_anchors_ : int
         Number of anchors used.
+    n_neighbors_ : int
+        Number of anchors each sample is linked to.
     reference_view_ : int or None
         The view the anchor sets were aligned to (``align_anchors=True``).
     view_means_, view_scales_ : list of ndarray of shape (n_features_v,) or None
@@ -192,8 +205,8 @@ class DRMC(InductiveClusterer):
     20,000 random rows (the redundancy scores 1000). Memory
     O(n (sum_v d_v + V)) beyond the views. Linear in ``n``.
 
-    :meth:`predict` links new samples to their 5 nearest anchors under the
-    learned weights and takes the cluster of largest
+    :meth:`predict` links new samples to their ``n_neighbors_`` nearest anchors
+    under the learned weights and takes the cluster of largest
     ``z^T anchor_memberships_``.
 
     Duplicating a view adds a copy with the same graph and agreement; the
@@ -253,6 +266,7 @@ class DRMC(InductiveClusterer):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_anchors": [Interval(Integral, 1, None, closed="left"), None],
         "view_weights": [StrOptions({"agreement", "factor", "uniform"})],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "small_sample_graph": ["boolean"],
         "align_anchors": ["boolean"],
         "scaling": [StrOptions({"zscore"}), None],
@@ -268,7 +282,8 @@ class DRMC(InductiveClusterer):
         n_clusters=8,
         *,
         n_anchors=None,
-        view_weights="agreement",
+        view_weights="factor",
+        n_neighbors=None,
         small_sample_graph=True,
         align_anchors=False,
         scaling="zscore",
@@ -281,6 +296,7 @@ class DRMC(InductiveClusterer):
         self.n_clusters = n_clusters
         self.n_anchors = n_anchors
         self.view_weights = view_weights
+        self.n_neighbors = n_neighbors
         self.small_sample_graph = small_sample_graph
         self.align_anchors = align_anchors
         self.scaling = scaling
@@ -323,10 +339,15 @@ class DRMC(InductiveClusterer):
     def _fit_driver(self, blocks, rotation_sample):
         """Run :func:`fit_drmc` on ``blocks`` and set the fitted attributes."""
         n_anchors = self._n_anchors(blocks.n_samples)
+        n_neighbors = self.n_neighbors
+        if n_neighbors is None:
+            n_neighbors = _N_NEIGHBORS_SAMPLES if n_anchors == blocks.n_samples else _N_NEIGHBORS
+        n_neighbors = max(1, min(n_neighbors, n_anchors - 1))
         fitted = fit_drmc(
             blocks,
             self.n_clusters,
             n_anchors=n_anchors,
+            n_neighbors=n_neighbors,
             view_weights=self.view_weights,
             weight_power=self._weight_power,
             align_anchors=self.align_anchors,
@@ -341,6 +362,7 @@ class DRMC(InductiveClusterer):
         k = self.n_clusters
         self.view_means_, self.view_scales_ = fitted["means"], fitted["scales"]
         self.n_anchors_ = n_anchors
+        self.n_neighbors_ = n_neighbors
         self._factors = factors = fitted["factors"]
         self._anchors_scaled = fitted["anchors"]
         self._ratios = fitted["ratios"]
@@ -370,12 +392,12 @@ class DRMC(InductiveClusterer):
         params = dict(
             means=self.view_means_, scales=self.view_scales_, factors=self._factors,
             anchors=self._anchors_scaled, ratios=self._ratios,
-            memberships=self.anchor_memberships_,
+            memberships=self.anchor_memberships_, n_neighbors=self.n_neighbors_,
         )  # fmt: skip
         return labels_by_blocks(self, Xs, blocks, _predict_task, params, "DRMC")
 
     def _predict_views(self, Xs):
         return _predict_rows(
             Xs, self.view_means_, self.view_scales_, self._factors, self._anchors_scaled,
-            self._ratios, self.anchor_memberships_,
+            self._ratios, self.anchor_memberships_, self.n_neighbors_,
         )  # fmt: skip

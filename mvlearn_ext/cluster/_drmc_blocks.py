@@ -13,8 +13,8 @@ where the blocks ran.
 When the rotation runs on a sample of the rows, a last pass gives every sample the
 cluster of largest linearised gain of the rotation objective
 (:func:`_assignment_rule`, :func:`_label_task`). That pass reads no data: every graph
-pass keeps each sample's ``_N_NEIGHBORS`` anchor indices (int32) and weights
-(float64), 60 bytes per sample (:func:`_neighbours`), and the labelling rebuilds each
+pass keeps each sample's anchor indices (int32) and weights (float64), 12 bytes
+per neighbour (:func:`_neighbours`), and the labelling rebuilds each
 block's ``Z`` from them (:func:`_graph_of`), the same matrix.
 """
 
@@ -45,7 +45,10 @@ def _block_graph(p, views):
         )
         if cache is not None:
             cache["views"] = scaled
-    graph, _ = _anchor_graphs(scaled, p["anchors"], p["ratios"], per_view=False, cache=cache)
+    graph, _ = _anchor_graphs(
+        scaled, p["anchors"], p["ratios"], per_view=False, n_neighbors=p["n_neighbors"],
+        cache=cache,
+    )  # fmt: skip
     return graph
 
 
@@ -71,8 +74,8 @@ def _neighbours(Z):
     """The rows of ``Z^T`` as ``(n_rows, columns as int32, weights, indptr)``.
 
     ``indptr`` is None when every sample has the same number of neighbours (always,
-    for the kNN graph), so that a sample costs 12 bytes per neighbour: 60 bytes with
-    ``_N_NEIGHBORS = 5``. :func:`_graph_of` rebuilds the same CSR matrix.
+    for the kNN graph), so that a sample costs 12 bytes per neighbour.
+    :func:`_graph_of` rebuilds the same CSR matrix.
     """
     Zt = Z.T.tocsr()
     counts = np.diff(Zt.indptr)
@@ -111,7 +114,7 @@ def _predict_task(p, _, *views):
     with single_threaded_pools():
         return _predict_rows(
             [np.asarray(X) for X in views], p["means"], p["scales"], p["factors"],
-            p["anchors"], p["ratios"], p["memberships"],
+            p["anchors"], p["ratios"], p["memberships"], p["n_neighbors"],
         )  # fmt: skip
 
 

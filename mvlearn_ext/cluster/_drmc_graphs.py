@@ -22,6 +22,8 @@ from mvlearn_ext.cluster._view_weights import fit_view_weights
 
 #: Neighbours (anchors) of every sample in the parameter-free kNN anchor graphs.
 _N_NEIGHBORS = 5
+#: Neighbours of every sample when every sample is an anchor (a kNN graph of the samples).
+_N_NEIGHBORS_SAMPLES = 10
 #: Lloyd iterations of the k-means that places the anchors.
 _KMEANS_MAX_ITER = 30
 #: Rows used by the anchor k-means and by the view scores (a random subsample above).
@@ -139,7 +141,7 @@ def _to_graph(cols, weights, m):
     return G.T.tocsr()
 
 
-def _anchor_graphs(Xs, anchors, ratios, *, per_view, cache=None):
+def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None):
     """The weighted joint kNN anchor graph and, with ``per_view``, each view's own.
 
     ``Xs`` and ``anchors`` are the views and anchor blocks in the scaled
@@ -153,7 +155,7 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view, cache=None):
     """
     n = Xs[0].shape[0]
     m = anchors[0].shape[0]
-    k = min(_N_NEIGHBORS, m - 1) if m > 1 else 1
+    k = min(n_neighbors, m - 1) if m > 1 else 1
     sq_anchors = [np.einsum("ij,ij->i", A, A) for A in anchors]
     joint_cols = np.empty((n, k), dtype=np.int64)
     joint_w = np.empty((n, k))
@@ -292,7 +294,7 @@ def _kmeans_anchors(X, n_anchors, seed):
     return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
 
 
-def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None):
+def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_neighbors, n_threads=None):
     """Anchors aligned across views: row ``j`` of every block is the same prototype.
 
     ``align_anchors=False``: the view blocks of k-means centres of the joint
@@ -306,7 +308,7 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None
     if align_anchors and len(Xs) > 1:
         anchors = [_kmeans_anchors(X, n_anchors, seed) for X in Xs]
         graphs = [
-            anchor_graph(X, A, n_neighbors=min(_N_NEIGHBORS, n_anchors - 1), n_threads=n_threads)
+            anchor_graph(X, A, n_neighbors=min(n_neighbors, n_anchors - 1), n_threads=n_threads)
             for X, A in zip(Xs, anchors, strict=True)
         ]
         reference, perms = _align_views(graphs)
@@ -317,7 +319,7 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_threads=None
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, subsample=_SUBSAMPLE):
+def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, n_neighbors, subsample=_SUBSAMPLE):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -340,7 +342,11 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, subsample=_SUBSAMP
     graphs = []
     for v, X in enumerate(Xs):
         A = X[picks] if picks is not None else own_anchors[v]
-        graphs.append(_anchor_graphs([X], [np.ascontiguousarray(A)], [1.0], per_view=False)[0])
+        graphs.append(
+            _anchor_graphs(
+                [X], [np.ascontiguousarray(A)], [1.0], per_view=False, n_neighbors=n_neighbors
+            )[0]
+        )
     return graphs
 
 
@@ -359,9 +365,9 @@ def _memberships(mass, degree):
     return memberships
 
 
-def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships):
+def _predict_rows(Xs, means, scales, factors, anchors, ratios, memberships, n_neighbors):
     """Labels of samples by their kNN anchor graph and the anchors' memberships."""
     _, views = _scaled_joint(Xs, means, scales, factors)
-    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False)
+    graph, _ = _anchor_graphs(views, anchors, ratios, per_view=False, n_neighbors=n_neighbors)
     scores = np.asarray(graph.T @ memberships)
     return np.argmax(scores, axis=1).astype(np.intp)

@@ -300,6 +300,7 @@ def fit_drmc(
     n_clusters,
     *,
     n_anchors,
+    n_neighbors,
     view_weights,
     weight_power,
     align_anchors,
@@ -328,6 +329,8 @@ def fit_drmc(
         The views (valid: finite, numeric, at least ``n_clusters`` rows).
     n_clusters, n_anchors : int
         ``k`` and the number of anchors ``m`` (``k <= m <= n``).
+    n_neighbors : int
+        Anchors each sample is linked to in every graph (at most ``m - 1``).
     view_weights : {"agreement", "factor", "uniform"}
         The starting weights and whether the feedback learns them.
     weight_power : float
@@ -408,12 +411,12 @@ def fit_drmc(
         redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
     joint, views = _scaled_joint(rows_of(kmeans_rows), means, scales, factors)
     anchors, reference = _initial_anchors(
-        views, joint, n_anchors, align_anchors, kmeans_seed, n_threads
+        views, joint, n_anchors, align_anchors, kmeans_seed, n_neighbors, n_threads
     )
     view_graphs = None
     if learn:
         own = anchors if align_anchors else None
-        view_graphs = _view_graphs(views, own, n_anchors, kmeans_seed, n, subsample)
+        view_graphs = _view_graphs(views, own, n_anchors, kmeans_seed, n, n_neighbors, subsample)
     del joint, views
 
     # 3. The rows the rotation runs on; the view scores' rows among them.
@@ -428,7 +431,9 @@ def fit_drmc(
     local_rotation_rows = blocks.local_rows(rotation_rows)
 
     weights = np.full(V, 1.0 / V) if view_weights == "uniform" else prior
-    base = dict(means=means, scales=scales, factors=factors, anchors=anchors)
+    base = dict(
+        means=means, scales=scales, factors=factors, anchors=anchors, n_neighbors=n_neighbors
+    )
     # One block in memory: each view's distances to the anchors do not change between
     # graphs; keep them when they are small (Handwritten: 19 MB).
     if blocks.n_blocks == 1 and not blocks.uses_dask and n * n_anchors * V <= _DISTANCE_CACHE:
@@ -439,7 +444,7 @@ def fit_drmc(
     def build(weights, previous):
         ratios = _feature_factors(widths, weights) / factors
         degree, gram, sample, kept = None, None, [], []
-        # Only the last graph's neighbour lists are kept (60 bytes per sample).
+        # Only the last graph's neighbour lists are kept (12 bytes per neighbour).
         last.pop("neighbours", None)
         for part in blocks.map(
             _graph_task, dict(base, ratios=ratios, keep=sampled), local_rotation_rows,

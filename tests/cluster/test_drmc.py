@@ -161,8 +161,8 @@ def test_zscore_scaling_makes_the_result_invariant_to_units():
 
 
 def test_the_feedback_changes_the_labels_and_recovers_the_informative_view():
-    # One informative view and two narrow noise views: the starting weights
-    # give the noise much of the distance, the feedback removes it.
+    # One informative view and two narrow noise views: the sqrt(d_v) start of
+    # "agreement" gives the noise much of the distance, the feedback removes it.
     gains = []
     for seed in range(3):
         Xs, y = make_multiview_blobs(
@@ -174,8 +174,9 @@ def test_the_feedback_changes_the_labels_and_recovers_the_informative_view():
             informative=[1.0, 0.0, 0.0],
             random_state=seed,
         )
-        model = DRMC(n_clusters=4, random_state=seed).fit(Xs)
-        off = DRMC(n_clusters=4, max_iter=0, random_state=seed).fit(Xs)
+        model = DRMC(n_clusters=4, view_weights="agreement", random_state=seed).fit(Xs)
+        off = DRMC(n_clusters=4, view_weights="agreement", max_iter=0, random_state=seed)
+        off.fit(Xs)
         np.testing.assert_array_equal(off.labels_, model.initial_labels_)
         assert model.n_labels_changed_ > 0 and model.n_iter_ >= 1
         assert model.view_weights_[0] > 0.9
@@ -191,14 +192,16 @@ def test_feedback_stops_when_labels_settle_and_weights_are_consistent():
     np.testing.assert_allclose(model.view_weights_history_[-1], model.view_weights_)
 
 
-@pytest.mark.parametrize("params", [{"view_weights": "uniform"}, {"max_iter": 0}])
+@pytest.mark.parametrize(
+    "params", [{"view_weights": "uniform"}, {"view_weights": "agreement", "max_iter": 0}]
+)
 def test_fixed_weights_run_no_feedback(params):
     # "uniform" weighs the views equally; max_iter=0 keeps the starting weights.
     Xs, _ = with_noise_view(10)
     model = DRMC(n_clusters=4, random_state=0, **params).fit(Xs)
     assert model.n_iter_ == 0 and model.view_agreement_ is None
     np.testing.assert_array_equal(model.labels_, model.initial_labels_)
-    if "view_weights" in params:
+    if params["view_weights"] == "uniform":
         np.testing.assert_allclose(model.view_weights_, 1.0 / 3.0)
     else:
         w = np.sqrt([10.0, 6.0, 10.0])
@@ -264,7 +267,7 @@ def test_knn_rows_match_the_reference_anchor_graph():
     np.put_along_axis(ours, cols, weights, axis=1)
     np.testing.assert_allclose(ours, reference, atol=1e-10)
     joint, views = _anchor_graphs(
-        [X[:, :2], X[:, 2:]], [A[:, :2], A[:, 2:]], [1.0, 1.0], per_view=True
+        [X[:, :2], X[:, 2:]], [A[:, :2], A[:, 2:]], [1.0, 1.0], per_view=True, n_neighbors=5
     )
     np.testing.assert_allclose(joint.T.toarray(), reference, atol=1e-10)
     view0 = anchor_graph(X[:, :2], A[:, :2], n_neighbors=5).toarray()
@@ -450,7 +453,7 @@ def test_distance_cache_gives_the_same_graphs():
     anchors = [X[:20].copy() for X in Xs]
     cache = {}
     for ratios in ([1.0, 0.5], [0.2, 1.3]):
-        plain, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False)
-        cached, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, cache=cache)
+        plain, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, n_neighbors=5)
+        cached, _ = _anchor_graphs(Xs, anchors, ratios, per_view=False, n_neighbors=5, cache=cache)
         assert (plain != cached).nnz == 0
     assert len(cache) == 2

@@ -98,9 +98,15 @@ def test_small_sample_graph_uses_every_sample_as_an_anchor():
     assert HAGMVC(10, random_state=0).fit(Xs).n_anchors_ == (100,)
     assert HAGMVC(10, random_state=0, small_sample_graph=False).fit(Xs).n_anchors_ == (50,)
     assert HAGMVC(10, n_anchors=30, random_state=0).fit(Xs).n_anchors_ == (30,)
-    # DRMC: ceil(sqrt(2 n k)) = 45 < 2 * 5 * k = 100
-    assert DRMC(10, random_state=0).fit(Xs).n_anchors_ == 100
-    assert DRMC(10, random_state=0, small_sample_graph=False).fit(Xs).n_anchors_ == 45
+    # DRMC: ceil(sqrt(2 n k)) = 45 < 2 * 5 * k = 100; the graph of the samples
+    # links each to 10 neighbours, the anchor graph to 5, every column of Z has as
+    # many nonzeros and predict links new samples to as many anchors.
+    for params, m, nn in [({}, 100, 10), ({"small_sample_graph": False}, 45, 5),
+                          ({"n_neighbors": 7}, 100, 7), ({"n_anchors": 100}, 100, 10)]:  # fmt: skip
+        model = DRMC(10, random_state=0, **params).fit(Xs)
+        assert (model.n_anchors_, model.n_neighbors_) == (m, nn)
+        assert set(np.diff(model.anchor_graph_.tocsc().indptr)) == {nn}
+        np.testing.assert_array_equal(model.predict(Xs), model.labels_)
     # Large enough for the rule: unchanged.
     Xs, _ = make_multiview_blobs(600, n_views=2, n_clusters=3, random_state=0)
     assert HAGMVC(3, random_state=0).fit(Xs).n_anchors_ == (225,)

@@ -101,8 +101,13 @@ def test_small_sample_graph_uses_every_sample_as_an_anchor():
     # DRMC: ceil(sqrt(2 n k)) = 45 < 2 * 5 * k = 100; the graph of the samples
     # links each to 10 neighbours, the anchor graph to 5, every column of Z has as
     # many nonzeros and predict links new samples to as many anchors.
-    for params, m, nn in [({}, 100, 10), ({"small_sample_graph": False}, 45, 5),
-                          ({"n_neighbors": 7}, 100, 7), ({"n_anchors": 100}, 100, 10)]:  # fmt: skip
+    cases = [
+        ({}, 100, 10),
+        ({"small_sample_graph": False}, 45, 5),
+        ({"n_neighbors": 7}, 100, 7),
+        ({"n_anchors": 100}, 100, 10),
+    ]
+    for params, m, nn in cases:
         model = DRMC(10, random_state=0, **params).fit(Xs)
         assert (model.n_anchors_, model.n_neighbors_) == (m, nn)
         assert set(np.diff(model.anchor_graph_.tocsc().indptr)) == {nn}

@@ -56,7 +56,7 @@ PACKAGE = {
     "HAGMVC[n_levels=2]": ("HAGMVC", {"n_levels": 2}),
     "EOMSCCA": ("EOMSCCA", {}),
 }
-#: Ablations: each adopted default set back to the previous behaviour, and uniform weights.
+#: Ablations: each default mechanism switched off or set to its alternative.
 ABLATIONS = {
     "HAGMVC[view_weights=auto]": ("HAGMVC", {"view_weights": "auto"}),
     "HAGMVC[view_weights=uniform]": ("HAGMVC", {"view_weights": "uniform"}),
@@ -67,7 +67,9 @@ ABLATIONS = {
         {"view_weights": "auto", "n_neighbors": 8, "small_sample_graph": False},
     ),
     "DRMC[small_sample_graph=False]": ("DRMC", {"small_sample_graph": False}),
-    "DRMC[view_weights=factor]": ("DRMC", {"view_weights": "factor"}),
+    "DRMC[view_weights=agreement]": ("DRMC", {"view_weights": "agreement"}),
+    "DRMC[n_neighbors=5]": ("DRMC", {"n_neighbors": 5}),
+    "DRMC[max_iter=0]": ("DRMC", {"max_iter": 0}),
 }
 PEERS = ("mvlearn-spectral", "mvlearn-kmeans")
 ORACLE = "best-single-view (oracle)"

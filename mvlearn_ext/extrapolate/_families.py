@@ -155,7 +155,8 @@ class SinTrendFamily(FunctionFamily):
     Parameters
     ----------
     frequency_range : tuple of two floats, default=(0.0, 5.0)
-        The range of ``theta_1`` scanned for the starting point of the fit.
+        The range of ``theta_1`` scanned for the starting point of the fit, in
+        units of ``1 / x``: divide it by ``c`` when ``x`` is multiplied by ``c``.
     n_grid : int, default=251
         Number of grid points of the scan (a finer grid misses fewer local
         minima of the oscillating least-squares loss).
@@ -208,7 +209,8 @@ class ExponentialFamily(FunctionFamily):
     Parameters
     ----------
     rate_range : tuple of two floats, default=(-4.0, 4.0)
-        The range of ``theta`` scanned for the starting point of the fit.
+        The range of ``theta`` scanned for the starting point of the fit, in
+        units of ``1 / x``: divide it by ``c`` when ``x`` is multiplied by ``c``.
     n_grid : int, default=161
         Number of grid points of the scan.
 

@@ -1,7 +1,7 @@
 """Benchmarks of mvlearn_ext.moo: the tables and figures of the multi-objective guide.
 
 1. Overhead of the validated Pareto tools over moocore called directly (and
-   pymoo 0.6, itself on moocore) for hypervolume, HV contributions,
+   pymoo, itself on moocore, where it is installed) for hypervolume, HV contributions,
    non-dominated filtering and Pareto ranking of n = 10,000 points in 3-D:
    a linear front (points on the simplex, all non-dominated) and uniform
    random points. Calls are interleaved, medians of repeats, ratios against

@@ -3,23 +3,20 @@
 Without options: does VisualScore's Gaussian reward beat the binary reward
 (toy GRPO scorer, 3 seeds)? Writes benchmarks/results/deep.json.
 
-``--cimln PART`` runs one part of the CIMLN study instead, seeds 0-9: the
-ablation (the paper's configuration ``causal_weight=0.1``, no causal loss,
-no meta-generation) against mean imputation + k-means / HAGMVC / LMVSC and
-complete-case HAGMVC / LMVSC, on the unbalanced-observation test bed
+``--cimln PART`` runs one part of the CIMLN comparison instead, seeds 0-9:
+CIMLN (the paper's configuration ``causal_weight=0.1``, no causal loss, no
+meta-generation) against mean imputation + k-means / HAGMVC / LMVSC and
+complete-case HAGMVC / LMVSC on the unbalanced-observation test bed
 ``make_unbalanced_views`` (rates 0.95 / 0.6 / 0.3, label in the poorly
-observed view, a nuisance clustering in the well observed one) and on
-Handwritten (eta = 0.5, mean imputation + LMVSC and complete-case LMVSC);
-and CIMLN's default architecture on Handwritten. Each part rewrites its JSON
-after every seed. PART is one of ``unbalanced_views``,
+observed view, a nuisance clustering in the well observed one), and CIMLN's
+default architecture against mean imputation + HAGMVC on Handwritten. Each
+part rewrites its JSON after every seed. PART is one of ``unbalanced_views``,
 ``unbalanced_views_baselines`` (its non-CIMLN rows only, to rerun them when
-a clusterer's default changes), ``handwritten_eta0.5``,
-``handwritten_default_config`` (``CIMLN(causal_weight=0.1)`` with the
-estimator's defaults otherwise), ``handwritten_default_nocausal``
-(``CIMLN()``) or ``handwritten_hagmvc`` (mean imputation + HAGMVC, the
-anchor baseline); it writes benchmarks/results/cimln_PART.json. What the
-causal loss does on the unbalanced test bed (the Bayes ceiling, linear
-read-outs of the embedding) is ``bench_cimln_diagnostic.py``.
+a clusterer's default changes), ``handwritten_default_config``
+(``CIMLN(causal_weight=0.1)`` with the estimator's defaults otherwise),
+``handwritten_default_nocausal`` (``CIMLN()``) or ``handwritten_hagmvc``
+(mean imputation + HAGMVC, the anchor baseline); it writes
+benchmarks/results/cimln_PART.json.
 """
 
 import json
@@ -27,73 +24,6 @@ import pathlib
 import time
 
 import numpy as np
-
-
-def cimln_rows(seeds, on_seed=None):
-    import torch
-    from sklearn.cluster import KMeans
-
-    from mvlearn_ext.cluster import LMVSC
-    from mvlearn_ext.datasets import load_handwritten
-    from mvlearn_ext.incomplete import make_unbalanced_mask, mask_views, mean_impute
-    from mvlearn_ext.metrics import clustering_report
-
-    torch.set_num_threads(1)
-    Xs, y = load_handwritten()
-    out = {}
-
-    def add(name, seed, labels, yy, t):
-        rep = clustering_report(yy, labels)
-        out.setdefault(name, []).append(
-            {"seed": seed, "ACC": rep["ACC"], "NMI": rep["NMI"], "s": t}
-        )
-
-    for seed in seeds:
-        m = make_unbalanced_mask(2000, 6, random_state=seed)
-        kw = dict(
-            hidden_layer_sizes=(128,),
-            embed_dim=32,
-            batch_size=256,
-            n_epochs_pretrain=15,
-            n_epochs=10,
-        )
-        for name, extra in CIMLN_VARIANTS.items():
-            t = time.perf_counter()
-            lab = _cimln(n_clusters=10, random_state=seed, n_init=5, **kw, **extra).fit_predict(
-                mask_views(Xs, m)
-            )
-            add(name, seed, lab, y, time.perf_counter() - t)
-        Xi = mean_impute(Xs, m)
-        Z = np.hstack([(X - X.mean(0)) / (X.std(0) + 1e-12) for X in Xi])
-        t = time.perf_counter()
-        add(
-            "mean imputation + k-means",
-            seed,
-            KMeans(10, n_init=10, random_state=seed).fit_predict(Z),
-            y,
-            time.perf_counter() - t,
-        )
-        t = time.perf_counter()
-        add(
-            "mean imputation + LMVSC",
-            seed,
-            LMVSC(n_clusters=10, random_state=seed).fit_predict(Xi),
-            y,
-            time.perf_counter() - t,
-        )
-        cc = m.all(1)
-        t = time.perf_counter()
-        add(
-            "LMVSC complete cases only (scored on them)",
-            seed,
-            LMVSC(n_clusters=10, random_state=seed).fit_predict([X[cc] for X in Xs]),
-            y[cc],
-            time.perf_counter() - t,
-        )
-        if on_seed is not None:
-            on_seed(out)
-    return out
-
 
 #: CIMLN variants of the ablation (keyword arguments on top of the small configuration;
 #: ``use_meta=False`` selects :func:`_cimln`'s subclass without the meta-generator)
@@ -293,7 +223,6 @@ CIMLN_PARTS = {
     "unbalanced_views_baselines": lambda seeds, on_seed=None: cimln_unbalanced_rows(
         seeds, on_seed, variants={}
     ),
-    "handwritten_eta0.5": cimln_rows,
     "handwritten_default_config": cimln_default_rows,
     "handwritten_hagmvc": cimln_anchor_rows,
     "handwritten_default_nocausal": lambda seeds, on_seed=None: cimln_default_rows(

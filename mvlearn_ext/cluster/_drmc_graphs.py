@@ -17,6 +17,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.extmath import row_norms
 
 from mvlearn_ext._lib._kernels import anchor_graph
+from mvlearn_ext.cluster._kernels import smallest_in_rows
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling
 from mvlearn_ext.cluster._view_weights import fit_view_weights
 
@@ -120,17 +121,29 @@ def _knn_rows(D, n_neighbors):
     if k >= m:
         cols = np.broadcast_to(np.arange(m), (rows, m)).copy()
         return cols, np.full((rows, m), 1.0 / m)
-    cand = np.argpartition(D, k, axis=1)[:, : k + 1]
-    dist = np.take_along_axis(D, cand, axis=1)
-    # Sort each row by (distance, anchor index).
-    order = np.lexsort((cand, dist), axis=1)
-    cand = np.take_along_axis(cand, order, axis=1)
-    dist = np.take_along_axis(dist, order, axis=1)
+    # The k + 1 smallest of each row by (distance, anchor index), in one pass.
+    cand, dist, tied = smallest_in_rows(D, k + 1)
+    if tied.any():
+        # The (k + 1)-th distance is tied with the next: the candidates are those of a
+        # partition of the row, as the weights' reference rule takes them.
+        rows = np.flatnonzero(tied)
+        cand[rows], dist[rows] = _partition_candidates(D[rows], k)
     last = dist[:, k : k + 1]
     gap = last - dist[:, :k]
     den = gap.sum(axis=1, keepdims=True)
     weights = np.where(den > 0, gap / np.where(den > 0, den, 1.0), 1.0 / k)
     return cand[:, :k], weights
+
+
+def _partition_candidates(D, k):
+    """The ``k + 1`` candidates of every row of ``D`` by ``np.argpartition``, by (distance, index).
+
+    The rule of rows whose ``(k + 1)``-th smallest distance is tied with the next.
+    """
+    cand = np.argpartition(D, k, axis=1)[:, : k + 1]
+    dist = np.take_along_axis(D, cand, axis=1)
+    order = np.lexsort((cand, dist), axis=1)
+    return np.take_along_axis(cand, order, axis=1), np.take_along_axis(dist, order, axis=1)
 
 
 def _to_graph(cols, weights, m):

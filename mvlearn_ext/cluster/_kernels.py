@@ -11,7 +11,7 @@ import numpy as np
 
 from mvlearn_ext.utils._numba import jit
 
-__all__ = ["indicator_sweeps"]
+__all__ = ["indicator_sweeps", "smallest_in_gram_rows", "smallest_in_rows"]
 
 
 @jit
@@ -82,3 +82,80 @@ def indicator_sweeps(G, labels, scaled, max_sweeps):
         if moved == 0:
             break
     return moved
+
+
+@jit(inline="always")
+def _insert_sorted(values, columns, d, j):
+    """Insert ``(d, j)`` into the ascending ``values`` (dropping the last), after its equals."""
+    p = values.size - 1
+    while p > 0 and values[p - 1] > d:
+        values[p] = values[p - 1]
+        columns[p] = columns[p - 1]
+        p -= 1
+    values[p] = d
+    columns[p] = j
+
+
+@jit
+def smallest_in_rows(D, count):
+    """The ``count`` smallest entries of every row of ``D``, by (value, column).
+
+    Returns ``(columns, values, tied)``: ``columns`` and ``values`` of shape
+    ``(n, count)`` in increasing order of value, equal values by increasing
+    column; ``tied[i]`` tells that the ``count``-th and the next smallest value of
+    row ``i`` are equal, so that which columns are the ``count`` smallest is not
+    unique (a caller that must break such ties as another routine does redoes
+    those rows). One pass over each row with a sorted buffer of ``count + 1``
+    entries: ``O(n m)`` for small ``count``, against a selection per row.
+    ``count`` is at most the number of columns.
+    """
+    n, m = D.shape
+    size = count + 1
+    columns = np.empty((n, count), dtype=np.int64)
+    values = np.empty((n, count))
+    tied = np.zeros(n, dtype=np.bool_)
+    best = np.empty(size)
+    where = np.empty(size, dtype=np.int64)
+    for i in range(n):
+        best[:] = np.inf
+        where[:] = -1
+        for j in range(m):
+            d = D[i, j]
+            if d < best[size - 1]:
+                _insert_sorted(best, where, d, j)
+        for c in range(count):
+            columns[i, c] = where[c]
+            values[i, c] = best[c]
+        tied[i] = best[count - 1] == best[count]
+    return columns, values, tied
+
+
+@jit
+def smallest_in_gram_rows(G, sq, count):
+    """:func:`smallest_in_rows` of the squared distances ``D_ij = (sq_i + sq_j) - 2 G_ij``.
+
+    ``G`` is the ``(n, n)`` Gram matrix ``X X^T`` of the rows and ``sq`` its
+    diagonal as the caller computed it; the diagonal ``j = i`` is left out (a row is
+    not its own neighbour). Every ``D_ij`` is rounded as the NumPy expression
+    ``sq[:, None] + sq[None, :] - 2.0 * G`` rounds it, and the ``n x n`` matrix is
+    never formed. Returns ``(columns, tied)``; ``count`` is at most ``n - 1``.
+    """
+    n = G.shape[0]
+    size = count + 1
+    columns = np.empty((n, count), dtype=np.int64)
+    tied = np.zeros(n, dtype=np.bool_)
+    best = np.empty(size)
+    where = np.empty(size, dtype=np.int64)
+    for i in range(n):
+        best[:] = np.inf
+        where[:] = -1
+        for j in range(n):
+            if j == i:
+                continue
+            d = (sq[i] + sq[j]) - 2.0 * G[i, j]
+            if d < best[size - 1]:
+                _insert_sorted(best, where, d, j)
+        for c in range(count):
+            columns[i, c] = where[c]
+        tied[i] = best[count - 1] == best[count]
+    return columns, tied

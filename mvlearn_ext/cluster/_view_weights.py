@@ -81,6 +81,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.cluster._kernels import smallest_in_gram_rows
 from mvlearn_ext.cluster._preprocessing import constant_columns
 from mvlearn_ext.utils._threads import single_threaded_pools
 
@@ -222,11 +223,21 @@ def _gaussian_twin(X, seed):
 
 
 def _neighbours(X, n_neighbors):
-    """Indices (n, n_neighbors) of each row's nearest other rows (squared Euclidean)."""
+    """Indices (n, n_neighbors) of each row's nearest other rows (squared Euclidean).
+
+    The set of each row, in increasing order of distance. Where the
+    ``n_neighbors``-th and the next distance are equal, the set is not unique and
+    the row takes the one ``np.argpartition`` picks, so that every row's set is the
+    one a partition of the full distance matrix gives.
+    """
     sq = np.einsum("ij,ij->i", X, X)
-    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
-    np.fill_diagonal(D, np.inf)
-    return np.argpartition(D, n_neighbors - 1, axis=1)[:, :n_neighbors]
+    gram = X @ X.T
+    neighbours, tied = smallest_in_gram_rows(gram, sq, n_neighbors)
+    for i in np.flatnonzero(tied):
+        row = sq[i] + sq - 2.0 * gram[i]
+        row[i] = np.inf
+        neighbours[i] = np.argpartition(row, n_neighbors - 1)[:n_neighbors]
+    return neighbours
 
 
 def _same_cluster_agreement(neighbours, labels, n_clusters):

@@ -17,7 +17,11 @@ from mvlearn_ext.cluster._common import (
     spectral_rotation,
     squared_view_weights,
 )
-from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.cluster._kernels import (
+    indicator_sweeps,
+    smallest_in_gram_rows,
+    smallest_in_rows,
+)
 
 shapes = st.tuples(st.integers(1, 7), st.integers(1, 7))
 seeds = st.integers(0, 2**31 - 1)
@@ -224,6 +228,41 @@ def test_indicator_sweeps_end_at_a_local_optimum(scaled):
             assert _indicator_objective(G, moved, k, scaled) <= after + 1e-10
     if not scaled:  # without singletons, this is the row-wise argmax
         np.testing.assert_array_equal(labels, G.argmax(axis=1))
+
+
+# --------------------------------------------------------------------------- row selection
+
+
+@settings(max_examples=60)
+@given(n=st.integers(1, 30), m=st.integers(1, 12), levels=st.integers(2, 50), seed=seeds)
+def test_smallest_in_rows_is_the_head_of_a_sort_by_value_then_column(n, m, levels, seed):
+    # Few distinct values: ties at and across the boundary are frequent.
+    rng = np.random.default_rng(seed)
+    D = rng.integers(0, levels, size=(n, m)).astype(np.float64)
+    count = int(rng.integers(1, m + 1))
+    columns, values, tied = smallest_in_rows(D, count)
+    for i in range(n):
+        order = np.lexsort((np.arange(m), D[i]))
+        np.testing.assert_array_equal(columns[i], order[:count])
+        np.testing.assert_array_equal(values[i], D[i, order[:count]])
+        assert tied[i] == (count < m and D[i, order[count - 1]] == D[i, order[count]])
+
+
+@settings(max_examples=40)
+@given(n=st.integers(2, 25), d=st.integers(1, 4), seed=seeds)
+def test_smallest_in_gram_rows_are_the_nearest_other_rows(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, d)).astype(np.float64)  # duplicate rows: ties
+    count = int(rng.integers(1, n))
+    sq = np.einsum("ij,ij->i", X, X)
+    gram = X @ X.T
+    columns, tied = smallest_in_gram_rows(gram, sq, count)
+    D = sq[:, None] + sq[None, :] - 2.0 * gram
+    np.fill_diagonal(D, np.inf)
+    expected, _, expected_tied = smallest_in_rows(D, count)
+    np.testing.assert_array_equal(columns, expected)
+    np.testing.assert_array_equal(tied, expected_tied)
+    assert not np.any(columns == np.arange(n)[:, None])  # never a row itself
 
 
 @pytest.mark.parametrize("scaled", [True, False])

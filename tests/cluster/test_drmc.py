@@ -12,7 +12,12 @@ from mvlearn_ext.cluster._common import (
     regularised_projection_from_gram,
     spectral_rotation,
 )
-from mvlearn_ext.cluster._drmc_graphs import _align_views, _anchor_graphs, _knn_rows
+from mvlearn_ext.cluster._drmc_graphs import (
+    _align_views,
+    _anchor_graphs,
+    _knn_rows,
+    _partition_candidates,
+)
 from mvlearn_ext.cluster._drmc_solver import _match_labels, _partition_agreement
 from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
@@ -272,6 +277,19 @@ def test_knn_rows_match_the_reference_anchor_graph():
     np.testing.assert_allclose(joint.T.toarray(), reference, atol=1e-10)
     view0 = anchor_graph(X[:, :2], A[:, :2], n_neighbors=5).toarray()
     np.testing.assert_allclose(views[0].T.toarray(), view0, atol=1e-10)
+
+
+def test_knn_rows_with_tied_distances_follow_the_partition_rule():
+    # Integer distances: ties inside the candidates and at their boundary.
+    D = np.random.default_rng(3).integers(0, 4, size=(300, 12)).astype(np.float64)
+    cand, dist = _partition_candidates(D, 5)
+    last = dist[:, 5:6]
+    gap = last - dist[:, :5]
+    den = gap.sum(axis=1, keepdims=True)
+    expected = np.where(den > 0, gap / np.where(den > 0, den, 1.0), 1.0 / 5)
+    cols, weights = _knn_rows(D, 5)
+    np.testing.assert_array_equal(cols, cand[:, :5])
+    np.testing.assert_array_equal(weights, expected)
 
 
 def test_match_labels_ignores_renamings():

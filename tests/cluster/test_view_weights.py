@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mvlearn_ext.cluster._view_weights import fit_view_weights
+from mvlearn_ext.cluster._view_weights import _neighbours, fit_view_weights
 from mvlearn_ext.datasets import make_multiview_blobs
 
 
@@ -135,3 +135,17 @@ def test_the_weights_do_not_depend_on_the_unit_of_the_views(unit):
     ref = fit_view_weights(Xs, 4, random_state=0).weights_
     scaled = fit_view_weights([X * unit for X in Xs], 4, random_state=0).weights_
     np.testing.assert_allclose(scaled, ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_neighbors", [1, 5, 10, 39])
+def test_neighbour_sets_are_those_of_a_partition_of_the_distance_matrix(n_neighbors):
+    # Rows on a coarse grid: many tied distances, at the boundary of the sets too.
+    X = np.random.default_rng(n_neighbors).integers(0, 3, size=(40, 3)).astype(np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    np.fill_diagonal(D, np.inf)
+    expected = np.argpartition(D, n_neighbors - 1, axis=1)[:, :n_neighbors]
+    found = _neighbours(X, n_neighbors)
+    assert found.shape == expected.shape
+    for mine, theirs in zip(found, expected, strict=True):
+        assert set(mine.tolist()) == set(theirs.tolist())

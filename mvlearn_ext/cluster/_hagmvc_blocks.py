@@ -79,10 +79,19 @@ def check_view_weights(view_weights, n_views):
 
 
 def _graph_task(p, rows, *views):
-    """Level-1 graph of one block and the sums of one sweep."""
+    """Level-1 graph of one block and the sums of one sweep.
+
+    ``p["standardised"]`` and ``p["distances"]`` (optional) are the block's
+    standardised rows and their weighted squared distances to the anchors, when the
+    driver already holds them (a single block, every row read for the seeding).
+    """
     with single_threaded_pools():
-        X = _standardise(views, p["means"], p["scales"])
-        lam, Z = _graph_step(X, p["anchors"], p["w"], p["nn"], p["lambda"], p["n_threads"])
+        X = p.get("standardised")
+        if X is None:
+            X = _standardise(views, p["means"], p["scales"])
+        lam, Z = _graph_step(
+            X, p["anchors"], p["w"], p["nn"], p["lambda"], p["n_threads"], p.get("distances")
+        )
         Z = sp.csr_matrix(Z)
         sumsq = np.array([np.einsum("ij,ij->", X[:, s], X[:, s]) for s in p["slices"]])
         cross = np.asarray(Z.T @ X)
@@ -244,11 +253,17 @@ def fit_hagmvc(
     n_features = int(bounds[-1])
     levels = []
     below = _standardise(rows_of(seed_rows), means, scales_v)
+    # One block whose every row is a seeding row: the passes reuse the standardised rows
+    # and the first pass the seeding's distances to the seeds (the first anchors),
+    # wherever the block is stored, so that its labels do not depend on the storage.
+    whole = blocks.n_blocks == 1 and seed_rows.size == n
+    reused = {"standardised": below} if whole else {}
     for level in range(len(sizes)):
         with single_threaded_pools():
             A, scale, seeding = _seed_level(
-                below, sizes[level], rng, fixed_scale, slices, n_features
-            )
+                below, sizes[level], rng, fixed_scale, slices, n_features,
+                keep=reused if whole and level == 0 else None,
+            )  # fmt: skip
             if level == 0:
                 lam, Z = None, None  # computed by the first pass
             else:
@@ -269,6 +284,8 @@ def fit_hagmvc(
         params = dict(
             means=means, scales=scales_v, slices=slices, anchors=anchors[0], w=w0,
             nn=neighbors[0], n_threads=n_threads, keep_graph=keep_graph,
+            standardised=reused.get("standardised"),
+            distances=reused.pop("distances", None) if sweep == 0 else None,
             **{"lambda": lambda_},
         )  # fmt: skip
         sums = None

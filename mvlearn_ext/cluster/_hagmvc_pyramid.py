@@ -119,7 +119,7 @@ def _level_neighbors(n_neighbors, sizes):
 # --------------------------------------------------------------------------- kernels
 
 
-def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_ROWS):
+def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_ROWS, keep=None):
     """Indices of ``n_seeds`` distinct rows of ``P`` by k-means++ seeding.
 
     One row per seed is drawn by D^2 sampling (Arthur & Vassilvitskii, 2007), the
@@ -139,6 +139,11 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_
     ``P P^T``, one matrix product, instead of one matrix-vector pass over ``P`` per
     seed (memory-bound on wide views). The distances, and so the seeds, are the
     same either way (up to rounding).
+
+    ``keep``, a dict, receives under ``"distances"`` the weighted squared distances
+    of every row to the seeds (``_weighted_sq_distances(P, P[seeds], w)``, the
+    inner products read from the Gram matrix) when the Gram matrix was formed over
+    every row of ``P``: the first graph of the anchors at the seeds needs them.
     """
     n = P.shape[0]
     if n_seeds >= n:
@@ -180,7 +185,25 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_
         np.minimum(closest, distance, out=closest)
         chosen.append(index)
         closest[index] = 0.0
-    return np.asarray(chosen)
+    chosen = np.asarray(chosen)
+    if keep is not None and n <= gram_rows:
+        keep["distances"] = _distances_from_gram(gram, P, chosen)
+    return chosen
+
+
+def _distances_from_gram(gram, Pw, seeds):
+    """``_weighted_sq_distances`` of the rows of ``Pw`` (weighted) to ``Pw[seeds]``, from ``gram``.
+
+    The same operations in the same order, the inner products read from
+    ``gram = Pw Pw^T`` instead of a second matrix product.
+    """
+    D = gram[:, seeds]
+    D *= -2.0
+    sq = np.einsum("ij,ij->i", Pw, Pw)
+    D += sq[:, None]
+    D += sq[seeds][None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
 
 
 def _weighted_sq_distances(P, A, feature_weights):
@@ -266,7 +289,7 @@ def _nearest_anchor_graph(D, n_neighbors, n_threads):
     return lam, Z
 
 
-def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads):
+def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads, distances=None):
     """``(lambda, Z)``: the adaptive weights and the exact graph of points ``P`` on ``A``.
 
     Computed by blocks of ``_ROW_BLOCK`` rows (every step is row-wise), so the
@@ -274,11 +297,16 @@ def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads):
     graph is returned as CSR with about ``n_neighbors`` entries per row. At
     ``scale = 1`` (``reg_lambda=1``, the default) each row has a closed form
     (:func:`_nearest_anchor_graph`); otherwise every row is projected.
+    ``distances``: the weighted squared distances of ``P`` to ``A``, when known.
     """
     lams, blocks = [], []
     closed_form = scale == 1.0 and min(n_neighbors, A.shape[0] - 1) >= 1
     for start in range(0, P.shape[0], _ROW_BLOCK):
-        D = _weighted_sq_distances(P[start : start + _ROW_BLOCK], A, feature_weights)
+        D = (
+            _weighted_sq_distances(P[start : start + _ROW_BLOCK], A, feature_weights)
+            if distances is None
+            else distances[start : start + _ROW_BLOCK]
+        )
         if closed_form:
             lam, Z = _nearest_anchor_graph(D, n_neighbors, n_threads)
         else:
@@ -373,17 +401,17 @@ def _fixed_scale(fixed_weights):
     return 1.0 / (omega.size**2 * omega)
 
 
-def _seed_level(below, size, rng, fixed_scale, view_slices, n_features):
+def _seed_level(below, size, rng, fixed_scale, view_slices, n_features, keep=None):
     """``(A, scale, seeding)``: a level's anchors, k-means++ seeds among the points ``below``.
 
     The seeding distances weight the views by the fixed view weights (``fixed_scale``
     from :func:`_fixed_scale`); ``scale`` is a copy of ``fixed_scale`` and ``seeding``
-    the per-feature weights.
+    the per-feature weights; ``keep`` is passed to :func:`_kmeanspp_seeds`.
     """
     uniform = np.full(len(view_slices), 1.0 / len(view_slices))
     scale = fixed_scale.copy()
     seeding = _feature_weights(uniform, scale, view_slices, n_features)
-    seeds = _kmeanspp_seeds(below, size, rng, seeding)
+    seeds = _kmeanspp_seeds(below, size, rng, seeding, keep=keep)
     return np.array(below[seeds], dtype=np.float64), scale, seeding
 
 

@@ -119,10 +119,13 @@ def smallest_in_rows(D, count):
     for i in range(n):
         best[:] = np.inf
         where[:] = -1
+        worst = np.inf
+        row = D[i]
         for j in range(m):
-            d = D[i, j]
-            if d < best[size - 1]:
+            d = row[j]
+            if d < worst:
                 _insert_sorted(best, where, d, j)
+                worst = best[size - 1]
         for c in range(count):
             columns[i, c] = where[c]
             values[i, c] = best[c]
@@ -149,12 +152,14 @@ def smallest_in_gram_rows(G, sq, count):
     for i in range(n):
         best[:] = np.inf
         where[:] = -1
+        worst = np.inf
+        row = G[i]
+        s = sq[i]
         for j in range(n):
-            if j == i:
-                continue
-            d = (sq[i] + sq[j]) - 2.0 * G[i, j]
-            if d < best[size - 1]:
+            d = (s + sq[j]) - 2.0 * row[j]
+            if d < worst and j != i:
                 _insert_sorted(best, where, d, j)
+                worst = best[size - 1]
         for c in range(count):
             columns[i, c] = where[c]
         tied[i] = best[count - 1] == best[count]

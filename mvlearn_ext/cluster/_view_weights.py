@@ -169,10 +169,11 @@ def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
     rng = np.random.RandomState(seed)
     n = X.shape[0]
     sq = np.einsum("ij,ij->i", X, X)
+    twice = 2.0 * X  # exact: every distance below is sq - (2 X) c + |c|^2, formed once
     centres = np.empty((n_clusters, X.shape[1]))
     first = rng.randint(n)
     centres[0] = X[first]
-    closest = np.maximum(sq - 2.0 * X @ X[first] + sq[first], 0.0)
+    closest = np.maximum(sq - twice @ X[first] + sq[first], 0.0)
     for c in range(1, n_clusters):
         total = closest.sum()
         index = (
@@ -181,10 +182,10 @@ def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
             else int(min(np.searchsorted(np.cumsum(closest), rng.uniform() * total), n - 1))
         )
         centres[c] = X[index]
-        np.minimum(closest, np.maximum(sq - 2.0 * X @ X[index] + sq[index], 0.0), out=closest)
+        np.minimum(closest, np.maximum(sq - twice @ X[index] + sq[index], 0.0), out=closest)
     labels = np.full(n, -1)
     for _ in range(n_iter):
-        D = sq[:, None] - 2.0 * X @ centres.T + np.einsum("ij,ij->i", centres, centres)[None]
+        D = sq[:, None] - twice @ centres.T + np.einsum("ij,ij->i", centres, centres)[None]
         new = D.argmin(axis=1)
         if np.array_equal(new, labels):
             break

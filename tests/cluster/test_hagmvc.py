@@ -339,6 +339,26 @@ def test_gram_and_pass_per_seed_kmeanspp_agree():
     assert sorted(y[_kmeanspp_seeds(far, 6, np.random.RandomState(2))]) == list(range(6))
 
 
+def test_seeding_hands_the_first_graph_the_distances_to_the_seeds():
+    # With the Gram matrix over every row, the seeding keeps the weighted distances of
+    # every row to the seeds, which the first graph of the anchors at the seeds needs.
+    rng = np.random.RandomState(3)
+    P = rng.standard_normal((200, 25)) * rng.uniform(0.5, 3.0, 25)
+    w = rng.uniform(0.0, 2.0, 25)
+    keep = {}
+    seeds = _kmeanspp_seeds(P, 40, np.random.RandomState(1), w, keep=keep)
+    direct = _weighted_sq_distances(P, P[seeds], w)
+    np.testing.assert_allclose(keep["distances"], direct, rtol=1e-12, atol=1e-12 * direct.max())
+    lam, Z = _graph_step(P, P[seeds], w, 5, 1.0, 1, keep["distances"])
+    lam_direct, Z_direct = _graph_step(P, P[seeds], w, 5, 1.0, 1)
+    np.testing.assert_allclose(lam, lam_direct, rtol=1e-10)
+    np.testing.assert_allclose(Z.toarray(), Z_direct.toarray(), atol=1e-10)
+    # One pass over the rows per seed forms no Gram matrix: nothing is kept.
+    keep = {}
+    _kmeanspp_seeds(P, 40, np.random.RandomState(1), w, gram_rows=0, keep=keep)
+    assert keep == {}
+
+
 def test_closed_form_graph_equals_the_projection():
     # At reg_lambda=1 the adaptive-neighbour graph is built in closed form from the
     # s + 1 smallest distances; it must be the simplex projection of every row.

@@ -25,8 +25,11 @@ from mvlearn_ext.cluster._view_weights import fit_view_weights
 _N_NEIGHBORS = 5
 #: Neighbours of every sample when every sample is an anchor (a kNN graph of the samples).
 _N_NEIGHBORS_SAMPLES = 10
-#: Lloyd iterations of the k-means that places the anchors.
-_KMEANS_MAX_ITER = 30
+#: Lloyd iterations of the k-means that places the anchors. The anchors are the nodes of
+#: a kNN graph, not centres to be estimated: a few steps move them from the seeds into
+#: the bulk of their cells, and the steps after that, each as costly as the first, barely
+#: change which anchors a sample is near.
+_KMEANS_MAX_ITER = 5
 #: Rows used by the anchor k-means and by the view scores (a random subsample above).
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).

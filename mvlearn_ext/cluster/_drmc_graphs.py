@@ -62,7 +62,7 @@ def _scores_views(view_weights, n_views):
     return view_weights == "factor" and n_views >= _FACTOR_MIN_VIEWS
 
 
-def _starting_weights(widths, view_weights, n_clusters, score_views, random_state):
+def _starting_weights(widths, view_weights, n_clusters, score_views, random_state, keep=None):
     """``(prior, factors)``: the starting weights and the per-view factors of the stored views.
 
     ``view_weights="factor"`` with at least :data:`_FACTOR_MIN_VIEWS` views: the
@@ -70,11 +70,12 @@ def _starting_weights(widths, view_weights, n_clusters, score_views, random_stat
     ``score_views``, the views or their scoring rows drawn from ``random_state`` (a
     RandomState) as that function draws them; otherwise :func:`_prior_weights`.
     The stored views carry the starting weights, floored so that no view is lost
-    before the feedback has seen it; the graphs reweight from there.
+    before the feedback has seen it; the graphs reweight from there. ``keep`` is
+    passed to :func:`fit_view_weights` (it receives the neighbour lists of the scores).
     """
     if _scores_views(view_weights, len(widths)):
         prior = fit_view_weights(
-            score_views, n_clusters, rule="factor", random_state=random_state
+            score_views, n_clusters, rule="factor", random_state=random_state, keep=keep
         ).weights_
     else:
         prior = _prior_weights(widths)

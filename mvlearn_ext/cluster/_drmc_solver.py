@@ -106,7 +106,9 @@ def _partition_agreement(graph, labels, n_clusters):
     return (assoc - expected) / (k - expected)
 
 
-def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_NEIGHBORS):
+def _view_redundancy(
+    Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_NEIGHBORS, known=None
+):
     """How many copies of each view there are: ``c_v = sum_u K_vu^2``.
 
     ``K_vu`` is the chance-corrected overlap of the ``n_neighbors``-nearest-
@@ -115,13 +117,22 @@ def _view_redundancy(Xs, seed, n_rows=_REDUNDANCY_ROWS, n_neighbors=_REDUNDANCY_
     ones (``K_vv = 1``). Unlike the copy discount of ``fit_view_weights``
     (which raises ``K`` to the 8th power, to discount only near-copies), any
     overlap counts here: the feedback already separates views by agreement.
+
+    ``known``: neighbour lists of the standardised views on every row of ``Xs``
+    already computed (by ``fit_view_weights`` on the same rows; None for a view
+    without them), used where they hold ``n_neighbors`` neighbours of every row.
     """
     rows = draw_rows(np.random.RandomState(seed), Xs[0].shape[0], n_rows)
     s = rows.size
     k = min(n_neighbors, s - 1)
     if k < 1:
         return np.ones(len(Xs))
-    neighbours = [_neighbours(_standardised(np.asarray(X)[rows]), k) for X in Xs]
+    if known is None or s != Xs[0].shape[0]:
+        known = [None] * len(Xs)
+    neighbours = [
+        nb if nb is not None and nb.shape == (s, k) else _neighbours(_standardised(X[rows]), k)
+        for X, nb in zip((np.asarray(X) for X in Xs), known, strict=True)
+    ]
     V = len(Xs)
     K = np.eye(V)
     for v in range(V):
@@ -405,10 +416,20 @@ def fit_drmc(
         return [P[where] for P in picked]
 
     # 2. Starting weights, redundancy, anchors and the per-view graphs of the scores.
-    prior, factors = _starting_weights(widths, view_weights, k, rows_of(score_rows), score_state)
+    scored = {}
+    prior, factors = _starting_weights(
+        widths, view_weights, k, rows_of(score_rows), score_state, keep=scored
+    )
     redundancy = np.ones(V)
     if learn:
-        redundancy = np.asarray(_view_redundancy(rows_of(redundancy_rows), prior_seed))
+        # The factor scores drew the same rows: their neighbourhoods are the redundancy's.
+        same_rows = np.array_equal(score_rows, redundancy_rows)
+        redundancy = np.asarray(
+            _view_redundancy(
+                rows_of(redundancy_rows), prior_seed,
+                known=scored.get("neighbours") if same_rows else None,
+            )
+        )  # fmt: skip
     joint, views = _scaled_joint(rows_of(kmeans_rows), means, scales, factors)
     anchors, reference = _initial_anchors(
         views, joint, n_anchors, align_anchors, kmeans_seed, n_neighbors, n_threads

@@ -327,6 +327,7 @@ def fit_view_weights(
     rule="reliability",
     tolerance=DEFAULT_QUALITY_TOLERANCE,
     random_state=None,
+    keep=None,
 ):
     """Label-free simplex weights of the views (see the module docstring).
 
@@ -349,6 +350,10 @@ def fit_view_weights(
         structure" between two views.
     random_state : int, RandomState instance or None, default=None
         Seeds the subsample and the per-view k-means (one seed shared by all views).
+    keep : dict or None, default=None
+        Receives under ``"neighbours"`` the ``n_neighbors``-nearest-neighbour indices
+        of the scored rows in each standardised view (None for a view with no
+        non-constant column), for a caller that needs the same neighbourhoods.
 
     Returns
     -------
@@ -403,6 +408,10 @@ def fit_view_weights(
             neighbours.append(_neighbours(X, nn))
 
     constant = [X.shape[1] == 0 for X in views]
+    if keep is not None:
+        keep["neighbours"] = [
+            None if flat else nb for flat, nb in zip(constant, neighbours, strict=True)
+        ]
     directed = np.zeros((n_views, n_views))
     overlap = np.eye(n_views)
     for v in range(n_views):

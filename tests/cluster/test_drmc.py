@@ -18,7 +18,11 @@ from mvlearn_ext.cluster._drmc_graphs import (
     _knn_rows,
     _partition_candidates,
 )
-from mvlearn_ext.cluster._drmc_solver import _match_labels, _partition_agreement
+from mvlearn_ext.cluster._drmc_solver import (
+    _match_labels,
+    _partition_agreement,
+    _view_redundancy,
+)
 from mvlearn_ext.cluster._view_weights import fit_view_weights
 from mvlearn_ext.datasets import load_handwritten, make_multiview_blobs
 from mvlearn_ext.metrics import clustering_accuracy, normalized_mutual_info
@@ -290,6 +294,20 @@ def test_knn_rows_with_tied_distances_follow_the_partition_rule():
     cols, weights = _knn_rows(D, 5)
     np.testing.assert_array_equal(cols, cand[:, :5])
     np.testing.assert_array_equal(weights, expected)
+
+
+def test_redundancy_from_the_neighbourhoods_of_the_factor_scores():
+    # fit_view_weights hands over its neighbour lists; on the same rows they are the
+    # ones the redundancy scores would compute (a constant view has none to hand over).
+    Xs, _ = make_multiview_blobs(300, n_views=3, n_features=5, n_clusters=3, random_state=0)
+    rng = np.random.default_rng(0)
+    Xs = [*Xs, Xs[0] + 0.05 * rng.normal(size=Xs[0].shape), np.ones((300, 2))]
+    keep = {}
+    fit_view_weights(Xs, 3, rule="factor", random_state=0, keep=keep)
+    assert keep["neighbours"][-1] is None
+    reused = _view_redundancy(Xs, 5, known=keep["neighbours"])
+    np.testing.assert_array_equal(reused, _view_redundancy(Xs, 5))
+    assert reused[0] > 1.5 and reused[3] > 1.5  # the near copy counts twice
 
 
 def test_match_labels_ignores_renamings():

@@ -94,8 +94,6 @@ DEFAULT_MAX_SAMPLES = 1000
 _COPY_POWER = 8
 #: Lloyd iterations of the scoring k-means (after k-means++ seeding).
 _LLOYD_ITER = 20
-#: k-means restarts per view (and per Gaussian twin).
-_KMEANS_INIT = 3
 #: Chance-corrected agreement below which two views count as unrelated.
 DEFAULT_AGREEMENT_FLOOR = 0.05
 #: ``rule="factor"``: views whose estimated quality is at least this fraction of the
@@ -150,21 +148,17 @@ def _standardised(X):
     return X[:, keep] / std[keep]
 
 
-def _kmeans(X, n_clusters, seed, n_init=_KMEANS_INIT):
-    """The best of ``n_init`` runs of :func:`_kmeans_once` (by within-cluster sum)."""
-    best = None
-    for run in range(n_init):
-        labels, within = _kmeans_once(X, n_clusters, seed + run)
-        if best is None or within < best[1]:
-            best = (labels, within)
-    return best
-
-
-def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
+def _kmeans(X, n_clusters, seed, n_iter=_LLOYD_ITER):
     """(labels, within-cluster sum of squares) of k-means++ seeding and ``n_iter`` Lloyd steps.
 
     The scores compare a view with its Gaussian twin by the same procedure, so a
     fixed, small budget suffices; ``X`` is small (at most ``max_samples`` rows).
+    One run with greedy seeding (each centre the best of ``2 + ln k`` D^2-sampled
+    candidates by the potential it leaves, as scikit-learn's ``kmeans_plusplus``
+    does) rather than the best of several plainly seeded runs: a bad local optimum
+    of a view's k-means hides that view's agreement with the others, and the
+    weights then miss the informative view; the greedy seeding avoids bad optima
+    at the cost of a few extra distance columns, not of whole runs.
     """
     rng = np.random.RandomState(seed)
     n = X.shape[0]
@@ -174,15 +168,22 @@ def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
     first = rng.randint(n)
     centres[0] = X[first]
     closest = np.maximum(sq - twice @ X[first] + sq[first], 0.0)
+    trials = 2 + int(np.log(n_clusters))
     for c in range(1, n_clusters):
         total = closest.sum()
-        index = (
-            rng.randint(n)
-            if total <= 0.0
-            else int(min(np.searchsorted(np.cumsum(closest), rng.uniform() * total), n - 1))
+        if total <= 0.0:  # every row on a centre: any row will do
+            centres[c] = X[rng.randint(n)]
+            continue
+        candidates = np.minimum(
+            np.searchsorted(np.cumsum(closest), rng.uniform(size=trials) * total), n - 1
         )
-        centres[c] = X[index]
-        np.minimum(closest, np.maximum(sq - twice @ X[index] + sq[index], 0.0), out=closest)
+        distances = np.maximum(
+            sq[:, None] - twice @ X[candidates].T + sq[candidates][None, :], 0.0
+        )
+        np.minimum(distances, closest[:, None], out=distances)
+        best = int(np.argmin(distances.sum(axis=0)))
+        centres[c] = X[candidates[best]]
+        closest = distances[:, best].copy()
     labels = np.full(n, -1)
     for _ in range(n_iter):
         D = sq[:, None] - twice @ centres.T + np.einsum("ij,ij->i", centres, centres)[None]
@@ -382,7 +383,7 @@ def fit_view_weights(
     n = np.asarray(Xs[0]).shape[0]
     rng = check_random_state(random_state)
     rows = np.sort(rng.choice(n, size=max_samples, replace=False)) if n > max_samples else None
-    seed = int(rng.randint(np.iinfo(np.int32).max - _KMEANS_INIT))
+    seed = int(rng.randint(np.iinfo(np.int32).max))
     views = [_standardised(np.asarray(X)[rows] if rows is not None else X) for X in Xs]
     s = views[0].shape[0]
     k = int(min(n_clusters, s))

@@ -171,17 +171,23 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_
     chosen = [first]
     closest = np.maximum(norms - 2.0 * inner(first) + norms[first], 0.0)
     closest[first] = 0.0
+    cumulative, distance = np.empty(n), np.empty(n)  # buffers of the loop
     for _ in range(1, n_seeds):
         total = closest.sum()
         if total <= 0.0:  # every row coincides with a seed: pick unused rows
             unused = np.setdiff1d(np.arange(n), chosen)
             chosen.extend(unused[: n_seeds - len(chosen)].tolist())
             break
-        index = int(np.searchsorted(np.cumsum(closest), rng.uniform() * total))
+        np.cumsum(closest, out=cumulative)
+        index = int(np.searchsorted(cumulative, rng.uniform() * total))
         index = min(index, n - 1)
         while closest[index] <= 0.0:  # rounding put us on a chosen row
             index = (index + 1) % n
-        distance = np.maximum(norms - 2.0 * inner(index) + norms[index], 0.0)
+        # norms - 2 <p, p_index> + norms[index], floored at 0, in place
+        np.multiply(inner(index), 2.0, out=distance)
+        np.subtract(norms, distance, out=distance)
+        distance += norms[index]
+        np.maximum(distance, 0.0, out=distance)
         np.minimum(closest, distance, out=closest)
         chosen.append(index)
         closest[index] = 0.0

@@ -149,16 +149,19 @@ def smallest_in_gram_rows(G, sq, count):
     tied = np.zeros(n, dtype=np.bool_)
     best = np.empty(size)
     where = np.empty(size, dtype=np.int64)
+    d = np.empty(n)
     for i in range(n):
+        row = G[i]
+        s = sq[i]
+        for j in range(n):  # a loop without branches, which the compiler vectorises
+            d[j] = (s + sq[j]) - 2.0 * row[j]
+        d[i] = np.inf
         best[:] = np.inf
         where[:] = -1
         worst = np.inf
-        row = G[i]
-        s = sq[i]
         for j in range(n):
-            d = (s + sq[j]) - 2.0 * row[j]
-            if d < worst and j != i:
-                _insert_sorted(best, where, d, j)
+            if d[j] < worst:
+                _insert_sorted(best, where, d[j], j)
                 worst = best[size - 1]
         for c in range(count):
             columns[i, c] = where[c]

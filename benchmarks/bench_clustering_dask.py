@@ -226,24 +226,28 @@ def plot(rows, path, trace=None):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3 if trace else 2, figsize=(15 if trace else 10, 3.8))
-    for mode, marker, label in (
-        ("dask", "o-", "dask, 2 workers, zarr"),
-        ("memory", "s--", "in memory"),
-    ):
-        pts = sorted(
-            (r for r in rows if r.get("mode") == mode and "time_s" in r), key=lambda r: r["n"]
-        )
-        if not pts:
-            continue
-        ns = [r["n"] for r in pts]
-        axes[0].loglog(ns, [r["time_s"] for r in pts], marker, label=label)
-        peak = [r["client_peak_rss_mb"] + sum(r.get("worker_peak_rss_mb", [])) for r in pts]
-        axes[1].loglog(ns, [p / 1024 for p in peak], marker, label=label)
-    axes[0].set(
-        xlabel="n samples",
-        ylabel="fit time (s)",
-        title=f"{rows[0].get('method', 'HAGMVC')} fit time",
-    )
+    methods = list(dict.fromkeys(r.get("method", "hagmvc") for r in rows))
+    colours = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+    for colour, method in zip(colours, methods, strict=False):
+        for mode, marker, where in (("dask", "o-", "dask + zarr"), ("memory", "s--", "memory")):
+            pts = sorted(
+                (
+                    r
+                    for r in rows
+                    if r.get("mode") == mode
+                    and r.get("method", "hagmvc") == method
+                    and "time_s" in r
+                ),
+                key=lambda r: r["n"],
+            )
+            if not pts:
+                continue
+            ns = [r["n"] for r in pts]
+            label = f"{method.upper()}, {where}"
+            axes[0].loglog(ns, [r["time_s"] for r in pts], marker, color=colour, label=label)
+            peak = [r["client_peak_rss_mb"] + sum(r.get("worker_peak_rss_mb", [])) for r in pts]
+            axes[1].loglog(ns, [p / 1024 for p in peak], marker, color=colour, label=label)
+    axes[0].set(xlabel="n samples", ylabel="fit time (s)", title="fit time")
     axes[1].axhline(6, color="grey", lw=0.8, ls=":")
     axes[1].set(xlabel="n samples", ylabel="peak RSS, client + workers (GB)", title="memory")
     if trace:

@@ -39,6 +39,7 @@ from mvlearn_ext.utils._validation import (
     LEARNING_RATE_CONSTRAINT,
     check_layer_sizes,
     check_magnitude,
+    max_abs_units,
 )
 
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
@@ -113,8 +114,7 @@ class _MaxAbsScaler(TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
-        scale = np.abs(np.asarray(X, dtype=np.float64)).max(axis=0)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
+        self.scale_ = max_abs_units(np.asarray(X, dtype=np.float64))
         return self
 
     def transform(self, X):

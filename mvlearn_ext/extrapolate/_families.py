@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import as_real_array, check_magnitude
+from mvlearn_ext.utils._validation import as_real_array, check_magnitude, max_abs_units
 
 __all__ = [
     "ExponentialFamily",
@@ -140,8 +140,7 @@ class QuadraticFamily(FunctionFamily):
         # Columns scaled to unit maximum: the columns differ by a factor of the
         # unit of x, and lstsq's relative cut-off on the singular values would
         # otherwise drop the x**2 column for units far from 1.
-        scale = np.abs(B).max(axis=0)
-        scale[scale == 0] = 1.0
+        scale = max_abs_units(B)
         return np.linalg.lstsq(B / scale, y, rcond=None)[0] / scale
 
 

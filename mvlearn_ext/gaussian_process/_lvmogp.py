@@ -17,21 +17,9 @@ from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
-from mvlearn_ext.utils._validation import check_allocation, check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude, max_abs_units
 
 __all__ = ["LVMOGPRegressor"]
-
-
-def _feature_units(X):
-    """Per column, its largest magnitude (1 if all zero).
-
-    One of the column's own entries, so that ``X / unit`` is the same array
-    (to rounding) in any units of ``X``, and bit for bit under a change of
-    units by a power of two: the fit, whose inducing inputs and lengthscales
-    L-BFGS moves in these coordinates, then does not depend on the units.
-    """
-    top = np.max(np.abs(X), axis=0)
-    return np.where(top > 0, top, 1.0)
 
 
 def _output_scaling(packer, data):
@@ -325,7 +313,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         # Each input feature is divided by its largest magnitude: the kernel's
         # squared distances then neither underflow nor overflow whatever the
         # units, and the optimiser starts from the same point in any units.
-        self._x_unit = _feature_units(X)
+        self._x_unit = max_abs_units(X)
         X = X / self._x_unit
         Y, self._y_1d = check_targets(Y, X.shape[0])
         # the latent means and variances: n_outputs x n_latent each

@@ -156,6 +156,18 @@ def as_real_array(value, name):
         ) from exc
 
 
+def max_abs_units(X):
+    """Per column of ``X``, its largest magnitude (1 for an all-zero column).
+
+    One of the column's own entries, so that ``X / max_abs_units(X)`` is the same
+    array (to rounding) in any units of ``X``, bit for bit under a change of units
+    by a power of two, and has no absolute floor (scikit-learn's ``MaxAbsScaler``
+    treats columns near 1e-300 as constant): the unit-free coordinates of a fit.
+    """
+    top = np.max(np.abs(X), axis=0)
+    return np.where(top > 0, top, 1.0)
+
+
 def check_magnitude(X, name, *, allow_nan=False, compute_dtype=None):
     """Raise a ValueError naming ``name`` if ``X`` is too large to compute with.
 

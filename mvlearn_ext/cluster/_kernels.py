@@ -96,6 +96,24 @@ def _insert_sorted(values, columns, d, j):
     columns[p] = j
 
 
+@jit(inline="always")
+def _smallest_of_row(row, best, where):
+    """The ``best.size`` smallest ``(value, column)`` of ``row`` into ``best``/``where``.
+
+    One pass with a sorted buffer: a value enters only if it beats the buffer's
+    largest, after its equals (so equal values keep increasing columns).
+    """
+    best[:] = np.inf
+    where[:] = -1
+    worst = np.inf
+    last = best.size - 1
+    for j in range(row.size):
+        d = row[j]
+        if d < worst:
+            _insert_sorted(best, where, d, j)
+            worst = best[last]
+
+
 @jit
 def smallest_in_rows(D, count):
     """The ``count`` smallest entries of every row of ``D``, by (value, column).
@@ -109,23 +127,14 @@ def smallest_in_rows(D, count):
     entries: ``O(n m)`` for small ``count``, against a selection per row.
     ``count`` is at most the number of columns.
     """
-    n, m = D.shape
-    size = count + 1
+    n = D.shape[0]
     columns = np.empty((n, count), dtype=np.int64)
     values = np.empty((n, count))
     tied = np.zeros(n, dtype=np.bool_)
-    best = np.empty(size)
-    where = np.empty(size, dtype=np.int64)
+    best = np.empty(count + 1)
+    where = np.empty(count + 1, dtype=np.int64)
     for i in range(n):
-        best[:] = np.inf
-        where[:] = -1
-        worst = np.inf
-        row = D[i]
-        for j in range(m):
-            d = row[j]
-            if d < worst:
-                _insert_sorted(best, where, d, j)
-                worst = best[size - 1]
+        _smallest_of_row(D[i], best, where)
         for c in range(count):
             columns[i, c] = where[c]
             values[i, c] = best[c]
@@ -144,11 +153,10 @@ def smallest_in_gram_rows(G, sq, count):
     never formed. Returns ``(columns, tied)``; ``count`` is at most ``n - 1``.
     """
     n = G.shape[0]
-    size = count + 1
     columns = np.empty((n, count), dtype=np.int64)
     tied = np.zeros(n, dtype=np.bool_)
-    best = np.empty(size)
-    where = np.empty(size, dtype=np.int64)
+    best = np.empty(count + 1)
+    where = np.empty(count + 1, dtype=np.int64)
     d = np.empty(n)
     for i in range(n):
         row = G[i]
@@ -156,13 +164,7 @@ def smallest_in_gram_rows(G, sq, count):
         for j in range(n):  # a loop without branches, which the compiler vectorises
             d[j] = (s + sq[j]) - 2.0 * row[j]
         d[i] = np.inf
-        best[:] = np.inf
-        where[:] = -1
-        worst = np.inf
-        for j in range(n):
-            if d[j] < worst:
-                _insert_sorted(best, where, d[j], j)
-                worst = best[size - 1]
+        _smallest_of_row(d, best, where)
         for c in range(count):
             columns[i, c] = where[c]
         tied[i] = best[count - 1] == best[count]

@@ -51,6 +51,7 @@ __all__ = [
     "labels_like_input",
     "open_blocks",
     "open_fitted_blocks",
+    "set_projected_anchor_fit",
 ]
 
 
@@ -241,6 +242,26 @@ def open_blocks(est, Xs, *, min_views=1, name=None):
         raise ValueError(f"Xs has {n} samples but n_clusters={k}; need n_samples >= n_clusters")
     est.n_views_, est.n_features_per_view_ = n_views, blocks.widths
     return blocks
+
+
+def set_projected_anchor_fit(est, fitted, n_anchors, n_components):
+    """Set the attributes shared by the projected-anchor clusterers (SMVSC, EOMSCCA).
+
+    ``fitted`` is their driver's result: per-view projections ``W`` and consensus
+    anchors ``A`` (view ``v``'s anchors are ``(W_v A)^T``), the z-scoring, the
+    graph and embedding (None by blocks), the view weights and the objective.
+    """
+    W, A = fitted.W, fitted.A
+    est.view_means_, est.view_scales_ = fitted.view_means, fitted.view_scales
+    est.n_anchors_, est.n_components_ = n_anchors, n_components
+    est.projections_ = W
+    est.consensus_anchors_ = A
+    est.anchors_ = [(Wv @ A).T for Wv in W]
+    est.anchor_graph_ = fitted.graph
+    est.embedding_ = fitted.embedding
+    est.view_weights_ = fitted.alpha
+    est.objective_ = np.asarray(fitted.history)
+    est.n_iter_ = fitted.n_iter
 
 
 def labels_like_input(labels, Xs, blocks):

@@ -17,6 +17,7 @@ from mvlearn_ext.cluster._base import (
     draw_seeds,
     labels_like_input,
     open_blocks,
+    set_projected_anchor_fit,
 )
 from mvlearn_ext.cluster._blockwise import RowBlocks
 from mvlearn_ext.cluster._eomsc_blocks import COLUMN_CANDIDATES, fit_eomscca
@@ -274,17 +275,7 @@ class EOMSCCA(BaseClusterer):
             column_candidates=self._column_candidates, log=self._log,
             progress=bool(self.verbose) and not in_memory,
         )  # fmt: skip
-        W, A = fitted.W, fitted.A
-        self.view_means_, self.view_scales_ = fitted.view_means, fitted.view_scales
-        self.n_anchors_, self.n_components_ = m, d
-        self.projections_ = W
-        self.consensus_anchors_ = A
-        self.anchors_ = [(Wv @ A).T for Wv in W]
-        self.anchor_graph_ = fitted.graph
-        self.embedding_ = fitted.embedding
-        self.view_weights_ = fitted.alpha
-        self.objective_ = np.asarray(fitted.history)
-        self.n_iter_ = fitted.n_iter
+        set_projected_anchor_fit(self, fitted, m, d)
         self.n_inner_iter_ = np.asarray(fitted.inner, dtype=np.intp)
         self.graph_reg_ = fitted.reg
         self.n_graph_components_ = fitted.n_found

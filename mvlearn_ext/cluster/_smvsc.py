@@ -28,6 +28,7 @@ from mvlearn_ext.cluster._base import (
     labels_like_input,
     open_blocks,
     open_fitted_blocks,
+    set_projected_anchor_fit,
 )
 from mvlearn_ext.cluster._blockwise import RowBlocks
 from mvlearn_ext.cluster._smvsc_solver import (
@@ -374,20 +375,10 @@ class SMVSC(EmbeddingClusterer):
             warn_degenerate=self._warn_degenerate, log=self._log,
             progress=bool(self.verbose) and not in_memory, name=type(self).__name__,
         )  # fmt: skip
-        W, A = fitted.W, fitted.A
-        self.view_means_, self.view_scales_ = fitted.view_means, fitted.view_scales
-        self.n_anchors_, self.n_components_ = m, d
-        self.projections_ = W
-        self.consensus_anchors_ = A
-        self.anchors_ = [(Wv @ A).T for Wv in W]
-        self.anchor_graph_ = fitted.graph
-        self.embedding_ = fitted.embedding
+        set_projected_anchor_fit(self, fitted, m, d)
         self.singular_values_ = fitted.singular_values
         self._projection = fitted.projection
         self._z_step_weights = fitted.z_alpha
-        self.view_weights_ = fitted.alpha
-        self.objective_ = np.asarray(fitted.history)
-        self.n_iter_ = fitted.n_iter
         self.kmeans_ = fitted.kmeans
         self.labels_ = fitted.labels if in_memory else labels_like_input(fitted.labels, Xs, blocks)
         return self

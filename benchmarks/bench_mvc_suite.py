@@ -100,19 +100,17 @@ def resolve_datasets(text):
 
 
 def stratified_rows(y, n_samples, seed):
-    """A sorted stratified random subsample of ``n_samples`` rows (classes as even as possible)."""
-    rng = np.random.default_rng(seed)
-    classes, counts = np.unique(y, return_counts=True)
+    """Sorted rows of a stratified random subsample (scikit-learn's ``train_test_split``)."""
+    from sklearn.model_selection import train_test_split
+
     if n_samples > y.size:
         raise ValueError(f"--n-samples {n_samples} exceeds the {y.size} rows of a data set")
-    share = np.minimum(np.full(classes.size, n_samples // classes.size), counts)
-    while share.sum() < n_samples:  # hand out the rest to classes with rows left
-        share[np.flatnonzero(share < counts)[: n_samples - share.sum()]] += 1
-    rows = [
-        rng.choice(np.flatnonzero(y == c), n, replace=False)
-        for c, n in zip(classes, share, strict=True)
-    ]
-    return np.sort(np.concatenate(rows))
+    if n_samples == y.size:
+        return np.arange(y.size)
+    rows, _ = train_test_split(
+        np.arange(y.size), train_size=n_samples, stratify=y, random_state=seed
+    )
+    return np.sort(rows)
 
 
 def run(methods, dataset_names, seeds, data_seed, verbose=True, n_samples=None):

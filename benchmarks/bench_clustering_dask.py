@@ -43,6 +43,7 @@ import sys
 import time
 
 import numpy as np
+from _common import run_header
 
 N_VIEWS, N_FEATURES, N_CLUSTERS, CLUSTER_STD, CHUNK = 3, 64, 10, 4.0, 65_536
 #: Estimator settings other than the defaults (see the module docstring).
@@ -292,6 +293,7 @@ def main():
         if args.plot:
             plot(rows, args.plot, args.trace)
         return
+    config = run_header("benchmarks/bench_clustering_dask.py", None)
     rows = []
     for n in args.sizes:
         store = f"{args.store}_{n}.zarr"
@@ -309,7 +311,7 @@ def main():
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 if args.json:  # after every run: a long run that is stopped keeps its rows
                     with open(args.json, "w") as f:
-                        json.dump(dict(rows=rows), f, indent=1)
+                        json.dump(dict(config=config, rows=rows), f, indent=1)
         finally:
             shutil.rmtree(store, ignore_errors=True)
     table = markdown(rows)
@@ -317,7 +319,7 @@ def main():
     if args.json:
         os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump(dict(rows=rows, table=table), f, indent=1)
+            json.dump(dict(config=config, rows=rows, table=table), f, indent=1)
     if args.plot:
         plot(rows, args.plot)
 

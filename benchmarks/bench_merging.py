@@ -29,8 +29,10 @@ Questions
    BADIT (6 experts x rank 4), same steps (``--part badit``, results in
    merging_badit.json).
 
-No peer tool is installed (mergekit and FusionBench pull transformers,
-hydra and lightning), so the peers are the baselines implemented here with
+The merging baselines are checked in the same run against mergekit's own
+task arithmetic and TIES (``mergekit.merge_methods.api``, when mergekit is
+installed): the largest difference of the merged tensors and the merge time as
+a ratio to mergekit's. The other peers are the baselines implemented here with
 their documented conventions, in the same run.
 
 Run: ``python benchmarks/bench_merging.py [--part merging|longtail|badit|all] [--seeds 5]``.
@@ -44,6 +46,7 @@ import os
 import time
 
 import numpy as np
+from _common import run_header
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.datasets import make_digit_experts
@@ -117,6 +120,51 @@ def _time_merges(problem):
     }
 
 
+def _mergekit_peer(problem):
+    """Our task arithmetic and TIES against mergekit's on the same bodies (None without it)."""
+    try:
+        import torch
+        from mergekit.merge_methods.api import merge_state_dicts
+    except ImportError:
+        return None
+    from mvlearn_ext import merging
+
+    b, e = problem.base, problem.experts
+    models = {"base": {k: torch.from_numpy(v) for k, v in b.items()}}
+    models |= {f"e{n}": {k: torch.from_numpy(v) for k, v in x.items()} for n, x in enumerate(e)}
+    dtype = getattr(torch, str(next(iter(b.values())).dtype))
+    cases = {
+        "task arithmetic": (
+            lambda: merging.task_arithmetic(b, e, scaling=0.4),
+            "task_arithmetic",
+            {"weight": 1.0, "lambda": 0.4},
+        ),
+        "TIES": (
+            lambda: merging.ties(b, e, density=0.1, scaling=0.4),
+            "ties",
+            {"weight": 1.0, "density": 0.1, "lambda": 0.4},
+        ),
+    }
+    out = {}
+    with torch.no_grad():
+        for name, (ours, method, params) in cases.items():
+
+            def peer(method=method, params=params):
+                return merge_state_dicts(
+                    models, method, parameters=params, base="base", dtype=dtype
+                )
+
+            diff = max(float(np.max(np.abs(ours()[k] - peer()[k].numpy()))) for k in b)
+            t_ours, t_peer = _median_time(ours, 21), _median_time(peer, 21)
+            out[name] = {
+                "max_abs_difference": diff,
+                "ours_s": t_ours,
+                "mergekit_s": t_peer,
+                "time_ratio_ours_vs_mergekit": t_ours / t_peer,
+            }
+    return out
+
+
 def run(seeds):
     results = {}
     for name, cfg in CONFIGS.items():
@@ -136,6 +184,7 @@ def run(seeds):
                         )
                 if seed == seeds[0]:
                     timing = _time_merges(problem)
+                    peer = _mergekit_peer(problem)
         summary = {
             m: {
                 "mean": float(np.mean(v)),
@@ -149,6 +198,7 @@ def run(seeds):
             "accuracy": summary,
             "merge_time_s": timing,
             "merge_time_ratio_vs_task_arithmetic": {k: v / ref for k, v in timing.items()},
+            "mergekit": peer,
         }
     return results
 
@@ -365,11 +415,12 @@ def main():
     parser.add_argument("--json", default=os.path.join("benchmarks", "results", "merging.json"))
     parser.add_argument("--plot", default=os.path.join("docs", "img", "merging_digits.png"))
     args = parser.parse_args()
+    header = run_header("benchmarks/bench_merging.py", None)
     seeds = list(range(args.seeds))
     if args.part in ("longtail", "all"):
         res = run_longtail(seeds[:3])
         with open(os.path.join("benchmarks", "results", "merging_longtail.json"), "w") as f:
-            json.dump({"seeds": len(seeds[:3]), "results": res}, f, indent=2)
+            json.dump({"config": header, "seeds": len(seeds[:3]), "results": res}, f, indent=2)
         for name, rec in res["accuracy"].items():
             cells = "  ".join(f"{k} {v['mean']:.3f}+-{v['se']:.3f}" for k, v in rec.items())
             print(f"{name:45s} {cells}")
@@ -377,7 +428,7 @@ def main():
     if args.part in ("badit", "all"):
         res = run_badit(seeds[:3])
         with open(os.path.join("benchmarks", "results", "merging_badit.json"), "w") as f:
-            json.dump({"seeds": len(seeds[:3]), "results": res}, f, indent=2)
+            json.dump({"config": header, "seeds": len(seeds[:3]), "results": res}, f, indent=2)
         for name, rec in res.items():
             cells = "  ".join(f"{k} {v['mean']:.4f}+-{v['se']:.4f}" for k, v in rec.items())
             print(f"{name:35s} {cells}")
@@ -385,7 +436,7 @@ def main():
         return
     results = run(seeds)
     with open(args.json, "w") as f:
-        json.dump({"seeds": args.seeds, "results": results}, f, indent=2)
+        json.dump({"config": header, "seeds": args.seeds, "results": results}, f, indent=2)
     for name, res in results.items():
         print(f"\n== {name} ==")
         for method, s in res["accuracy"].items():
@@ -393,6 +444,11 @@ def main():
             print(f"{method:45s} {s['mean']:.4f}{se}")
         for method, r in res["merge_time_ratio_vs_task_arithmetic"].items():
             print(f"time {method:20s} {res['merge_time_s'][method] * 1e3:8.2f} ms  x{r:.1f}")
+        for method, r in (res["mergekit"] or {}).items():
+            print(
+                f"vs mergekit {method:15s} ours/mergekit x{r['time_ratio_ours_vs_mergekit']:.2f}"
+                f"  max |diff| {r['max_abs_difference']:.1e}"
+            )
     if args.plot:
         plot(results, args.plot)
 

@@ -219,7 +219,10 @@ CIMLN_PARTS = {
 }
 
 
-def main_cimln(part, n_seeds=10, seeds=None):
+RESULTS = pathlib.Path(__file__).parent / "results"
+
+
+def main_cimln(part, n_seeds=10, seeds=None, results=RESULTS):
     """One part of the CIMLN study; writes benchmarks/results/cimln_<part>.json.
 
     ``seeds`` (a subset, to spread a part over processes) writes
@@ -229,7 +232,6 @@ def main_cimln(part, n_seeds=10, seeds=None):
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
-    results = pathlib.Path(__file__).parent / "results"
     path = results / f"cimln_{part}.json"
     if seeds is None:
         seeds = list(range(n_seeds))
@@ -250,9 +252,8 @@ def main_cimln(part, n_seeds=10, seeds=None):
     print(json.dumps(res["summary"], indent=1))
 
 
-def merge_cimln(part):
+def merge_cimln(part, results=RESULTS):
     """Join the per-seed-subset files of ``part`` into ``cimln_<part>.json`` (and remove them)."""
-    results = pathlib.Path(__file__).parent / "results"
     chunks = sorted(results.glob(f"cimln_{part}_seeds*.json"))
     rows, elapsed = {}, 0.0
     for chunk in chunks:
@@ -282,19 +283,22 @@ def main():
         help="comma-separated seeds of a CIMLN part (one process of several), e.g. 0,1,2",
     )
     parser.add_argument("--cimln-merge", metavar="PART", help="join the per-seed-list files")
+    parser.add_argument(
+        "--results-dir", type=pathlib.Path, default=RESULTS, help="where the JSON files go"
+    )
     args = parser.parse_args()
     if args.cimln_merge:
-        merge_cimln(args.cimln_merge)
+        merge_cimln(args.cimln_merge, args.results_dir)
         return
     if args.cimln:
         seeds = None
         if args.seed_list:
             seeds = [int(s) for s in args.seed_list.split(",")]
-        main_cimln(args.cimln, seeds=seeds)
+        main_cimln(args.cimln, seeds=seeds, results=args.results_dir)
         return
     seeds = (0, 1, 2)
     res = {}
-    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+    from mvlearn_ext.rl import QUALITY_TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     vs = {}
     for reward, filters in (
@@ -318,12 +322,12 @@ def main():
             vs.setdefault(f"{reward} filters={filters}", []).append(
                 {
                     "seed": seed,
-                    **{k: ev[k][0] for k in TASKS},
+                    **{k: ev[k][0] for k in QUALITY_TASKS},
                     "zero_adv": st["zero_advantage_share"],
                 }
             )
     res["visualscore_toy_srcc"] = vs
-    path = pathlib.Path(__file__).parent / "results" / "deep.json"
+    path = args.results_dir / "deep.json"
     path.write_text(json.dumps(res, indent=1))
     for block in res.values():
         for name, rows in block.items():

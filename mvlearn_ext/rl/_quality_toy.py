@@ -24,11 +24,12 @@ clipped loss's gradient is ``A grad log pi``.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
 from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
+from mvlearn_ext.rl._grape_toy import _check_int, _check_real
 from mvlearn_ext.rl._rewards import accuracy_reward
 
 __all__ = [
@@ -43,22 +44,6 @@ __all__ = [
 QUALITY_TASKS = ("technical", "aesthetics", "alignment")
 _N1, _N2 = 5, 4
 _REWARDS = ("gaussian", "mae", "mse", "bounded", "binary")
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, name, low, high=np.inf, *, low_open=False):
-    ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must be a float in {bracket}{low}, {high}], got {value!r}")
-    return float(value)
 
 
 def _check_seed(random_state):

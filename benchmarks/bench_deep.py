@@ -16,7 +16,8 @@ a clusterer's default changes), ``handwritten_default_config``
 (``CIMLN(causal_weight=0.1)`` with the estimator's defaults otherwise),
 ``handwritten_default_nocausal`` (``CIMLN()``) or ``handwritten_hagmvc``
 (mean imputation + HAGMVC, the anchor baseline); it writes
-benchmarks/results/cimln_PART.json.
+benchmarks/results/cimln_PART.json. ``--results-dir DIR`` writes the files to DIR
+instead.
 """
 
 import json

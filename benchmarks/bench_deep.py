@@ -16,7 +16,8 @@ a clusterer's default changes), ``handwritten_default_config``
 (``CIMLN(causal_weight=0.1)`` with the estimator's defaults otherwise),
 ``handwritten_default_nocausal`` (``CIMLN()``) or ``handwritten_hagmvc``
 (mean imputation + HAGMVC, the anchor baseline); it writes
-benchmarks/results/cimln_PART.json.
+benchmarks/results/cimln_PART.json. ``--results-dir DIR`` writes the files to DIR
+instead.
 """
 
 import json
@@ -25,27 +26,13 @@ import time
 
 import numpy as np
 
-#: CIMLN variants of the ablation (keyword arguments on top of the small configuration;
-#: ``use_meta=False`` selects :func:`_cimln`'s subclass without the meta-generator)
+#: CIMLN variants of the ablation (keyword arguments on top of the small configuration)
 _PAPER = {"causal_weight": 0.1}
 CIMLN_VARIANTS = {
     "CIMLN": _PAPER,
     "CIMLN no causal": {**_PAPER, "causal_weight": 0.0},
-    "CIMLN no meta-gen": {**_PAPER, "use_meta": False},
+    "CIMLN no meta-gen": {**_PAPER, "missing_view_fill": "mean"},
 }
-
-
-def _cimln(*, use_meta=True, **params):
-    """CIMLN, or the ablation that fills missing view embeddings with their mean."""
-    from mvlearn_ext.incomplete import CIMLN
-
-    if use_meta:
-        return CIMLN(**params)
-
-    class CIMLNWithoutMeta(CIMLN):
-        _use_meta = False
-
-    return CIMLNWithoutMeta(**params)
 
 
 def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
@@ -59,7 +46,7 @@ def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
     from sklearn.metrics import normalized_mutual_info_score
 
     from mvlearn_ext.cluster import HAGMVC, LMVSC
-    from mvlearn_ext.incomplete import make_unbalanced_views, mask_views, mean_impute
+    from mvlearn_ext.incomplete import CIMLN, make_unbalanced_views, mask_views, mean_impute
     from mvlearn_ext.metrics import clustering_accuracy
 
     torch.set_num_threads(1)
@@ -92,7 +79,7 @@ def cimln_unbalanced_rows(seeds, on_seed=None, variants=CIMLN_VARIANTS):
         )
         for name, extra in variants.items():
             t = time.perf_counter()
-            lab = _cimln(n_clusters=k, random_state=seed, **kw, **extra).fit_predict(
+            lab = CIMLN(n_clusters=k, random_state=seed, **kw, **extra).fit_predict(
                 mask_views(Xs, m)
             )
             add(name, seed, lab, y, z, time.perf_counter() - t)
@@ -233,7 +220,10 @@ CIMLN_PARTS = {
 }
 
 
-def main_cimln(part, n_seeds=10, seeds=None):
+RESULTS = pathlib.Path(__file__).parent / "results"
+
+
+def main_cimln(part, n_seeds=10, seeds=None, results=RESULTS):
     """One part of the CIMLN study; writes benchmarks/results/cimln_<part>.json.
 
     ``seeds`` (a subset, to spread a part over processes) writes
@@ -243,7 +233,6 @@ def main_cimln(part, n_seeds=10, seeds=None):
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
-    results = pathlib.Path(__file__).parent / "results"
     path = results / f"cimln_{part}.json"
     if seeds is None:
         seeds = list(range(n_seeds))
@@ -264,9 +253,8 @@ def main_cimln(part, n_seeds=10, seeds=None):
     print(json.dumps(res["summary"], indent=1))
 
 
-def merge_cimln(part):
+def merge_cimln(part, results=RESULTS):
     """Join the per-seed-subset files of ``part`` into ``cimln_<part>.json`` (and remove them)."""
-    results = pathlib.Path(__file__).parent / "results"
     chunks = sorted(results.glob(f"cimln_{part}_seeds*.json"))
     rows, elapsed = {}, 0.0
     for chunk in chunks:
@@ -296,19 +284,22 @@ def main():
         help="comma-separated seeds of a CIMLN part (one process of several), e.g. 0,1,2",
     )
     parser.add_argument("--cimln-merge", metavar="PART", help="join the per-seed-list files")
+    parser.add_argument(
+        "--results-dir", type=pathlib.Path, default=RESULTS, help="where the JSON files go"
+    )
     args = parser.parse_args()
     if args.cimln_merge:
-        merge_cimln(args.cimln_merge)
+        merge_cimln(args.cimln_merge, args.results_dir)
         return
     if args.cimln:
         seeds = None
         if args.seed_list:
             seeds = [int(s) for s in args.seed_list.split(",")]
-        main_cimln(args.cimln, seeds=seeds)
+        main_cimln(args.cimln, seeds=seeds, results=args.results_dir)
         return
     seeds = (0, 1, 2)
     res = {}
-    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
+    from mvlearn_ext.rl import QUALITY_TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     vs = {}
     for reward, filters in (
@@ -332,12 +323,12 @@ def main():
             vs.setdefault(f"{reward} filters={filters}", []).append(
                 {
                     "seed": seed,
-                    **{k: ev[k][0] for k in TASKS},
+                    **{k: ev[k][0] for k in QUALITY_TASKS},
                     "zero_adv": st["zero_advantage_share"],
                 }
             )
     res["visualscore_toy_srcc"] = vs
-    path = pathlib.Path(__file__).parent / "results" / "deep.json"
+    path = args.results_dir / "deep.json"
     path.write_text(json.dumps(res, indent=1))
     for block in res.values():
         for name, rows in block.items():

@@ -21,7 +21,8 @@ Questions (2 cores, a few minutes):
 Every baseline runs in the same process on the same data and seeds; ratios
 are reported. Writes benchmarks/results/diffusion_grape.json.
 Usage: ``python benchmarks/bench_diffusion_grape.py [--quick] [--no-torch] [--no-grape]
-[--workers N]`` (``--no-grape`` keeps the GRAPE block of the results file).
+[--workers N] [--results-dir DIR]`` (``--no-grape`` keeps the GRAPE block of the results
+file).
 """
 
 import argparse
@@ -77,14 +78,136 @@ def grape(seeds, n_steps):
     return {"per_seed": out, "summary": summary, "ratios": ratio}
 
 
+def _pooled(data):
+    """The pairs of every task stacked, with their task indices."""
+    C = np.vstack([C for C, _ in data.pairs])
+    X = np.vstack([X for _, X in data.pairs])
+    return C, X, np.concatenate([np.full(len(c), k) for k, (c, _) in enumerate(data.pairs)])
+
+
+def oracle_models(data, seed):
+    """``(label, sample(k, C, seed), mean(k, C), fit seconds)`` of the NumPy oracle's models."""
+    from mvlearn_ext.diffusion import fit_polynomial_gaussian, two_stage_polynomial
+
+    start = time.perf_counter()
+    C, X, T = _pooled(data)
+    base = fit_polynomial_gaussian(C, X, degree=12, tasks=T, domain=(-1.5, 1.5))
+    base_s = time.perf_counter() - start
+    start = time.perf_counter()
+    two, specs = two_stage_polynomial(data.pairs, data.unpaired, random_state=seed)
+    two_s = time.perf_counter() - start
+
+    def exact(model, with_task=True):
+        """``sample`` and ``mean`` of a generalist (``with_task``) or of one model per task."""
+        if with_task:
+            return (
+                lambda k, C, s: model.sample(C, k, random_state=s),
+                lambda k, C: model.mean(C, k),
+            )
+        return (
+            lambda k, C, s: model[k].sample(C, random_state=s),
+            lambda k, C: model[k].mean(C),
+        )
+
+    return [
+        ("labelled-only generalist (degree 12)", *exact(base), base_s),
+        ("specialists (degree 5, one per task)", *exact(specs, with_task=False), two_s),
+        ("two-stage generalist (degree 12)", *exact(two), two_s),
+    ]
+
+
+def torch_models(
+    data,
+    seed,
+    *,
+    max_iter_specialist=6000,
+    max_iter_generalist=3000,
+    mix_weight=0.5,
+    max_iter_dsm=1500,
+    learning_rate_schedule="cosine",
+    specialists=("diffusion", "polynomial", "gaussian_dsm"),
+):
+    """The same for the epsilon-networks (needs torch); means by Monte Carlo.
+
+    Rows: the labelled-only generalist; for each specialist class in
+    ``specialists`` (``"diffusion"``: 2 x 32 MLPs with ``max_iter_specialist`` Adam
+    steps; ``"polynomial"``: closed-form degree-5 polynomial-Gaussian
+    models, sampled directly; ``"gaussian_dsm"``: the degree-5
+    Gaussian-posterior diffusion models fitted by DSM with ``max_iter_dsm``
+    steps), the specialists and the two-stage generalists distilled from
+    them without and with the real pairs mixed in (share ``mix_weight``;
+    the specialists are fitted once and reused). Every generalist, the
+    labelled-only one included, is 3 x 128 with ``max_iter_generalist`` Adam steps
+    and the step-size schedule ``learning_rate_schedule``.
+    """
+    from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
+
+    C, X, T = _pooled(data)
+    t0 = time.perf_counter()
+    base = ConditionalDiffusion(
+        hidden_layer_sizes=(128, 128, 128),
+        n_tasks=len(data.names),
+        max_iter=max_iter_generalist,
+        learning_rate_schedule=learning_rate_schedule,
+        random_state=seed,
+    ).fit(C, X, T)
+    rows = [
+        (
+            "labelled-only generalist (3x128)",
+            lambda k, C, s: base.sample(C, k, random_state=s),
+            None,
+            time.perf_counter() - t0,
+        )
+    ]
+    names = {
+        "diffusion": ("2x32", dict(max_iter_specialist=max_iter_specialist)),
+        "polynomial": ("polynomial, degree 5", dict(specialist="polynomial")),
+        "gaussian_dsm": (
+            "Gaussian DSM, degree 5",
+            dict(specialist="gaussian_dsm", max_iter_specialist=max_iter_dsm),
+        ),
+    }
+    for spec in specialists:
+        name, kw = names[spec]
+        fitted = None
+        for mu in (0.0, mix_weight):
+            t0 = time.perf_counter()
+            two = TwoStageDiffusion(
+                max_iter_generalist=max_iter_generalist,
+                mix_weight=mu,
+                learning_rate_schedule=learning_rate_schedule,
+                random_state=seed,
+                **kw,
+            ).fit(data.pairs, data.unpaired, specialists=fitted)
+            elapsed = time.perf_counter() - t0
+            if fitted is None:
+                fitted = two.specialists_
+                rows.append(
+                    (
+                        f"specialists ({name}, one per task)",
+                        lambda k, C, s, two=two: two.specialists_[k].sample(C, random_state=s),
+                        None,
+                        elapsed,
+                    )
+                )
+            rows.append(
+                (
+                    f"two-stage generalist (3x128), {name} specialists, mix_weight={mu:g}",
+                    lambda k, C, s, two=two: two.sample(C, k, random_state=s),
+                    None,
+                    elapsed,
+                )
+            )
+    return rows
+
+
 def _diffusion_seed(seed, build):
-    from mvlearn_ext._demo.diffusion import _scores
-    from mvlearn_ext.diffusion import make_toy_tasks
+    from mvlearn_ext.diffusion import evaluate_toy_sampler, make_toy_tasks
 
     data = make_toy_tasks(random_state=seed)
     rows = {}
     for label, sample, mean, elapsed in build(data, seed):
-        err, ed = _scores(data, sample, mean, random_state=seed)
+        err, ed = evaluate_toy_sampler(data, sample, mean, random_state=seed)
         rows[label] = {"seed": seed, "mean_err": err, "energy": ed, "s": elapsed}
     print(f"diffusion seed {seed}: " + ", ".join(f"{v['mean_err']:.4f}" for v in rows.values()))
     return rows
@@ -93,8 +216,6 @@ def _diffusion_seed(seed, build):
 def _torch_seed(args):
     seed, kw = args
     import torch
-
-    from mvlearn_ext._demo.diffusion import torch_models
 
     torch.set_num_threads(1)
 
@@ -196,11 +317,15 @@ def main():
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-grape", action="store_true")
     parser.add_argument("--workers", type=int, default=2, help="processes for the torch seeds")
+    parser.add_argument(
+        "--results-dir",
+        type=pathlib.Path,
+        default=pathlib.Path(__file__).parent / "results",
+        help="where diffusion_grape.json goes",
+    )
     args = parser.parse_args()
-    from mvlearn_ext._demo.diffusion import oracle_models
-
     start = time.perf_counter()
-    path = pathlib.Path(__file__).parent / "results" / "diffusion_grape.json"
+    path = args.results_dir / "diffusion_grape.json"
     if args.no_grape and path.exists():  # keep the GRAPE block of the last full run
         res = {"grape_toy": json.loads(path.read_text())["grape_toy"]}
     else:

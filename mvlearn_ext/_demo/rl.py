@@ -1,7 +1,7 @@
 """The ``grpo`` section of ``python -m mvlearn_ext demo``: VisualScore's rewards on a toy.
 
 A tiny two-token softmax scorer is trained by NumPy GRPO on the toy
-multi-task quality problem of :mod:`mvlearn_ext._demo._rl_toy`; held-out SRCC per
+multi-task quality problem of :func:`mvlearn_ext.rl.make_quality_tasks`; held-out SRCC per
 task for the Gaussian reward against the binary reward (the baseline), with
 and without VisualScore's std filter and entropy gating.
 """
@@ -15,8 +15,8 @@ COLUMNS = ("SRCC technical", "SRCC aesthetics", "SRCC alignment", "zero-adv shar
 
 def run(ctx):
     """Rows of the demo table (one per reward/filter setting), over ``ctx.seeds``."""
-    from mvlearn_ext._demo._rl_toy import TASKS, evaluate_scorer, make_quality_tasks, train_scorer
     from mvlearn_ext._demo.registry import DemoRow
+    from mvlearn_ext.rl import QUALITY_TASKS, evaluate_scorer, make_quality_tasks, train_scorer
 
     settings = [
         ("Gaussian reward + filters", "gaussian", True),
@@ -42,7 +42,7 @@ def run(ctx):
             )
             times.append(time.perf_counter() - start)
             ev = evaluate_scorer(pol, phi[800:], task[800:], q[800:])
-            for name, col in zip(TASKS, COLUMNS, strict=False):
+            for name, col in zip(QUALITY_TASKS, COLUMNS, strict=False):
                 scores[col].append(ev[name][0])
             scores["zero-adv share"].append(stats["zero_advantage_share"])
         rows.append(DemoRow(method=label, scores=scores, fit_times=times, note=""))

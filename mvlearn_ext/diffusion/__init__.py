@@ -18,7 +18,8 @@ Two-stage pipeline
     :func:`fit_polynomial_gaussian` / :func:`two_stage_polynomial`.
 Toy tasks and metrics
     :func:`make_toy_tasks`, :func:`toy_task_mean`,
-    :func:`conditional_mean_error`, :func:`energy_distance`.
+    :func:`conditional_mean_error`, :func:`energy_distance`,
+    :func:`evaluate_toy_sampler`.
 
 The tiny epsilon-networks (specialists, generalist, distillation) are in
 :mod:`mvlearn_ext.deep.diffusion` and need torch. Nothing here imports torch.
@@ -42,6 +43,7 @@ from mvlearn_ext.diffusion._tasks import (
     ToyTasks,
     conditional_mean_error,
     energy_distance,
+    evaluate_toy_sampler,
     make_toy_tasks,
     toy_task_mean,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "ddim_sample",
     "ddpm_sample",
     "energy_distance",
+    "evaluate_toy_sampler",
     "fit_polynomial_gaussian",
     "forward_marginal",
     "gaussian_chain_moments",

@@ -20,6 +20,7 @@ __all__ = [
     "ToyTasks",
     "conditional_mean_error",
     "energy_distance",
+    "evaluate_toy_sampler",
     "make_toy_tasks",
     "toy_task_mean",
 ]
@@ -296,3 +297,82 @@ def energy_distance(X, Y):
     if not (np.isfinite(X).all() and np.isfinite(Y).all()):
         raise ValueError("X or Y holds NaN or infinite values")
     return 2.0 * _mean_dist(X, Y) - _mean_dist(X, X) - _mean_dist(Y, Y)
+
+
+def evaluate_toy_sampler(data, sample, mean=None, *, n_draws=16, random_state=0):
+    """Conditional-mean error and energy distance of a conditional sampler on held-out conditions.
+
+    For each task ``k`` of ``data``, ``n_draws`` samples are drawn at each
+    held-out condition of ``data.test[k]``; the error of their mean against
+    the true conditional mean (:func:`conditional_mean_error`, or the exact
+    squared error when ``mean`` gives the model's mean) and the energy
+    distance (:func:`energy_distance`) of the joint ``(c, x)`` samples to
+    fresh samples of the true law are averaged over the tasks. The energy
+    distance uses at most about 1000 rows, taken at a regular stride so
+    that every held-out condition is represented.
+
+    Parameters
+    ----------
+    data : ToyTasks
+        The tasks, as :func:`make_toy_tasks` returns them.
+    sample : callable
+        ``sample(k, C, seed)`` returns model samples of task ``k`` at the
+        conditions ``C`` of shape (n, 1), as an array of shape (n, 2).
+    mean : callable or None, default=None
+        ``mean(k, C)`` returns the model's exact conditional mean at ``C``;
+        ``None`` uses the mean of the ``n_draws`` samples.
+    n_draws : int, default=16
+        Samples per held-out condition.
+    random_state : int, default=0
+        Task ``k``'s model samples use the seed ``random_state + k``, its
+        true samples ``random_state + 100 + k``.
+
+    Returns
+    -------
+    mean_error : float
+        Squared error of the conditional mean, averaged over conditions and
+        tasks.
+    energy : float
+        Energy distance of the joint samples, averaged over tasks.
+
+    See Also
+    --------
+    conditional_mean_error : The error of Monte Carlo conditional means.
+    energy_distance : The distance between two samples.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import evaluate_toy_sampler, make_toy_tasks
+    >>> data = make_toy_tasks(n_pairs=8, n_unpaired=1, n_test=32, random_state=0)
+    >>> def truth(k, C, seed):  # samples of the true law: a perfect model
+    ...     return data.sample(k, C, random_state=seed)
+    >>> err, energy = evaluate_toy_sampler(data, truth, mean=data.mean)
+    >>> err, bool(energy < 0.01)
+    (0.0, True)
+    """
+    if not isinstance(data, ToyTasks):
+        raise TypeError(f"data must be a ToyTasks, got {type(data).__name__}")
+    if not callable(sample):
+        raise TypeError(f"sample must be callable, got {type(sample).__name__}")
+    if mean is not None and not callable(mean):
+        raise TypeError(f"mean must be callable or None, got {type(mean).__name__}")
+    if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
+        raise ValueError(f"n_draws must be an int >= 1, got {n_draws!r}")
+    if isinstance(random_state, bool) or not isinstance(random_state, Integral):
+        raise TypeError(f"random_state must be an int, got {random_state!r}")
+    errs, eds = [], []
+    for k in range(len(data.names)):
+        C = data.test[k]
+        Cr = np.repeat(C, n_draws, axis=0)
+        X = np.asarray(sample(k, Cr, random_state + k), dtype=np.float64)
+        if X.shape != (len(Cr), 2):
+            raise ValueError(f"sample returned shape {X.shape}, expected {(len(Cr), 2)}")
+        if mean is None:
+            errs.append(conditional_mean_error(X.reshape(len(C), n_draws, -1), data.mean(k, C)))
+        else:
+            errs.append(float(((mean(k, C) - data.mean(k, C)) ** 2).sum(1).mean()))
+        # rows are grouped by condition: a stride, not the first rows, covers every condition
+        sub = slice(0, None, -(-len(Cr) // 1000))
+        truth = data.sample(k, Cr[sub], random_state=random_state + 100 + k)
+        eds.append(energy_distance(np.hstack([Cr[sub], X[sub]]), np.hstack([Cr[sub], truth])))
+    return float(np.mean(errs)), float(np.mean(eds))

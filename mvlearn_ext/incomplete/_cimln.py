@@ -16,7 +16,7 @@ import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from torch import nn
 
 from mvlearn_ext.base import MultiViewClusterMixin
@@ -83,13 +83,13 @@ class _Net(nn.Module):
         Hc = H[:, complete]
         return (Hc.mean(0, keepdim=True) * Hc).mean(1)  # (V, d)
 
-    def complete(self, H, m, C, use_meta):
+    def complete(self, H, m, C, fill):
         mf = m.T.unsqueeze(-1).to(H.dtype)  # (V, b, 1)
         agg = (H * mf).sum(0) / mf.sum(0).clamp(min=1.0)
         out = []
         for v in range(H.shape[0]):
-            fill = self.meta(agg, C[v])[0] if use_meta else agg
-            out.append(torch.where(mf[v] > 0, H[v], fill))
+            fill_v = self.meta(agg, C[v])[0] if fill == "meta" else agg
+            out.append(torch.where(mf[v] > 0, H[v], fill_v))
         return torch.stack(out)
 
     def assign(self, Z, temperature):
@@ -147,10 +147,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     * each view is standardised on its observed rows.
 
     As in the code, ``q_fact`` is held fixed in the KL, so the loss trains
-    the counterfactual completion toward the factual assignment. A subclass
-    that sets the class attribute ``_use_meta = False`` imputes a missing
-    view embedding by ``h_agg`` instead of the meta-generator (the
-    ablation of that module).
+    the counterfactual completion toward the factual assignment.
 
     Parameters
     ----------
@@ -176,6 +173,12 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     causal_weight : float in [0, 1e6], default=0.0
         Weight of the causal-invariance loss; ``0`` (the default, see above)
         switches it off. The paper's configuration is ``0.1``.
+    missing_view_fill : {"meta", "mean"}, default="meta"
+        What fills a missing view's embedding: ``"meta"`` the meta-generator's
+        mean ``mu``, ``"mean"`` the sample's mean observed embedding ``h_agg``
+        (the meta-generator and its loss are then unused, so ``meta_weight``
+        has no effect). ``"mean"`` is the ablation that measures what the
+        meta-generator adds over the simplest fill of the same embeddings.
     n_init : int, default=10
         Restarts of the k-means runs.
     random_state : int, RandomState instance or None, default=None
@@ -228,10 +231,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
     ((90,), (90, 12))
     """
 
-    # The meta-generator fills the missing view embeddings; a subclass sets
-    # False to fill them with h_agg (the ablation of the meta-generator).
-    _use_meta = True
-
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
@@ -244,6 +243,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         "temperature": [Interval(Real, 0, None, closed="neither")],
         "meta_weight": [Interval(Real, 0, 1e6, closed="both")],
         "causal_weight": [Interval(Real, 0, 1e6, closed="both")],
+        "missing_view_fill": [StrOptions({"meta", "mean"})],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, None],
@@ -265,6 +265,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         temperature=1.0,
         meta_weight=0.01,
         causal_weight=0.0,
+        missing_view_fill="meta",
         n_init=10,
         random_state=None,
         device=None,
@@ -282,6 +283,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         self.temperature = temperature
         self.meta_weight = meta_weight
         self.causal_weight = causal_weight
+        self.missing_view_fill = missing_view_fill
         self.n_init = n_init
         self.random_state = random_state
         self.device = device
@@ -333,7 +335,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         meta = torch.zeros((), dtype=H.dtype, device=H.device)
         causal = torch.zeros((), dtype=H.dtype, device=H.device)
         if self._stage == "main":
-            if self._use_meta and self.meta_weight > 0:
+            if self.missing_view_fill == "meta" and self.meta_weight > 0:
                 terms = []
                 for v in range(V):
                     others = mf.clone()
@@ -349,7 +351,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                 if terms:
                     meta = torch.stack(terms).mean()
             if self.causal_weight > 0 and self.beta > 0:
-                Z = net.complete(H, m, C, self._use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
+                Z = net.complete(H, m, C, self.missing_view_fill)
+                Z = Z.permute(1, 0, 2).reshape(H.shape[1], -1)
                 keep = torch.rand(m.shape, generator=gen, device=m.device) >= probs
                 cf = m & keep
                 empty = ~cf.any(1)
@@ -357,7 +360,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     score = torch.rand(m.shape, generator=gen, device=m.device) * m
                     pick = score.argmax(1)
                     cf[empty, pick[empty]] = True
-                Zc = net.complete(H, cf, C, self._use_meta)
+                Zc = net.complete(H, cf, C, self.missing_view_fill)
                 Zc = Zc.permute(1, 0, 2).reshape(H.shape[1], -1)
                 qf = net.assign(Z, self.temperature)
                 qc = net.assign(Zc, self.temperature)
@@ -368,7 +371,8 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         with torch.no_grad():
             H = net.encode([x * mv[:, None] for x, mv in zip(X, m.T, strict=True)])
             C = net.context(H, m)
-            return net.complete(H, m, C, self._use_meta).permute(1, 0, 2).reshape(H.shape[1], -1)
+            Z = net.complete(H, m, C, self.missing_view_fill)
+            return Z.permute(1, 0, 2).reshape(H.shape[1], -1)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_torch_threads

@@ -17,6 +17,10 @@ GRAPE end to end on a toy (package design)
 VisualScore rewards (authors' code)
     :func:`gaussian_reward`, :func:`accuracy_reward`, :func:`parse_answer`,
     :func:`format_reward` with ``value=0.5``.
+VisualScore end to end on a toy (package design)
+    :func:`make_quality_tasks` (digits with a synthetic quality per task,
+    :data:`QUALITY_TASKS`), :func:`train_scorer` (NumPy GRPO of a two-token
+    softmax scorer), :func:`evaluate_scorer`.
 
 Tool-use bandits (ParetoPO's setting, exact fronts known)
     :func:`simulate_tool_bandit`, :func:`sweep_tool_bandit`,
@@ -49,6 +53,12 @@ from mvlearn_ext.rl._hop_bandit import (
     simulate_hop_bandit,
     sweep_hop_bandit,
 )
+from mvlearn_ext.rl._quality_toy import (
+    QUALITY_TASKS,
+    evaluate_scorer,
+    make_quality_tasks,
+    train_scorer,
+)
 from mvlearn_ext.rl._rewards import (
     accuracy_reward,
     format_reward,
@@ -70,10 +80,12 @@ from mvlearn_ext.rl._tool_bandit import (
 )
 
 __all__ = [
+    "QUALITY_TASKS",
     "OptimalCallsTracker",
     "accuracy_reward",
     "entropy_mask",
     "evaluate_rewriter",
+    "evaluate_scorer",
     "format_reward",
     "gaussian_reward",
     "group_advantages",
@@ -81,6 +93,7 @@ __all__ = [
     "hop_success",
     "hull_gap",
     "inflation_score",
+    "make_quality_tasks",
     "make_score_inflation_case",
     "make_shifted_retrieval",
     "multi_reward_advantages",
@@ -98,4 +111,5 @@ __all__ = [
     "tool_bandit_front",
     "tool_efficiency_reward",
     "train_rewriter",
+    "train_scorer",
 ]

@@ -8,6 +8,7 @@ import pytest
 from mvlearn_ext.diffusion import (
     conditional_mean_error,
     energy_distance,
+    evaluate_toy_sampler,
     fit_polynomial_gaussian,
     make_pseudo_pairs,
     make_toy_tasks,
@@ -178,3 +179,47 @@ def test_fit_bad_input_is_named():
         m.mean(np.arange(3.0))
     with pytest.raises(ValueError, match="mix_weight"):
         two_stage_polynomial([(np.zeros(3), np.zeros((3, 2)))], [np.zeros(3)], mix_weight=1.0)
+
+
+def test_evaluate_toy_sampler_covers_every_held_out_condition():
+    """A model exact on the first quarter of the held-out conditions and shifted by 0.5 on the
+    rest scores 3/4 * 0.25 on the mean error and far worse than the exact model on the energy
+    distance, which therefore sees every condition (its rows are grouped by condition)."""
+    data = make_toy_tasks(n_pairs=4, n_unpaired=1, n_test=256, random_state=0)
+    first = {k: {float(c) for c in data.test[k][:64, 0]} for k in range(2)}
+
+    def exact(k, C, seed):
+        return data.sample(k, C, random_state=seed)
+
+    def wrong_after_first_quarter(k, C, seed):
+        shift = np.array([0.0 if float(c) in first[k] else 1.0 for c in C[:, 0]])
+        return data.sample(k, C, random_state=seed) + shift[:, None] * np.array([0.0, 0.5])
+
+    err0, ed0 = evaluate_toy_sampler(data, exact, random_state=0)
+    err1, ed1 = evaluate_toy_sampler(data, wrong_after_first_quarter, random_state=0)
+    noise = 2 * data.noise**2 / 16  # Monte Carlo variance of a 16-draw mean
+    assert err0 == pytest.approx(noise, rel=0.3)
+    assert err1 == pytest.approx(0.75 * 0.25 + noise, rel=0.05)
+    assert ed1 > 10 * max(ed0, 1e-3)
+    # an exact mean replaces the Monte Carlo one
+    assert evaluate_toy_sampler(data, exact, data.mean, random_state=0)[0] == 0.0
+
+
+def test_evaluate_toy_sampler_bad_input_is_named():
+    data = make_toy_tasks(n_pairs=4, n_unpaired=1, n_test=8, random_state=0)
+
+    def exact(k, C, seed):
+        return data.sample(k, C, random_state=seed)
+
+    with pytest.raises(TypeError, match="data"):
+        evaluate_toy_sampler(data.pairs, exact)
+    with pytest.raises(TypeError, match="sample"):
+        evaluate_toy_sampler(data, None)
+    with pytest.raises(TypeError, match="mean"):
+        evaluate_toy_sampler(data, exact, mean=1.0)
+    with pytest.raises(ValueError, match="n_draws"):
+        evaluate_toy_sampler(data, exact, n_draws=0)
+    with pytest.raises(TypeError, match="random_state"):
+        evaluate_toy_sampler(data, exact, random_state=None)
+    with pytest.raises(ValueError, match="sample returned shape"):
+        evaluate_toy_sampler(data, lambda k, C, seed: exact(k, C, seed)[:, :1])

@@ -83,15 +83,26 @@ def test_view_probs_follow_observation_rates(data):
     np.testing.assert_allclose(model.view_probs_, 0.3 * 3 * obs / obs.sum())
 
 
-def test_the_meta_generator_ablation_fills_missing_views_with_the_mean_embedding(data):
-    """A subclass without the meta-generator completes a missing view by ``h_agg``."""
+def test_mean_fill_completes_missing_views_with_the_mean_embedding_and_skips_the_meta_generator(
+    data,
+):
+    """``missing_view_fill="mean"`` completes a missing view by ``h_agg``; the meta-generator
+    gets no loss and no gradient, so its weights stay at their initial values."""
     Xs, _, mask = data
-
-    class NoMeta(CIMLN):
-        _use_meta = False
-
-    model = NoMeta(n_clusters=3, random_state=0, causal_weight=0.1, **SMALL).fit(Xs, mask=mask)
+    model = CIMLN(
+        n_clusters=3, random_state=0, causal_weight=0.1, missing_view_fill="mean", **SMALL
+    ).fit(Xs, mask=mask)
     assert all(h["meta"] == 0.0 for h in model.loss_curve_)
+    untrained = CIMLN(
+        n_clusters=3, random_state=0, missing_view_fill="mean", **{**SMALL, "n_epochs": 0}
+    ).fit(Xs, mask=mask)
+    for a, b in zip(
+        model.network_.meta.parameters(), untrained.network_.meta.parameters(), strict=True
+    ):
+        assert torch.equal(a, b)
+    assert not torch.equal(model.network_.enc[0][0].weight, untrained.network_.enc[0][0].weight)
+    meta = CIMLN(n_clusters=3, random_state=0, causal_weight=0.1, **SMALL).fit(Xs, mask=mask)
+    assert not torch.equal(meta.network_.meta.mu.weight, untrained.network_.meta.mu.weight)
     d = SMALL["embed_dim"]
     Z = model.embedding_.reshape(len(mask), len(Xs), d)
     observed = mask[:, :, None]
@@ -114,6 +125,8 @@ def test_errors(data):
         CIMLN(n_clusters=3, **SMALL).fit(partial)
     with pytest.raises(ValueError):
         CIMLN(n_clusters=3).fit([Xs[0]], mask=mask[:, :1])
+    with pytest.raises(ValueError, match="missing_view_fill"):
+        CIMLN(n_clusters=3, missing_view_fill="zero", **SMALL).fit(Xs, mask=mask)
 
 
 def _kl(p, q):
@@ -187,7 +200,7 @@ def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_
     context = net.context(H, full)
 
     def completed(m):
-        return net.complete(H, m, context, True).permute(1, 0, 2).reshape(4, -1)
+        return net.complete(H, m, context, "meta").permute(1, 0, 2).reshape(4, -1)
 
     dropped = []
     for v in range(2):

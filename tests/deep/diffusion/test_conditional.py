@@ -420,21 +420,6 @@ def test_reusing_fitted_specialists_equals_a_full_fit():
         TwoStageDiffusion(**kw).fit(data.pairs, data.unpaired, specialists=[1, 2])
 
 
-def test_torch_demo_rows_cover_every_specialist_class():
-    from mvlearn_ext._demo.diffusion import _scores, torch_models
-
-    data = make_toy_tasks(n_pairs=16, n_unpaired=20, n_test=4, random_state=0)
-    rows = torch_models(data, 0, max_iter_specialist=5, max_iter_generalist=5, max_iter_dsm=5)
-    labels = [r[0] for r in rows]
-    assert len(labels) == 10 and labels[0].startswith("labelled-only")
-    for name in ("2x32", "polynomial", "Gaussian DSM"):
-        mine = [lab for lab in labels if name in lab]
-        assert len(mine) == 3 and mine[0].startswith("specialists")
-        assert mine[1].endswith("mix_weight=0") and mine[2].endswith("mix_weight=0.5")
-    err, ed = _scores(data, rows[-1][1], rows[-1][2], random_state=0)
-    assert np.isfinite(err) and np.isfinite(ed)
-
-
 # -- scikit-learn estimator contract (the checks that apply to fit(C, X)) -------
 
 _CONTRACT = [

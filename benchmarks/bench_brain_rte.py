@@ -24,9 +24,7 @@ reported against the baseline. Writes benchmarks/results/brain_rte.json.
    late-fusion baselines, on the two-route regime (embed_dim 32) and on the
    many-route regime (``make_routed_connectomes``: a one-hot phenotype picks
    one of 8 routes, embed_dim 8, the limited width); seeds 0..N-1. The
-   ablations are small subclasses of ``PhenoBrainClassifier`` that set its
-   class attributes ``_phenotype_mode`` and ``_film`` (see
-   ``mvlearn_ext._demo.brain``).
+   ablations are ``PhenoBrainClassifier``'s ``phenotype_path`` and ``film``.
 
 4. The many-route regime at a learnable size (``--many-routes N_SUBJECTS``,
    2,400 in the user guide; with 800 subjects every method stays near

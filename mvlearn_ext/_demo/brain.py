@@ -16,24 +16,22 @@ import numpy as np
 
 COLUMNS = ("AUC",)
 
-#: method label -> PhenoBrainClassifier keyword arguments (``_phenotype_mode`` and ``_film``
-#: are the class attributes of the ablation subclass, see :func:`_network`)
+#: method label -> PhenoBrainClassifier keyword arguments
 NETWORK_MODES = {
-    "PhenoBrain (reconstruction)": {"_phenotype_mode": "mechanism"},
-    "same network, late fusion": {"_phenotype_mode": "late"},
-    "same network, no phenotype": {"_phenotype_mode": "none"},
-    "PhenoBrain, early stopping": {"_phenotype_mode": "mechanism", "early_stopping": True},
+    "PhenoBrain (reconstruction)": {},
+    "same network, late fusion": {"phenotype_path": "head"},
+    "same network, no phenotype": {"phenotype_path": "none"},
+    "PhenoBrain, early stopping": {"early_stopping": True},
     "same network, late fusion, early stopping": {
-        "_phenotype_mode": "late",
+        "phenotype_path": "head",
         "early_stopping": True,
     },
     "same network, no phenotype, early stopping": {
-        "_phenotype_mode": "none",
+        "phenotype_path": "none",
         "early_stopping": True,
     },
     "PhenoBrain, routing and prior only (no FiLM), early stopping": {
-        "_phenotype_mode": "mechanism",
-        "_film": False,
+        "film": False,
         "early_stopping": True,
     },
 }
@@ -51,20 +49,6 @@ REGIMES = {
     "two_routes": ("make_phenotype_connectomes", 400),
     "many_routes": ("make_routed_connectomes", 800),
 }
-
-
-def _network(phenotype_mode="mechanism", film=True):
-    """PhenoBrainClassifier, or the ablation that routes the phenotype elsewhere."""
-    from mvlearn_ext.brain import PhenoBrainClassifier
-
-    if phenotype_mode == "mechanism" and film:
-        return PhenoBrainClassifier
-
-    class Ablation(PhenoBrainClassifier):
-        _phenotype_mode = phenotype_mode
-        _film = film
-
-    return Ablation
 
 
 def _upper(A):
@@ -148,12 +132,8 @@ def phenobrain_benchmark(
         extra = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
         for name in networks:
             start = time.perf_counter()
-            kwargs = dict(NETWORK_MODES[name])
-            network = _network(
-                kwargs.pop("_phenotype_mode", "mechanism"), kwargs.pop("_film", True)
-            )
-            clf = network(
-                **kwargs,
+            clf = brain.PhenoBrainClassifier(
+                **NETWORK_MODES[name],
                 **extra,
                 n_epochs=n_epochs,
                 embed_dim=embed_dim,

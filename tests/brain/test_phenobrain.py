@@ -211,33 +211,21 @@ def test_bad_input_is_refused_clearly(data, fitted):
         fitted.predict([["x"]], phenotypes=P)
 
 
-def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
-    from mvlearn_ext._demo.brain import NETWORK_MODES, phenobrain_benchmark
+def test_demo_scores_every_method_on_a_tiny_configuration():
+    from mvlearn_ext._demo.brain import NETWORKS, phenobrain_scores
 
-    res = phenobrain_benchmark(0, n_subjects=80, n_epochs=2, embed_dim=8)
-    assert set(NETWORK_MODES) <= set(res) and len(res) == len(NETWORK_MODES) + 2
+    res = phenobrain_scores(0, n_subjects=80, n_epochs=2, embed_dim=8)
+    assert set(NETWORKS) <= set(res) and len(res) == len(NETWORKS) + 2
     assert all(0.0 <= auc <= 1.0 and s >= 0 for auc, s in res.values())
-
-
-def test_demo_benchmark_many_routes_regime():
-    from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
-
-    res = phenobrain_benchmark(
-        0, regime="many_routes", n_subjects=80, n_epochs=2, embed_dim=4, networks=ABLATION[:2]
-    )
-    assert set(ABLATION[:2]) <= set(res) and len(res) == 4
-    assert all(0.0 <= auc <= 1.0 for auc, _ in res.values())
-    with pytest.raises(ValueError, match="regime"):
-        phenobrain_benchmark(0, regime="three_routes", networks=())
 
 
 @pytest.mark.slow
 def test_demo_acceptance_phenobrain_beats_late_fusion():
     """On the phenotype-dependent connectomes, PhenoBrain beats late fusion by 0.05 AUC."""
-    from mvlearn_ext._demo.brain import phenobrain_benchmark
+    from mvlearn_ext._demo.brain import phenobrain_scores
 
     only = ("PhenoBrain (reconstruction)",)
-    res = [phenobrain_benchmark(seed, networks=only) for seed in range(3)]
+    res = [phenobrain_scores(seed, networks=only) for seed in range(3)]
     pb = np.mean([r["PhenoBrain (reconstruction)"][0] for r in res])
     lr = np.mean([r["logistic regression, vec(A) + p (late fusion)"][0] for r in res])
     assert pb >= lr + 0.05

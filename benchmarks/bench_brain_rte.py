@@ -33,7 +33,8 @@ reported against the baseline. Writes benchmarks/results/brain_rte.json.
 
 Usage: ``python benchmarks/bench_brain_rte.py [--seeds 3] [--skip-brain] [--skip-rte]``,
 ``python benchmarks/bench_brain_rte.py --ablation --seeds 10`` or
-``python benchmarks/bench_brain_rte.py --many-routes 2400 --seeds 10``.
+``python benchmarks/bench_brain_rte.py --many-routes 2400 --seeds 10``; every mode takes
+``--results-dir DIR`` to write its JSON elsewhere than benchmarks/results.
 """
 
 import argparse

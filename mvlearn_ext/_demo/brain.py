@@ -3,9 +3,9 @@
 400 subjects, 16 ROIs in 4 modules; the label is the strength of the 2-hop
 M1 -> M3 route through M2 (phenotype g = 0) or through M4 (g = 1). Test AUC
 of PhenoBrain (reconstruction; needs torch) against late fusion: logistic
-regression and an MLP on ``vec(A) + p``, the same network with the
-phenotype only at its head, and the network without phenotype. Without
-torch only the scikit-learn baselines run.
+regression and an MLP on ``vec(A) + p``, and the same network with the
+phenotype only at its head. Without torch only the scikit-learn baselines
+run.
 """
 
 from __future__ import annotations
@@ -16,87 +16,22 @@ import numpy as np
 
 COLUMNS = ("AUC",)
 
-#: method label -> PhenoBrainClassifier keyword arguments (``_phenotype_mode`` and ``_film``
-#: are the class attributes of the ablation subclass, see :func:`_network`)
-NETWORK_MODES = {
-    "PhenoBrain (reconstruction)": {"_phenotype_mode": "mechanism"},
-    "same network, late fusion": {"_phenotype_mode": "late"},
-    "same network, no phenotype": {"_phenotype_mode": "none"},
-    "PhenoBrain, early stopping": {"_phenotype_mode": "mechanism", "early_stopping": True},
-    "same network, late fusion, early stopping": {
-        "_phenotype_mode": "late",
-        "early_stopping": True,
-    },
-    "same network, no phenotype, early stopping": {
-        "_phenotype_mode": "none",
-        "early_stopping": True,
-    },
-    "PhenoBrain, routing and prior only (no FiLM), early stopping": {
-        "_phenotype_mode": "mechanism",
-        "_film": False,
-        "early_stopping": True,
-    },
-}
-
-#: the networks of the mechanism ablation (each part of PhenoBrain left out in turn)
-ABLATION = (
-    "PhenoBrain, early stopping",
-    "PhenoBrain, routing and prior only (no FiLM), early stopping",
-    "same network, late fusion, early stopping",
-    "same network, no phenotype, early stopping",
-)
-
-#: regime -> (generator name, default number of subjects)
-REGIMES = {
-    "two_routes": ("make_phenotype_connectomes", 400),
-    "many_routes": ("make_routed_connectomes", 800),
+#: method label -> PhenoBrainClassifier keyword arguments
+NETWORKS = {
+    "PhenoBrain (reconstruction)": {},
+    "same network, late fusion": {"phenotype_path": "head"},
 }
 
 
-def _network(phenotype_mode="mechanism", film=True):
-    """PhenoBrainClassifier, or the ablation that routes the phenotype elsewhere."""
-    from mvlearn_ext.brain import PhenoBrainClassifier
-
-    if phenotype_mode == "mechanism" and film:
-        return PhenoBrainClassifier
-
-    class Ablation(PhenoBrainClassifier):
-        _phenotype_mode = phenotype_mode
-        _film = film
-
-    return Ablation
-
-
-def _upper(A):
-    iu = np.triu_indices(A.shape[1], 1)
-    return A[:, iu[0], iu[1]]
-
-
-def phenobrain_benchmark(
-    seed,
-    *,
-    regime="two_routes",
-    n_subjects=None,
-    n_epochs=150,
-    embed_dim=32,
-    test_size=0.3,
-    networks=tuple(NETWORK_MODES),
-    n_jobs=1,
-    n_iter_no_change=None,
-    baselines=None,
+def phenobrain_scores(
+    seed, *, n_subjects=400, n_epochs=150, embed_dim=32, networks=tuple(NETWORKS), n_jobs=1
 ):
     """Test AUC and fit time of every method on one seeded draw of the synthetic data.
 
-    ``regime`` picks the data: ``"two_routes"``
-    (:func:`~mvlearn_ext.brain.make_phenotype_connectomes`, 400 subjects by
-    default) or ``"many_routes"``
-    (:func:`~mvlearn_ext.brain.make_routed_connectomes`, 800 subjects, a
-    one-hot phenotype choosing one of 8 routes). ``networks`` names the
-    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` variants to run
-    (keys of :data:`NETWORK_MODES`; empty: scikit-learn baselines only, no
-    torch). ``n_iter_no_change`` is the networks' early-stopping patience
-    (None: the classifier's default, 20); ``baselines`` names the
-    scikit-learn baselines to run (None: both).
+    The data are :func:`~mvlearn_ext.brain.make_phenotype_connectomes`, split
+    70/30 (stratified); ``networks`` names the
+    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` settings to run (keys of
+    :data:`NETWORKS`; empty: the scikit-learn baselines only, no torch).
 
     Returns
     -------
@@ -112,17 +47,13 @@ def phenobrain_benchmark(
 
     from mvlearn_ext import brain
 
-    if regime not in REGIMES:
-        raise ValueError(f"regime must be one of {sorted(REGIMES)}, got {regime!r}")
-    maker, default_n = REGIMES[regime]
-    n_subjects = default_n if n_subjects is None else n_subjects
-    A, P, y = getattr(brain, maker)(n_subjects, random_state=seed)
-    idx_tr, idx_te = train_test_split(
-        np.arange(n_subjects), test_size=test_size, stratify=y, random_state=seed
+    A, P, y = brain.make_phenotype_connectomes(n_subjects, random_state=seed)
+    train, test = train_test_split(
+        np.arange(n_subjects), test_size=0.3, stratify=y, random_state=seed
     )
-    flat = np.hstack([_upper(A), P])
-    out = {}
-    sk_models = {
+    iu = np.triu_indices(A.shape[1], 1)
+    flat = np.hstack([A[:, iu[0], iu[1]], P])  # vec(A) + p, for late fusion
+    models = {
         "logistic regression, vec(A) + p (late fusion)": make_pipeline(
             StandardScaler(),
             GridSearchCV(
@@ -137,31 +68,24 @@ def phenobrain_benchmark(
             MLPClassifier(hidden_layer_sizes=(64,), alpha=1e-2, max_iter=1000, random_state=seed),
         ),
     }
-    for name, model in sk_models.items():
-        if baselines is not None and name not in baselines:
-            continue
+    for name in networks:
+        models[name] = brain.PhenoBrainClassifier(
+            **NETWORKS[name],
+            n_epochs=n_epochs,
+            embed_dim=embed_dim,
+            n_jobs=n_jobs,
+            random_state=seed,
+        )
+    out = {}
+    for name, model in models.items():
         start = time.perf_counter()
-        model.fit(flat[idx_tr], y[idx_tr])
-        score = model.predict_proba(flat[idx_te])[:, 1]
-        out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
-    if networks:
-        extra = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
-        for name in networks:
-            start = time.perf_counter()
-            kwargs = dict(NETWORK_MODES[name])
-            network = _network(
-                kwargs.pop("_phenotype_mode", "mechanism"), kwargs.pop("_film", True)
-            )
-            clf = network(
-                **kwargs,
-                **extra,
-                n_epochs=n_epochs,
-                embed_dim=embed_dim,
-                n_jobs=n_jobs,
-                random_state=seed,
-            ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])
-            score = clf.decision_function(A[idx_te], phenotypes=P[idx_te])
-            out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
+        if name in NETWORKS:
+            model.fit(A[train], y[train], phenotypes=P[train])
+            score = model.decision_function(A[test], phenotypes=P[test])
+        else:
+            model.fit(flat[train], y[train])
+            score = model.predict_proba(flat[test])[:, 1]
+        out[name] = (float(roc_auc_score(y[test], score)), time.perf_counter() - start)
     return out
 
 
@@ -171,11 +95,11 @@ def run(ctx):
     from mvlearn_ext.utils._optional import is_available
 
     has_torch = is_available("torch")
-    networks = tuple(NETWORK_MODES)[:2] if has_torch else ()
+    networks = tuple(NETWORKS) if has_torch else ()
     epochs = 20 if ctx.quick else 30
     rows = {}
     for seed in ctx.seeds:
-        res = phenobrain_benchmark(
+        res = phenobrain_scores(
             seed, n_epochs=epochs, embed_dim=16, networks=networks, n_jobs=ctx.n_threads or 1
         )
         for name, (auc, seconds) in res.items():
@@ -185,7 +109,7 @@ def run(ctx):
         ctx.progress(
             f"phenobrain seed {seed}: " + ", ".join(f"{k} {v[0]:.3f}" for k, v in res.items())
         )
-    names = [k for k in NETWORK_MODES if k in rows] + [k for k in rows if k not in NETWORK_MODES]
+    names = [k for k in NETWORKS if k in rows] + [k for k in rows if k not in NETWORKS]
     out = [rows[k] for k in names]
     note = (
         f"synthetic connectomes (400 subjects, 16 ROIs), 30% test split, {epochs} epochs "

@@ -28,7 +28,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state, metadata_routing
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from torch import nn
@@ -54,16 +54,16 @@ _EPS = 1e-6
 class _PhenoBrainNet(nn.Module):
     """Routing layer, one regulated attention layer, attention pooling, MLP head.
 
-    ``mode`` says where the phenotype enters: ``"mechanism"`` (hop weights,
-    FiLM when ``film``, attention prior, head), ``"late"`` (the head only;
+    ``mode`` says where the phenotype enters: ``"routing"`` (hop weights,
+    FiLM when ``film``, attention prior, head), ``"head"`` (the head only;
     hop weights shared by all subjects) or ``"none"``.
     """
 
     def __init__(self, n_rois, n_pheno, hidden, n_hops, n_classes, *, mode, prior_bias, film):
         super().__init__()
         self.mode = mode
-        self.use_film = film and mode == "mechanism"
-        if mode == "mechanism":
+        self.use_film = film and mode == "routing"
+        if mode == "routing":
             self.alpha_mlp = nn.Sequential(
                 nn.Linear(n_pheno, hidden), nn.ReLU(), nn.Linear(hidden, n_hops + 1)
             )
@@ -79,12 +79,12 @@ class _PhenoBrainNet(nn.Module):
         self.v = nn.Linear(hidden, hidden)
         self.norm = nn.LayerNorm(hidden)
         self.pool = nn.Linear(hidden, 1)
-        n_in = hidden + (n_pheno if mode in ("mechanism", "late") else 0)
+        n_in = hidden + (n_pheno if mode in ("routing", "head") else 0)
         self.head = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
         self.prior_bias = float(prior_bias)
 
     def hop_weights(self, p):
-        if self.mode == "mechanism":
+        if self.mode == "routing":
             logits = self.alpha_mlp(p)
         else:
             logits = self.alpha_logits.expand(p.shape[0], -1)
@@ -110,7 +110,7 @@ class _PhenoBrainNet(nn.Module):
         H = self.norm(H + attn @ self.v(H))
         w = torch.softmax(self.pool(H).squeeze(-1), dim=1)
         z = (w[:, :, None] * H).sum(1)
-        if self.mode in ("mechanism", "late"):
+        if self.mode in ("routing", "head"):
             z = torch.cat([z, p], dim=1)
         reg = (attn * (log_attn - log_prior)).sum(2).mean()
         return self.head(z), reg, K, alpha, attn
@@ -135,14 +135,26 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
        ``CE + reg_weight * L_reg``.
 
     All forms beyond the abstract's two sentences are design choices (see
-    the module docstring). The ablations of the phenotype paths are not
-    parameters: a subclass that sets the class attribute ``_phenotype_mode``
-    to ``"late"`` (hop weights and attention prior shared by all subjects,
-    no FiLM, ``p`` only at the head) or ``"none"`` (no phenotype at all), or
-    ``_film = False``, builds them.
+    the module docstring). ``phenotype_path`` and ``film`` take the
+    phenotype out of steps 2-4: the same network with the phenotype at its
+    head only (late fusion), without FiLM, or without phenotype.
 
     Parameters
     ----------
+    phenotype_path : {"routing", "head", "none"}, default="routing"
+        Where the phenotype enters. ``"routing"``: it sets the hop weights
+        ``alpha(p)`` (hence the kernel and the attention prior), modulates
+        the messages (FiLM, see ``film``) and is concatenated at the head.
+        ``"head"``: the hop weights are learned but shared by all subjects
+        and ``p`` is only concatenated at the head (late fusion), the
+        simpler model, as good when the phenotype selects among few
+        patterns. ``"none"``: the phenotype is ignored, a reference for
+        what it adds; ``phenotypes`` are still required and checked, so that
+        the three settings are interchangeable in a pipeline or a grid search.
+    film : bool, default=True
+        FiLM-modulate the messages by the phenotype (step 3); ``False``
+        keeps only the phenotype's routing and attention prior. Used only
+        with ``phenotype_path="routing"``.
     n_hops : int, default=3
         ``H`` of the polynomial kernel.
     embed_dim : int, default=32
@@ -220,13 +232,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     __metadata_request__decision_function = {"connectomes": metadata_routing.UNUSED}
     __metadata_request__score = {"connectomes": metadata_routing.UNUSED}
 
-    # Where the phenotype enters ("mechanism", "late" or "none") and whether
-    # it modulates the messages (FiLM): fixed here, overridden by the
-    # subclasses that build the ablations.
-    _phenotype_mode = "mechanism"
-    _film = True
-
     _parameter_constraints: dict = {
+        "phenotype_path": [StrOptions({"routing", "head", "none"})],
+        "film": ["boolean"],
         "n_hops": [Interval(Integral, 0, None, closed="left")],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
         "prior_bias": [Interval(Real, 0, 1e6, closed="both")],
@@ -248,6 +256,8 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
+        phenotype_path="routing",
+        film=True,
         n_hops=3,
         embed_dim=32,
         prior_bias=1.0,
@@ -265,6 +275,8 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
+        self.phenotype_path = phenotype_path
+        self.film = film
         self.n_hops = n_hops
         self.embed_dim = embed_dim
         self.prior_bias = prior_bias
@@ -418,9 +430,9 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 self.embed_dim,
                 self.n_hops,
                 self.classes_.size,
-                mode=self._phenotype_mode,
+                mode=self.phenotype_path,
                 prior_bias=self.prior_bias,
-                film=self._film,
+                film=self.film,
             ).to(device)
         opt = torch.optim.Adam(
             net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay

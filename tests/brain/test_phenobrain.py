@@ -59,35 +59,52 @@ def test_kernel_is_permutation_equivariant(data, fitted):
     np.testing.assert_allclose(Kp, Pm @ K @ Pm.T, atol=1e-5)
 
 
-def _ablation(mode):
-    """The network with the phenotype only at its head ("late") or nowhere ("none")."""
-
-    class Ablation(PhenoBrainClassifier):
-        _phenotype_mode = mode
-
-    return Ablation
-
-
-def test_phenotype_conditions_the_kernel_only_in_mechanism_mode(data):
-    A, P, y = data
+def test_routing_path_makes_the_kernel_depend_on_the_phenotype(data, fitted):
+    A, P, _ = data
     g0, g1 = np.flatnonzero(P[:, 0] == 0)[:3], np.flatnonzero(P[:, 0] == 1)[:3]
-    idx = np.concatenate([g0, g1])
-    mech = PhenoBrainClassifier(random_state=0, **TINY).fit(A, y, phenotypes=P)
-    alpha = mech.hop_weights(A[idx], phenotypes=P[idx])
-    assert np.abs(alpha[:3].mean(0) - alpha[3:].mean(0)).max() > 1e-4
+    alpha = fitted.hop_weights(A, phenotypes=P)
+    assert np.abs(alpha[g0].mean(0) - alpha[g1].mean(0)).max() > 1e-4
     # same connectome, different phenotype: a different kernel (path-like graph, N > H)
     same = np.repeat(A[:1], 2, axis=0)
-    Ks = mech.routing_kernels(same, phenotypes=np.array([[0.0, 0.0], [1.0, 0.0]]))
+    Ks = fitted.routing_kernels(same, phenotypes=np.array([[0.0, 0.0], [1.0, 0.0]]))
     assert np.abs(Ks[0] - Ks[1]).max() > 1e-5
-    for mode in ("late", "none"):
-        m = _ablation(mode)(random_state=0, **TINY)
-        m.fit(A, y, phenotypes=P)
-        a = m.hop_weights(A[idx], phenotypes=P[idx])
-        np.testing.assert_allclose(a, np.repeat(a[:1], 6, axis=0))
-    none = m  # the "none" model ignores the phenotypes entirely
-    p1 = none.predict_proba(A[:10], phenotypes=P[:10])
-    p2 = none.predict_proba(A[:10], phenotypes=np.random.default_rng(1).normal(size=(10, 2)))
-    np.testing.assert_allclose(p1, p2)
+    assert hasattr(fitted.network_, "film")
+
+
+@pytest.mark.parametrize("path", ["head", "none"])
+def test_head_and_none_paths_share_the_hop_weights_across_subjects(data, path):
+    A, P, y = data
+    clf = PhenoBrainClassifier(phenotype_path=path, random_state=0, **TINY)
+    clf.fit(A, y, phenotypes=P)
+    alpha = clf.hop_weights(A, phenotypes=P)
+    np.testing.assert_array_equal(alpha, np.repeat(alpha[:1], len(A), axis=0))
+    assert np.abs(alpha[0] - 1.0 / alpha.shape[1]).max() > 1e-4  # learned, not left uniform
+    same = np.repeat(A[:1], 2, axis=0)
+    Ks = clf.routing_kernels(same, phenotypes=np.array([[0.0, 0.0], [1.0, 0.0]]))
+    np.testing.assert_array_equal(Ks[0], Ks[1])
+    # the head sees the phenotype under "head", nothing does under "none"
+    other = np.random.default_rng(1).normal(size=(10, 2))
+    d1 = clf.decision_function(A[:10], phenotypes=P[:10])
+    d2 = clf.decision_function(A[:10], phenotypes=other)
+    if path == "none":
+        np.testing.assert_array_equal(d1, d2)
+    else:
+        assert np.abs(d1 - d2).max() > 1e-4
+
+
+def test_film_false_builds_no_film_layer_and_keeps_the_routing(data):
+    A, P, y = data
+    clf = PhenoBrainClassifier(film=False, random_state=0, **TINY).fit(A, y, phenotypes=P)
+    assert not hasattr(clf.network_, "film")
+    alpha = clf.hop_weights(A, phenotypes=P)
+    assert np.abs(alpha[P[:, 0] == 0].mean(0) - alpha[P[:, 0] == 1].mean(0)).max() > 1e-4
+    # without phenotype routing there is nothing for FiLM to modulate: film is not used
+    kw = dict(phenotype_path="head", random_state=0, **TINY)
+    a = PhenoBrainClassifier(film=True, **kw).fit(A, y, phenotypes=P)
+    b = PhenoBrainClassifier(film=False, **kw).fit(A, y, phenotypes=P)
+    np.testing.assert_array_equal(
+        a.decision_function(A, phenotypes=P), b.decision_function(A, phenotypes=P)
+    )
 
 
 def test_attention_equals_the_prior_without_learned_scores(data):
@@ -182,6 +199,10 @@ def test_bad_input_is_refused_clearly(data, fitted):
         est.fit(A, np.zeros(80), phenotypes=P)
     with pytest.raises(ValueError, match="n_hops"):
         PhenoBrainClassifier(n_hops=-1).fit(A, y, phenotypes=P)
+    with pytest.raises(ValueError, match="'phenotype_path' parameter .* Got 'late'"):
+        PhenoBrainClassifier(phenotype_path="late").fit(A, y, phenotypes=P)
+    with pytest.raises(ValueError, match="'film' parameter"):
+        PhenoBrainClassifier(film="no").fit(A, y, phenotypes=P)
     with pytest.raises(ValueError, match="fitted on 16"):
         fitted.predict(A[:, :8, :8], phenotypes=P)
     with pytest.raises(ValueError, match="fitted on 2"):
@@ -190,33 +211,21 @@ def test_bad_input_is_refused_clearly(data, fitted):
         fitted.predict([["x"]], phenotypes=P)
 
 
-def test_demo_benchmark_runs_every_method_on_a_tiny_configuration():
-    from mvlearn_ext._demo.brain import NETWORK_MODES, phenobrain_benchmark
+def test_demo_scores_every_method_on_a_tiny_configuration():
+    from mvlearn_ext._demo.brain import NETWORKS, phenobrain_scores
 
-    res = phenobrain_benchmark(0, n_subjects=80, n_epochs=2, embed_dim=8)
-    assert set(NETWORK_MODES) <= set(res) and len(res) == len(NETWORK_MODES) + 2
+    res = phenobrain_scores(0, n_subjects=80, n_epochs=2, embed_dim=8)
+    assert set(NETWORKS) <= set(res) and len(res) == len(NETWORKS) + 2
     assert all(0.0 <= auc <= 1.0 and s >= 0 for auc, s in res.values())
-
-
-def test_demo_benchmark_many_routes_regime():
-    from mvlearn_ext._demo.brain import ABLATION, phenobrain_benchmark
-
-    res = phenobrain_benchmark(
-        0, regime="many_routes", n_subjects=80, n_epochs=2, embed_dim=4, networks=ABLATION[:2]
-    )
-    assert set(ABLATION[:2]) <= set(res) and len(res) == 4
-    assert all(0.0 <= auc <= 1.0 for auc, _ in res.values())
-    with pytest.raises(ValueError, match="regime"):
-        phenobrain_benchmark(0, regime="three_routes", networks=())
 
 
 @pytest.mark.slow
 def test_demo_acceptance_phenobrain_beats_late_fusion():
     """On the phenotype-dependent connectomes, PhenoBrain beats late fusion by 0.05 AUC."""
-    from mvlearn_ext._demo.brain import phenobrain_benchmark
+    from mvlearn_ext._demo.brain import phenobrain_scores
 
     only = ("PhenoBrain (reconstruction)",)
-    res = [phenobrain_benchmark(seed, networks=only) for seed in range(3)]
+    res = [phenobrain_scores(seed, networks=only) for seed in range(3)]
     pb = np.mean([r["PhenoBrain (reconstruction)"][0] for r in res])
     lr = np.mean([r["logistic regression, vec(A) + p (late fusion)"][0] for r in res])
     assert pb >= lr + 0.05

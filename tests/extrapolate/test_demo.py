@@ -6,8 +6,8 @@ import sys
 from mvlearn_ext._demo.extrapolate import (
     DISCRETE_COLUMNS,
     PARAM_COLUMNS,
-    discrete_benchmark,
-    parameter_benchmark,
+    discrete_scores,
+    parameter_scores,
     run_parameter,
 )
 from mvlearn_ext._demo.registry import DemoContext
@@ -22,13 +22,11 @@ def test_parameter_section_rows():
         assert all(v >= 0 for v in row.scores["MSE out-of-support"])
 
 
-def test_benchmark_functions_on_a_tiny_configuration():
-    res = parameter_benchmark(
-        "exp", 0, n_library=20, n_points=10, n_test=5, n_pairs=100, max_iter=10
-    )
+def test_score_functions_on_a_tiny_configuration():
+    res = parameter_scores(0, n_library=20, n_pairs=100, max_iter=10)
     assert set(res) == {"RTE", "RTE, direct output", "inductive", "family refit"}
-    assert res["family refit"]["out"] < 0.1  # 5 points pin down exp(t x) up to the noise
-    res = discrete_benchmark(0, n_test=3, max_iter=10, hidden_layer_sizes=(8,))
+    assert res["family refit"]["out"] < 0.1  # 5 points pin down the quadratic up to the noise
+    res = discrete_scores(0, n_test=3, max_iter=10)
     assert set(res["RTE"]) == {"len4", "len5", "comp", "s"}
     assert len(DISCRETE_COLUMNS) == 3
 

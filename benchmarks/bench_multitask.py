@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import run_header
 
 from mvlearn_ext.datasets import make_contaminated_tasks
 from mvlearn_ext.multitask import (
@@ -120,7 +121,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else 5
     n_big = 500 if args.quick else 10_000
-    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
+    out = {
+        "config": run_header("benchmarks/bench_multitask.py", argv),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+    }
     # 1. paper default with 5-fold CV
     d1 = make_contaminated_tasks(n_tasks=30, n_samples=100, n_features=30, random_state=0)
     X, y, t = d1.X, d1.y, d1.tasks

@@ -257,10 +257,6 @@ class DRMC(InductiveClusterer):
     #: Above this many samples the block path's spectral rotation runs on that many
     #: random rows and every sample is then labelled by the linearised rotation gain.
     _rotation_sample = 100_000
-    #: Exponent of the agreement in the learned weights: a larger one concentrates the
-    #: weight on the best-agreeing views, at the risk of dropping a view with a few
-    #: informative features.
-    _weight_power = 1.0
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
@@ -349,7 +345,6 @@ class DRMC(InductiveClusterer):
             n_anchors=n_anchors,
             n_neighbors=n_neighbors,
             view_weights=self.view_weights,
-            weight_power=self._weight_power,
             align_anchors=self.align_anchors,
             scaling=self.scaling,
             max_iter=self.max_iter,

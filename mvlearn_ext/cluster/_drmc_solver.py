@@ -141,9 +141,9 @@ def _view_redundancy(
     return (K**2).sum(axis=1)
 
 
-def _agreement_weights(scores, power, prior):
-    """Simplex weights ``∝ max(score_v, 0)^power`` (the prior if every score is <= 0)."""
-    s = np.maximum(np.asarray(scores, dtype=np.float64), 0.0) ** power
+def _agreement_weights(scores, prior):
+    """Simplex weights ``∝ max(score_v, 0)`` (the prior if every score is <= 0)."""
+    s = np.maximum(np.asarray(scores, dtype=np.float64), 0.0)
     total = s.sum()
     if not np.isfinite(total) or total <= 0:
         return prior.copy()
@@ -242,7 +242,6 @@ def _feedback(
     score_index,
     prior,
     redundancy,
-    weight_power,
     n_clusters,
     max_iter,
     learn,
@@ -273,7 +272,7 @@ def _feedback(
     for iteration in range(1, max_iter + 1 if learn else 1):
         sub = labels if score_index is None else labels[score_index]
         scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
-        new_weights = _agreement_weights(scores / redundancy, weight_power, prior)
+        new_weights = _agreement_weights(scores / redundancy, prior)
         n_iter = iteration
         if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
             break
@@ -313,7 +312,6 @@ def fit_drmc(
     n_anchors,
     n_neighbors,
     view_weights,
-    weight_power,
     align_anchors,
     scaling,
     max_iter,
@@ -344,8 +342,6 @@ def fit_drmc(
         Anchors each sample is linked to in every graph (at most ``m - 1``).
     view_weights : {"agreement", "factor", "uniform"}
         The starting weights and whether the feedback learns them.
-    weight_power : float
-        Exponent of the agreement in the learned weights.
     align_anchors : bool
         Per-view k-means anchors matched by the Hungarian method.
     scaling : {"zscore"} or None
@@ -495,7 +491,6 @@ def fit_drmc(
         score_index=score_index,
         prior=prior,
         redundancy=redundancy,
-        weight_power=weight_power,
         n_clusters=k,
         max_iter=max_iter,
         learn=learn,

@@ -67,6 +67,10 @@ class DRMC(InductiveClusterer):
     chance-corrected agreement of its own anchor graph with the partition
     (copies of a view share its weight, a noise view drops to about 0), the
     consensus graph is rebuilt, and the loop repeats until no label changes.
+    The weight step maximises the partition's weighted agreement with the
+    views; a round whose partition lowers that maximum is undone and ends the
+    loop: the partition returned never agrees less with the views than the
+    initial one.
     Where the abstract is silent the choices and defaults are this package's,
     so results may differ from the paper's; the
     :ref:`clustering user guide <clustering-maths>` derives them.
@@ -118,7 +122,9 @@ class DRMC(InductiveClusterer):
         view weights and the ``1/d_v`` factors still apply).
     max_iter : int, default=20
         Maximum number of feedback rounds (0: the partition of the prior
-        weights).
+        weights). The loop also ends when no label changes, when the weights
+        settle, or when a round lowers the views' agreement (that round is
+        undone).
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means anchors and the rotations. Converted once per
         ``fit``; every view's k-means gets the same seed.
@@ -171,14 +177,15 @@ class DRMC(InductiveClusterer):
         Fraction of each anchor's mass in ``anchor_graph_`` in each cluster
         (zero rows for anchors of zero degree); used by :meth:`predict`.
     view_weights_ : ndarray of shape (n_views,)
-        The weights ``w`` of the final graph (sum to 1).
+        The weights ``w`` of the graph of ``labels_`` (sum to 1).
     view_agreement_ : ndarray of shape (n_views,) or None
         The agreement of every view's graph with the last partition it was
         computed for (``None`` without feedback).
     view_weights_history_ : list of ndarray
-        The weights of every graph built, starting weights first.
+        The weights of every graph built, starting weights first (an undone
+        round's included).
     n_iter_ : int
-        Number of feedback rounds run.
+        Number of feedback rounds run (an undone round included).
     n_anchors_ : int
         Number of anchors used.
     n_neighbors_ : int

@@ -234,6 +234,17 @@ def _check_live(degree, n_clusters):
         )
 
 
+def _feedback_value(scores, redundancy):
+    """``sum_v max(a_v, 0)^2 / c_v``: the partition's agreement under its best weights.
+
+    For agreements ``a`` and redundancies ``c`` the weights of :func:`_agreement_weights`,
+    ``w ∝ max(a, 0) / c``, maximise ``sum_v w_v a_v`` over ``w >= 0`` with
+    ``sum_v c_v w_v^2 = 1`` (copies share one unit of weight); this is the square of
+    that maximum. The feedback alternates this weight step with the partition.
+    """
+    return float(np.sum(np.maximum(scores, 0.0) ** 2 / redundancy))
+
+
 def _feedback(
     build,
     weights,
@@ -253,11 +264,14 @@ def _feedback(
 
     ``build(weights, previous)`` builds the consensus graph under
     ``weights``, embeds it and rotates it (warm-started from ``previous``
-    labels when given) and returns ``(F, labels, R)``; ``labels`` are those
+    labels when given) and returns ``(F, labels, R)``; ``build(weights, None,
+    rotate=False)`` only rebuilds the graph. ``labels`` are those
     of the rows the rotation ran on, and ``score_index`` picks the rows of
-    the view graphs among them (None: the same rows). Returns a dict of
-    results (``F``, ``R``, ``labels``, ``initial_labels``, ``weights``,
-    ``scores``, ``weight_history``, ``n_iter``).
+    the view graphs among them (None: the same rows). A round is kept only if
+    its partition raises :func:`_feedback_value`; otherwise the previous
+    partition, its weights and its graph are restored and the loop stops.
+    Returns a dict of results (``F``, ``R``, ``labels``, ``initial_labels``,
+    ``weights``, ``scores``, ``weight_history``, ``n_iter``).
     """
     F, labels, R = build(weights, None)
     initial_labels = labels.copy()
@@ -269,9 +283,20 @@ def _feedback(
         verbose,
     )
     n_iter = 0
-    for iteration in range(1, max_iter + 1 if learn else 1):
+    kept = None
+    for iteration in range(1, max_iter + 2 if learn else 1):
         sub = labels if score_index is None else labels[score_index]
         scores = np.array([_partition_agreement(G, sub, n_clusters) for G in view_graphs])
+        value = _feedback_value(scores, redundancy)
+        if kept is not None and value <= kept[0]:
+            # The partition agrees less with the views than the one before: keep that one.
+            _, F, R, labels, weights, scores = kept
+            build(weights, None, rotate=False)
+            log_message("DRMC", f"feedback {iteration - 1} undone: agreement fell", verbose)
+            break
+        kept = (value, F, R, labels, weights, scores)
+        if iteration > max_iter:
+            break
         new_weights = _agreement_weights(scores / redundancy, prior)
         n_iter = iteration
         if np.sum(np.abs(new_weights - weights)) <= _WEIGHT_TOL:
@@ -458,7 +483,7 @@ def fit_drmc(
     last = {}
     passes = [0]
 
-    def build(weights, previous):
+    def build(weights, previous, rotate=True):
         ratios = _feature_factors(widths, weights) / factors
         degree, gram, sample, kept = None, None, [], []
         # Only the last graph's neighbour lists are kept (12 bytes per neighbour).
@@ -479,9 +504,11 @@ def fit_drmc(
             _check_live(degree, k)
         projection = regularised_projection_from_gram(gram, degree, n, k)
         graph_rows = sp.vstack(sample, format="csr")
+        last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
+        if not rotate:
+            return None
         F = np.asarray(graph_rows @ projection)
         labels, R = _rotate(F, k, True, rotation_seed, previous)
-        last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
         return F, labels, R
 
     result = _feedback(

@@ -19,6 +19,9 @@ from mvlearn_ext.cluster._drmc_graphs import (
     _partition_candidates,
 )
 from mvlearn_ext.cluster._drmc_solver import (
+    _agreement_weights,
+    _feedback,
+    _feedback_value,
     _match_labels,
     _partition_agreement,
     _view_redundancy,
@@ -198,7 +201,77 @@ def test_feedback_stops_when_labels_settle_and_weights_are_consistent():
     model = DRMC(n_clusters=4, random_state=0).fit(Xs)
     assert model.n_iter_ < 20
     assert len(model.view_weights_history_) >= 2
-    np.testing.assert_allclose(model.view_weights_history_[-1], model.view_weights_)
+    # The weights of the kept partition's graph are among the weights of the graphs built.
+    assert any(np.array_equal(w, model.view_weights_) for w in model.view_weights_history_)
+
+
+def _block_graph(labels, k, m_per=4, seed=0):
+    """An anchor graph (m x n) whose connected components are the clusters of ``labels``."""
+    n = labels.size
+    cols = labels * m_per + np.random.default_rng(seed).integers(0, m_per, size=n)
+    return sp.csr_matrix((np.ones(n), (cols, np.arange(n))), shape=(k * m_per, n))
+
+
+def _scripted_feedback(partitions, weights, view_graphs, redundancy, max_iter=20):
+    """Run :func:`_feedback` with a ``build`` that returns ``partitions`` in turn."""
+    calls = []
+
+    def build(w, previous, rotate=True):
+        calls.append((w.copy(), rotate))
+        if not rotate:
+            return None
+        labels = partitions[min(sum(r for _, r in calls) - 1, len(partitions) - 1)]
+        F = np.eye(2)[labels]
+        return F, labels.copy(), np.eye(2)
+
+    result = _feedback(
+        build, weights, view_graphs=view_graphs, score_index=None, prior=weights,
+        redundancy=redundancy, n_clusters=2, max_iter=max_iter, learn=True, verbose=0,
+        start=0.0, header="",
+    )  # fmt: skip
+    return result, calls
+
+
+def test_feedback_value_is_the_best_weighted_agreement():
+    # sum_v max(a_v, 0)^2 / c_v is the square of max sum_v w_v a_v over w >= 0 with
+    # sum_v c_v w_v^2 = 1, attained at the feedback's weights w ∝ max(a, 0) / c.
+    rng = np.random.default_rng(0)
+    a, c = np.array([0.6, -0.2, 0.3, 0.1]), np.array([1.0, 1.3, 2.0, 1.1])
+    w = _agreement_weights(a / c, np.full(4, 0.25))
+    w_best = w / np.sqrt(np.sum(c * w**2))
+    assert a @ w_best == pytest.approx(np.sqrt(_feedback_value(a, c)), rel=1e-12)
+    for _ in range(200):
+        u = rng.random(4)
+        assert a @ (u / np.sqrt(np.sum(c * u**2))) <= a @ w_best + 1e-12
+
+
+def test_feedback_undoes_a_round_that_lowers_the_agreement():
+    # Both views' graphs have the clusters of `truth` as components. The first graph
+    # gives `truth`; the feedback's graph gives a worse partition, which is undone:
+    # the partition, the weights and the graph of the first round are kept.
+    truth = np.repeat([0, 1], 20)
+    worse = truth.copy()
+    worse[:6] = 1
+    graphs = [_block_graph(truth, 2, seed=v) for v in range(2)]
+    start = np.array([0.8, 0.2])
+    result, calls = _scripted_feedback([truth, worse], start, graphs, np.ones(2))
+    assert _feedback_value(result["scores"], np.ones(2)) == pytest.approx(2.0)
+    np.testing.assert_array_equal(result["labels"], truth)
+    np.testing.assert_array_equal(result["weights"], start)
+    assert [r for _, r in calls] == [True, True, False]
+    np.testing.assert_array_equal(calls[-1][0], start)  # the kept graph is rebuilt
+    assert result["n_iter"] == 1 and len(result["weight_history"]) == 2
+
+
+def test_feedback_keeps_a_round_that_raises_the_agreement():
+    truth = np.repeat([0, 1], 20)
+    worse = truth.copy()
+    worse[:6] = 1
+    graphs = [_block_graph(truth, 2, seed=v) for v in range(2)]
+    result, calls = _scripted_feedback([worse, truth], np.array([0.8, 0.2]), graphs, np.ones(2))
+    np.testing.assert_array_equal(result["labels"], truth)
+    np.testing.assert_array_equal(result["weights"], result["weight_history"][-1])
+    assert all(rotate for _, rotate in calls)
 
 
 @pytest.mark.parametrize(

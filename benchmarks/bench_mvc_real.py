@@ -297,7 +297,7 @@ def markdown(payload):
 
     def mean_acc(m, ds):
         vals = [summary[(m, d)]["ACC"][0] for d in ds if summary.get((m, d), {}).get("ACC")]
-        return float(np.mean(vals)) if len(vals) == len(ds) else None
+        return float(np.mean(vals)) if ds and len(vals) == len(ds) else None
 
     lines = [
         "# Multi-view clustering on the real-data development suite",

@@ -126,7 +126,12 @@ class HAGMVC(InductiveClusterer):
         the first level is a graph over the samples. With fewer anchors a
         cluster holds too few of them for a sample's ``n_neighbors`` anchors to
         stay inside it, and at that size (a few hundred samples or fewer)
-        anchors save nothing. ``False``: always the anchor rule.
+        anchors save nothing. ``False``: always the anchor rule. Whenever the
+        labelled graph has one anchor per sample, the degree regularisation
+        ``tau`` of its spectral embedding is the graph's mean degree, the value
+        of regularised spectral clustering on a graph over samples (Qin & Rohe,
+        2013), rather than the tenth of the mean anchor degree that damps anchors
+        standing for many samples each.
     n_jobs : int or None, default=None
         Threads of the simplex projections: ``None`` is 1 (or the ``n_jobs`` of
         an enclosing ``joblib.parallel_config``), ``-1`` every CPU, a positive
@@ -227,6 +232,10 @@ class HAGMVC(InductiveClusterer):
 
     W. Liu, J. He and S.-F. Chang, "Large graph construction for scalable
     semi-supervised learning", in Proc. ICML, 2010.
+
+    T. Qin and K. Rohe, "Regularized spectral clustering under the
+    degree-corrected stochastic blockmodel", in Advances in Neural Information
+    Processing Systems 26, 2013.
 
     Examples
     --------

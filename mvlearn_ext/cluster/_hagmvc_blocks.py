@@ -32,7 +32,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster._blockwise import draw_rows, scaling_from_moments, statistics_pass
-from mvlearn_ext.cluster._common import regularised_projection_from_gram
+from mvlearn_ext.cluster._common import DEGREE_REG, regularised_projection_from_gram
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _FINAL_N_INIT,
     _SEED_SAMPLE_MIN,
@@ -57,6 +57,9 @@ __all__ = ["check_view_weights", "fit_hagmvc", "label_block", "label_params"]
 
 #: Rows of the subsample on which the final k-means is fitted.
 KMEANS_SAMPLE = 100_000
+#: Degree regularisation (fraction of the mean live anchor degree) of the spectral step
+#: when the labelled graph has one anchor per sample: ``tau`` is then the mean degree.
+SAMPLE_GRAPH_DEGREE_REG = 1.0
 
 
 def check_view_weights(view_weights, n_views):
@@ -339,7 +342,11 @@ def fit_hagmvc(
         degree, gram, sample_graph = degree @ U, U.T @ gram @ U, sample_graph @ U
         composite = None if finest is None else sp.csr_matrix(finest @ U)
     n_components = min(k, int(np.count_nonzero(degree > 0)))
-    projection = regularised_projection_from_gram(gram, degree, n, n_components)
+    # When the labelled graph has an anchor per sample it is a graph over the samples,
+    # the setting of regularised spectral clustering, so tau is its mean degree (Qin &
+    # Rohe, 2013); anchors that each stand for many samples keep the tenth.
+    reg = SAMPLE_GRAPH_DEGREE_REG if gram.shape[0] == n else DEGREE_REG
+    projection = regularised_projection_from_gram(gram, degree, n, n_components, reg=reg)
     with single_threaded_pools():
         F = np.asarray(sample_graph @ projection)
         kmeans = KMeans(n_clusters=k, n_init=_FINAL_N_INIT, random_state=rng).fit(

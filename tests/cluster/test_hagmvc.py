@@ -7,7 +7,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score
 
 from mvlearn_ext.cluster import HAGMVC
-from mvlearn_ext.cluster._common import regularised_projection_from_gram
+from mvlearn_ext.cluster._common import DEGREE_REG, regularised_projection_from_gram
 from mvlearn_ext.cluster._hagmvc_pyramid import (
     _feature_weights,
     _fixed_scale,
@@ -485,3 +485,31 @@ def test_degree_regularisation_damps_anchors_of_one_sample():
         accs[reg] = clustering_accuracy(y[inliers], labels[inliers])
     assert accs[0.1] == 1.0
     assert accs[0.0] < 0.5
+
+
+@pytest.mark.parametrize(
+    "params, reg",
+    [
+        (dict(), 1.0),  # every sample an anchor: tau is the mean degree
+        (dict(n_anchors=60), DEGREE_REG),  # anchors for many samples: a tenth of it
+        (dict(n_levels=2), DEGREE_REG),  # the labelled (coarsest) level has fewer anchors
+    ],
+)
+def test_degree_regularisation_of_the_labelled_graph(params, reg):
+    # Oracle: the embedding is the regularised eigenproblem of the labelled composite
+    # graph with tau = reg * n / m_live, formed from the fitted graph. The other reg
+    # gives another subspace on this data, so the check tells the two apart.
+    Xs, _ = _blobs(n=90, k=3, seed=3)
+    model = HAGMVC(n_clusters=3, random_state=0, **params).fit(Xs)
+    assert (model.n_anchors_[-1] == 90) == (reg == 1.0)
+    G = model.composite_graph_
+    degree = np.asarray(G.sum(axis=1)).ravel()
+    gram = (G @ G.T).toarray()
+
+    def embedding(r):
+        return np.asarray(G.T @ regularised_projection_from_gram(gram, degree, 90, 3, reg=r))
+
+    _same_subspace(model.embedding_, embedding(reg))
+    other = embedding(DEGREE_REG if reg == 1.0 else 1.0)
+    gap = np.abs(model.embedding_ @ model.embedding_.T - other @ other.T).max()
+    assert gap > 1e-3

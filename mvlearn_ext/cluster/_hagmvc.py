@@ -48,10 +48,11 @@ class HAGMVC(InductiveClusterer):
         J = \sum_{l=1}^{L} \Big[ \sum_v \omega_v \sum_{i,j} Z^{(l)}_{ji}
             \lVert a^{(l-1)}_{v,i} - a^{(l)}_{v,j} \rVert^2
             + \sum_i \lambda^{(l)}_i \lVert z^{(l)}_i \rVert^2 \Big],
-        \qquad z^{(l)}_i \in \Delta,
 
-    minimised block by block (every graph column is one projection onto the
-    simplex :math:`\Delta`, every anchor a weighted mean of data points). The
+    over graph columns :math:`z^{(l)}_i` in the probability simplex
+    :math:`\Delta`, minimised block by block (every graph column is one
+    projection onto :math:`\Delta`, every anchor a weighted mean of data
+    points). The
     view weights :math:`\omega_v` are label-free and fixed before the pyramid
     is built: a pure-noise view gets a weight near 0 whatever its width. The
     labels are the k-means clusters of the spectral embedding of the graph

@@ -1,4 +1,4 @@
-"""Draw the pixel-view anchors of a HAG-MVC pyramid fitted on Handwritten.
+"""Draw the pixel-view anchors of a HAGMVC pyramid fitted on Handwritten.
 
 Question: are the anchors inspectable, i.e. do the anchors of the "pix" view,
 drawn as 16 x 15 images, look like digits at every level of the pyramid?
@@ -84,8 +84,7 @@ def main(argv=None):
             f"level {level + 1}: {model.n_anchors_[level]} anchors", loc="left", fontsize=9
         )
     fig.suptitle(
-        f"HAG-MVC (reconstruction) pixel-view anchors on Handwritten, seed {args.seed}, "
-        f"ACC {acc:.3f}",
+        f"HAGMVC pixel-view anchors on Handwritten, seed {args.seed}, ACC {acc:.3f}",
         fontsize=10,
     )
     fig.tight_layout()

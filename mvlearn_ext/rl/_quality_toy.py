@@ -27,6 +27,7 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
+from scipy.special import softmax
 
 from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
 from mvlearn_ext.rl._grape_toy import _check_int, _check_real
@@ -152,12 +153,6 @@ def make_quality_tasks(n_samples=1200, *, random_state=None):
     return phi, task, quality
 
 
-def _softmax(z):
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 class ScorerPolicy:
     """The toy's two-token softmax scorer, one weight block per task.
 
@@ -186,8 +181,8 @@ class ScorerPolicy:
 
     def probs(self, phi, task):
         """Probabilities of the first token (n, 5) and of the second given each first (n, 5, 4)."""
-        p1 = _softmax(np.einsum("nkf,nf->nk", self.W1[task], phi))
-        p2 = _softmax(np.einsum("nkjf,nf->nkj", self.W2[task], phi))  # for every token 1
+        p1 = softmax(np.einsum("nkf,nf->nk", self.W1[task], phi), axis=-1)
+        p2 = softmax(np.einsum("nkjf,nf->nkj", self.W2[task], phi), axis=-1)  # for every token 1
         return p1, p2
 
     def greedy(self, phi, task):

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
-from sklearn.utils.extmath import row_norms
+from sklearn.utils.extmath import randomized_svd, row_norms
 
 from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.cluster._kernels import smallest_in_rows
@@ -30,6 +30,10 @@ _N_NEIGHBORS_SAMPLES = 10
 #: the bulk of their cells, and the steps after that, each as costly as the first, barely
 #: change which anchors a sample is near.
 _KMEANS_MAX_ITER = 5
+#: Dimension of the principal subspace in which the anchor k-means runs on wider rows:
+#: it keeps the cells of the full k-means on the development data (Handwritten's 649
+#: scaled features, 400 anchors: ACC 0.976 against 0.977) at a sixth of its cost.
+_ANCHOR_PCA_DIM = 50
 #: Rows used by the anchor k-means and by the view scores (a random subsample above).
 _SUBSAMPLE = 20_000
 #: Rows per block of the distance computations (memory O(block * m)).
@@ -294,21 +298,38 @@ def _kmeanspp_one_trial(X, n_clusters, seed):
 
 
 def _kmeans_anchors(X, n_anchors, seed):
-    """k-means centres of the rows of ``X``: plain k-means++ seeding, then Lloyd.
+    """Anchors: the cells of a k-means of the rows of ``X`` (one-trial k-means++, then Lloyd).
 
     One candidate per seeding step (``n_local_trials=1``) instead of
     scikit-learn's greedy ``2 + log(m)``: with hundreds of anchors the
     greedy seeding cost several times the Lloyd iterations (2.7 s of a
-    3.9 s fit on Handwritten). ``X`` holds the rows of
-    :func:`_subsample_rows` (a random subsample rather than mini-batch k-means,
-    which took 45 of 79 s at n = 10^5 with 200 anchors).
+    3.9 s fit on Handwritten). Rows wider than :data:`_ANCHOR_PCA_DIM`
+    features are clustered on their top principal components (randomized
+    SVD), and each anchor is the mean of its cell in the full space (the
+    back-projected centre for a cell left empty). ``X`` holds the rows of
+    :func:`_subsample_rows` (a random subsample rather than mini-batch
+    k-means, which took 45 of 79 s at n = 10^5 with 200 anchors).
     """
-    n = X.shape[0]
+    n, d = X.shape
     if n_anchors >= n:  # every row is an anchor (k-means with one centre per row)
         return np.array(X, dtype=np.float64)
-    centres = _kmeanspp_one_trial(X, n_anchors, seed)
+    if d <= _ANCHOR_PCA_DIM:
+        centres = _kmeanspp_one_trial(X, n_anchors, seed)
+        model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
+        return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
+    mean = X.mean(axis=0)
+    U, S, Vt = randomized_svd(X - mean, _ANCHOR_PCA_DIM, n_iter=2, random_state=seed)
+    P = U * S
+    centres = _kmeanspp_one_trial(P, n_anchors, seed)
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
-    return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
+    model.fit(P)
+    cells = sp.csr_matrix((np.ones(n), (model.labels_, np.arange(n))), shape=(n_anchors, n))
+    sizes = np.asarray(cells.sum(axis=1)).ravel()
+    anchors = np.asarray(cells @ X, dtype=np.float64)
+    filled = sizes > 0
+    anchors[filled] /= sizes[filled, None]
+    anchors[~filled] = model.cluster_centers_[~filled] @ Vt + mean
+    return anchors
 
 
 def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_neighbors, n_threads=None):

@@ -265,7 +265,8 @@ def _feedback(
     ``build(weights, previous)`` builds the consensus graph under
     ``weights``, embeds it and rotates it (warm-started from ``previous``
     labels when given) and returns ``(F, labels, R)``; ``build(weights, None,
-    rotate=False)`` only rebuilds the graph. ``labels`` are those
+    rotate=False)`` makes the graph of ``weights`` current again, without
+    rotating (the driver keeps the previous graph when it can). ``labels`` are those
     of the rows the rotation ran on, and ``score_index`` picks the rows of
     the view graphs among them (None: the same rows). A round is kept only if
     its partition raises :func:`_feedback_value`; otherwise the previous
@@ -481,9 +482,19 @@ def fit_drmc(
     if blocks.n_blocks == 1 and not blocks.uses_dask and n * n_anchors * V <= _DISTANCE_CACHE:
         base["cache"] = {}
     last = {}
+    # With the distances cached, the graph before the last one is kept too: an undone
+    # round restores it rather than building it again (the same numbers, one pass less).
+    before = {} if "cache" in base else None
     passes = [0]
 
     def build(weights, previous, rotate=True):
+        if not rotate and before and np.array_equal(before["weights"], weights):
+            last.clear()
+            last.update(before)
+            return None
+        if before is not None:
+            before.clear()
+            before.update(last)
         ratios = _feature_factors(widths, weights) / factors
         degree, gram, sample, kept = None, None, [], []
         # Only the last graph's neighbour lists are kept (12 bytes per neighbour).
@@ -504,7 +515,10 @@ def fit_drmc(
             _check_live(degree, k)
         projection = regularised_projection_from_gram(gram, degree, n, k)
         graph_rows = sp.vstack(sample, format="csr")
-        last.update(ratios=ratios, projection=projection, graph_rows=graph_rows, degree=degree)
+        last.update(
+            weights=weights.copy(), ratios=ratios, projection=projection, graph_rows=graph_rows,
+            degree=degree,
+        )  # fmt: skip
         if not rotate:
             return None
         F = np.asarray(graph_rows @ projection)

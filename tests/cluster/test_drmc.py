@@ -15,6 +15,7 @@ from mvlearn_ext.cluster._common import (
 from mvlearn_ext.cluster._drmc_graphs import (
     _align_views,
     _anchor_graphs,
+    _kmeans_anchors,
     _knn_rows,
     _partition_candidates,
 )
@@ -78,7 +79,7 @@ def test_separated_blobs_are_recovered_exactly(align_anchors):
     assert clustering_accuracy(y, model.labels_) == 1.0
     assert model.labels_.shape == (150,) and model.labels_.dtype.kind == "i"
     m = model.n_anchors_
-    assert m == int(np.ceil(np.sqrt(2 * 150 * 3)))
+    assert m == 150 // 5  # one anchor per 5 samples (below the cap of 40 per cluster)
     assert model.anchor_graph_.shape == (m, 150) and sp.issparse(model.anchor_graph_)
     np.testing.assert_allclose(np.asarray(model.anchor_graph_.sum(axis=0)).ravel(), 1.0)
     assert model.embedding_.shape == model.indicator_.shape == (150, 3)
@@ -261,6 +262,23 @@ def test_feedback_undoes_a_round_that_lowers_the_agreement():
     assert [r for _, r in calls] == [True, True, False]
     np.testing.assert_array_equal(calls[-1][0], start)  # the kept graph is rebuilt
     assert result["n_iter"] == 1 and len(result["weight_history"]) == 2
+
+
+def test_an_undone_round_restores_the_graph_it_replaced():
+    # 500 Handwritten samples, seed 1: the feedback's round is undone. In memory the
+    # driver restores the kept graph; over two row blocks (no distance cache) it
+    # builds it again. Both leave the graph of the kept weights: the same labels,
+    # weights and anchor memberships (read from the final graph).
+    Xs, _ = load_handwritten(return_Xs_y=True)
+    rows = np.sort(np.random.default_rng(0).choice(2000, 500, replace=False))
+    Xs = [np.asarray(X, dtype=np.float64)[rows] for X in Xs]
+    memory = DRMC(n_clusters=10, random_state=1).fit(Xs)
+    blocks = DRMC(n_clusters=10, random_state=1, block_size=250).fit(Xs)
+    assert len(memory.view_weights_history_) == 2
+    np.testing.assert_array_equal(memory.view_weights_, memory.view_weights_history_[0])
+    np.testing.assert_array_equal(memory.labels_, blocks.labels_)
+    np.testing.assert_array_equal(memory.view_weights_, blocks.view_weights_)
+    np.testing.assert_allclose(memory.anchor_memberships_, blocks.anchor_memberships_, atol=1e-12)
 
 
 def test_feedback_keeps_a_round_that_raises_the_agreement():
@@ -554,6 +572,23 @@ def test_kmeanspp_seeding_is_scikit_learns():
     for seed in (0, 3):
         expected, _ = kmeans_plusplus(X, 40, random_state=seed, n_local_trials=1)
         np.testing.assert_array_equal(_kmeanspp_one_trial(X, 40, seed), expected)
+
+
+def test_wide_rows_get_the_anchors_of_their_principal_coordinates():
+    """Rows of rank 8 in 120 features: the anchors of their coordinates in an orthonormal basis.
+
+    The anchor k-means of rows wider than 50 features runs on their principal
+    components; on rows of rank at most 50 that is an isometry, so the cells, and
+    the anchors (their means), are those of the k-means on the coordinates.
+    """
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=10.0, size=(6, 8))
+    coords = centres[rng.integers(6, size=400)] + rng.standard_normal((400, 8))
+    basis = np.linalg.qr(rng.standard_normal((120, 8)))[0]
+    wide = coords @ basis.T + 3.0
+    for seed in (0, 5):
+        expected = _kmeans_anchors(coords, 6, seed) @ basis.T + 3.0
+        np.testing.assert_allclose(_kmeans_anchors(wide, 6, seed), expected, atol=1e-8)
 
 
 def test_distance_cache_gives_the_same_graphs():

@@ -98,12 +98,12 @@ def test_small_sample_graph_uses_every_sample_as_an_anchor():
     assert HAGMVC(10, random_state=0).fit(Xs).n_anchors_ == (100,)
     assert HAGMVC(10, random_state=0, small_sample_graph=False).fit(Xs).n_anchors_ == (50,)
     assert HAGMVC(10, n_anchors=30, random_state=0).fit(Xs).n_anchors_ == (30,)
-    # DRMC: ceil(sqrt(2 n k)) = 45 < 2 * 5 * k = 100; the graph of the samples
+    # DRMC: ceil(n / 5) = 20 < 2 * 5 * k = 100; the graph of the samples
     # links each to 10 neighbours, the anchor graph to 5, every column of Z has as
     # many nonzeros and predict links new samples to as many anchors.
     cases = [
         ({}, 100, 10),
-        ({"small_sample_graph": False}, 45, 5),
+        ({"small_sample_graph": False}, 20, 5),
         ({"n_neighbors": 7}, 100, 7),
         ({"n_anchors": 100}, 100, 10),
     ]

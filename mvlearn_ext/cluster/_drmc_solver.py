@@ -479,12 +479,14 @@ def fit_drmc(
     )
     # One block in memory: each view's distances to the anchors do not change between
     # graphs; keep them when they are small (Handwritten: 19 MB).
-    if blocks.n_blocks == 1 and not blocks.uses_dask and n * n_anchors * V <= _DISTANCE_CACHE:
+    in_memory = blocks.n_blocks == 1 and not blocks.uses_dask
+    if in_memory and n * n_anchors * V <= _DISTANCE_CACHE:
         base["cache"] = {}
     last = {}
-    # With the distances cached, the graph before the last one is kept too: an undone
-    # round restores it rather than building it again (the same numbers, one pass less).
-    before = {} if "cache" in base else None
+    # One block in memory: the graph before the last one is kept too (its neighbour
+    # lists are small beside the views), so that an undone round restores it rather than
+    # building it again (the same numbers, one pass less). Over row blocks only one is kept.
+    before = {} if in_memory else None
     passes = [0]
 
     def build(weights, previous, rotate=True):

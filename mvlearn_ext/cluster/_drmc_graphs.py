@@ -18,7 +18,7 @@ from sklearn.utils.extmath import randomized_svd, row_norms
 
 from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.cluster._kernels import smallest_in_rows
-from mvlearn_ext.cluster._preprocessing import apply_view_scaling
+from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.cluster._view_weights import fit_view_weights
 
 #: Neighbours (anchors) of every sample in the parameter-free kNN anchor graphs.
@@ -100,16 +100,12 @@ def _feature_factors(widths, weights):
 def _scaled_joint(Xs, means, scales, factors):
     """Standardised views (``means``/``scales``, None: as given) times ``factors``.
 
-    Returns ``(joint, blocks)``: the concatenation and its column blocks.
+    Returns ``(joint, blocks)``: the concatenation and its column blocks, written
+    in place (no per-view temporaries).
     """
-    widths = [X.shape[1] for X in Xs]
-    views = apply_view_scaling(Xs, means, scales)
-    joint = np.empty((views[0].shape[0], sum(widths)))
-    bounds = np.cumsum([0, *widths])
-    blocks = []
-    for X, f, a, b in zip(views, factors, bounds[:-1], bounds[1:], strict=True):
-        np.multiply(X, f, out=joint[:, a:b])
-        blocks.append(joint[:, a:b])
+    joint, blocks = stack_scaled_views(Xs, means, scales)
+    for block, f in zip(blocks, factors, strict=True):
+        block *= f
     return joint, blocks
 
 

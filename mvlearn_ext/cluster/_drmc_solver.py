@@ -499,7 +499,8 @@ def fit_drmc(
             before.update(last)
         ratios = _feature_factors(widths, weights) / factors
         degree, gram, sample, kept = None, None, [], []
-        # Only the last graph's neighbour lists are kept (12 bytes per neighbour).
+        # Only the last graph's neighbour lists are kept (12 bytes per neighbour), and in
+        # memory the ones before them (in `before`).
         last.pop("neighbours", None)
         for part in blocks.map(
             _graph_task, dict(base, ratios=ratios, keep=sampled), local_rotation_rows,

@@ -8,9 +8,11 @@ name of the set, so loading one set, or the whole suite, gives the same
 arrays.
 
 The sets built from scikit-learn's digits and breast-cancer data form the
-*evaluation* split: they are held out, for reporting only, and are never
-used to develop a method or to choose its defaults. All the others form the
-*development* split.
+*evaluation* split, held out when the suite was built; the real-data suite
+(:func:`~mvlearn_ext.datasets.load_mvc_real_suite`), on which the current
+defaults of HAGMVC and DRMC were chosen, contains views of the same data, so
+read their scores as a second sample rather than as untouched data. All the
+others form the *development* split.
 """
 
 from __future__ import annotations
@@ -279,8 +281,12 @@ def mvc_suite_names(split="dev"):
     ----------
     split : {"dev", "eval", "all"}, default="dev"
         ``"dev"``: the development sets, on which methods may be developed
-        and their defaults chosen. ``"eval"``: the held-out sets (built from
-        scikit-learn's digits and breast-cancer data), for reporting only.
+        and their defaults chosen. ``"eval"``: the sets built from
+        scikit-learn's digits and breast-cancer data, held out when the suite
+        was built; the real-data suite
+        (:func:`~mvlearn_ext.datasets.load_mvc_real_suite`), on which
+        the current defaults of HAGMVC and DRMC were chosen, holds views of the
+        same data, so these sets are no longer untouched.
         ``"all"``: the development sets, then the held-out ones.
 
     Returns
@@ -325,8 +331,10 @@ def load_mvc_dataset(name, *, random_state=0, return_Xs_y=False):
     A noise view is drawn independently of the labels: in the Handwritten
     variants it is Gaussian with the column means and standard deviations of
     the view it replaces; in the synthetic sets it is an uninformative view
-    of :func:`make_multiview_blobs`. The ``eval`` sets are held out: do not
-    develop methods or choose defaults on them. Nothing is downloaded.
+    of :func:`make_multiview_blobs`. The ``eval`` sets are meant for
+    reporting, not for choosing defaults (see
+    :func:`~mvlearn_ext.datasets.mvc_suite_names`).
+    Nothing is downloaded.
 
     Parameters
     ----------
@@ -396,9 +404,9 @@ def load_mvc_suite(split="dev", *, names=None, random_state=0):
     Parameters
     ----------
     split : {"dev", "eval", "all"}, default="dev"
-        Which sets: the development sets (the default), the held-out
-        evaluation sets (built from scikit-learn's digits and breast-cancer
-        data; for reporting only), or both.
+        Which sets: the development sets (the default), the evaluation sets
+        (built from scikit-learn's digits and breast-cancer data; see
+        :func:`~mvlearn_ext.datasets.mvc_suite_names`), or both.
     names : sequence of str, optional
         Restrict to these sets (each must belong to ``split``).
     random_state : int, numpy.random.Generator or numpy.random.RandomState, default=0

@@ -591,6 +591,18 @@ def test_wide_rows_get_the_anchors_of_their_principal_coordinates():
         np.testing.assert_allclose(_kmeans_anchors(wide, 6, seed), expected, atol=1e-8)
 
 
+def test_wide_rows_with_fewer_distinct_rows_than_anchors_get_anchors_on_the_data():
+    # 10 distinct rows of 60 features, 20 anchors: k-means leaves cells empty; their
+    # anchors are the back-projected centres, which sit on data rows as the others do.
+    distinct = np.random.default_rng(0).standard_normal((10, 60))
+    X = np.repeat(distinct, 10, axis=0)
+    with pytest.warns(UserWarning, match="distinct clusters"):
+        anchors = _kmeans_anchors(X, 20, 0)
+    assert anchors.shape == (20, 60)
+    gaps = ((anchors[:, None] - distinct[None]) ** 2).sum(axis=-1).min(axis=1)
+    assert gaps.max() < 1e-20
+
+
 def test_distance_cache_gives_the_same_graphs():
     rng = np.random.default_rng(1)
     Xs = [rng.standard_normal((300, d)) for d in (4, 6)]

@@ -309,16 +309,18 @@ def _kmeans_anchors(X, n_anchors, seed):
     n, d = X.shape
     if n_anchors >= n:  # every row is an anchor (k-means with one centre per row)
         return np.array(X, dtype=np.float64)
-    if d <= _ANCHOR_PCA_DIM:
-        centres = _kmeanspp_one_trial(X, n_anchors, seed)
-        model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
-        return np.asarray(model.fit(X).cluster_centers_, dtype=np.float64)
-    mean = X.mean(axis=0)
-    U, S, Vt = randomized_svd(X - mean, _ANCHOR_PCA_DIM, n_iter=2, random_state=seed)
-    P = U * S
+    wide = d > _ANCHOR_PCA_DIM
+    if wide:
+        mean = X.mean(axis=0)
+        U, S, Vt = randomized_svd(X - mean, _ANCHOR_PCA_DIM, n_iter=2, random_state=seed)
+        P = U * S
+    else:
+        P = X
     centres = _kmeanspp_one_trial(P, n_anchors, seed)
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
     model.fit(P)
+    if not wide:
+        return np.asarray(model.cluster_centers_, dtype=np.float64)
     cells = sp.csr_matrix((np.ones(n), (model.labels_, np.arange(n))), shape=(n_anchors, n))
     sizes = np.asarray(cells.sum(axis=1)).ravel()
     anchors = np.asarray(cells @ X, dtype=np.float64)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from scipy.special import softmax
+from scipy.special import entr, softmax
 
 from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
 from mvlearn_ext.rl._grape_toy import _check_int, _check_real
@@ -193,10 +193,6 @@ class ScorerPolicy:
         return 1 + a1 + 0.25 * a2
 
 
-def _entropy(p):
-    return -(p * np.log(np.clip(p, 1e-300, None))).sum(-1)
-
-
 def train_scorer(
     phi,
     task,
@@ -317,7 +313,7 @@ def train_scorer(
         A = A * keep[:, None]
         # token masks (B*G, 2)
         H = np.stack(
-            [np.broadcast_to(_entropy(p1)[:, None], a1.shape), _entropy(q2)], axis=-1
+            [np.broadcast_to(entr(p1).sum(-1)[:, None], a1.shape), entr(q2).sum(-1)], axis=-1
         ).reshape(-1, 2)
         mask = entropy_mask(H, rho=rho) if filters else np.ones_like(H, dtype=bool)
         mask = mask.reshape(batch_size, group_size, 2).astype(float)

@@ -78,19 +78,12 @@ def grape(seeds, n_steps):
     return {"per_seed": out, "summary": summary, "ratios": ratio}
 
 
-def _pooled(data):
-    """The pairs of every task stacked, with their task indices."""
-    C = np.vstack([C for C, _ in data.pairs])
-    X = np.vstack([X for _, X in data.pairs])
-    return C, X, np.concatenate([np.full(len(c), k) for k, (c, _) in enumerate(data.pairs)])
-
-
 def oracle_models(data, seed):
     """``(label, sample(k, C, seed), mean(k, C), fit seconds)`` of the NumPy oracle's models."""
-    from mvlearn_ext.diffusion import fit_polynomial_gaussian, two_stage_polynomial
+    from mvlearn_ext.diffusion import fit_polynomial_gaussian, stack_pairs, two_stage_polynomial
 
     start = time.perf_counter()
-    C, X, T = _pooled(data)
+    C, X, T = stack_pairs(data.pairs)
     base = fit_polynomial_gaussian(C, X, degree=12, tasks=T, domain=(-1.5, 1.5))
     base_s = time.perf_counter() - start
     start = time.perf_counter()
@@ -141,8 +134,9 @@ def torch_models(
     and the step-size schedule ``learning_rate_schedule``.
     """
     from mvlearn_ext.deep.diffusion import ConditionalDiffusion, TwoStageDiffusion
+    from mvlearn_ext.diffusion import stack_pairs
 
-    C, X, T = _pooled(data)
+    C, X, T = stack_pairs(data.pairs)
     t0 = time.perf_counter()
     base = ConditionalDiffusion(
         hidden_layer_sizes=(128, 128, 128),

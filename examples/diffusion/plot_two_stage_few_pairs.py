@@ -24,13 +24,16 @@ guide).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mvlearn_ext.diffusion import fit_polynomial_gaussian, make_toy_tasks, two_stage_polynomial
+from mvlearn_ext.diffusion import (
+    fit_polynomial_gaussian,
+    make_toy_tasks,
+    stack_pairs,
+    two_stage_polynomial,
+)
 
 data = make_toy_tasks(n_pairs=32, n_unpaired=2000, random_state=0)
 generalist, specialists = two_stage_polynomial(data.pairs, data.unpaired, random_state=0)
-C = np.vstack([c for c, _ in data.pairs])
-X = np.vstack([x for _, x in data.pairs])
-T = np.repeat([0, 1], 32)
+C, X, T = stack_pairs(data.pairs)  # the real pairs of both tasks, with their task
 labelled_only = fit_polynomial_gaussian(C, X, degree=12, tasks=T, domain=generalist.domain)
 
 models = {"two-stage generalist": generalist, "labelled-only generalist": labelled_only}

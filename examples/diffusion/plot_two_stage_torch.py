@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from mvlearn_ext.deep import ConditionalDiffusion, TwoStageDiffusion
-from mvlearn_ext.diffusion import conditional_mean_error, make_toy_tasks
+from mvlearn_ext.diffusion import conditional_mean_error, make_toy_tasks, stack_pairs
 
 torch.set_num_threads(1)  # tiny networks: one thread is fastest
 data = make_toy_tasks(n_pairs=32, n_unpaired=1000, random_state=0)
@@ -40,9 +40,7 @@ two_stage = TwoStageDiffusion(
     device="cpu",
 ).fit(data.pairs, data.unpaired)
 
-C = np.vstack([c for c, _ in data.pairs])
-X = np.vstack([x for _, x in data.pairs])
-T = np.repeat(np.arange(2), [len(c) for c, _ in data.pairs])
+C, X, T = stack_pairs(data.pairs)
 labelled_only = ConditionalDiffusion(
     hidden_layer_sizes=(64, 64), n_tasks=2, max_iter=1000, n_steps=30, random_state=0, device="cpu"
 ).fit(C, X, tasks=T)

@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 COLUMNS = ("mean err", "energy")
-
-
-def _pooled(data):
-    C = np.vstack([C for C, _ in data.pairs])
-    X = np.vstack([X for _, X in data.pairs])
-    T = np.concatenate([np.full(len(C), k) for k, (C, _) in enumerate(data.pairs)])
-    return C, X, T
 
 
 def oracle_models(data, seed):
     """``(label, sample(k, C, seed), mean(k, C), fit seconds)`` of the NumPy oracle."""
-    from mvlearn_ext.diffusion import fit_polynomial_gaussian, two_stage_polynomial
+    from mvlearn_ext.diffusion import fit_polynomial_gaussian, stack_pairs, two_stage_polynomial
 
     t0 = time.perf_counter()
-    C, X, T = _pooled(data)
+    C, X, T = stack_pairs(data.pairs)
     base = fit_polynomial_gaussian(C, X, degree=12, tasks=T, domain=(-1.5, 1.5))
     t1 = time.perf_counter()
     g, specs = two_stage_polynomial(data.pairs, data.unpaired, random_state=seed)

@@ -14,7 +14,7 @@ Analytic optimal denoisers
     by the Gaussian optimum.
 Two-stage pipeline
     :func:`simplex_weights`, :func:`scalarize`, :func:`task_sample_weights`,
-    :func:`make_pseudo_pairs`, and the linear-Gaussian oracle
+    :func:`make_pseudo_pairs`, :func:`stack_pairs`, and the linear-Gaussian oracle
     :func:`fit_polynomial_gaussian` / :func:`two_stage_polynomial`.
 Toy tasks and metrics
     :func:`make_toy_tasks`, :func:`toy_task_mean`,
@@ -53,6 +53,7 @@ from mvlearn_ext.diffusion._two_stage import (
     make_pseudo_pairs,
     scalarize,
     simplex_weights,
+    stack_pairs,
     task_sample_weights,
     two_stage_polynomial,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "q_sample",
     "scalarize",
     "simplex_weights",
+    "stack_pairs",
     "task_sample_weights",
     "toy_task_mean",
     "two_stage_polynomial",

@@ -34,6 +34,7 @@ __all__ = [
     "make_pseudo_pairs",
     "scalarize",
     "simplex_weights",
+    "stack_pairs",
     "task_sample_weights",
     "two_stage_polynomial",
 ]
@@ -421,6 +422,49 @@ def fit_polynomial_gaussian(
     return PolynomialGaussian(degree=int(degree), domain=(lo, hi), coef=coef, cov=cov)
 
 
+def stack_pairs(pairs):
+    """The paired data of every task stacked, with the task of each row.
+
+    The input of a task-conditioned model fitted on the real pairs alone (the
+    labelled-only generalist), and the real-pair part of the second stage.
+
+    Parameters
+    ----------
+    pairs : list of (C, X)
+        Paired data of each task: conditions ``C`` of shape (n_k,) or (n_k, 1)
+        and samples ``X`` of shape (n_k, d).
+
+    Returns
+    -------
+    C : ndarray of shape (n, 1)
+        The conditions, task 0's first.
+    X : ndarray of shape (n, d)
+        The samples, in the same order.
+    tasks : ndarray of int, shape (n,)
+        The index in ``pairs`` of each row's task.
+
+    See Also
+    --------
+    fit_polynomial_gaussian : Fits a task-conditioned model on them.
+
+    Examples
+    --------
+    >>> from mvlearn_ext.diffusion import make_toy_tasks, stack_pairs
+    >>> data = make_toy_tasks(n_pairs=8, n_unpaired=1, n_test=1, random_state=0)
+    >>> C, X, tasks = stack_pairs(data.pairs)
+    >>> C.shape, X.shape, tasks.tolist()[6:10]
+    ((16, 1), (16, 2), [0, 0, 1, 1])
+    """
+    if not isinstance(pairs, (list, tuple)) or len(pairs) == 0:
+        raise ValueError("pairs must be a non-empty list of (C, X) pairs")
+    C = np.vstack([np.asarray(Ck, dtype=np.float64).reshape(-1, 1) for Ck, _ in pairs])
+    X = np.vstack([np.asarray(Xk, dtype=np.float64) for _, Xk in pairs])
+    if len(C) != len(X):
+        raise ValueError(f"pairs hold {len(C)} conditions but {len(X)} samples")
+    sizes = [len(np.asarray(Ck)) for Ck, _ in pairs]
+    return C, X, np.repeat(np.arange(len(pairs), dtype=np.intp), sizes)
+
+
 def two_stage_polynomial(
     pairs,
     unpaired,
@@ -499,9 +543,7 @@ def two_stage_polynomial(
     )
     w = task_sample_weights(Tp, lam)
     if mix_weight > 0:
-        Cr = np.vstack([np.asarray(C, dtype=np.float64).reshape(-1, 1) for C, _ in pairs])
-        Xr = np.vstack([np.asarray(X, dtype=np.float64) for _, X in pairs])
-        Tr = np.concatenate([np.full(len(C), k, dtype=np.intp) for k, (C, _) in enumerate(pairs)])
+        Cr, Xr, Tr = stack_pairs(pairs)
         wr = task_sample_weights(Tr, lam)
         Cp = np.vstack([Cp, Cr])
         Xp = np.vstack([Xp, Xr])

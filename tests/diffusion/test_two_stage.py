@@ -14,6 +14,7 @@ from mvlearn_ext.diffusion import (
     make_toy_tasks,
     scalarize,
     simplex_weights,
+    stack_pairs,
     task_sample_weights,
     toy_task_mean,
     two_stage_polynomial,
@@ -223,3 +224,19 @@ def test_evaluate_toy_sampler_bad_input_is_named():
         evaluate_toy_sampler(data, exact, random_state=None)
     with pytest.raises(ValueError, match="sample returned shape"):
         evaluate_toy_sampler(data, lambda k, C, seed: exact(k, C, seed)[:, :1])
+
+
+def test_stack_pairs_keeps_every_row_with_its_task():
+    rng = np.random.default_rng(0)
+    pairs = [
+        (rng.normal(size=3), rng.normal(size=(3, 2))),
+        (rng.normal(size=(2, 1)), rng.normal(size=(2, 2))),
+    ]
+    C, X, tasks = stack_pairs(pairs)
+    np.testing.assert_array_equal(C[:, 0], np.concatenate([pairs[0][0], pairs[1][0][:, 0]]))
+    np.testing.assert_array_equal(X, np.vstack([pairs[0][1], pairs[1][1]]))
+    assert tasks.tolist() == [0, 0, 0, 1, 1] and C.shape == (5, 1)
+    with pytest.raises(ValueError, match="3 conditions but 2 samples"):
+        stack_pairs([(np.zeros(3), np.zeros((2, 2)))])
+    with pytest.raises(ValueError, match="non-empty list"):
+        stack_pairs([])

@@ -17,6 +17,7 @@ from mvlearn_ext.deep.diffusion._training import COMMON_CONSTRAINTS, _check_hidd
 from mvlearn_ext.diffusion._two_stage import (
     fit_polynomial_gaussian,
     make_pseudo_pairs,
+    stack_pairs,
     task_sample_weights,
 )
 from mvlearn_ext.utils._progress import VerboseMixin
@@ -299,9 +300,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
         w = task_sample_weights(Tp, lam if lam is not None else np.full(K, 1.0 / K))
         self.pseudo_pairs_ = (Cp, Xp, Tp)
         if self.mix_weight > 0:
-            Cr = np.vstack([C for C, _ in pairs])
-            Xr = np.vstack([X for _, X in pairs])
-            Tr = np.concatenate([np.full(len(C), k) for k, (C, _) in enumerate(pairs)])
+            Cr, Xr, Tr = stack_pairs(pairs)
             wr = task_sample_weights(Tr, lam if lam is not None else np.full(K, 1.0 / K))
             w = np.concatenate(
                 [(1 - self.mix_weight) * w / w.sum(), self.mix_weight * wr / wr.sum()]

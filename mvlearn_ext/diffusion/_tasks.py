@@ -15,6 +15,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.utils._validation import check_count
+
 __all__ = [
     "TOY_TASKS",
     "ToyTasks",
@@ -323,7 +325,7 @@ def evaluate_toy_sampler(data, sample, mean=None, *, n_draws=16, random_state=0)
         ``None`` uses the mean of the ``n_draws`` samples.
     n_draws : int, default=16
         Samples per held-out condition.
-    random_state : int, default=0
+    random_state : int >= 0, default=0
         Task ``k``'s model samples use the seed ``random_state + k``, its
         true samples ``random_state + 100 + k``.
 
@@ -356,10 +358,8 @@ def evaluate_toy_sampler(data, sample, mean=None, *, n_draws=16, random_state=0)
         raise TypeError(f"sample must be callable, got {type(sample).__name__}")
     if mean is not None and not callable(mean):
         raise TypeError(f"mean must be callable or None, got {type(mean).__name__}")
-    if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
-        raise ValueError(f"n_draws must be an int >= 1, got {n_draws!r}")
-    if isinstance(random_state, bool) or not isinstance(random_state, Integral):
-        raise TypeError(f"random_state must be an int, got {random_state!r}")
+    n_draws = check_count(n_draws, "n_draws", 1)
+    random_state = check_count(random_state, "random_state", 0)
     errs, eds = [], []
     for k in range(len(data.names)):
         C = data.test[k]

@@ -24,14 +24,12 @@ clipped loss's gradient is ``A grad log pi``.
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 from scipy.special import entr, softmax
 
 from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
-from mvlearn_ext.rl._grape_toy import _check_int, _check_real
 from mvlearn_ext.rl._rewards import accuracy_reward
+from mvlearn_ext.utils._validation import check_count, check_real, check_rng
 
 __all__ = [
     "QUALITY_TASKS",
@@ -45,14 +43,6 @@ __all__ = [
 QUALITY_TASKS = ("technical", "aesthetics", "alignment")
 _N1, _N2 = 5, 4
 _REWARDS = ("gaussian", "mae", "mse", "bounded", "binary")
-
-
-def _check_seed(random_state):
-    if random_state is not None and (
-        isinstance(random_state, bool) or not isinstance(random_state, Integral)
-    ):
-        raise TypeError(f"random_state must be an int or None, got {random_state!r}")
-    return random_state
 
 
 def _check_problem(phi, task, quality):
@@ -86,8 +76,8 @@ def make_quality_tasks(n_samples=1200, *, random_state=None):
     ----------
     n_samples : int, default=1200
         Number of samples; at least 2.
-    random_state : int or None, default=None
-        Seeds NumPy's ``default_rng``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds NumPy's ``default_rng`` (a Generator is used as it is).
 
     Returns
     -------
@@ -113,8 +103,8 @@ def make_quality_tasks(n_samples=1200, *, random_state=None):
     """
     from sklearn.datasets import load_digits
 
-    n_samples = _check_int(n_samples, "n_samples", 2)
-    rng = np.random.default_rng(_check_seed(random_state))
+    n_samples = check_count(n_samples, "n_samples", 2)
+    rng = check_rng(random_state)
     digits = load_digits()
     X, y = digits.images / 16.0, digits.target
     idx = rng.integers(0, X.shape[0], size=n_samples)
@@ -248,8 +238,9 @@ def train_scorer(
     rho : float in (0, 1], default=0.5
         Share of the tokens of a sequence kept by entropy gating (the
         higher-entropy ones) when ``filters`` is on.
-    random_state : int or None, default=None
-        Seeds NumPy's ``default_rng`` (initial weights, batches, samples).
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds NumPy's ``default_rng`` (initial weights, batches, samples; a
+        Generator is used as it is).
 
     Returns
     -------
@@ -279,14 +270,14 @@ def train_scorer(
         raise ValueError(f"reward must be one of {_REWARDS}, got {reward!r}")
     if not isinstance(filters, bool | np.bool_):
         raise TypeError(f"filters must be a bool, got {filters!r}")
-    n_steps = _check_int(n_steps, "n_steps", 0)
-    batch_size = _check_int(batch_size, "batch_size", 1)
-    group_size = _check_int(group_size, "group_size", 2)
-    learning_rate = _check_real(learning_rate, "learning_rate", 0.0, low_open=True)
-    sigma = _check_real(sigma, "sigma", 0.0, low_open=True)
-    std_threshold = _check_real(std_threshold, "std_threshold", 0.0)
-    rho = _check_real(rho, "rho", 0.0, 1.0, low_open=True)
-    rng = np.random.default_rng(_check_seed(random_state))
+    n_steps = check_count(n_steps, "n_steps", 0)
+    batch_size = check_count(batch_size, "batch_size", 1)
+    group_size = check_count(group_size, "group_size", 2)
+    learning_rate = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
+    sigma = check_real(sigma, "sigma", low=0.0, low_open=True)
+    std_threshold = check_real(std_threshold, "std_threshold", low=0.0)
+    rho = check_real(rho, "rho", low=0.0, low_open=True, high=1.0)
+    rng = check_rng(random_state)
     pol = ScorerPolicy(phi.shape[1], rng)
     n = phi.shape[0]
     degenerate, used = 0, 0

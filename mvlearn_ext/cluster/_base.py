@@ -129,6 +129,9 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
             least ``n_clusters`` samples; the anchor-graph subspace clusterers
             need at least two views. Clusterers with ``block_size`` also take
             dask arrays, zarr arrays and NumPy memmaps (their block path).
+            When every sample has the same values in every view, no partition
+            is better than another: ``fit`` warns (``ConvergenceWarning``) and
+            the labels are arbitrary.
         y : None
             Ignored; present for API consistency.
 

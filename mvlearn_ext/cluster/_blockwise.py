@@ -30,7 +30,11 @@ from numbers import Integral
 
 import numpy as np
 
-from mvlearn_ext.cluster._preprocessing import constant_columns
+from mvlearn_ext.cluster._preprocessing import (
+    constant_columns,
+    first_row_if_identical,
+    warn_if_samples_identical,
+)
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -374,20 +378,25 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
 
 
 def _stats_task(_, rows, *views):
-    """Per-view finiteness, column moments, and the raw rows ``rows`` of one block."""
+    """Per-view finiteness, column moments, the raw rows ``rows`` and the common row of one block.
+
+    The common row is the block's first row if every row equals it, else None.
+    """
     finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
     # A block with NaN or infinity makes the driver raise; its moments are never used, and
     # computing them would only warn (inf - inf) before the clear error.
     moments = [moments_of_block(X) if ok else None for X, ok in zip(views, finite, strict=True)]
-    return finite, moments, [np.asarray(X)[rows] for X in views]
+    common = [first_row_if_identical(X) for X in views]
+    return finite, moments, [np.asarray(X)[rows] for X in views], common
 
 
-def statistics_pass(blocks, wanted, *, progress, desc):
+def statistics_pass(blocks, wanted, *, progress, name):
     """The first pass of every block fit: finiteness, column moments and chosen rows.
 
     Reads every block once; raises ``ValueError`` naming the view if one holds NaN or
     infinity; folds the per-block column moments in block order (Chan, Golub &
-    LeVeque), so the result does not depend on where the blocks ran.
+    LeVeque), so the result does not depend on where the blocks ran. Warns
+    (``ConvergenceWarning``) when every sample is the same in every view.
 
     Parameters
     ----------
@@ -396,8 +405,8 @@ def statistics_pass(blocks, wanted, *, progress, desc):
         Sorted global row indices to bring back (random rows, the first ``m`` rows...).
     progress : bool
         Show a progress bar over the blocks.
-    desc : str
-        The bar's label.
+    name : str
+        The estimator's name, for the progress bar and the warning.
 
     Returns
     -------
@@ -409,8 +418,9 @@ def statistics_pass(blocks, wanted, *, progress, desc):
     n_views = len(blocks.widths)
     moments = [None] * n_views
     picked = [[] for _ in range(n_views)]
-    for finite, block_moments, rows in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=progress, desc=desc
+    identical, common = True, None  # every row so far the same; that row, per view
+    for finite, block_moments, rows, block_common in blocks.map(
+        _stats_task, None, blocks.local_rows(wanted), progress=progress, desc=f"{name} statistics"
     ):
         for v, ok in enumerate(finite):
             if not ok:
@@ -418,6 +428,13 @@ def statistics_pass(blocks, wanted, *, progress, desc):
         for v in range(n_views):
             moments[v] = merge_moments(moments[v], block_moments[v])
             picked[v].append(rows[v])
+        if identical:
+            identical = all(row is not None for row in block_common) and (
+                common is None
+                or all(np.array_equal(a, b) for a, b in zip(common, block_common, strict=True))
+            )
+            common = block_common
+    warn_if_samples_identical(name, identical)
     return moments, [np.concatenate(rows) for rows in picked]
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
     "apply_view_scaling",
     "constant_columns",
+    "first_row_if_identical",
+    "warn_if_samples_identical",
     "fit_view_scaling",
     "stack_scaled_views",
     "view_statistics",
@@ -23,6 +28,36 @@ def constant_columns(mean, scale, dtype):
     kind = np.dtype(dtype)
     eps = np.finfo(kind if kind.kind == "f" else np.float64).eps
     return scale <= 10.0 * eps * np.abs(mean)
+
+
+def first_row_if_identical(X):
+    """The first row of the 2-D array ``X`` if every row equals it exactly, else None.
+
+    Two rows are compared first, so on data with any spread the answer costs one
+    row's comparison instead of a pass over ``X``.
+    """
+    X = np.asarray(X)
+    if X.shape[0] == 0:
+        return None
+    first = X[0]
+    if X.shape[0] > 1 and not (np.array_equal(X[1], first) and bool((X == first).all())):
+        return None
+    return first
+
+
+def warn_if_samples_identical(name, identical):
+    """Warn (``ConvergenceWarning``, naming ``name``) when ``identical``: every sample the same.
+
+    ``identical`` is a bool, or the in-memory views, whose rows are then compared.
+    """
+    if not isinstance(identical, bool):
+        identical = all(first_row_if_identical(X) is not None for X in identical)
+    if identical:
+        warn(
+            f"{name}: every sample has the same values in every view, so no two samples "
+            "can be told apart and the cluster labels are arbitrary",
+            ConvergenceWarning,
+        )
 
 
 def view_statistics(X, *, unit_view_variance=False):

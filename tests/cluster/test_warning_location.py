@@ -10,10 +10,20 @@ its ``filename`` must be this file.
 import contextlib
 import warnings
 
+import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from mvlearn_ext.cluster import EOMSCCA, FPMVSCAG, SMVSC
+from mvlearn_ext.cluster import (
+    DRMC,
+    EOMSCCA,
+    FPMVSCAG,
+    HAGMVC,
+    LMVSC,
+    SMVSC,
+    ConcatKMeans,
+    ConcatSpectral,
+)
 from mvlearn_ext.datasets import make_multiview_blobs
 
 
@@ -87,3 +97,47 @@ def test_warnings_point_at_the_callers_line_on_dask():
         with _recording() as record:
             make().fit(Xs)
         _assert_here(record, category, match)
+
+
+def _identical():
+    """Two views in which every sample is the same point."""
+    return [np.ones((50, 3)), np.full((50, 2), 2.0)]
+
+
+_BLOCK_PATHS = {HAGMVC, DRMC, LMVSC, SMVSC, FPMVSCAG, EOMSCCA}
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [HAGMVC, DRMC, LMVSC, SMVSC, FPMVSCAG, EOMSCCA, ConcatKMeans, ConcatSpectral],
+    ids=lambda cls: cls.__name__,
+)
+def test_identical_samples_warn_on_every_path(cls):
+    """Samples that cannot be told apart get arbitrary labels: every clusterer says so,
+    from the caller's line, in memory and over row blocks; one differing entry of
+    one sample in the last block is enough to silence it."""
+    block_sizes = (None, 20) if cls in _BLOCK_PATHS else (None,)
+    match = f"{cls.__name__}: every sample has the same values in every view"
+    for block_size in block_sizes:
+        kwargs = {} if block_size is None else {"block_size": block_size}
+        with _recording() as record:
+            cls(n_clusters=3, random_state=0, **kwargs).fit(_identical())
+        _assert_here(record, ConvergenceWarning, match)
+        Xs = _identical()
+        Xs[1][47, 0] = 3.0
+        with _recording() as record:
+            cls(n_clusters=2, random_state=0, **kwargs).fit(Xs)
+        assert not [w for w in record if "same values" in str(w.message)], cls.__name__
+
+
+def test_identical_samples_warn_on_dask():
+    da = pytest.importorskip("dask.array")
+    Xs = [da.from_array(X, chunks=20) for X in _identical()]
+    with _recording() as record:
+        HAGMVC(n_clusters=3, random_state=0).fit(Xs)
+    _assert_here(record, ConvergenceWarning, "HAGMVC: every sample has the same values")
+    # the blocks agree within themselves but not with each other: no warning
+    Xs = [da.from_array(np.repeat([[1.0], [2.0]], 25, axis=0), chunks=25)]
+    with _recording() as record:
+        DRMC(n_clusters=2, random_state=0).fit(Xs)
+    assert not [w for w in record if "same values" in str(w.message)]

@@ -19,7 +19,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
-from mvlearn_ext.cluster._preprocessing import fit_view_scaling, warn_if_samples_identical
+from mvlearn_ext.cluster._preprocessing import (
+    fit_view_scaling,
+    samples_identical,
+    warn_if_samples_identical,
+)
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
@@ -185,7 +189,7 @@ class ConcatKMeans(InductiveClusterer):
         return _concatenate(Xs, self.view_means_, self.view_scales_)
 
     def _fit_views(self, Xs):
-        warn_if_samples_identical("ConcatKMeans", Xs)
+        warn_if_samples_identical(type(self).__name__, samples_identical(Xs))
         self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         kmeans = KMeans(
             n_clusters=self.n_clusters,
@@ -361,7 +365,7 @@ class ConcatSpectral(BaseClusterer):
             raise ValueError(
                 f"Xs has {Xs[0].shape[0]} sample; ConcatSpectral needs at least 2 for a graph"
             )
-        warn_if_samples_identical("ConcatSpectral", Xs)
+        warn_if_samples_identical(type(self).__name__, samples_identical(Xs))
         self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         Z = _concatenate(Xs, self.view_means_, self.view_scales_).astype(np.float64, copy=False)
         self.n_neighbors_ = int(min(self.n_neighbors, Z.shape[0] - 1))

@@ -11,6 +11,7 @@ __all__ = [
     "apply_view_scaling",
     "constant_columns",
     "first_row_if_identical",
+    "samples_identical",
     "warn_if_samples_identical",
     "fit_view_scaling",
     "stack_scaled_views",
@@ -45,13 +46,13 @@ def first_row_if_identical(X):
     return first
 
 
-def warn_if_samples_identical(name, identical):
-    """Warn (``ConvergenceWarning``, naming ``name``) when ``identical``: every sample the same.
+def samples_identical(Xs):
+    """Whether every sample has the same values in every view of the in-memory ``Xs``."""
+    return all(first_row_if_identical(X) is not None for X in Xs)
 
-    ``identical`` is a bool, or the in-memory views, whose rows are then compared.
-    """
-    if not isinstance(identical, bool):
-        identical = all(first_row_if_identical(X) is not None for X in identical)
+
+def warn_if_samples_identical(name, identical):
+    """Warn (``ConvergenceWarning``, naming ``name``) when ``identical``: every sample the same."""
     if identical:
         warn(
             f"{name}: every sample has the same values in every view, so no two samples "

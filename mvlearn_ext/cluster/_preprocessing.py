@@ -1,4 +1,4 @@
-"""Per-view standardisation shared by the clustering estimators."""
+"""Per-view standardisation of the clusterers, and their check for identical samples."""
 
 from __future__ import annotations
 

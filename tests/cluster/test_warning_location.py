@@ -14,17 +14,10 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from mvlearn_ext.cluster import (
-    DRMC,
-    EOMSCCA,
-    FPMVSCAG,
-    HAGMVC,
-    LMVSC,
-    SMVSC,
-    ConcatKMeans,
-    ConcatSpectral,
-)
+from mvlearn_ext.cluster import DRMC, EOMSCCA, FPMVSCAG, HAGMVC, SMVSC
+from mvlearn_ext.cluster._base import BaseClusterer
 from mvlearn_ext.datasets import make_multiview_blobs
+from mvlearn_ext.utils.discovery import all_estimators
 
 
 def _small():
@@ -104,19 +97,20 @@ def _identical():
     return [np.ones((50, 3)), np.full((50, 2), 2.0)]
 
 
-_BLOCK_PATHS = {HAGMVC, DRMC, LMVSC, SMVSC, FPMVSCAG, EOMSCCA}
+#: Every clusterer of the package (found by discovery, so a new one is covered).
+_CLUSTERERS = [
+    cls
+    for _, cls in all_estimators(type_filter="cluster", multiview=True)
+    if issubclass(cls, BaseClusterer)
+]
 
 
-@pytest.mark.parametrize(
-    "cls",
-    [HAGMVC, DRMC, LMVSC, SMVSC, FPMVSCAG, EOMSCCA, ConcatKMeans, ConcatSpectral],
-    ids=lambda cls: cls.__name__,
-)
+@pytest.mark.parametrize("cls", _CLUSTERERS, ids=lambda cls: cls.__name__)
 def test_identical_samples_warn_on_every_path(cls):
     """Samples that cannot be told apart get arbitrary labels: every clusterer says so,
     from the caller's line, in memory and over row blocks; one differing entry of
     one sample in the last block is enough to silence it."""
-    block_sizes = (None, 20) if cls in _BLOCK_PATHS else (None,)
+    block_sizes = (None, 20) if cls._fit_blocks is not None else (None,)
     match = f"{cls.__name__}: every sample has the same values in every view"
     for block_size in block_sizes:
         kwargs = {} if block_size is None else {"block_size": block_size}

@@ -30,6 +30,7 @@ from mvlearn_ext.cluster import (
     ConcatKMeans,
     ConcatSpectral,
 )
+from mvlearn_ext.cluster._hagmvc_pyramid import _gram
 from mvlearn_ext.datasets import make_multiview_blobs
 from mvlearn_ext.datasets._multitask import make_contaminated_tasks
 from mvlearn_ext.gaussian_process import LVMOGPRegressor
@@ -44,6 +45,7 @@ from mvlearn_ext.multitask import (
 )
 from mvlearn_ext.multitask import _kernels as mt_kernels
 from mvlearn_ext.utils import _simplex_qp, effective_n_jobs
+from mvlearn_ext.utils._threads import map_tasks, row_tiles
 
 TWO_CPUS = numba.config.NUMBA_NUM_THREADS >= 2 and (os.cpu_count() or 1) >= 2
 needs_two = pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs to compare 1 and 2 threads")
@@ -89,6 +91,45 @@ def assert_same_bits(one, two):
 def fit_on(n, make, fit):
     with process_threads(n):
         return fitted_arrays(fit(make(n)))
+
+
+# --------------------------------------------------------------------------- tiles and tasks
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 255, 256, 257, 600, 2000])
+def test_row_tiles_cover_the_rows_in_near_equal_tiles(n_rows):
+    tiles = row_tiles(n_rows)
+    assert tiles[0].start == 0 and tiles[-1].stop == n_rows
+    assert all(a.stop == b.start for a, b in zip(tiles[:-1], tiles[1:], strict=True))
+    sizes = [t.stop - t.start for t in tiles]
+    assert max(sizes) <= 256 and max(sizes) - min(sizes) <= 1
+    assert len(tiles) == max(1, -(-n_rows // 256))
+
+
+def test_map_tasks_keeps_the_order_and_runs_blas_on_one_thread():
+    def task(i):
+        blas = [p["num_threads"] for p in threadpool_info_of_blas()]
+        return i * i, blas
+
+    for n_threads in (1, 2, 8):
+        out = map_tasks(task, range(7), n_threads)
+        assert [value for value, _ in out] == [i * i for i in range(7)]
+        assert all(threads == 1 for _, blas in out for threads in blas)
+
+
+def threadpool_info_of_blas():
+    from threadpoolctl import threadpool_info
+
+    return [p for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+@needs_two
+def test_tiled_gram_is_symmetric_close_to_blas_and_the_same_on_two_threads():
+    P = np.random.default_rng(0).standard_normal((700, 90))
+    one, two = _gram(P, 1), _gram(P, 2)
+    assert np.array_equal(one, two)
+    assert np.array_equal(one, one.T)
+    np.testing.assert_allclose(one, P @ P.T, rtol=1e-12, atol=1e-10)
 
 
 # --------------------------------------------------------------------------- clustering

@@ -130,10 +130,12 @@ class DRMC(InductiveClusterer):
         Seeds the k-means anchors and the rotations. Converted once per
         ``fit``; every view's k-means gets the same seed.
     n_jobs : int or None, default=None
-        Threads of the compiled kNN kernel used by ``align_anchors=True``:
-        ``None`` is 1 (or the ``n_jobs`` of an enclosing
-        ``joblib.parallel_config``), ``-1`` every CPU, a positive count is
-        capped at the CPUs available. The labels do not depend on it.
+        Threads of the anchor graphs (by fixed tiles of rows), of the view
+        scores (a view per thread) and of the compiled kNN kernel used by
+        ``align_anchors=True``: ``None`` is 1 (or the ``n_jobs`` of an
+        enclosing ``joblib.parallel_config``), ``-1`` every CPU, a positive
+        count is capped at the CPUs available. On dask arrays the blocks run
+        in parallel instead. The labels do not depend on it.
     verbose : int, default=0
         Print the weights and label changes of every round to stderr, with a
         progress bar over the row blocks of every pass (one block in memory).

@@ -47,7 +47,7 @@ def _block_graph(p, views):
             cache["views"] = scaled
     graph, _ = _anchor_graphs(
         scaled, p["anchors"], p["ratios"], per_view=False, n_neighbors=p["n_neighbors"],
-        cache=cache,
+        cache=cache, n_threads=p.get("n_threads", 1),
     )  # fmt: skip
     return graph
 

@@ -20,6 +20,7 @@ from mvlearn_ext._lib._kernels import anchor_graph
 from mvlearn_ext.cluster._kernels import smallest_in_rows
 from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.cluster._view_weights import fit_view_weights
+from mvlearn_ext.utils._threads import map_tasks, row_tiles
 
 #: Neighbours (anchors) of every sample in the parameter-free kNN anchor graphs.
 _N_NEIGHBORS = 5
@@ -36,8 +37,6 @@ _KMEANS_MAX_ITER = 5
 _ANCHOR_PCA_DIM = 50
 #: Rows used by the anchor k-means and by the view scores (a random subsample above).
 _SUBSAMPLE = 20_000
-#: Rows per block of the distance computations (memory O(block * m)).
-_BLOCK_ROWS = 8192
 #: Floor, relative to the largest, of the starting weights in the stored scaling.
 _PRIOR_FLOOR = 0.01
 #: Fewest views for which ``view_weights="factor"`` scores the views: with two, the
@@ -66,7 +65,9 @@ def _scores_views(view_weights, n_views):
     return view_weights == "factor" and n_views >= _FACTOR_MIN_VIEWS
 
 
-def _starting_weights(widths, view_weights, n_clusters, score_views, random_state, keep=None):
+def _starting_weights(
+    widths, view_weights, n_clusters, score_views, random_state, keep=None, n_threads=1
+):
     """``(prior, factors)``: the starting weights and the per-view factors of the stored views.
 
     ``view_weights="factor"`` with at least :data:`_FACTOR_MIN_VIEWS` views: the
@@ -75,11 +76,17 @@ def _starting_weights(widths, view_weights, n_clusters, score_views, random_stat
     RandomState) as that function draws them; otherwise :func:`_prior_weights`.
     The stored views carry the starting weights, floored so that no view is lost
     before the feedback has seen it; the graphs reweight from there. ``keep`` is
-    passed to :func:`fit_view_weights` (it receives the neighbour lists of the scores).
+    passed to :func:`fit_view_weights` (it receives the neighbour lists of the scores),
+    and so is ``n_threads``.
     """
     if _scores_views(view_weights, len(widths)):
         prior = fit_view_weights(
-            score_views, n_clusters, rule="factor", random_state=random_state, keep=keep
+            score_views,
+            n_clusters,
+            rule="factor",
+            random_state=random_state,
+            keep=keep,
+            n_threads=n_threads,
         ).weights_
     else:
         prior = _prior_weights(widths)
@@ -158,17 +165,19 @@ def _to_graph(cols, weights, m):
     return G.T.tocsr()
 
 
-def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None):
+def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None, n_threads=1):
     """The weighted joint kNN anchor graph and, with ``per_view``, each view's own.
 
     ``Xs`` and ``anchors`` are the views and anchor blocks in the scaled
     space of the fit; the joint squared distance is
-    ``sum_v ratios_v^2 ||x_v - a_v||^2``. Distances are computed block by
-    block of rows as ``||x||^2 - 2 x.a + ||a||^2`` (BLAS), never as an
-    n x m x V array. Returns ``(joint, views)`` of CSR graphs of shape
-    (m, n), ``views`` None without ``per_view``. ``cache`` (a dict, or None)
-    keeps each view's squared distances between calls on the same views and
-    anchors, so that a new weighting only re-sums them (the same numbers).
+    ``sum_v ratios_v^2 ||x_v - a_v||^2``. Distances are computed tile by
+    tile of rows (:func:`~mvlearn_ext.utils._threads.row_tiles`, on
+    ``n_threads`` threads; the graphs do not depend on it) as
+    ``||x||^2 - 2 x.a + ||a||^2`` (BLAS), never as an n x m x V array.
+    Returns ``(joint, views)`` of CSR graphs of shape (m, n), ``views`` None
+    without ``per_view``. ``cache`` (a dict, or None) keeps each view's squared
+    distances between calls on the same views and anchors, so that a new
+    weighting only re-sums them (the same numbers).
     """
     n = Xs[0].shape[0]
     m = anchors[0].shape[0]
@@ -178,24 +187,26 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None):
     joint_w = np.empty((n, k))
     view_cols = [np.empty((n, k), dtype=np.int64) for _ in Xs] if per_view else None
     view_w = [np.empty((n, k)) for _ in Xs] if per_view else None
-    for start in range(0, n, _BLOCK_ROWS):
-        stop = min(start + _BLOCK_ROWS, n)
-        D = np.zeros((stop - start, m))
+
+    def tile(rows):
+        D = np.zeros((rows.stop - rows.start, m))
         for v, (X, A, a2, r) in enumerate(zip(Xs, anchors, sq_anchors, ratios, strict=True)):
-            Dv = None if cache is None else cache.get((start, v))
+            Dv = None if cache is None else cache.get((rows.start, v))
             if Dv is None:
-                block = X[start:stop]
+                block = X[rows]
                 Dv = block @ (-2.0 * A.T)
                 Dv += np.einsum("ij,ij->i", block, block)[:, None]
                 Dv += a2[None, :]
                 np.maximum(Dv, 0.0, out=Dv)
                 if cache is not None:
-                    cache[(start, v)] = Dv
+                    cache[(rows.start, v)] = Dv
             if per_view:
-                view_cols[v][start:stop], view_w[v][start:stop] = _knn_rows(Dv, k)
+                view_cols[v][rows], view_w[v][rows] = _knn_rows(Dv, k)
             if r != 0.0:
                 D += (r * r) * Dv
-        joint_cols[start:stop], joint_w[start:stop] = _knn_rows(D, k)
+        joint_cols[rows], joint_w[rows] = _knn_rows(D, k)
+
+    map_tasks(tile, row_tiles(n), n_threads)
     joint = _to_graph(joint_cols, joint_w, m)
     views = None
     if per_view:
@@ -355,7 +366,9 @@ def _initial_anchors(Xs, X_joint, n_anchors, align_anchors, seed, n_neighbors, n
     return blocks, reference
 
 
-def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, n_neighbors, subsample=_SUBSAMPLE):
+def _view_graphs(
+    Xs, own_anchors, n_anchors, seed, n_samples, n_neighbors, subsample=_SUBSAMPLE, n_threads=1
+):
     """Each view's kNN graph on anchors chosen without the other views (for the scores).
 
     Not on the view's blocks of the joint anchors: those are means of cells
@@ -367,6 +380,7 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, n_neighbors, subsa
     the scores), or the per-view k-means anchors of ``align_anchors=True``
     when given. ``Xs`` holds the rows of :func:`_subsample_rows` of
     ``n_samples`` samples; the anchors are drawn from ``seed`` after those rows.
+    ``n_threads`` is passed to :func:`_anchor_graphs`.
     """
     rng = np.random.RandomState(seed)
     if n_samples > subsample:  # the draw of _subsample_rows, which the anchors follow
@@ -380,7 +394,12 @@ def _view_graphs(Xs, own_anchors, n_anchors, seed, n_samples, n_neighbors, subsa
         A = X[picks] if picks is not None else own_anchors[v]
         graphs.append(
             _anchor_graphs(
-                [X], [np.ascontiguousarray(A)], [1.0], per_view=False, n_neighbors=n_neighbors
+                [X],
+                [np.ascontiguousarray(A)],
+                [1.0],
+                per_view=False,
+                n_neighbors=n_neighbors,
+                n_threads=n_threads,
             )[0]
         )
     return graphs

@@ -377,7 +377,9 @@ def fit_drmc(
     random_state : RandomState
         The first draws seed the starting weights, the anchors and the rotation.
     n_threads : int or None
-        Threads of the compiled kNN kernel (``align_anchors``).
+        Threads of the compiled kNN kernel (``align_anchors``), of the view scores
+        and of the tiles of rows of the anchor graphs (in memory; over dask, the
+        blocks run in parallel instead). The labels do not depend on it.
     verbose : int
         Lines per round and progress bars over the blocks.
     subsample : int
@@ -439,9 +441,11 @@ def fit_drmc(
 
     # 2. Starting weights, redundancy, anchors and the per-view graphs of the scores.
     scored = {}
+    tile_threads = 1 if blocks.uses_dask else int(n_threads or 1)
     prior, factors = _starting_weights(
-        widths, view_weights, k, rows_of(score_rows), score_state, keep=scored
-    )
+        widths, view_weights, k, rows_of(score_rows), score_state, keep=scored,
+        n_threads=tile_threads,
+    )  # fmt: skip
     redundancy = np.ones(V)
     if learn:
         # The factor scores drew the same rows: their neighbourhoods are the redundancy's.
@@ -459,7 +463,9 @@ def fit_drmc(
     view_graphs = None
     if learn:
         own = anchors if align_anchors else None
-        view_graphs = _view_graphs(views, own, n_anchors, kmeans_seed, n, n_neighbors, subsample)
+        view_graphs = _view_graphs(
+            views, own, n_anchors, kmeans_seed, n, n_neighbors, subsample, tile_threads
+        )
     del joint, views
 
     # 3. The rows the rotation runs on; the view scores' rows among them.
@@ -475,7 +481,12 @@ def fit_drmc(
 
     weights = np.full(V, 1.0 / V) if view_weights == "uniform" else prior
     base = dict(
-        means=means, scales=scales, factors=factors, anchors=anchors, n_neighbors=n_neighbors
+        means=means,
+        scales=scales,
+        factors=factors,
+        anchors=anchors,
+        n_neighbors=n_neighbors,
+        n_threads=tile_threads,
     )
     # One block in memory: each view's distances to the anchors do not change between
     # graphs; keep them when they are small (Handwritten: 19 MB).

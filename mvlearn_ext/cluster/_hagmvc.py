@@ -134,9 +134,12 @@ class HAGMVC(InductiveClusterer):
         2013), rather than the tenth of the mean anchor degree that damps anchors
         standing for many samples each.
     n_jobs : int or None, default=None
-        Threads of the simplex projections: ``None`` is 1 (or the ``n_jobs`` of
-        an enclosing ``joblib.parallel_config``), ``-1`` every CPU, a positive
-        count is capped at the CPUs available. The labels do not depend on it.
+        Threads of the row-wise steps (the sample-anchor graphs and the Gram
+        matrix of the seeding, by fixed tiles of rows) and of the view scores
+        (a view per thread): ``None`` is 1 (or the ``n_jobs`` of an enclosing
+        ``joblib.parallel_config``), ``-1`` every CPU, a positive count is
+        capped at the CPUs available. On dask arrays the blocks run in
+        parallel instead. The labels do not depend on it.
     verbose : int, default=0
         Print the objective after each sweep to stderr.
     block_size : int or None, default=None

@@ -246,6 +246,7 @@ def fit_hagmvc(
             n_neighbors=n_neighbors,
             rule="factor" if view_weights == "factor" else "reliability",
             random_state=rng,
+            n_threads=n_threads,
         )
         fixed = scores.weights_
     fixed_scale = _fixed_scale(fixed)
@@ -265,7 +266,7 @@ def fit_hagmvc(
         with single_threaded_pools():
             A, scale, seeding = _seed_level(
                 below, sizes[level], rng, fixed_scale, slices, n_features,
-                keep=reused if whole and level == 0 else None,
+                keep=reused if whole and level == 0 else None, n_threads=n_threads,
             )  # fmt: skip
             if level == 0:
                 lam, Z = None, None  # computed by the first pass

@@ -16,8 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib._kernels import project_simplex
+from mvlearn_ext.cluster._kernels import d2_seeds_from_gram
 from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.utils._progress import log_message
+from mvlearn_ext.utils._threads import map_tasks, row_tiles
 
 #: Smallest regularisation weight of a graph column (guards the division).
 _TINY = 1e-12
@@ -25,8 +27,6 @@ _TINY = 1e-12
 _WEIGHT_FLOOR = 1e-9
 #: k-means restarts on the normalised spectral embedding.
 _FINAL_N_INIT = 10
-#: Rows per block of dense sample-anchor distances (memory only: the graph is row-wise).
-_ROW_BLOCK = 65_536
 #: k-means++ seeding of the anchors runs on a random subset above this many rows, so
 #: its cost stops growing with n (as MiniBatchKMeans's ``init_size``).
 _SEED_SAMPLE_MIN = 10_000
@@ -119,7 +119,9 @@ def _level_neighbors(n_neighbors, sizes):
 # --------------------------------------------------------------------------- kernels
 
 
-def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_ROWS, keep=None):
+def _kmeanspp_seeds(
+    P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_ROWS, keep=None, n_threads=1
+):
     """Indices of ``n_seeds`` distinct rows of ``P`` by k-means++ seeding.
 
     One row per seed is drawn by D^2 sampling (Arthur & Vassilvitskii, 2007), the
@@ -136,9 +138,9 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_
     view weights reach the seeding: a zero-weight view does not move it).
 
     Up to ``gram_rows`` rows the inner products come from the Gram matrix
-    ``P P^T``, one matrix product, instead of one matrix-vector pass over ``P`` per
-    seed (memory-bound on wide views). The distances, and so the seeds, are the
-    same either way (up to rounding).
+    ``P P^T`` (:func:`_gram`, on ``n_threads`` threads), instead of one
+    matrix-vector pass over ``P`` per seed (memory-bound on wide views). The
+    distances, and so the seeds, are the same either way (up to rounding).
 
     ``keep``, a dict, receives under ``"distances"`` the weighted squared distances
     of every row to the seeds (``_weighted_sq_distances(P, P[seeds], w)``, the
@@ -151,50 +153,89 @@ def _kmeanspp_seeds(P, n_seeds, rng, feature_weights=None, gram_rows=_SEED_GRAM_
     sample = max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)
     if n > sample:
         subset = np.sort(rng.choice(n, size=sample, replace=False))
-        return subset[_kmeanspp_seeds(P[subset], n_seeds, rng, feature_weights, gram_rows)]
+        return subset[
+            _kmeanspp_seeds(P[subset], n_seeds, rng, feature_weights, gram_rows, None, n_threads)
+        ]
     if feature_weights is not None:
         P = P * np.sqrt(feature_weights)
     if n <= gram_rows:
-        gram = P @ P.T
-        norms = gram.diagonal().copy()
-
-        def inner(index):
-            return gram[index]
-
+        gram = _gram(P, n_threads)
+        first = int(rng.randint(n))
+        # The draws of the loop, taken at once; the generator then advances by as
+        # many as were used (fewer when every row coincides with a seed).
+        state = rng.get_state()
+        chosen = d2_seeds_from_gram(
+            gram, gram.diagonal().copy(), first, rng.uniform(size=n_seeds - 1)
+        )
+        if chosen.size < n_seeds:
+            rng.set_state(state)
+            rng.uniform(size=chosen.size - 1)
+        chosen = chosen.tolist()
     else:
-        norms = np.einsum("ij,ij->i", P, P)
+        chosen = _d2_seeds_by_passes(P, n_seeds, rng)
+    if len(chosen) < n_seeds:  # every row coincides with a seed: pick unused rows
+        unused = np.setdiff1d(np.arange(n), chosen)
+        chosen.extend(unused[: n_seeds - len(chosen)].tolist())
+    chosen = np.asarray(chosen)
+    if keep is not None and n <= gram_rows:
+        keep["distances"] = _distances_from_gram(gram, P, chosen)
+    return chosen
 
-        def inner(index):
-            return P @ P[index]
 
+def _d2_seeds_by_passes(P, n_seeds, rng):
+    """:func:`~mvlearn_ext.cluster._kernels.d2_seeds_from_gram` with one pass over ``P`` per seed.
+
+    The same draws from ``rng`` and the same rule; the inner products are
+    ``P p_i`` instead of rows of the Gram matrix. Returns the chosen rows as a list.
+    """
+    n = P.shape[0]
+    norms = np.einsum("ij,ij->i", P, P)
     first = int(rng.randint(n))
     chosen = [first]
-    closest = np.maximum(norms - 2.0 * inner(first) + norms[first], 0.0)
+    closest = np.maximum(norms - 2.0 * (P @ P[first]) + norms[first], 0.0)
     closest[first] = 0.0
     cumulative, distance = np.empty(n), np.empty(n)  # buffers of the loop
     for _ in range(1, n_seeds):
-        total = closest.sum()
-        if total <= 0.0:  # every row coincides with a seed: pick unused rows
-            unused = np.setdiff1d(np.arange(n), chosen)
-            chosen.extend(unused[: n_seeds - len(chosen)].tolist())
-            break
         np.cumsum(closest, out=cumulative)
-        index = int(np.searchsorted(cumulative, rng.uniform() * total))
-        index = min(index, n - 1)
+        total = cumulative[-1]
+        if total <= 0.0:
+            break
+        index = min(int(np.searchsorted(cumulative, rng.uniform() * total)), n - 1)
         while closest[index] <= 0.0:  # rounding put us on a chosen row
             index = (index + 1) % n
         # norms - 2 <p, p_index> + norms[index], floored at 0, in place
-        np.multiply(inner(index), 2.0, out=distance)
+        np.multiply(P @ P[index], 2.0, out=distance)
         np.subtract(norms, distance, out=distance)
         distance += norms[index]
         np.maximum(distance, 0.0, out=distance)
         np.minimum(closest, distance, out=closest)
         chosen.append(index)
         closest[index] = 0.0
-    chosen = np.asarray(chosen)
-    if keep is not None and n <= gram_rows:
-        keep["distances"] = _distances_from_gram(gram, P, chosen)
     return chosen
+
+
+def _gram(P, n_threads):
+    """``P P^T``, exactly symmetric, from products of fixed tiles of rows on ``n_threads`` threads.
+
+    Tile ``I`` computes its panel ``P_I P_{I:}^T`` (its rows, the columns from
+    its first row on), mirrors the upper triangle of its diagonal block (a
+    product need not round ``p_i . p_j`` and ``p_j . p_i`` alike) and writes the
+    panel and its transpose: each entry comes from the same product whatever
+    ``n_threads``, and no two tiles write the same entry.
+    """
+    n = P.shape[0]
+    gram = np.empty((n, n))
+
+    def panel(rows):
+        block = P[rows] @ P[rows.start :].T
+        diagonal = block[:, : rows.stop - rows.start]
+        lower = np.tril_indices(diagonal.shape[0], -1)
+        diagonal[lower] = diagonal.T[lower]
+        gram[rows, rows.start :] = block
+        gram[rows.start :, rows] = block.T
+
+    map_tasks(panel, row_tiles(n), n_threads)
+    return gram
 
 
 def _distances_from_gram(gram, Pw, seeds):
@@ -298,30 +339,32 @@ def _nearest_anchor_graph(D, n_neighbors, n_threads):
 def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads, distances=None):
     """``(lambda, Z)``: the adaptive weights and the exact graph of points ``P`` on ``A``.
 
-    Computed by blocks of ``_ROW_BLOCK`` rows (every step is row-wise), so the
-    dense distances never take more than ``_ROW_BLOCK * n_anchors`` floats; the
-    graph is returned as CSR with about ``n_neighbors`` entries per row. At
-    ``scale = 1`` (``reg_lambda=1``, the default) each row has a closed form
+    Every step is row-wise, so the rows are computed by the fixed tiles of
+    :func:`~mvlearn_ext.utils._threads.row_tiles`, on ``n_threads`` threads: the
+    dense distances never take more than ``n_threads`` tiles of ``n_anchors``
+    floats, and the graph is the same whatever ``n_threads``. It is returned as
+    CSR with about ``n_neighbors`` entries per row. At ``scale = 1``
+    (``reg_lambda=1``, the default) each row has a closed form
     (:func:`_nearest_anchor_graph`); otherwise every row is projected.
     ``distances``: the weighted squared distances of ``P`` to ``A``, when known.
     """
-    lams, blocks = [], []
     closed_form = scale == 1.0 and min(n_neighbors, A.shape[0] - 1) >= 1
-    for start in range(0, P.shape[0], _ROW_BLOCK):
+
+    def tile(rows):
         D = (
-            _weighted_sq_distances(P[start : start + _ROW_BLOCK], A, feature_weights)
+            _weighted_sq_distances(P[rows], A, feature_weights)
             if distances is None
-            else distances[start : start + _ROW_BLOCK]
+            else distances[rows]
         )
         if closed_form:
-            lam, Z = _nearest_anchor_graph(D, n_neighbors, n_threads)
-        else:
-            lam = _adaptive_regularisation(D, n_neighbors, scale)
-            Z = _sparse_rows(_solve_graph(D, lam, n_threads))
-        blocks.append(Z)
-        lams.append(lam)
-    if len(blocks) == 1:
-        return lams[0], blocks[0]
+            return _nearest_anchor_graph(D, n_neighbors, 1)
+        lam = _adaptive_regularisation(D, n_neighbors, scale)
+        return lam, _sparse_rows(_solve_graph(D, lam, 1))
+
+    parts = map_tasks(tile, row_tiles(P.shape[0]), n_threads)
+    if len(parts) == 1:
+        return parts[0]
+    lams, blocks = zip(*parts, strict=True)
     return np.concatenate(lams), sp.vstack(blocks, format="csr")
 
 
@@ -407,17 +450,17 @@ def _fixed_scale(fixed_weights):
     return 1.0 / (omega.size**2 * omega)
 
 
-def _seed_level(below, size, rng, fixed_scale, view_slices, n_features, keep=None):
+def _seed_level(below, size, rng, fixed_scale, view_slices, n_features, keep=None, n_threads=1):
     """``(A, scale, seeding)``: a level's anchors, k-means++ seeds among the points ``below``.
 
     The seeding distances weight the views by the fixed view weights (``fixed_scale``
     from :func:`_fixed_scale`); ``scale`` is a copy of ``fixed_scale`` and ``seeding``
-    the per-feature weights; ``keep`` is passed to :func:`_kmeanspp_seeds`.
+    the per-feature weights; ``keep`` and ``n_threads`` are passed to :func:`_kmeanspp_seeds`.
     """
     uniform = np.full(len(view_slices), 1.0 / len(view_slices))
     scale = fixed_scale.copy()
     seeding = _feature_weights(uniform, scale, view_slices, n_features)
-    seeds = _kmeanspp_seeds(below, size, rng, seeding, keep=keep)
+    seeds = _kmeanspp_seeds(below, size, rng, seeding, keep=keep, n_threads=n_threads)
     return np.array(below[seeds], dtype=np.float64), scale, seeding
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from mvlearn_ext.utils._numba import jit
 
-__all__ = ["indicator_sweeps", "smallest_in_gram_rows", "smallest_in_rows"]
+__all__ = ["d2_seeds_from_gram", "indicator_sweeps", "smallest_in_gram_rows", "smallest_in_rows"]
 
 
 @jit
@@ -169,3 +169,44 @@ def smallest_in_gram_rows(G, sq, count):
             columns[i, c] = where[c]
         tied[i] = best[count - 1] == best[count]
     return columns, tied
+
+
+@jit
+def d2_seeds_from_gram(G, norms, first, uniforms):
+    """Rows chosen by D^2 sampling, reading the squared distances from the Gram matrix.
+
+    ``G`` is ``P P^T`` (n x n, symmetric) and ``norms`` its diagonal; seed 0 is
+    ``first``, and seed ``s`` is drawn with ``uniforms[s - 1]``: the first row
+    whose running sum of the squared distances to the nearest seed reaches
+    ``uniforms[s - 1]`` times their total (the next row not yet chosen on
+    rounding ties). Each distance is rounded as ``max((norms_j - 2 G_ij) +
+    norms_i, 0)``. Stops early when every distance is 0 (every row coincides
+    with a seed). Returns the chosen rows, at most ``uniforms.size + 1``.
+    """
+    n = norms.size
+    chosen = np.empty(uniforms.size + 1, dtype=np.int64)
+    chosen[0] = first
+    closest = np.empty(n)
+    for j in range(n):
+        closest[j] = max((norms[j] - 2.0 * G[first, j]) + norms[first], 0.0)
+    closest[first] = 0.0
+    cumulative = np.empty(n)
+    count = 1
+    for s in range(uniforms.size):
+        total = 0.0
+        for j in range(n):
+            total += closest[j]
+            cumulative[j] = total
+        if total <= 0.0:
+            break
+        index = min(np.searchsorted(cumulative, uniforms[s] * total), n - 1)
+        while closest[index] <= 0.0:  # rounding put us on a chosen row
+            index = (index + 1) % n
+        for j in range(n):
+            d = max((norms[j] - 2.0 * G[index, j]) + norms[index], 0.0)
+            if d < closest[j]:
+                closest[j] = d
+        chosen[count] = index
+        count += 1
+        closest[index] = 0.0
+    return chosen[:count]

@@ -83,7 +83,7 @@ from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster._kernels import smallest_in_gram_rows
 from mvlearn_ext.cluster._preprocessing import constant_columns
-from mvlearn_ext.utils._threads import single_threaded_pools
+from mvlearn_ext.utils._threads import map_tasks
 
 __all__ = ["ViewWeights", "fit_view_weights"]
 
@@ -219,19 +219,22 @@ def _kmeans_once(X, n_clusters, seed, n_iter=_LLOYD_ITER):
     return labels, within
 
 
-def _structure(views, withins, n_clusters, seed):
+def _structure(views, withins, n_clusters, seed, n_threads=1):
     """``c_v`` of every view: its k-means within-cluster share against its Gaussian twin's."""
-    structure = np.zeros(len(views))
-    for v, (X, within) in enumerate(zip(views, withins, strict=True)):
+
+    def score(pair):
+        X, within = pair
         if within is None:
-            continue
+            return 0.0
         twin = _gaussian_twin(X, seed)
         _, within_ref = _kmeans(twin, n_clusters, seed)
         total = float(np.einsum("ij,ij->", X, X))
         total_ref = float(np.einsum("ij,ij->", twin, twin))
         if within_ref > 0.0 and total > 0.0:
-            structure[v] = max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
-    return structure
+            return max(0.0, 1.0 - (within / total) / (within_ref / total_ref))
+        return 0.0
+
+    return np.array(map_tasks(score, zip(views, withins, strict=True), n_threads))
 
 
 def _gaussian_twin(X, seed):
@@ -347,6 +350,7 @@ def fit_view_weights(
     tolerance=DEFAULT_QUALITY_TOLERANCE,
     random_state=None,
     keep=None,
+    n_threads=1,
 ):
     """Label-free simplex weights of the views (see the module docstring).
 
@@ -373,6 +377,9 @@ def fit_view_weights(
         Receives under ``"neighbours"`` the ``n_neighbors``-nearest-neighbour indices
         of the scored rows in each standardised view (None for a view with no
         non-constant column), for a caller that needs the same neighbourhoods.
+    n_threads : int, default=1
+        Views scored at once (:func:`~mvlearn_ext.utils._threads.map_tasks`); the
+        weights do not depend on it.
 
     Returns
     -------
@@ -412,19 +419,13 @@ def fit_view_weights(
             uniform, np.zeros(n_views), np.eye(n_views), np.ones(n_views), np.ones(n_views), rows
         )
 
-    labels, neighbours, withins = [], [], []
-    # Small, thin problems: threads (BLAS and k-means' OpenMP) only cost here.
-    with single_threaded_pools():
-        for X in views:
-            if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
-                labels.append(np.zeros(s, dtype=np.intp))
-                neighbours.append(np.tile(np.arange(1, nn + 1), (s, 1)) % s)
-                withins.append(None)
-                continue
-            lab, within = _kmeans(X, k, seed)
-            labels.append(lab)
-            withins.append(within)
-            neighbours.append(_neighbours(X, nn))
+    def score_view(X):
+        if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
+            return np.zeros(s, dtype=np.intp), None, np.tile(np.arange(1, nn + 1), (s, 1)) % s
+        return (*_kmeans(X, k, seed), _neighbours(X, nn))
+
+    # One task per view; threads inside a view (BLAS, k-means' OpenMP) only cost here.
+    labels, withins, neighbours = zip(*map_tasks(score_view, views, n_threads), strict=True)
 
     constant = [X.shape[1] == 0 for X in views]
     if keep is not None:
@@ -468,8 +469,7 @@ def fit_view_weights(
     else:
         # No cross-view evidence: the structure score, squared (see the module notes).
         reliability = np.ones(n_views)
-        with single_threaded_pools():
-            structure = _structure(views, withins, k, seed)
+        structure = _structure(views, withins, k, seed, n_threads)
         score = structure**2
     redundancy = redundant.sum(axis=1)
     score /= redundancy

@@ -20,7 +20,11 @@ same rules:
 
 With these rules, and kernels that never reduce across threads in a
 thread-dependent order, the same seed gives the same bits on any thread
-count (the tests in ``tests/test_thread_invariance.py``).
+count (the tests in ``tests/test_thread_invariance.py``). Python-level work
+that splits into independent pieces (the tiles of rows of :func:`row_tiles`,
+one task per view) runs on ``n_jobs`` threads through :func:`map_tasks`: the
+pieces do not depend on the thread count, and each runs single-threaded, so
+neither do the bits of the result.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
@@ -37,8 +42,11 @@ from mvlearn_ext.utils._numba import numba_threads
 
 __all__ = [
     "N_JOBS_CONSTRAINT",
+    "ROW_TILE",
     "fit_threads",
+    "map_tasks",
     "numba_threads",
+    "row_tiles",
     "single_threaded_pools",
     "with_single_threaded_pools",
 ]
@@ -50,6 +58,10 @@ N_JOBS_CONSTRAINT = [
     Interval(Integral, 1, None, closed="left"),
     None,
 ]
+
+#: Rows per tile of :func:`row_tiles`: enough for a tile's matrix products to run
+#: at full speed, few enough that two threads share the rows of a 500-sample data set.
+ROW_TILE = 256
 
 _controllers: dict = {}
 
@@ -105,3 +117,31 @@ def fit_threads(n_jobs, *, name="n_jobs"):
     n = effective_n_jobs(n_jobs, name=name)
     with single_threaded_pools(), numba_threads(n):
         yield n
+
+
+def row_tiles(n_rows, tile=ROW_TILE):
+    """Slices of near-equal length, at most ``tile`` rows each, covering ``range(n_rows)``.
+
+    The tiles depend on ``n_rows`` and ``tile`` alone, never on a thread count.
+    """
+    n_tiles = max(1, -(-int(n_rows) // tile))
+    bounds = [i * int(n_rows) // n_tiles for i in range(n_tiles + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def map_tasks(func, items, n_threads):
+    """``[func(item) for item in items]``, run on up to ``n_threads`` threads, in order.
+
+    The BLAS and OpenMP pools run on one thread meanwhile (each task is
+    single-threaded), so a result assembled from the tasks' outputs is the same
+    bits whatever ``n_threads``, provided the tasks are independent and ``func``
+    does not itself depend on the thread count. ``func`` releases the GIL in
+    its NumPy, BLAS and compiled calls; pure-Python work gains nothing.
+    """
+    items = list(items)
+    n_threads = min(int(n_threads or 1), len(items))
+    with single_threaded_pools():
+        if n_threads <= 1:
+            return [func(item) for item in items]
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            return list(pool.map(func, items))

@@ -18,6 +18,7 @@ from mvlearn_ext.cluster._common import (
     squared_view_weights,
 )
 from mvlearn_ext.cluster._kernels import (
+    d2_seeds_from_gram,
     indicator_sweeps,
     smallest_in_gram_rows,
     smallest_in_rows,
@@ -263,6 +264,38 @@ def test_smallest_in_gram_rows_are_the_nearest_other_rows(n, d, seed):
     np.testing.assert_array_equal(columns, expected)
     np.testing.assert_array_equal(tied, expected_tied)
     assert not np.any(columns == np.arange(n)[:, None])  # never a row itself
+
+
+def _d2_seeds_reference(G, norms, first, uniforms):
+    """D^2 sampling written plainly over the full distance matrix."""
+    D = np.maximum((norms[None, :] - 2.0 * G) + norms[:, None], 0.0)
+    chosen = [first]
+    closest = D[first].copy()
+    closest[first] = 0.0
+    for u in uniforms:
+        cumulative = np.cumsum(closest)
+        if cumulative[-1] <= 0.0:
+            break
+        index = min(int(np.searchsorted(cumulative, u * cumulative[-1])), len(norms) - 1)
+        while closest[index] <= 0.0:
+            index = (index + 1) % len(norms)
+        closest = np.minimum(closest, D[index])
+        closest[index] = 0.0
+        chosen.append(index)
+    return chosen
+
+
+@settings(max_examples=40)
+@given(n=st.integers(2, 30), d=st.integers(1, 4), seed=seeds)
+def test_d2_seeds_from_gram_follow_the_plain_rule(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, d)).astype(np.float64)  # repeated rows: early stops
+    G = X @ X.T
+    first = int(rng.integers(n))
+    uniforms = rng.uniform(size=int(rng.integers(0, n)))
+    chosen = d2_seeds_from_gram(G, G.diagonal().copy(), first, uniforms)
+    assert chosen.tolist() == _d2_seeds_reference(G, G.diagonal().copy(), first, uniforms)
+    assert np.unique(X[chosen], axis=0).shape[0] == chosen.size  # never a repeated point
 
 
 @pytest.mark.parametrize("scaled", [True, False])

@@ -339,6 +339,21 @@ def test_gram_and_pass_per_seed_kmeanspp_agree():
     assert sorted(y[_kmeanspp_seeds(far, 6, np.random.RandomState(2))]) == list(range(6))
 
 
+def test_kmeanspp_on_repeated_rows_stops_drawing_and_fills_with_unused_rows():
+    # 5 distinct rows, 12 seeds: after 5 seeds every distance is 0, the draws stop and
+    # the remaining seeds are the first unused rows; both paths leave the random state
+    # at the same place (the Gram path draws its uniforms at once, then rewinds).
+    # Small integers: every inner product is exact, so repeated rows are at distance 0.
+    P = np.repeat(np.random.RandomState(0).randint(-5, 6, (5, 8)).astype(float), 20, axis=0)
+    states = [np.random.RandomState(3) for _ in range(2)]
+    gram = _kmeanspp_seeds(P, 12, states[0])
+    passes = _kmeanspp_seeds(P, 12, states[1], gram_rows=0)
+    np.testing.assert_array_equal(gram, passes)
+    assert np.unique(P[gram[:5]], axis=0).shape[0] == 5
+    assert np.unique(gram).size == 12
+    assert states[0].uniform() == states[1].uniform()
+
+
 def test_seeding_hands_the_first_graph_the_distances_to_the_seeds():
     # With the Gram matrix over every row, the seeding keeps the weighted distances of
     # every row to the seeds, which the first graph of the anchors at the seeds needs.

@@ -24,7 +24,7 @@ in the same script: ``--variant NAME=HAGMVC:key=value,...``.
 
 ``--timing`` also times HAGMVC and DRMC on Handwritten against the 10-NN spectral
 clustering of the balanced concatenation (scikit-learn), median of 5 fits each,
-interleaved: once with BLAS on one thread, once with BLAS as installed (there
+interleaved in an order that turns by one method per repeat: once with BLAS on one thread, once with BLAS as installed (there
 scikit-learn may use every core; HAGMVC and DRMC keep BLAS on one thread inside
 ``fit`` in both, so that their labels do not depend on the thread count), each
 with the default ``n_jobs=None`` (one thread) and with ``n_jobs=-1`` (every core).
@@ -238,10 +238,13 @@ def _timing(repeats):
     times = {name: [] for name in fits}
     for fit in fits.values():  # warm-up (imports, Numba compilation)
         fit(0)
+    names = list(fits)
     for seed in range(repeats):
-        for name, fit in fits.items():
+        # The order turns by one method per repeat, so that no method always runs right
+        # after the same one (a fit can be slower right after another's threads ran).
+        for name in names[seed % len(names) :] + names[: seed % len(names)]:
             t0 = time.perf_counter()
-            fit(seed)
+            fits[name](seed)
             times[name].append(time.perf_counter() - t0)
     medians = {name: float(np.median(t)) for name, t in times.items()}
     return dict(

@@ -16,6 +16,7 @@ degree-regularised projection and the spectral rotation from
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +57,7 @@ from mvlearn_ext.cluster._view_weights import (
     _standardised,
 )
 from mvlearn_ext.utils._progress import log_message
+from mvlearn_ext.utils._threads import map_tasks
 
 #: Stop the feedback when the weights move by less than this (L1 norm).
 _WEIGHT_TOL = 1e-3
@@ -457,11 +459,23 @@ def fit_drmc(
             )
         )  # fmt: skip
     joint, views = _scaled_joint(rows_of(kmeans_rows), means, scales, factors)
-    anchors, reference = _initial_anchors(
-        views, joint, n_anchors, align_anchors, kmeans_seed, n_neighbors, n_threads
-    )
-    view_graphs = None
-    if learn:
+
+    # The graphs of the scores on random anchors do not need the k-means anchors: on
+    # two or more threads they are built beside the anchor k-means.
+    beside = learn and not align_anchors and tile_threads > 1
+    tasks = [
+        partial(_initial_anchors, views, joint, n_anchors, align_anchors, kmeans_seed,
+                n_neighbors, n_threads),
+    ]  # fmt: skip
+    if beside:
+        tasks.append(
+            partial(_view_graphs, views, None, n_anchors, kmeans_seed, n, n_neighbors, subsample,
+                    tile_threads - 1)
+        )  # fmt: skip
+    done = map_tasks(lambda task: task(), tasks, len(tasks))
+    anchors, reference = done[0]
+    view_graphs = done[1] if beside else None
+    if learn and not beside:
         own = anchors if align_anchors else None
         view_graphs = _view_graphs(
             views, own, n_anchors, kmeans_seed, n, n_neighbors, subsample, tile_threads

@@ -183,6 +183,7 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None, n_
     m = anchors[0].shape[0]
     k = min(n_neighbors, m - 1) if m > 1 else 1
     sq_anchors = [np.einsum("ij,ij->i", A, A) for A in anchors]
+    minus_twice = [-2.0 * A.T for A in anchors]
     joint_cols = np.empty((n, k), dtype=np.int64)
     joint_w = np.empty((n, k))
     view_cols = [np.empty((n, k), dtype=np.int64) for _ in Xs] if per_view else None
@@ -190,11 +191,11 @@ def _anchor_graphs(Xs, anchors, ratios, *, per_view, n_neighbors, cache=None, n_
 
     def tile(rows):
         D = np.zeros((rows.stop - rows.start, m))
-        for v, (X, A, a2, r) in enumerate(zip(Xs, anchors, sq_anchors, ratios, strict=True)):
+        for v, (X, A2, a2, r) in enumerate(zip(Xs, minus_twice, sq_anchors, ratios, strict=True)):
             Dv = None if cache is None else cache.get((rows.start, v))
             if Dv is None:
                 block = X[rows]
-                Dv = block @ (-2.0 * A.T)
+                Dv = block @ A2
                 Dv += np.einsum("ij,ij->i", block, block)[:, None]
                 Dv += a2[None, :]
                 np.maximum(Dv, 0.0, out=Dv)

@@ -129,7 +129,7 @@ def _kmeanspp_seeds(
     the spread of the seeds' potential but not the clustering accuracy here, at a
     cost that grows with the number of draws.
 
-    O(n * n_seeds * d), no n x n matrix. Seeds are rows of ``P``, so anchors
+    Seeds are rows of ``P``, so anchors
     initialised from them are points of the level below. Above
     ``max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * n_seeds)`` rows the seeding
     runs on a uniform random subset of that size (as scikit-learn's
@@ -138,9 +138,12 @@ def _kmeanspp_seeds(
     view weights reach the seeding: a zero-weight view does not move it).
 
     Up to ``gram_rows`` rows the inner products come from the Gram matrix
-    ``P P^T`` (:func:`_gram`, on ``n_threads`` threads), instead of one
-    matrix-vector pass over ``P`` per seed (memory-bound on wide views). The
-    distances, and so the seeds, are the same either way (up to rounding).
+    ``P P^T`` (:func:`_gram`, on ``n_threads`` threads; O(n^2 d) time, n^2
+    floats), and the draws run in a compiled loop
+    (:func:`~mvlearn_ext.cluster._kernels.d2_seeds_from_gram`); above, from one
+    matrix-vector pass over ``P`` per seed (O(n * n_seeds * d), no n x n matrix;
+    memory-bound on wide views). The distances, and so the seeds, are the same
+    either way (up to rounding).
 
     ``keep``, a dict, receives under ``"distances"`` the weighted squared distances
     of every row to the seeds (``_weighted_sq_distances(P, P[seeds], w)``, the

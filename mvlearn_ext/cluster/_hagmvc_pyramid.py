@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._kernels import d2_seeds_from_gram
+from mvlearn_ext.cluster._kernels import d2_pick, d2_seeds_from_gram, d2_total, d2_update
 from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import map_tasks, row_tiles
@@ -188,32 +188,23 @@ def _kmeanspp_seeds(
 def _d2_seeds_by_passes(P, n_seeds, rng):
     """:func:`~mvlearn_ext.cluster._kernels.d2_seeds_from_gram` with one pass over ``P`` per seed.
 
-    The same draws from ``rng`` and the same rule; the inner products are
-    ``P p_i`` instead of rows of the Gram matrix. Returns the chosen rows as a list.
+    The same draws from ``rng`` and the same rule (its compiled steps); the inner
+    products are ``P p_i`` instead of rows of the Gram matrix. Returns the chosen
+    rows as a list.
     """
     n = P.shape[0]
     norms = np.einsum("ij,ij->i", P, P)
     first = int(rng.randint(n))
     chosen = [first]
-    closest = np.maximum(norms - 2.0 * (P @ P[first]) + norms[first], 0.0)
-    closest[first] = 0.0
-    cumulative, distance = np.empty(n), np.empty(n)  # buffers of the loop
+    closest, cumulative = np.full(n, np.inf), np.empty(n)
+    d2_update(closest, norms, P @ P[first], first)
     for _ in range(1, n_seeds):
-        np.cumsum(closest, out=cumulative)
-        total = cumulative[-1]
+        total = d2_total(closest, cumulative)
         if total <= 0.0:
             break
-        index = min(int(np.searchsorted(cumulative, rng.uniform() * total)), n - 1)
-        while closest[index] <= 0.0:  # rounding put us on a chosen row
-            index = (index + 1) % n
-        # norms - 2 <p, p_index> + norms[index], floored at 0, in place
-        np.multiply(P @ P[index], 2.0, out=distance)
-        np.subtract(norms, distance, out=distance)
-        distance += norms[index]
-        np.maximum(distance, 0.0, out=distance)
-        np.minimum(closest, distance, out=closest)
-        chosen.append(index)
-        closest[index] = 0.0
+        index = d2_pick(closest, cumulative, rng.uniform() * total)
+        d2_update(closest, norms, P @ P[index], index)
+        chosen.append(int(index))
     return chosen
 
 
@@ -259,12 +250,20 @@ def _distances_from_gram(gram, Pw, seeds):
 def _weighted_sq_distances(P, A, feature_weights):
     """``D[i, j] = sum_f w_f (P[i, f] - A[j, f])^2``, shape (n_points, n_anchors)."""
     root = np.sqrt(feature_weights)
-    Pw = P * root
     Aw = A * root
+    return _sq_distances_to(P * root, Aw, np.einsum("ij,ij->i", Aw, Aw))
+
+
+def _sq_distances_to(Pw, Aw, anchor_sq):
+    """Squared distances of the weighted rows ``Pw`` to the weighted anchors ``Aw``.
+
+    ``anchor_sq`` holds the squared norms of ``Aw``'s rows, so that a caller that
+    goes through many tiles of rows weighs the anchors once.
+    """
     D = Pw @ Aw.T
     D *= -2.0
     D += np.einsum("ij,ij->i", Pw, Pw)[:, None]
-    D += np.einsum("ij,ij->i", Aw, Aw)[None, :]
+    D += anchor_sq[None, :]
     np.maximum(D, 0.0, out=D)
     return D
 
@@ -352,10 +351,13 @@ def _graph_step(P, A, feature_weights, n_neighbors, scale, n_threads, distances=
     ``distances``: the weighted squared distances of ``P`` to ``A``, when known.
     """
     closed_form = scale == 1.0 and min(n_neighbors, A.shape[0] - 1) >= 1
+    root = np.sqrt(feature_weights)
+    Aw = A * root
+    anchor_sq = np.einsum("ij,ij->i", Aw, Aw)
 
     def tile(rows):
         D = (
-            _weighted_sq_distances(P[rows], A, feature_weights)
+            _sq_distances_to(P[rows] * root, Aw, anchor_sq)
             if distances is None
             else distances[rows]
         )

@@ -11,7 +11,15 @@ import numpy as np
 
 from mvlearn_ext.utils._numba import jit
 
-__all__ = ["d2_seeds_from_gram", "indicator_sweeps", "smallest_in_gram_rows", "smallest_in_rows"]
+__all__ = [
+    "d2_pick",
+    "d2_seeds_from_gram",
+    "d2_total",
+    "d2_update",
+    "indicator_sweeps",
+    "smallest_in_gram_rows",
+    "smallest_in_rows",
+]
 
 
 @jit
@@ -171,42 +179,64 @@ def smallest_in_gram_rows(G, sq, count):
     return columns, tied
 
 
+@jit(inline="always")
+def d2_update(closest, norms, inner, index):
+    """Lower ``closest`` to the squared distances to row ``index``, in place; 0 at ``index``.
+
+    ``inner`` holds the inner products of every row with row ``index`` and ``norms``
+    the rows' squared norms; each distance is rounded as ``max((norms_j - 2
+    inner_j) + norms_index, 0)``. Started from ``+inf``, it gives the distances.
+    """
+    for j in range(closest.size):
+        d = max((norms[j] - 2.0 * inner[j]) + norms[index], 0.0)
+        if d < closest[j]:
+            closest[j] = d
+    closest[index] = 0.0
+
+
+@jit(inline="always")
+def d2_total(closest, cumulative):
+    """The running sum of ``closest`` into ``cumulative``; returns the total."""
+    total = 0.0
+    for j in range(closest.size):
+        total += closest[j]
+        cumulative[j] = total
+    return total
+
+
+@jit(inline="always")
+def d2_pick(closest, cumulative, threshold):
+    """The first row whose running sum reaches ``threshold``, skipping rows at distance 0."""
+    n = closest.size
+    index = min(np.searchsorted(cumulative, threshold), n - 1)
+    while closest[index] <= 0.0:  # rounding put us on a chosen row
+        index = (index + 1) % n
+    return index
+
+
 @jit
 def d2_seeds_from_gram(G, norms, first, uniforms):
-    """Rows chosen by D^2 sampling, reading the squared distances from the Gram matrix.
+    """Rows chosen by D^2 sampling, reading the inner products from the Gram matrix.
 
     ``G`` is ``P P^T`` (n x n, symmetric) and ``norms`` its diagonal; seed 0 is
-    ``first``, and seed ``s`` is drawn with ``uniforms[s - 1]``: the first row
-    whose running sum of the squared distances to the nearest seed reaches
-    ``uniforms[s - 1]`` times their total (the next row not yet chosen on
-    rounding ties). Each distance is rounded as ``max((norms_j - 2 G_ij) +
-    norms_i, 0)``. Stops early when every distance is 0 (every row coincides
-    with a seed). Returns the chosen rows, at most ``uniforms.size + 1``.
+    ``first``, and seed ``s`` is :func:`d2_pick` at ``uniforms[s - 1]`` times the
+    total squared distance to the nearest seed (:func:`d2_total`,
+    :func:`d2_update`). Stops early when every distance is 0 (every row
+    coincides with a seed). Returns the chosen rows, at most ``uniforms.size + 1``.
     """
     n = norms.size
     chosen = np.empty(uniforms.size + 1, dtype=np.int64)
     chosen[0] = first
-    closest = np.empty(n)
-    for j in range(n):
-        closest[j] = max((norms[j] - 2.0 * G[first, j]) + norms[first], 0.0)
-    closest[first] = 0.0
+    closest = np.full(n, np.inf)
+    d2_update(closest, norms, G[first], first)
     cumulative = np.empty(n)
     count = 1
     for s in range(uniforms.size):
-        total = 0.0
-        for j in range(n):
-            total += closest[j]
-            cumulative[j] = total
+        total = d2_total(closest, cumulative)
         if total <= 0.0:
             break
-        index = min(np.searchsorted(cumulative, uniforms[s] * total), n - 1)
-        while closest[index] <= 0.0:  # rounding put us on a chosen row
-            index = (index + 1) % n
-        for j in range(n):
-            d = max((norms[j] - 2.0 * G[index, j]) + norms[index], 0.0)
-            if d < closest[j]:
-                closest[j] = d
+        index = d2_pick(closest, cumulative, uniforms[s] * total)
+        d2_update(closest, norms, G[index], index)
         chosen[count] = index
         count += 1
-        closest[index] = 0.0
     return chosen[:count]

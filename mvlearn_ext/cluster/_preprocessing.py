@@ -11,11 +11,11 @@ __all__ = [
     "apply_view_scaling",
     "constant_columns",
     "first_row_if_identical",
-    "samples_identical",
-    "warn_if_samples_identical",
     "fit_view_scaling",
+    "samples_identical",
     "stack_scaled_views",
     "view_statistics",
+    "warn_if_samples_identical",
 ]
 
 

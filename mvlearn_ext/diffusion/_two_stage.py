@@ -457,12 +457,12 @@ def stack_pairs(pairs):
     """
     if not isinstance(pairs, (list, tuple)) or len(pairs) == 0:
         raise ValueError("pairs must be a non-empty list of (C, X) pairs")
-    C = np.vstack([np.asarray(Ck, dtype=np.float64).reshape(-1, 1) for Ck, _ in pairs])
+    Cs = [np.asarray(Ck, dtype=np.float64).reshape(-1, 1) for Ck, _ in pairs]
+    C = np.vstack(Cs)
     X = np.vstack([np.asarray(Xk, dtype=np.float64) for _, Xk in pairs])
     if len(C) != len(X):
         raise ValueError(f"pairs hold {len(C)} conditions but {len(X)} samples")
-    sizes = [len(np.asarray(Ck)) for Ck, _ in pairs]
-    return C, X, np.repeat(np.arange(len(pairs), dtype=np.intp), sizes)
+    return C, X, np.repeat(np.arange(len(pairs), dtype=np.intp), [len(Ck) for Ck in Cs])
 
 
 def two_stage_polynomial(

@@ -14,12 +14,10 @@ with the units (``gate_permutation``).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from mvlearn_ext.utils._validation import check_rng
+from mvlearn_ext.utils._validation import check_count, check_rng
 
 __all__ = [
     "balanced_assignment",
@@ -32,12 +30,6 @@ __all__ = [
     "should_regroup",
     "unit_gradient_vectors",
 ]
-
-
-def _check_int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
@@ -86,7 +78,7 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
         raise ValueError(f"weight must be 2-D (n_out, n_in), got shape {W.shape}")
     if not np.all(np.isfinite(W)):
         raise ValueError("weight contains NaN or inf")
-    K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
+    K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
     if K * r > min(W.shape):
         raise ValueError(f"n_experts * rank = {K * r} exceeds min(weight.shape) = {min(W.shape)}")
     alpha = float(r if lora_alpha is None else lora_alpha)
@@ -217,7 +209,7 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     [0, 0, 1, 1]
     """
     X, C = np.asarray(vectors, dtype=np.float64), np.asarray(centroids, dtype=np.float64)
-    cap = _check_int(capacity, "capacity")
+    cap = check_count(capacity, "capacity", 1)
     if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1]:
         raise ValueError(f"vectors (n, d) and centroids (K, d) do not match: {X.shape}, {C.shape}")
     if X.shape[0] != C.shape[0] * cap:
@@ -282,7 +274,7 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
     ([2, 2], True)
     """
     X = np.asarray(vectors, dtype=np.float64)
-    K = _check_int(n_clusters, "n_clusters")
+    K = check_count(n_clusters, "n_clusters", 1)
     if X.ndim != 2 or X.shape[0] % K:
         raise ValueError(
             f"vectors must be 2-D with a multiple of n_clusters = {K} rows, got {X.shape}"
@@ -292,10 +284,10 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
     Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
     rng = check_rng(random_state)
     best, best_score = None, -np.inf
-    for _ in range(_check_int(n_init, "n_init")):
+    for _ in range(check_count(n_init, "n_init", 1)):
         centroids = Xu[rng.choice(X.shape[0], K, replace=False)]
         labels = None
-        for _ in range(_check_int(max_iter, "max_iter")):
+        for _ in range(check_count(max_iter, "max_iter", 1)):
             new = balanced_assignment(Xu, centroids, cap)
             if labels is not None and np.array_equal(new, labels):
                 break
@@ -344,7 +336,7 @@ def regroup_permutation(labels, n_experts, rank):
     [1, 3, 0, 2]
     """
     labels = np.asarray(labels)
-    K, r = _check_int(n_experts, "n_experts"), _check_int(rank, "rank")
+    K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
     if labels.shape != (K * r,):
         raise ValueError(f"labels must have shape ({K * r},), got {labels.shape}")
     counts = np.bincount(labels, minlength=K)

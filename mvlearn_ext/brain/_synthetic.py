@@ -9,10 +9,12 @@ imaging data and need downloads).
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils import check_random_state
+
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = ["make_phenotype_connectomes", "make_routed_connectomes"]
 
@@ -23,11 +25,9 @@ def _check_generator_args(ints, floats, noise, label_noise, path_range):
     ``ints`` is ``[(name, value, minimum)]``, ``floats`` is ``[(name, value)]``.
     """
     for name, value, low in ints:
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        check_count(value, name, low)
     for name, value in floats:
-        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
-            raise ValueError(f"{name} must be a finite float, got {value!r}")
+        check_real(value, name)
     if noise < 0:
         raise ValueError(f"noise must be >= 0, got {noise!r}")
     if not isinstance(label_noise, Real) or not 0 <= label_noise <= 0.5:

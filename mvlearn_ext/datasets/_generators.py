@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from mvlearn_ext.datasets._base import check_seed_sequence
-from mvlearn_ext.utils._validation import check_count
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = ["make_multiview_blobs"]
 
@@ -30,23 +28,6 @@ def _draw_rows(rng, mu, seen, std, dtype, chunk_values=_CHUNK_VALUES):
         block += mu[seen[start:stop]]
         X[start:stop] = block
     return X
-
-
-def _check_real(value, name, low, high):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
-        )
-    value = float(value)
-    if not (np.isfinite(value) and low <= value <= high):
-        if np.isfinite(high):
-            bounds = f"finite and in [{low:g}, {high:g}]"
-        elif np.isfinite(low):
-            bounds = f"finite and >= {low:g}"
-        else:
-            bounds = "a finite number"
-        raise ValueError(f"{name} must be {bounds}, got {value!r}")
-    return value
 
 
 def _per_view(value, name, n_views, check):
@@ -237,17 +218,15 @@ def make_multiview_blobs(
     n_views = check_count(n_views, "n_views", 1)
     n_clusters = check_count(n_clusters, "n_clusters", 1)
     features = _per_view(n_features, "n_features", n_views, lambda v, n: check_count(v, n, 1))
-    stds = _per_view(
-        cluster_std, "cluster_std", n_views, lambda v, n: _check_real(v, n, 0.0, np.inf)
-    )
+    stds = _per_view(cluster_std, "cluster_std", n_views, lambda v, n: check_real(v, n, low=0.0))
     fractions = _per_view(
-        informative, "informative", n_views, lambda v, n: _check_real(v, n, 0.0, 1.0)
+        informative, "informative", n_views, lambda v, n: check_real(v, n, low=0.0, high=1.0)
     )
-    noises = _per_view(noise, "noise", n_views, lambda v, n: _check_real(v, n, 0.0, 1.0))
+    noises = _per_view(noise, "noise", n_views, lambda v, n: check_real(v, n, low=0.0, high=1.0))
     if isinstance(center_box, (str, bytes)) or np.ndim(center_box) != 1 or len(center_box) != 2:
         raise ValueError(f"center_box must be a pair (low, high), got {center_box!r}")
-    low = _check_real(center_box[0], "center_box[0]", -np.inf, np.inf)
-    high = _check_real(center_box[1], "center_box[1]", -np.inf, np.inf)
+    low = check_real(center_box[0], "center_box[0]")
+    high = check_real(center_box[1], "center_box[1]")
     if not low < high:
         raise ValueError(f"center_box must satisfy low < high, got {center_box!r}")
     for name, value in (("shuffle", shuffle), ("return_centers", return_centers)):

@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
+from mvlearn_ext.utils._validation import check_count
+
 __all__ = ["make_digit_experts"]
 
 
@@ -163,11 +165,11 @@ def make_digit_experts(
     from threadpoolctl import threadpool_limits
 
     tasks = _check_tasks(tasks)
-    width = _check_count(width, "width", 1)
-    n_layers = _check_count(n_layers, "n_layers", 1)
-    pretrain_steps = _check_count(pretrain_steps, "pretrain_steps", 0)
-    probe_steps = _check_count(probe_steps, "probe_steps", 0)
-    finetune_steps = _check_count(finetune_steps, "finetune_steps", 0)
+    width = check_count(width, "width", 1)
+    n_layers = check_count(n_layers, "n_layers", 1)
+    pretrain_steps = check_count(pretrain_steps, "pretrain_steps", 0)
+    probe_steps = check_count(probe_steps, "probe_steps", 0)
+    finetune_steps = check_count(finetune_steps, "finetune_steps", 0)
     if not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
         raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):

@@ -10,7 +10,7 @@ condition is ``c ~ U[low, high]`` and each task ``k`` has a target
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -191,8 +191,7 @@ def make_toy_tasks(
         ("n_unpaired", n_unpaired, 0),
         ("n_test", n_test, 1),
     ):
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+        check_count(v, name, lo)
     if isinstance(tasks, str):
         raise TypeError("tasks must be a sequence of task names, not a single string")
     tasks = tuple(tasks)

@@ -28,6 +28,8 @@ import numpy as np
 from numpy.polynomial import legendre
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.utils._validation import check_count
+
 __all__ = [
     "PolynomialGaussian",
     "fit_polynomial_gaussian",
@@ -65,9 +67,8 @@ def simplex_weights(n_tasks, n_points=11):
     >>> simplex_weights(2, 3).tolist()
     [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
     """
-    for name, v, lo in (("n_tasks", n_tasks, 1), ("n_points", n_points, 2)):
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+    n_tasks = check_count(n_tasks, "n_tasks", 1)
+    n_points = check_count(n_points, "n_points", 2)
     m = n_points - 1
     rows = [c for c in itertools.product(range(m + 1), repeat=n_tasks - 1) if sum(c) <= m]
     W = np.array([[*c, m - sum(c)] for c in rows], dtype=np.float64) / m

@@ -37,7 +37,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -52,6 +51,7 @@ from mvlearn_ext.rl._rewards import (
     similarity_reward,
 )
 from mvlearn_ext.utils._progress import log_message
+from mvlearn_ext.utils._validation import check_count, check_real
 
 __all__ = [
     "REWRITE_PATTERN",
@@ -65,22 +65,6 @@ __all__ = [
 
 #: A well-formed rewrite: a non-empty token list inside the rewrite tag.
 REWRITE_PATTERN = re.compile(r"^<rewrite>\s*\S.*</rewrite>$", re.S)
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, name, low, high=np.inf, *, low_open=False):
-    ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must be a float in {bracket}{low}, {high}], got {value!r}")
-    return float(value)
 
 
 def _unit(X):
@@ -189,26 +173,26 @@ def make_shifted_retrieval(
     >>> data.items.shape, data.train_queries.shape, data.n_actions
     ((60, 64), (135, 4), 6)
     """
-    n_items = _check_int(n_items, "n_items", 2)
-    n_native = _check_int(n_native, "n_native", 2)
-    n_stop = _check_int(n_stop, "n_stop", 1)
-    n_hubs = _check_int(n_hubs, "n_hubs", 1)
-    item_len = _check_int(item_len, "item_len", 1)
-    query_len = _check_int(query_len, "query_len", 1)
-    n_candidates = _check_int(n_candidates, "n_candidates", 1)
-    dim = _check_int(dim, "dim", 2)
-    queries_per_item = _check_int(queries_per_item, "queries_per_item", 1)
+    n_items = check_count(n_items, "n_items", 2)
+    n_native = check_count(n_native, "n_native", 2)
+    n_stop = check_count(n_stop, "n_stop", 1)
+    n_hubs = check_count(n_hubs, "n_hubs", 1)
+    item_len = check_count(item_len, "item_len", 1)
+    query_len = check_count(query_len, "query_len", 1)
+    n_candidates = check_count(n_candidates, "n_candidates", 1)
+    dim = check_count(dim, "dim", 2)
+    queries_per_item = check_count(queries_per_item, "queries_per_item", 1)
     if item_len > n_native:
         raise ValueError(f"item_len={item_len} exceeds n_native={n_native}")
     if query_len > item_len:
         raise ValueError(f"query_len={query_len} exceeds item_len={item_len}")
     if n_candidates > n_native:
         raise ValueError(f"n_candidates={n_candidates} exceeds n_native={n_native}")
-    alias_overlap = _check_real(alias_overlap, "alias_overlap", 0.0, 1.0)
+    alias_overlap = check_real(alias_overlap, "alias_overlap", low=0.0, high=1.0)
     if alias_overlap == 1.0:
         raise ValueError("alias_overlap must be below 1 (1 makes aliases native tokens)")
-    anisotropy = _check_real(anisotropy, "anisotropy", 0.0)
-    test_fraction = _check_real(test_fraction, "test_fraction", 0.0, 1.0, low_open=True)
+    anisotropy = check_real(anisotropy, "anisotropy", low=0.0)
+    test_fraction = check_real(test_fraction, "test_fraction", low=0.0, high=1.0, low_open=True)
     n_test_items = int(round(test_fraction * n_items))
     if not 1 <= n_test_items < n_items:
         raise ValueError(
@@ -385,7 +369,7 @@ def recall_at_k(scores, targets, k=10):
     >>> recall_at_k([[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], [0, 0], k=1)
     0.5
     """
-    k = _check_int(k, "k", 1)
+    k = check_count(k, "k", 1)
     return float(np.mean(retrieval_rank(scores, targets) <= k))
 
 
@@ -596,15 +580,15 @@ def train_rewriter(
     _check_data(data)
     if reward not in ("rank", "similarity"):
         raise ValueError(f"reward must be 'rank' or 'similarity', got {reward!r}")
-    n_steps = _check_int(n_steps, "n_steps", 0)
-    batch_size = _check_int(batch_size, "batch_size", 1)
-    group_size = _check_int(group_size, "group_size", 2)
-    n_inner = _check_int(n_inner, "n_inner", 1)
-    lr = _check_real(learning_rate, "learning_rate", 0.0, low_open=True)
-    epsilon = _check_real(epsilon, "epsilon", 0.0, 1.0, low_open=True)
-    beta = _check_real(beta, "beta", 0.0)
-    format_weight = _check_real(format_weight, "format_weight", 0.0)
-    keep_bias = _check_real(keep_bias, "keep_bias", -np.inf)
+    n_steps = check_count(n_steps, "n_steps", 0)
+    batch_size = check_count(batch_size, "batch_size", 1)
+    group_size = check_count(group_size, "group_size", 2)
+    n_inner = check_count(n_inner, "n_inner", 1)
+    lr = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
+    epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0, low_open=True)
+    beta = check_real(beta, "beta", low=0.0)
+    format_weight = check_real(format_weight, "format_weight", low=0.0)
+    keep_bias = check_real(keep_bias, "keep_bias")
     rng = check_random_state(random_state)
 
     policy = RewriterPolicy(data, keep_bias=keep_bias)

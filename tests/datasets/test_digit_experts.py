@@ -59,7 +59,7 @@ def test_seeding():
         (dict(tasks=((0,),)), "at least 2 classes"),
         (dict(tasks=()), "at least one task"),
         (dict(tasks=5), "sequence of sequences"),
-        (dict(width=0), "width must be an int >= 1"),
+        (dict(width=0), "width must be >= 1"),
         (dict(n_layers=1.5), "n_layers"),
         (dict(finetune_steps=-1), "finetune_steps"),
         (dict(learning_rate=0.0), "learning_rate must be a positive number"),

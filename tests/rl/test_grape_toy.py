@@ -195,6 +195,19 @@ def test_bad_data_parameters_are_named(kwargs, match):
         make_shifted_retrieval(**{"random_state": 0, **kwargs})
 
 
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(n_items=60.0), "n_items must be an int"),
+        (dict(dim=True), "dim must be an int"),
+        (dict(anisotropy="1"), "anisotropy must be a real number"),
+    ],
+)
+def test_wrong_types_raise_type_error(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        make_shifted_retrieval(**{"random_state": 0, **kwargs})
+
+
 def test_bad_training_input_is_named(data):
     with pytest.raises(TypeError, match="ShiftedRetrieval"):
         train_rewriter({"items": 1})

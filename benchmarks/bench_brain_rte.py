@@ -16,7 +16,8 @@ Questions:
    (quadratic): RTE MSE < 0.5 x inductive MSE.
 
 Every method runs on the same seeded data in the same run; ratios are
-reported against the baseline. Writes benchmarks/results/brain_rte.json.
+reported against the baseline. Writes benchmarks/results/brain_rte.json. The
+harnesses (data, splits, baselines) are the demo's, at the study's scale.
 
 3. PhenoBrain mechanism ablation (``--ablation``): the full model, its
    routing kernel and attention prior without FiLM, the same network with
@@ -43,25 +44,9 @@ import pathlib
 import time
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import GridSearchCV, train_test_split
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-from mvlearn_ext import brain
-from mvlearn_ext.extrapolate import (
-    CompositionalTaskExtrapolator,
-    InductiveCompositionRegressor,
-    InductiveTaskRegressor,
-    RelationalTaskExtrapolator,
-    all_codes,
-    compose_primitives,
-    get_family,
-    make_composition_tasks,
-    make_function_tasks,
-)
+from mvlearn_ext._demo.brain import phenobrain_scores
+from mvlearn_ext._demo.extrapolate import discrete_scores, parameter_scores
 
 # -- PhenoBrain ----------------------------------------------------------------------------
 
@@ -93,253 +78,26 @@ ABLATION = (
     "same network, no phenotype, early stopping",
 )
 
-#: regime -> (generator name, default number of subjects)
-REGIMES = {
-    "two_routes": ("make_phenotype_connectomes", 400),
-    "many_routes": ("make_routed_connectomes", 800),
-}
 
-
-def _upper(A):
-    iu = np.triu_indices(A.shape[1], 1)
-    return A[:, iu[0], iu[1]]
-
-
-def phenobrain_benchmark(
-    seed,
-    *,
-    regime="two_routes",
-    n_subjects=None,
-    n_epochs=150,
-    embed_dim=32,
-    test_size=0.3,
-    networks=tuple(NETWORKS),
-    n_jobs=1,
-    n_iter_no_change=None,
-    baselines=None,
-):
-    """Test AUC and fit time of every method on one seeded draw of the synthetic data.
-
-    ``regime`` picks the data: ``"two_routes"``
-    (:func:`~mvlearn_ext.brain.make_phenotype_connectomes`, 400 subjects by
-    default) or ``"many_routes"``
-    (:func:`~mvlearn_ext.brain.make_routed_connectomes`, 800 subjects, a
-    one-hot phenotype choosing one of 8 routes). ``networks`` names the
-    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` variants to run
-    (keys of :data:`NETWORKS`; empty: scikit-learn baselines only, no
-    torch). ``n_iter_no_change`` is the networks' early-stopping patience
-    (None: the classifier's default, 20); ``baselines`` names the
-    scikit-learn baselines to run (None: both).
-
-    Returns
-    -------
-    dict
-        ``{method: (auc, seconds)}``.
-    """
-    if regime not in REGIMES:
-        raise ValueError(f"regime must be one of {sorted(REGIMES)}, got {regime!r}")
-    maker, default_n = REGIMES[regime]
-    n_subjects = default_n if n_subjects is None else n_subjects
-    A, P, y = getattr(brain, maker)(n_subjects, random_state=seed)
-    idx_tr, idx_te = train_test_split(
-        np.arange(n_subjects), test_size=test_size, stratify=y, random_state=seed
-    )
-    flat = np.hstack([_upper(A), P])
-    out = {}
-    sk_models = {
-        "logistic regression, vec(A) + p (late fusion)": make_pipeline(
-            StandardScaler(),
-            GridSearchCV(
-                LogisticRegression(solver="liblinear", max_iter=2000),
-                {"C": np.logspace(-3, 2, 6)},
-                cv=5,
-                scoring="roc_auc",
-            ),
-        ),
-        "MLP, vec(A) + p (late fusion)": make_pipeline(
-            StandardScaler(),
-            MLPClassifier(hidden_layer_sizes=(64,), alpha=1e-2, max_iter=1000, random_state=seed),
-        ),
-    }
-    for name, model in sk_models.items():
-        if baselines is not None and name not in baselines:
-            continue
-        start = time.perf_counter()
-        model.fit(flat[idx_tr], y[idx_tr])
-        score = model.predict_proba(flat[idx_te])[:, 1]
-        out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
-    if networks:
-        extra = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
-        for name in networks:
-            start = time.perf_counter()
-            clf = brain.PhenoBrainClassifier(
-                **NETWORKS[name],
-                **extra,
-                n_epochs=n_epochs,
-                embed_dim=embed_dim,
-                n_jobs=n_jobs,
-                random_state=seed,
-            ).fit(A[idx_tr], y[idx_tr], phenotypes=P[idx_tr])
-            score = clf.decision_function(A[idx_te], phenotypes=P[idx_te])
-            out[name] = (float(roc_auc_score(y[idx_te], score)), time.perf_counter() - start)
-    return out
+def phenobrain_benchmark(seed, *, networks=tuple(NETWORKS), **kwargs):
+    """The demo's harness (``{method: (auc, seconds)}``) with the networks named by key of
+    :data:`NETWORKS`; ``kwargs`` go to it (regime, subjects, epochs, patience, baselines)."""
+    return phenobrain_scores(seed, networks={name: NETWORKS[name] for name in networks}, **kwargs)
 
 
 # -- RTE ---------------------------------------------------------------------------------
 
-_FAMILY_SETUP = {
-    # family -> (RTE keyword arguments)
-    "quadratic": {},
-    "sin_trend": {"anchor_features": "grid"},
-    "exp": {},
-}
+
+def parameter_benchmark(family="quadratic", seed=0, **kwargs):
+    """The demo's harness at the study's scale: ``{method: {"out", "in", "s"}}``."""
+    return parameter_scores(seed, family=family, **kwargs)
 
 
-def parameter_benchmark(
-    family="quadratic",
-    seed=0,
-    *,
-    n_library=200,
-    n_points=50,
-    n_test=50,
-    n_context=5,
-    noise=0.05,
-    train_range=(0.5, 1.5),
-    test_range=(1.9, 2.3),
-    in_range=(0.6, 1.4),
-    n_pairs=3000,
-    hidden_layer_sizes=(64, 64),
-    max_iter=200,
-):
-    """Query MSE per method on out-of-support and in-support targets (one seed).
-
-    Returns
-    -------
-    dict
-        ``{method: {"out": mse, "in": mse, "s": fit seconds}}``.
-    """
-    fam = get_family(family)
-    p = fam.n_params
-    rng = np.random.default_rng(seed)
-    thetas = rng.uniform(*train_range, size=(n_library, p))
-    X, Y = make_function_tasks(fam, thetas, n_points=n_points, noise=noise, random_state=seed)
-    xq = np.linspace(-1.0, 1.0, 50)
-    splits = {}
-    for key, rng_range in (("out", test_range), ("in", in_range)):
-        T = rng.uniform(*rng_range, size=(n_test, p))
-        Xc, Yc = make_function_tasks(
-            fam, T, n_points=n_context, noise=noise, random_state=seed + 1000
-        )
-        splits[key] = (Xc, Yc, fam.evaluate(xq[None, :], T))
-    mlp = dict(hidden_layer_sizes=hidden_layer_sizes, max_iter=max_iter, random_state=seed)
-    rte = dict(n_pairs=n_pairs, **_FAMILY_SETUP[fam.name], **mlp)
-    models = {
-        "RTE": RelationalTaskExtrapolator(fam, **rte),
-        "RTE, direct output": RelationalTaskExtrapolator(fam, residual=False, **rte),
-        "inductive": InductiveTaskRegressor(fam, **mlp),
-    }
-    out = {}
-    for name, model in models.items():
-        start = time.perf_counter()
-        model.fit(X, Y)
-        seconds = time.perf_counter() - start
-        res = {"s": seconds}
-        for key, (Xc, Yc, F) in splits.items():
-            pred = model.predict_tasks(np.tile(xq, (n_test, 1)), Xc, Yc)
-            res[key] = float(np.mean((pred - F) ** 2))
-        out[name] = res
-    res = {"s": 0.0}
-    for key, (Xc, Yc, F) in splits.items():
-        T_hat = np.vstack([fam.estimate(x, y) for x, y in zip(Xc, Yc, strict=True)])
-        res[key] = float(np.mean((fam.evaluate(xq[None, :], T_hat) - F) ** 2))
-    out["family refit"] = res
-    return out
-
-
-def _context_cubic(xc, yc, xq, ridge=1e-3):
-    B = np.vander(xc, 4)
-    coef = np.linalg.solve(B.T @ B + ridge * np.eye(4), B.T @ yc)
-    return np.vander(xq, 4) @ coef
-
-
-def discrete_benchmark(
-    seed=0,
-    *,
-    n_test=30,
-    n_context=10,
-    noise=0.02,
-    n_held_out=4,
-    hidden_layer_sizes=(64, 64),
-    max_iter=300,
-):
-    """Length (library lengths 1-3; targets 4 and 5) and compositional extrapolation.
-
-    Compositional split: ``n_held_out`` ordered pairs of primitives are
-    removed, as adjacent steps, from every library code (lengths 1-3); the
-    targets are codes of length 2-3 that contain one of them.
-
-    Returns
-    -------
-    dict
-        ``{method: {"len4": mse, "len5": mse, "comp": mse, "s": fit seconds}}``.
-    """
-    rng = np.random.default_rng(seed)
-    xq = np.linspace(-1.0, 1.0, 50)
-    mlp = dict(hidden_layer_sizes=hidden_layer_sizes, max_iter=max_iter, random_state=seed)
-
-    def targets(codes):
-        rows = []
-        for code in codes:
-            xc = np.sort(rng.uniform(-1.0, 1.0, n_context))
-            yc = compose_primitives(code, xc) + noise * rng.normal(size=n_context)
-            rows.append((code, xc, yc, compose_primitives(code, xq)))
-        return rows
-
-    def evaluate(rte, ind, rows):
-        mse = {"RTE": [], "direct MLP (true code)": [], "context-only cubic fit": []}
-        for code, xc, yc, truth in rows:
-            mse["RTE"].append(np.mean((rte.predict(xq, xc, yc) - truth) ** 2))
-            mse["direct MLP (true code)"].append(np.mean((ind.predict(xq, code) - truth) ** 2))
-            mse["context-only cubic fit"].append(
-                np.mean((_context_cubic(xc, yc, xq) - truth) ** 2)
-            )
-        return {k: float(np.mean(v)) for k, v in mse.items()}
-
-    out = {k: {} for k in ("RTE", "direct MLP (true code)", "context-only cubic fit")}
-    for k in out:
-        out[k]["s"] = 0.0
-
-    def fit_pair(codes):
-        X, Y = make_composition_tasks(codes, noise=noise, random_state=seed)
-        t = time.perf_counter()
-        rte = CompositionalTaskExtrapolator(**mlp).fit(codes, X, Y)
-        out["RTE"]["s"] += time.perf_counter() - t
-        t = time.perf_counter()
-        ind = InductiveCompositionRegressor(**mlp).fit(codes, X, Y)
-        out["direct MLP (true code)"]["s"] += time.perf_counter() - t
-        return rte, ind
-
-    # length extrapolation
-    rte, ind = fit_pair(all_codes(4, [1, 2, 3]))
-    for L in (4, 5):
-        codes = [tuple(int(v) for v in rng.integers(0, 4, size=L)) for _ in range(n_test)]
-        for k, v in evaluate(rte, ind, targets(codes)).items():
-            out[k][f"len{L}"] = v
-    # compositional extrapolation
-    bigrams = [(a, b) for a in range(4) for b in range(4)]
-    held = {bigrams[i] for i in rng.choice(len(bigrams), n_held_out, replace=False)}
-
-    def has_held(code):
-        return any((code[i], code[i + 1]) in held for i in range(len(code) - 1))
-
-    codes = all_codes(4, [1, 2, 3])
-    library = [c for c in codes if not has_held(c)]
-    pool = [c for c in codes if has_held(c)]
-    pick = rng.choice(len(pool), min(n_test, len(pool)), replace=False)
-    rte, ind = fit_pair(library)
-    for k, v in evaluate(rte, ind, targets([pool[i] for i in pick])).items():
-        out[k]["comp"] = v
-    return out
+def discrete_benchmark(seed=0, *, n_test=30, hidden_layer_sizes=(64, 64), max_iter=300, **kwargs):
+    """The demo's harness at the study's scale: ``{method: {"len4", "len5", "comp", "s"}}``."""
+    return discrete_scores(
+        seed, n_test=n_test, hidden_layer_sizes=hidden_layer_sizes, max_iter=max_iter, **kwargs
+    )
 
 
 # -- runs --------------------------------------------------------------------------------

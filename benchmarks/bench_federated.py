@@ -23,6 +23,7 @@ import json
 
 import numpy as np
 
+from mvlearn_ext._demo.federated import clustered_agents
 from mvlearn_ext.federated import (
     KMEPersonalizedRidge,
     QuadraticFMOL,
@@ -31,20 +32,6 @@ from mvlearn_ext.federated import (
     run_dream,
     weighted_ridge,
 )
-
-
-def clustered_agents(r, *, B=10, n=100, p=3, seed=0):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(2, p))
-    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
-    Xs, ys, th = [], [], []
-    for b in range(B):
-        t = np.ones(p) + r * centers[b % 2]
-        X = rng.normal(size=(n, p))
-        Xs.append(X)
-        ys.append(X @ t + 0.5 * rng.normal(size=n))
-        th.append(t)
-    return Xs, ys, np.array(th)
 
 
 def pfl(seeds, rs, Ds):

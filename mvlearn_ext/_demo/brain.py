@@ -23,15 +23,37 @@ NETWORKS = {
 }
 
 
+#: regime -> (generator in :mod:`mvlearn_ext.brain`, default number of subjects)
+REGIMES = {
+    "two_routes": ("make_phenotype_connectomes", 400),
+    "many_routes": ("make_routed_connectomes", 800),
+}
+
+
 def phenobrain_scores(
-    seed, *, n_subjects=400, n_epochs=150, embed_dim=32, networks=tuple(NETWORKS), n_jobs=1
+    seed,
+    *,
+    regime="two_routes",
+    n_subjects=None,
+    n_epochs=150,
+    embed_dim=32,
+    test_size=0.3,
+    networks=NETWORKS,
+    n_jobs=1,
+    n_iter_no_change=None,
+    baselines=None,
 ):
     """Test AUC and fit time of every method on one seeded draw of the synthetic data.
 
-    The data are :func:`~mvlearn_ext.brain.make_phenotype_connectomes`, split
-    70/30 (stratified); ``networks`` names the
-    :class:`~mvlearn_ext.brain.PhenoBrainClassifier` settings to run (keys of
-    :data:`NETWORKS`; empty: the scikit-learn baselines only, no torch).
+    ``regime`` picks the data: ``"two_routes"``
+    (:func:`~mvlearn_ext.brain.make_phenotype_connectomes`, 400 subjects by
+    default) or ``"many_routes"`` (:func:`~mvlearn_ext.brain.make_routed_connectomes`,
+    800 subjects, a one-hot phenotype choosing one of 8 routes), split
+    ``1 - test_size`` / ``test_size`` (stratified). ``networks`` maps a method
+    label to :class:`~mvlearn_ext.brain.PhenoBrainClassifier` keyword arguments
+    (empty: the scikit-learn baselines only, no torch); ``n_iter_no_change`` is
+    their early-stopping patience (None: the classifier's default);
+    ``baselines`` names the late-fusion baselines to run (None: both).
 
     Returns
     -------
@@ -47,9 +69,13 @@ def phenobrain_scores(
 
     from mvlearn_ext import brain
 
-    A, P, y = brain.make_phenotype_connectomes(n_subjects, random_state=seed)
+    if regime not in REGIMES:
+        raise ValueError(f"regime must be one of {sorted(REGIMES)}, got {regime!r}")
+    maker, default_n = REGIMES[regime]
+    n_subjects = default_n if n_subjects is None else n_subjects
+    A, P, y = getattr(brain, maker)(n_subjects, random_state=seed)
     train, test = train_test_split(
-        np.arange(n_subjects), test_size=0.3, stratify=y, random_state=seed
+        np.arange(n_subjects), test_size=test_size, stratify=y, random_state=seed
     )
     iu = np.triu_indices(A.shape[1], 1)
     flat = np.hstack([A[:, iu[0], iu[1]], P])  # vec(A) + p, for late fusion
@@ -68,9 +94,13 @@ def phenobrain_scores(
             MLPClassifier(hidden_layer_sizes=(64,), alpha=1e-2, max_iter=1000, random_state=seed),
         ),
     }
-    for name in networks:
+    if baselines is not None:
+        models = {name: model for name, model in models.items() if name in baselines}
+    patience = {} if n_iter_no_change is None else {"n_iter_no_change": n_iter_no_change}
+    for name, kwargs in networks.items():
         models[name] = brain.PhenoBrainClassifier(
-            **NETWORKS[name],
+            **kwargs,
+            **patience,
             n_epochs=n_epochs,
             embed_dim=embed_dim,
             n_jobs=n_jobs,
@@ -79,7 +109,7 @@ def phenobrain_scores(
     out = {}
     for name, model in models.items():
         start = time.perf_counter()
-        if name in NETWORKS:
+        if name in networks:
             model.fit(A[train], y[train], phenotypes=P[train])
             score = model.decision_function(A[test], phenotypes=P[test])
         else:
@@ -95,7 +125,7 @@ def run(ctx):
     from mvlearn_ext.utils._optional import is_available
 
     has_torch = is_available("torch")
-    networks = tuple(NETWORKS) if has_torch else ()
+    networks = NETWORKS if has_torch else {}
     epochs = 20 if ctx.quick else 30
     rows = {}
     for seed in ctx.seeds:

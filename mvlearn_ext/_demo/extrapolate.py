@@ -19,14 +19,37 @@ PARAM_COLUMNS = ("MSE out-of-support", "MSE in-support")
 DISCRETE_COLUMNS = ("MSE length 4", "MSE length 5", "MSE held-out pairs")
 
 
-def parameter_scores(seed, *, n_library=200, n_pairs=3000, max_iter=200):
-    """Query MSE per method on out-of-support and in-support quadratic targets (one seed).
+#: family -> RelationalTaskExtrapolator keyword arguments beyond the shared ones
+FAMILY_SETUP = {
+    "quadratic": {},
+    "sin_trend": {"anchor_features": "grid"},
+    "exp": {},
+}
 
-    The library has ``n_library`` tasks with ``theta`` uniform in
-    ``[0.5, 1.5]^2``, each seen at 50 noisy points; the targets are 50 tasks
-    with ``theta`` in ``[1.9, 2.3]^2`` (``"out"``) or ``[0.6, 1.4]^2``
-    (``"in"``), each known from 5 noisy context points and scored on 50
-    query points.
+
+def parameter_scores(
+    seed,
+    *,
+    family="quadratic",
+    n_library=200,
+    n_points=50,
+    n_test=50,
+    n_context=5,
+    noise=0.05,
+    train_range=(0.5, 1.5),
+    test_range=(1.9, 2.3),
+    in_range=(0.6, 1.4),
+    n_pairs=3000,
+    hidden_layer_sizes=(64, 64),
+    max_iter=200,
+):
+    """Query MSE per method on out-of-support and in-support targets (one seed).
+
+    The library has ``n_library`` tasks of ``family`` with every parameter
+    uniform in ``train_range``, each seen at ``n_points`` noisy points; the
+    targets are ``n_test`` tasks with parameters in ``test_range`` (``"out"``)
+    or ``in_range`` (``"in"``), each known from ``n_context`` noisy context
+    points and scored on 50 query points.
 
     Returns
     -------
@@ -40,22 +63,24 @@ def parameter_scores(seed, *, n_library=200, n_pairs=3000, max_iter=200):
         make_function_tasks,
     )
 
-    fam = get_family("quadratic")
+    fam = get_family(family)
+    p = fam.n_params
     rng = np.random.default_rng(seed)
-    thetas = rng.uniform(0.5, 1.5, size=(n_library, 2))
-    X, Y = make_function_tasks(fam, thetas, n_points=50, noise=0.05, random_state=seed)
+    thetas = rng.uniform(*train_range, size=(n_library, p))
+    X, Y = make_function_tasks(fam, thetas, n_points=n_points, noise=noise, random_state=seed)
     xq = np.linspace(-1.0, 1.0, 50)
     splits = {}
-    for key, (low, high) in (("out", (1.9, 2.3)), ("in", (0.6, 1.4))):
-        T = rng.uniform(low, high, size=(50, 2))
-        Xc, Yc = make_function_tasks(fam, T, n_points=5, noise=0.05, random_state=seed + 1000)
+    for key, (low, high) in (("out", test_range), ("in", in_range)):
+        T = rng.uniform(low, high, size=(n_test, p))
+        Xc, Yc = make_function_tasks(
+            fam, T, n_points=n_context, noise=noise, random_state=seed + 1000
+        )
         splits[key] = (Xc, Yc, fam.evaluate(xq[None, :], T))
-    mlp = dict(hidden_layer_sizes=(64, 64), max_iter=max_iter, random_state=seed)
+    mlp = dict(hidden_layer_sizes=hidden_layer_sizes, max_iter=max_iter, random_state=seed)
+    rte = dict(n_pairs=n_pairs, **FAMILY_SETUP[fam.name], **mlp)
     models = {
-        "RTE": RelationalTaskExtrapolator(fam, n_pairs=n_pairs, **mlp),
-        "RTE, direct output": RelationalTaskExtrapolator(
-            fam, n_pairs=n_pairs, residual=False, **mlp
-        ),
+        "RTE": RelationalTaskExtrapolator(fam, **rte),
+        "RTE, direct output": RelationalTaskExtrapolator(fam, residual=False, **rte),
         "inductive": InductiveTaskRegressor(fam, **mlp),
     }
     out = {}
@@ -79,11 +104,20 @@ def _context_cubic(xc, yc, xq, ridge=1e-3):
     return np.vander(xq, 4) @ coef
 
 
-def discrete_scores(seed, *, max_iter=80, n_test=10, n_context=10, noise=0.02):
+def discrete_scores(
+    seed,
+    *,
+    n_test=10,
+    n_context=10,
+    noise=0.02,
+    n_held_out=4,
+    hidden_layer_sizes=(32, 32),
+    max_iter=80,
+):
     """Length (library lengths 1-3; targets 4 and 5) and compositional extrapolation.
 
-    Compositional split: 4 ordered pairs of primitives are removed, as
-    adjacent steps, from every library code (lengths 1-3); the targets are
+    Compositional split: ``n_held_out`` ordered pairs of primitives are
+    removed, as adjacent steps, from every library code (lengths 1-3); the targets are
     codes of length 2-3 that contain one of them.
 
     Returns
@@ -101,7 +135,7 @@ def discrete_scores(seed, *, max_iter=80, n_test=10, n_context=10, noise=0.02):
 
     rng = np.random.default_rng(seed)
     xq = np.linspace(-1.0, 1.0, 50)
-    mlp = dict(hidden_layer_sizes=(32, 32), max_iter=max_iter, random_state=seed)
+    mlp = dict(hidden_layer_sizes=hidden_layer_sizes, max_iter=max_iter, random_state=seed)
 
     def targets(codes):
         rows = []
@@ -143,7 +177,7 @@ def discrete_scores(seed, *, max_iter=80, n_test=10, n_context=10, noise=0.02):
             out[k][f"len{L}"] = v
     # compositional extrapolation
     bigrams = [(a, b) for a in range(4) for b in range(4)]
-    held = {bigrams[i] for i in rng.choice(len(bigrams), 4, replace=False)}
+    held = {bigrams[i] for i in rng.choice(len(bigrams), n_held_out, replace=False)}
 
     def has_held(code):
         return any((code[i], code[i + 1]) in held for i in range(len(code) - 1))

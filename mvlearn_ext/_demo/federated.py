@@ -7,7 +7,9 @@ import time
 import numpy as np
 
 
-def _agents(r, seed, B=10, n=100, p=3):
+def clustered_agents(r, *, B=10, n=100, p=3, seed=0):
+    """``B`` agents' ridge data ``(Xs, ys, thetas)``: two groups whose true coefficients
+    ``1 + r c_g`` differ by ``r`` along unit directions ``c_g``; noise 0.5."""
     rng = np.random.default_rng(seed)
     centers = rng.normal(size=(2, p))
     centers /= np.linalg.norm(centers, axis=1, keepdims=True)
@@ -33,7 +35,7 @@ def run(ctx):
         for seed in ctx.seeds:
             t = time.perf_counter()
             for r, key in ((0.0, "excess_r0"), (5.0, "excess_r5")):
-                Xs, ys, th = _agents(r, seed)
+                Xs, ys, th = clustered_agents(r, seed=seed)
                 m = KMEPersonalizedRidge(weights=method, random_state=seed).fit(Xs, ys)
                 scores[key].append(
                     float(np.mean(np.sum((m.coef_ - th) ** 2, 1) + m.intercept_**2))

@@ -42,9 +42,11 @@ __all__ = [
 def _as_float_matrix(X, name):
     if sp.issparse(X):
         raise TypeError(f"{name} is a scipy sparse matrix; this kernel needs a dense array")
+    if np.iscomplexobj(X):
+        raise ValueError(f"{name} holds complex values; only real numbers are supported")
     X = check_array(
         X,
-        dtype=[np.float64, np.float32],
+        dtype=None,  # converted below: check_array would parse strings of digits
         order=None,
         copy=False,
         ensure_all_finite=False,  # checked inside the kernel, in the same pass
@@ -52,6 +54,13 @@ def _as_float_matrix(X, name):
         ensure_min_features=1,
         input_name=name,
     )
+    if X.dtype.kind in "USV":  # as scikit-learn's dtype="numeric"
+        raise TypeError(f"{name} must be a numeric array, got dtype {X.dtype}")
+    if X.dtype not in (np.float64, np.float32):
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be a numeric array, got dtype {X.dtype}") from exc
     if not X.flags.aligned:
         X = np.require(X, requirements="A")
     return X

@@ -17,7 +17,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from mvlearn_ext.utils._validation import check_count, check_rng
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    check_rng,
+    integer_array,
+    real_array,
+)
 
 __all__ = [
     "balanced_assignment",
@@ -73,11 +79,7 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
     >>> bool(np.allclose(res + s * np.einsum("eor,eri->oi", B, A), W))
     True
     """
-    W = np.asarray(weight, dtype=np.float64)
-    if W.ndim != 2:
-        raise ValueError(f"weight must be 2-D (n_out, n_in), got shape {W.shape}")
-    if not np.all(np.isfinite(W)):
-        raise ValueError("weight contains NaN or inf")
+    W = real_array(weight, "weight", ndim=2)
     K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
     if K * r > min(W.shape):
         raise ValueError(f"n_experts * rank = {K * r} exceeds min(weight.shape) = {min(W.shape)}")
@@ -122,7 +124,14 @@ def expert_orthogonality(B, A):
     >>> bool(worst["A"] < 1e-10), bool(worst["B"] < 1e-10)
     (True, True)
     """
-    B, A = np.asarray(B, dtype=np.float64), np.asarray(A, dtype=np.float64)
+    B, A = real_array(B, "B", ndim=3), real_array(A, "A", ndim=3)
+    if B.shape[0] != A.shape[0] or B.shape[2] != A.shape[1]:
+        raise ValueError(
+            f"B (n_experts, n_out, rank) and A (n_experts, rank, n_in) do not match: "
+            f"{B.shape}, {A.shape}"
+        )
+    check_magnitude(B, "B")
+    check_magnitude(A, "A")
     K = A.shape[0]
     worst_a = worst_b = 0.0
     for e in range(K):
@@ -161,11 +170,13 @@ def unit_gradient_vectors(grad_B, grad_A):
     >>> V.shape, bool(np.allclose(np.linalg.norm(V, axis=1), 1.0))
     ((4, 7), True)
     """
-    gB, gA = np.asarray(grad_B, dtype=np.float64), np.asarray(grad_A, dtype=np.float64)
-    if gB.ndim != 3 or gA.ndim != 3 or gB.shape[0] != gA.shape[0] or gB.shape[2] != gA.shape[1]:
+    gB, gA = real_array(grad_B, "grad_B", ndim=3), real_array(grad_A, "grad_A", ndim=3)
+    if gB.shape[0] != gA.shape[0] or gB.shape[2] != gA.shape[1]:
         raise ValueError(
             f"grad_B (K, n_out, r) and grad_A (K, r, n_in) do not match: {gB.shape}, {gA.shape}"
         )
+    check_magnitude(gB, "grad_B")
+    check_magnitude(gA, "grad_A")
     K, r = gA.shape[:2]
     vec = np.concatenate([gA.reshape(K * r, -1), gB.transpose(0, 2, 1).reshape(K * r, -1)], axis=1)
     norms = np.linalg.norm(vec, axis=1, keepdims=True)
@@ -208,15 +219,17 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     >>> balanced_assignment(vectors, [[1.0, 0.0], [0.0, 1.0]], 2).tolist()
     [0, 0, 1, 1]
     """
-    X, C = np.asarray(vectors, dtype=np.float64), np.asarray(centroids, dtype=np.float64)
+    X, C = real_array(vectors, "vectors", ndim=2), real_array(centroids, "centroids", ndim=2)
     cap = check_count(capacity, "capacity", 1)
-    if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1]:
+    if X.shape[1] != C.shape[1]:
         raise ValueError(f"vectors (n, d) and centroids (K, d) do not match: {X.shape}, {C.shape}")
     if X.shape[0] != C.shape[0] * cap:
         raise ValueError(
             f"need n = K * capacity vectors, got n = {X.shape[0]}, K = {C.shape[0]}, "
             f"capacity = {cap}"
         )
+    check_magnitude(X, "vectors")
+    check_magnitude(C, "centroids")
     if metric == "cosine":
         xn = np.linalg.norm(X, axis=1, keepdims=True)
         cn = np.linalg.norm(C, axis=1, keepdims=True)
@@ -273,12 +286,13 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
     >>> np.bincount(labels).tolist(), bool(labels[0] == labels[1])
     ([2, 2], True)
     """
-    X = np.asarray(vectors, dtype=np.float64)
+    X = real_array(vectors, "vectors", ndim=2)
     K = check_count(n_clusters, "n_clusters", 1)
-    if X.ndim != 2 or X.shape[0] % K:
+    if X.shape[0] % K:
         raise ValueError(
-            f"vectors must be 2-D with a multiple of n_clusters = {K} rows, got {X.shape}"
+            f"vectors must have a multiple of n_clusters = {K} rows, got shape {X.shape}"
         )
+    check_magnitude(X, "vectors")
     cap = X.shape[0] // K
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
@@ -335,8 +349,8 @@ def regroup_permutation(labels, n_experts, rank):
     >>> regroup_permutation([1, 0, 1, 0], 2, 2).tolist()
     [1, 3, 0, 2]
     """
-    labels = np.asarray(labels)
     K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
+    labels = integer_array(labels, "labels", ndim=1, low=0, high=K - 1)
     if labels.shape != (K * r,):
         raise ValueError(f"labels must have shape ({K * r},), got {labels.shape}")
     counts = np.bincount(labels, minlength=K)
@@ -377,8 +391,14 @@ def gate_permutation(perm, n_experts, rank):
     >>> gate_permutation([2, 3, 0, 1], 2, 2).tolist()  # the experts swap
     [1, 0]
     """
-    perm = np.asarray(perm)
-    K, r = int(n_experts), int(rank)
+    K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
+    perm = integer_array(perm, "perm", ndim=1)
+    if perm.shape != (K * r,):
+        raise ValueError(f"perm must have shape ({K * r},), got {perm.shape}")
+    if not np.array_equal(np.sort(perm), np.arange(K * r)):
+        raise ValueError(
+            f"perm must be a permutation of 0 .. {K * r - 1}: it repeats or misses units"
+        )
     overlap = np.zeros((K, K))
     for new_flat, old_flat in enumerate(perm):
         overlap[new_flat // r, old_flat // r] += 1
@@ -411,8 +431,13 @@ def intra_inter_cosine(vectors, labels):
     >>> intra_inter_cosine([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], [0, 0, 1, 1])
     {'intra': 1.0, 'inter': 0.0}
     """
-    X = np.asarray(vectors, dtype=np.float64)
-    labels = np.asarray(labels)
+    X = real_array(vectors, "vectors", ndim=2)
+    labels = integer_array(labels, "labels", ndim=1)
+    if labels.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"labels must have one entry per row of vectors ({X.shape[0]}), got {labels.shape[0]}"
+        )
+    check_magnitude(X, "vectors")
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
     cos = Xu @ Xu.T

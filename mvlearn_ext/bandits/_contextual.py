@@ -27,7 +27,7 @@ from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
 from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude, real_array
 
 __all__ = [
     "ContextualArmSampler",
@@ -42,23 +42,24 @@ __all__ = [
 
 
 def _check_model(context_mean, context_cov, beta, sigma):
-    m = np.ascontiguousarray(context_mean, dtype=float)
+    """The validated model ``(m, C, Lc, B, s)``; ``beta=None`` stands for zeros."""
+    m = np.ascontiguousarray(real_array(context_mean, "context_mean"))
     if m.ndim != 2:
         raise ValueError(f"context_mean must be (n_groups, n_features), got {m.ndim}-D")
     K, d = m.shape
     _check_n_groups(K)
-    C = np.ascontiguousarray(context_cov, dtype=float)
+    C = np.ascontiguousarray(real_array(context_cov, "context_cov"))
     if C.shape != (K, d, d):
         raise ValueError(f"context_cov must have shape ({K}, {d}, {d}), got {C.shape}")
-    B = np.ascontiguousarray(beta, dtype=float)
+    B = np.zeros((K, d)) if beta is None else np.ascontiguousarray(real_array(beta, "beta"))
     if B.shape != (K, d):
         raise ValueError(f"beta must have shape ({K}, {d}), got {B.shape}")
-    s = np.ascontiguousarray(sigma, dtype=float)
-    if s.shape != (K,) or np.any(~np.isfinite(s)) or np.any(s <= 0):
+    s = np.ascontiguousarray(real_array(sigma, "sigma"))
+    if s.shape != (K,) or np.any(s <= 0):
         raise ValueError(f"sigma must be {K} positive finite noise standard deviations")
-    for name, arr in (("context_mean", m), ("context_cov", C), ("beta", B)):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or inf")
+    # the weights c_k square sigma_k and the second moments m_k m_k^T
+    check_magnitude(m, "context_mean")
+    check_magnitude(s, "sigma")
     Lc = np.zeros_like(C)
     for k in range(K):
         if not np.allclose(C[k], C[k].T):
@@ -80,9 +81,9 @@ def _check_model(context_mean, context_cov, beta, sigma):
 def _check_A(A, d):
     if A is None:
         return np.eye(d)
-    A = np.ascontiguousarray(A, dtype=float)
-    if A.shape != (d, d) or not np.all(np.isfinite(A)):
-        raise ValueError(f"A must be a finite ({d}, {d}) matrix")
+    A = np.ascontiguousarray(real_array(A, "A"))
+    if A.shape != (d, d):
+        raise ValueError(f"A must be a ({d}, {d}) matrix, got shape {A.shape}")
     if np.linalg.eigvalsh((A + A.T) / 2).min() < 0:
         raise ValueError("A must be positive semi-definite")
     return A
@@ -120,7 +121,7 @@ def contextual_oracle_weights(context_mean, context_cov, sigma, A=None):
     >>> contextual_oracle_weights(np.zeros((2, 1)), np.ones((2, 1, 1)), [1.0, 2.0]).tolist()
     [1.0, 4.0]
     """
-    m, C, _, _, s = _check_model(context_mean, context_cov, np.zeros_like(context_mean), sigma)
+    m, C, _, _, s = _check_model(context_mean, context_cov, None, sigma)
     A = _check_A(A, m.shape[1])
     out = np.empty(m.shape[0])
     for k in range(m.shape[0]):

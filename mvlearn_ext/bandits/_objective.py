@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from mvlearn_ext.bandits import _kernels
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import check_allocation, check_magnitude, real_array
 
 __all__ = [
     "allocation_exponent",
@@ -33,7 +33,7 @@ def _check_p(p):
 
 
 def _check_sigma(sigma, name="sigma", *, allow_zero=False):
-    sigma = np.asarray(sigma, dtype=float)
+    sigma = real_array(sigma, name)
     if sigma.ndim != 1:
         raise ValueError(
             f"{name} must be 1-D (one standard deviation per group), got {sigma.ndim}-D"
@@ -43,14 +43,13 @@ def _check_sigma(sigma, name="sigma", *, allow_zero=False):
             f"{name} has {sigma.shape[0]} group(s); allocation needs at least 2 groups "
             "(with one group every sample goes to it)"
         )
-    if not np.all(np.isfinite(sigma)):
-        raise ValueError(f"{name} contains NaN or inf")
     if np.any(sigma < 0) or (not allow_zero and np.any(sigma == 0)):
         bad = int(np.flatnonzero(sigma <= 0 if not allow_zero else sigma < 0)[0])
         raise ValueError(
             f"{name}[{bad}] = {sigma[bad]}: every group needs a positive standard deviation "
             "(a zero-variance group needs a single sample; leave it out of the allocation)"
         )
+    check_magnitude(sigma, name)  # the objective and the allocations square sigma
     return sigma
 
 
@@ -120,7 +119,7 @@ def rp_objective(sigma, counts, p):
     """
     p = _check_p(p)
     sigma = _check_sigma(sigma)
-    counts = np.asarray(counts, dtype=float)
+    counts = real_array(counts, "counts", ndim=(1, 2))
     if counts.shape[-1] != sigma.shape[0]:
         raise ValueError(f"counts has {counts.shape[-1]} groups, sigma has {sigma.shape[0]}")
     if np.any(counts <= 0):
@@ -235,11 +234,9 @@ def round_allocation(weights, budget, floor=1):
     >>> round_allocation([1.0, 1.0, 2.0], 10).tolist()
     [3, 2, 5]
     """
-    weights = np.ascontiguousarray(weights, dtype=float)
-    if weights.ndim != 1 or weights.shape[0] < 1:
-        raise ValueError("weights must be a non-empty 1-D array")
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("weights must be finite and non-negative")
+    weights = np.ascontiguousarray(real_array(weights, "weights", ndim=1))
+    if np.any(weights < 0):
+        raise ValueError("weights must be non-negative")
     budget = _check_budget(budget)
     floor = _check_budget(floor, "floor", minimum=0)
     if floor * weights.shape[0] > budget:
@@ -281,7 +278,7 @@ def proxy_regret(sigma, counts, p):
     >>> round(float(proxy_regret([1.0, 2.0], [50, 50], "inf")), 4)  # uniform vs. oracle [20, 80]
     0.03
     """
-    counts = np.asarray(counts, dtype=float)
+    counts = real_array(counts, "counts", ndim=(1, 2))
     budget = np.sum(counts, axis=-1)
     if np.ndim(budget) and not np.all(budget == budget.flat[0]):
         raise ValueError("every run must have the same budget")

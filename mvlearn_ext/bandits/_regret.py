@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mvlearn_ext.bandits._simulate import simulate
 from mvlearn_ext.studies import fit_loglog_slope
+from mvlearn_ext.utils._validation import integer_array
 
 __all__ = ["regret_curve"]
 
@@ -22,8 +23,8 @@ def regret_curve(
         An allocation policy accepted by :func:`~mvlearn_ext.bandits.simulate`.
     sigma : array-like of shape (n_groups,)
         True standard deviations (positive).
-    budgets : iterable of int
-        The horizons ``T`` of the curve.
+    budgets : array-like of shape (n_budgets,)
+        The horizons ``T`` of the curve (positive ints).
     n_replications : int, default=1000
         Replications per horizon.
     random_state : int, default=0
@@ -55,12 +56,13 @@ def regret_curve(
     >>> curve["budgets"], len(curve["mean"])
     ([64, 128], 2)
     """
+    budgets = integer_array(budgets, "budgets", ndim=1, low=1).tolist()
     means, ses, losses = [], [], []
     for T in budgets:
         res = simulate(
             policy,
             sigma=sigma,
-            budget=int(T),
+            budget=T,
             n_replications=n_replications,
             random_state=random_state,
             **simulate_kwargs,
@@ -71,7 +73,7 @@ def regret_curve(
         losses.append(res.true_loss()[0])
     fit = fit_loglog_slope(budgets, means, ses) if min(means) > 0 else None
     return {
-        "budgets": [int(T) for T in budgets],
+        "budgets": budgets,
         "mean": means,
         "se": ses,
         "true_loss": losses,

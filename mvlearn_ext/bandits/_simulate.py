@@ -18,7 +18,7 @@ from mvlearn_ext.bandits._objective import (
 )
 from mvlearn_ext.bandits._policies import _AllocationPolicy
 from mvlearn_ext.utils._numba import numba_threads
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import check_allocation, integer_array, real_array
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
 
@@ -65,11 +65,9 @@ def _check_family(distribution, shape):
 def _check_mean(mean, n_groups):
     if mean is None:
         return np.zeros(n_groups)
-    mean = np.asarray(mean, dtype=float)
+    mean = real_array(mean, "mean")
     if mean.shape != (n_groups,):
         raise ValueError(f"mean must have shape ({n_groups},), got {mean.shape}")
-    if not np.all(np.isfinite(mean)):
-        raise ValueError("mean contains NaN or inf")
     return mean
 
 
@@ -205,12 +203,12 @@ class ArmSampler:
 def _check_group_keys(group_keys, n_groups):
     if group_keys is None:
         return np.arange(n_groups, dtype=np.int64)
-    keys = np.asarray(group_keys)
-    if keys.shape != (n_groups,) or not np.issubdtype(keys.dtype, np.integer) or np.any(keys < 0):
-        raise ValueError(f"group_keys must be {n_groups} non-negative ints")
+    keys = integer_array(group_keys, "group_keys", low=0)
+    if keys.shape != (n_groups,):
+        raise ValueError(f"group_keys must have shape ({n_groups},), got {keys.shape}")
     if np.unique(keys).shape[0] != n_groups:
         raise ValueError("group_keys must be distinct (one stream per group)")
-    return keys.astype(np.int64)
+    return keys
 
 
 def _user_block(sampler, seed, replication, group, key, size):

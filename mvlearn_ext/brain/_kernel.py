@@ -20,6 +20,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import check_magnitude, real_array
+
 __all__ = [
     "attention_prior_kl",
     "heat_kernel",
@@ -32,20 +34,23 @@ __all__ = [
 
 def _check_square_stack(A, name):
     """A float array of shape (N, N) or (n, N, N), finite; returns (array, was_2d)."""
-    try:
-        arr = np.asarray(A, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array, got {type(A).__name__}") from exc
+    arr = real_array(A, name)
     if arr.ndim not in (2, 3) or arr.shape[-1] != arr.shape[-2]:
         raise ValueError(
             f"{name} must have shape (N, N) or (n_subjects, N, N), got shape {arr.shape}"
         )
-    if arr.shape[-1] == 0 or (arr.ndim == 3 and arr.shape[0] == 0):
-        raise ValueError(f"{name} is empty (shape {arr.shape})")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
     was_2d = arr.ndim == 2
     return (arr[None] if was_2d else arr), was_2d
+
+
+def _hop_powers(arr, n_hops):
+    """``I, A, ..., A^H`` of a validated stack ``arr`` of shape (n, N, N)."""
+    n, N, _ = arr.shape
+    out = np.empty((n, n_hops + 1, N, N))
+    out[:, 0] = np.eye(N)
+    for h in range(1, n_hops + 1):
+        out[:, h] = out[:, h - 1] @ arr
+    return out
 
 
 def normalize_connectome(A, *, mode="symmetric", sign="positive", top_k=None, zero_diagonal=True):
@@ -144,27 +149,20 @@ def hop_powers(A_hat, n_hops):
     ((3, 3, 3), [1.0, 0.0, 1.0])
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
+    check_magnitude(arr, "A_hat")
     if isinstance(n_hops, bool) or not isinstance(n_hops, Integral) or n_hops < 0:
         raise ValueError(f"n_hops must be a non-negative int, got {n_hops!r}")
-    n, N, _ = arr.shape
-    out = np.empty((n, n_hops + 1, N, N))
-    out[:, 0] = np.eye(N)
-    for h in range(1, n_hops + 1):
-        out[:, h] = out[:, h - 1] @ arr
+    out = _hop_powers(arr, n_hops)
     return out[0] if was_2d else out
 
 
 def _check_alpha(alpha, n_subjects, was_2d):
-    a = np.asarray(alpha, dtype=np.float64)
+    a = real_array(alpha, "alpha")
     if a.ndim == 1:
         a = np.broadcast_to(a, (n_subjects, a.shape[0]))
     elif a.ndim != 2 or (was_2d and a.shape[0] != 1) or (not was_2d and a.shape[0] != n_subjects):
         expected = "(H + 1,)" if was_2d else f"(H + 1,) or ({n_subjects}, H + 1)"
         raise ValueError(f"alpha must have shape {expected}, got {np.shape(alpha)}")
-    if a.shape[1] == 0:
-        raise ValueError("alpha must hold at least one hop weight")
-    if not np.isfinite(a).all():
-        raise ValueError("alpha holds NaN or infinite values")
     return a
 
 
@@ -207,8 +205,9 @@ def routing_kernel(A_hat, alpha):
            [1, 0, 1]])
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
+    check_magnitude(arr, "A_hat")
     a = _check_alpha(alpha, arr.shape[0], was_2d)
-    P = hop_powers(arr, a.shape[1] - 1)
+    P = _hop_powers(arr, a.shape[1] - 1)
     K = np.einsum("nh,nhij->nij", a, P)
     return K[0] if was_2d else K
 
@@ -243,12 +242,13 @@ def heat_kernel(A_hat, t):
     ((3, 3), True)
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
+    check_magnitude(arr, "A_hat")
     if not np.allclose(arr, np.swapaxes(arr, -1, -2), atol=1e-10):
         raise ValueError("A_hat must be symmetric for heat_kernel")
-    tt = np.asarray(t, dtype=np.float64)
+    tt = real_array(t, "t")
     if tt.ndim == 0:
         tt = np.full(arr.shape[0], float(tt))
-    if tt.shape != (arr.shape[0],) or not np.isfinite(tt).all() or (tt < 0).any():
+    if tt.shape != (arr.shape[0],) or (tt < 0).any():
         raise ValueError(
             f"t must be a non-negative float or one per subject ({arr.shape[0]}), got {t!r}"
         )

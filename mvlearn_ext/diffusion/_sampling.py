@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from mvlearn_ext.diffusion._schedule import _check_points, _check_schedule
+from mvlearn_ext.utils._validation import check_magnitude, real_array
 
 __all__ = [
     "ddim_sample",
@@ -197,8 +198,8 @@ def ddim_sample(
 
 
 def _check_var(var, name="var"):
-    v = np.asarray(var, dtype=np.float64)
-    if not np.isfinite(v).all() or (v < 0).any():
+    v = real_array(var, name)
+    if (v < 0).any():
         raise ValueError(f"{name} must be non-negative and finite, got {var!r}")
     return v
 
@@ -237,9 +238,7 @@ def gaussian_eps(mean, var, schedule):
     True
     """
     _check_schedule(schedule)
-    mu = np.asarray(mean, dtype=np.float64)
-    if not np.isfinite(mu).all():
-        raise ValueError("mean holds NaN or infinite values")
+    mu = real_array(mean, "mean")
     v = _check_var(var)
     ab = schedule.alpha_bars
 
@@ -286,13 +285,14 @@ def mixture_eps(means, var, schedule, *, weights=None):
     """
     _check_schedule(schedule)
     mu = _check_points(means, "means")
+    check_magnitude(mu, "means")
     K, d = mu.shape
     s = np.broadcast_to(_check_var(var), (K,)).astype(np.float64)
     if weights is None:
         w = np.full(K, 1.0 / K)
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (K,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        w = real_array(weights, "weights")
+        if w.shape != (K,) or (w < 0).any() or w.sum() <= 0:
             raise ValueError(f"weights must be {K} non-negative values with a positive sum")
         w = w / w.sum()
     logw = np.log(np.where(w > 0, w, 1e-300))
@@ -350,14 +350,14 @@ def gaussian_chain_moments(
     (1.0, 0.266)
     """
     _check_schedule(schedule)
-    mu = np.asarray(mean, dtype=np.float64)
+    mu = real_array(mean, "mean")
     v0 = _check_var(var)
     if sampler not in ("ddpm", "ddim"):
         raise ValueError(f"sampler must be 'ddpm' or 'ddim', got {sampler!r}")
     sig = _reverse_sigmas(schedule, variance)
     b, a, ab, abp = schedule.betas, schedule.alphas, schedule.alpha_bars, schedule.alpha_bars_prev
-    m = np.asarray(start_mean, dtype=np.float64) + 0.0 * mu
-    v = np.asarray(start_var, dtype=np.float64) + 0.0 * v0
+    m = real_array(start_mean, "start_mean") + 0.0 * mu
+    v = _check_var(start_var, "start_var") + 0.0 * v0
     for t in range(schedule.n_steps - 1, -1, -1):
         den = ab[t] * v0 + 1.0 - ab[t]
         k = np.sqrt(1.0 - ab[t]) / den  # eps_hat = k x - k sqrt(ab) mu

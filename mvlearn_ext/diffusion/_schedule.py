@@ -8,6 +8,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.utils._validation import real_array
+
 __all__ = ["DiffusionSchedule", "forward_marginal", "make_schedule", "q_sample"]
 
 
@@ -147,12 +149,8 @@ def _check_steps(t, schedule, n):
 
 
 def _check_points(x, name="x0"):
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (n, d), got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
-    return x
+    """``x`` as a finite float array of shape (n, d), or an error naming ``name``."""
+    return real_array(x, name, ndim=2)
 
 
 def forward_marginal(x0, t, schedule):
@@ -231,7 +229,7 @@ def q_sample(x0, t, schedule, *, noise=None, random_state=None):
     if noise is None:
         noise = check_random_state(random_state).standard_normal(mean.shape)
     else:
-        noise = np.asarray(noise, dtype=np.float64)
+        noise = real_array(noise, "noise")
         if noise.shape != mean.shape:
             raise ValueError(f"noise has shape {noise.shape}, expected {mean.shape}")
     return mean + np.sqrt(var) * noise, noise

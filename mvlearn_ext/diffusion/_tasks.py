@@ -15,7 +15,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import check_count
+from mvlearn_ext.utils._validation import check_count, check_magnitude, real_array
 
 __all__ = [
     "TOY_TASKS",
@@ -72,11 +72,12 @@ def toy_task_mean(task, c):
     """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
-    c = np.asarray(c, dtype=np.float64)
+    c = real_array(c, "c", allow_empty=True)
     if c.ndim == 2 and c.shape[1] == 1:
         c = c[:, 0]
     if c.ndim != 1:
         raise ValueError(f"c must have shape (n,) or (n, 1), got {c.shape}")
+    check_magnitude(c, "c")
     return TOY_TASKS[task](c)
 
 
@@ -243,14 +244,14 @@ def conditional_mean_error(samples, true_means):
     >>> conditional_mean_error(samples, np.zeros((3, 2)))
     2.0
     """
-    S = np.asarray(samples, dtype=np.float64)
-    M = np.asarray(true_means, dtype=np.float64)
+    S = real_array(samples, "samples")
+    M = real_array(true_means, "true_means")
     if S.ndim != 3:
         raise ValueError(f"samples must be 3-D (n_conditions, n_draws, d), got shape {S.shape}")
     if M.shape != (S.shape[0], S.shape[2]):
         raise ValueError(f"true_means has shape {M.shape}, expected {(S.shape[0], S.shape[2])}")
-    if not (np.isfinite(S).all() and np.isfinite(M).all()):
-        raise ValueError("samples or true_means hold NaN or infinite values")
+    check_magnitude(S, "samples")
+    check_magnitude(M, "true_means")
     d = S.mean(axis=1) - M
     return float((d * d).sum(axis=1).mean())
 
@@ -289,14 +290,12 @@ def energy_distance(X, Y):
     >>> bool(energy_distance(X, Y) < energy_distance(X, Y + 1.0))
     True
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1] or not X.size or not Y.size:
-        raise ValueError(
-            f"X and Y must be non-empty 2-D arrays of equal width, got {X.shape}, {Y.shape}"
-        )
-    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
-        raise ValueError("X or Y holds NaN or infinite values")
+    X = real_array(X, "X", ndim=2)
+    Y = real_array(Y, "Y", ndim=2)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must be 2-D arrays of equal width, got {X.shape}, {Y.shape}")
+    check_magnitude(X, "X")
+    check_magnitude(Y, "Y")
     return 2.0 * _mean_dist(X, Y) - _mean_dist(X, X) - _mean_dist(Y, Y)
 
 

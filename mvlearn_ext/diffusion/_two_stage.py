@@ -28,7 +28,7 @@ import numpy as np
 from numpy.polynomial import legendre
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import check_count
+from mvlearn_ext.utils._validation import check_count, check_magnitude, integer_array, real_array
 
 __all__ = [
     "PolynomialGaussian",
@@ -75,12 +75,13 @@ def simplex_weights(n_tasks, n_points=11):
     return W[np.lexsort(W.T[::-1])]
 
 
-def _check_weights(weights, n_tasks, name="weights"):
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_tasks,):
+def _check_weights(weights, n_tasks=None, name="weights"):
+    """Weights on the simplex, of shape (n_tasks,) (any length when ``n_tasks`` is None)."""
+    w = real_array(weights, name, ndim=1)
+    if n_tasks is not None and w.shape != (n_tasks,):
         raise ValueError(f"{name} must have shape ({n_tasks},), got {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"{name} must be non-negative and finite, got {w.tolist()}")
+    if (w < 0).any():
+        raise ValueError(f"{name} must be non-negative, got {w.tolist()}")
     if abs(w.sum() - 1.0) > 1e-8:
         raise ValueError(f"{name} must sum to 1 (a point of the simplex), got sum {w.sum()}")
     return w
@@ -112,20 +113,16 @@ def scalarize(losses, weights):
     >>> scalarize([1.0, 3.0], [0.5, 0.5])
     2.0
     """
-    L = np.asarray(losses, dtype=np.float64)
-    if L.ndim != 1 or L.size == 0:
-        raise ValueError(f"losses must be a non-empty 1-D array, got shape {L.shape}")
+    L = real_array(losses, "losses", ndim=1)
     return float(_check_weights(weights, L.size) @ L)
 
 
-def _check_tasks(tasks, n, n_tasks=None):
-    t = np.asarray(tasks)
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"tasks must hold integer task ids, got dtype {t.dtype}")
-    if t.shape != (n,):
+def _check_tasks(tasks, n=None, n_tasks=None):
+    """Task ids in ``[0, n_tasks)`` of shape (n,) (any length when ``n`` is None)."""
+    high = None if n_tasks is None else n_tasks - 1
+    t = integer_array(tasks, "tasks", ndim=1, low=0, high=high)
+    if n is not None and t.shape != (n,):
         raise ValueError(f"tasks must have shape ({n},), got {t.shape}")
-    if (t < 0).any() or (n_tasks is not None and (t >= n_tasks).any()):
-        raise ValueError(f"tasks must lie in [0, {n_tasks}), got {t.min()}..{t.max()}")
     return t.astype(np.intp)
 
 
@@ -157,10 +154,13 @@ def task_sample_weights(tasks, weights=None):
     >>> task_sample_weights([0, 0, 0, 1]).tolist()  # each task counts as much in the mean
     [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
     """
-    t = np.asarray(tasks)
-    t = _check_tasks(t, t.shape[0] if t.ndim == 1 else -1)
-    K = int(t.max()) + 1 if weights is None else np.asarray(weights).shape[0]
-    lam = np.full(K, 1.0 / K) if weights is None else _check_weights(weights, K)
+    t = _check_tasks(tasks)
+    if weights is None:
+        K = int(t.max()) + 1
+        lam = np.full(K, 1.0 / K)
+    else:
+        lam = _check_weights(weights)
+        K = lam.shape[0]
     if (t >= K).any():
         raise ValueError(f"tasks holds ids up to {t.max()} but weights has {K} entries")
     counts = np.bincount(t, minlength=K).astype(np.float64)
@@ -213,17 +213,17 @@ def make_pseudo_pairs(samplers, condition_pools, *, n_per_condition=1, random_st
         raise ValueError(f"n_per_condition must be a positive int, got {n_per_condition!r}")
     if n_per_condition < 1:
         raise ValueError(f"n_per_condition must be a positive int, got {n_per_condition!r}")
+    pools = [
+        real_array(pool, f"condition_pools[{k}]", ndim=(1, 2))
+        for k, pool in enumerate(condition_pools)
+    ]
     rng = check_random_state(random_state)
     seeds = rng.randint(2**31 - 1, size=len(samplers))
     Cs, Xs, Ts = [], [], []
-    for k, (sampler, pool) in enumerate(zip(samplers, condition_pools, strict=True)):
+    for k, (sampler, pool) in enumerate(zip(samplers, pools, strict=True)):
         if not callable(sampler):
             raise TypeError(f"samplers[{k}] must be callable, got {type(sampler).__name__}")
-        C = np.asarray(pool, dtype=np.float64)
-        if C.ndim == 1:
-            C = C[:, None]
-        if C.ndim != 2 or C.shape[0] == 0 or not np.isfinite(C).all():
-            raise ValueError(f"condition_pools[{k}] must be a non-empty finite 2-D array")
+        C = pool[:, None] if pool.ndim == 1 else pool
         C = np.repeat(C, n_per_condition, axis=0)
         X = np.asarray(sampler(C, int(seeds[k])), dtype=np.float64)
         if X.ndim != 2 or X.shape[0] != C.shape[0]:
@@ -235,15 +235,14 @@ def make_pseudo_pairs(samplers, condition_pools, *, n_per_condition=1, random_st
 
 
 def _as_conditions(C, name="C"):
-    C = np.asarray(C, dtype=np.float64)
+    """Finite scalar conditions of shape (n,) or (n, 1), as a float array of shape (n,)."""
+    C = real_array(C, name)
     if C.ndim == 2 and C.shape[1] == 1:
         C = C[:, 0]
-    if C.ndim != 1 or C.size == 0:
+    if C.ndim != 1:
         raise ValueError(
             f"{name} must have shape (n,) or (n, 1) (scalar conditions), got {C.shape}"
         )
-    if not np.isfinite(C).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
     return C
 
 
@@ -300,10 +299,9 @@ class PolynomialGaussian:
             if self.n_tasks != 1:
                 raise ValueError(f"tasks is required: the model has {self.n_tasks} tasks")
             return np.zeros(n, dtype=np.intp)
-        t = np.asarray(tasks)
-        if t.ndim == 0:
-            t = np.full(n, int(t))
-        return _check_tasks(t, n, self.n_tasks)
+        if np.ndim(tasks) == 0:
+            tasks = np.full(n, tasks)
+        return _check_tasks(tasks, n, self.n_tasks)
 
     def mean(self, C, tasks=None):
         """``A_k phi(c)`` of shape (n, d)."""
@@ -381,11 +379,10 @@ def fit_polynomial_gaussian(
     [[1.0]]
     """
     c = _as_conditions(C)
-    X = np.asarray(X, dtype=np.float64)
+    X = real_array(X, "X")
     if X.ndim != 2 or X.shape[0] != c.shape[0]:
         raise ValueError(f"X must have shape ({c.shape[0]}, d), got {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X holds NaN or infinite values")
+    check_magnitude(X, "X")
     if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 0:
         raise ValueError(f"degree must be a non-negative int, got {degree!r}")
     if not isinstance(alpha, Real) or alpha < 0:
@@ -396,8 +393,8 @@ def fit_polynomial_gaussian(
     if sample_weight is None:
         w = np.ones(n)
     else:
-        w = np.asarray(sample_weight, dtype=np.float64)
-        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
+        w = real_array(sample_weight, "sample_weight")
+        if w.shape != (n,) or (w < 0).any():
             raise ValueError(f"sample_weight must be {n} non-negative finite values")
     if domain is None:
         domain = (float(c.min()), float(c.max()))
@@ -458,9 +455,11 @@ def stack_pairs(pairs):
     """
     if not isinstance(pairs, (list, tuple)) or len(pairs) == 0:
         raise ValueError("pairs must be a non-empty list of (C, X) pairs")
-    Cs = [np.asarray(Ck, dtype=np.float64).reshape(-1, 1) for Ck, _ in pairs]
+    Cs = [
+        real_array(Ck, f"pairs[{k}] conditions").reshape(-1, 1) for k, (Ck, _) in enumerate(pairs)
+    ]
     C = np.vstack(Cs)
-    X = np.vstack([np.asarray(Xk, dtype=np.float64) for _, Xk in pairs])
+    X = np.vstack([real_array(Xk, f"pairs[{k}] samples") for k, (_, Xk) in enumerate(pairs)])
     if len(C) != len(X):
         raise ValueError(f"pairs hold {len(C)} conditions but {len(X)} samples")
     return C, X, np.repeat(np.arange(len(pairs), dtype=np.intp), [len(Ck) for Ck in Cs])

@@ -108,7 +108,7 @@ def compose_primitives(code, x, primitives=PRIMITIVES):
     array([0.02, 0.66])
     """
     c = _check_code(code, len(primitives))
-    v = np.asarray(x, dtype=np.float64)
+    v = _as_float_array(x, "x")
     for k in c:
         v = primitives[k][1](v)
     return v

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import as_real_array, check_magnitude, max_abs_units
+from mvlearn_ext.utils._validation import check_magnitude, max_abs_units, real_array
 
 __all__ = [
     "ExponentialFamily",
@@ -32,11 +32,8 @@ __all__ = [
 
 
 def _as_float_array(value, name, ndim=None):
-    arr = as_real_array(value, name)
-    if ndim is not None and arr.ndim not in ndim:
-        raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}, got {arr.ndim}-D")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
+    """``value`` as a finite float64 array whose squares do not overflow (empty allowed)."""
+    arr = real_array(value, name, ndim=ndim, allow_empty=True)
     check_magnitude(arr, name)
     return arr
 

@@ -35,7 +35,7 @@ import dataclasses
 import numpy as np
 
 from mvlearn_ext.moo import min_norm_direction, solve_simplex_qp
-from mvlearn_ext.utils._validation import check_real
+from mvlearn_ext.utils._validation import check_magnitude, check_real, real_array
 
 __all__ = [
     "DREAMClient",
@@ -49,20 +49,27 @@ __all__ = [
 ]
 
 
-def _check_directions(G):
-    """The task directions as a finite float64 (n_tasks, n_params) array."""
-    try:
-        G = np.asarray(G, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("G must be a numeric array") from exc
-    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
-        raise ValueError(
-            f"G must be a 2-D array of shape (n_tasks, n_params) with n_tasks >= 1, "
-            f"got shape {G.shape}"
-        )
-    if not np.isfinite(G).all():
-        raise ValueError("G contains NaN or infinity")
-    return G
+def _check_dream_inputs(G, correction, reg_rho, anchor):
+    """``(G, C, reg_rho, w)`` of :func:`dream_weights`, validated, with the defaults filled in."""
+    G = real_array(G, "G", ndim=2)
+    check_magnitude(G, "G")  # the QP takes the Gram matrix of the directions
+    S = G.shape[0]
+    if correction is None:
+        C = np.eye(S)
+    else:
+        C = real_array(correction, "correction", ndim=2)
+        if C.shape != (S, S):
+            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
+    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
+    if anchor is None:
+        w = np.full(S, 1.0 / S)
+    else:
+        w = real_array(anchor, "anchor").reshape(-1)
+        if w.shape != (S,):
+            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
+        if w.min() < 0 or abs(w.sum() - 1) > 1e-9:
+            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    return G, C, reg_rho, w
 
 
 def _two_task(a, b, reg_rho, w1):
@@ -124,29 +131,17 @@ def dream_weights(G, *, correction=None, reg_rho=0.0, anchor=None, method="auto"
     >>> dream_weights([[1.0, 0.0], [0.0, 2.0]], reg_rho=1e9).round(6)
     array([0.5, 0.5])
     """
-    G = _check_directions(G)
-    S = G.shape[0]
-    if correction is None:
-        C = np.eye(S)
-    else:
-        C = np.asarray(correction, dtype=np.float64)
-        if C.shape != (S, S):
-            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
-        if not np.isfinite(C).all():
-            raise ValueError("correction contains NaN or infinity")
-    reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
-    if anchor is None:
-        w = np.full(S, 1.0 / S)
-    else:
-        w = np.asarray(anchor, dtype=np.float64).reshape(-1)
-        if w.shape != (S,):
-            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
-        if not np.isfinite(w).all() or w.min() < 0 or abs(w.sum() - 1) > 1e-9:
-            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    G, C, reg_rho, w = _check_dream_inputs(G, correction, reg_rho, anchor)
     if method not in ("auto", "closed_form", "qp"):
         raise ValueError(f"method must be 'auto', 'closed_form' or 'qp', got {method!r}")
-    if method == "closed_form" and S != 2:
-        raise ValueError(f"method='closed_form' needs exactly 2 tasks, got {S}")
+    if method == "closed_form" and G.shape[0] != 2:
+        raise ValueError(f"method='closed_form' needs exactly 2 tasks, got {G.shape[0]}")
+    return _dream_weights(G, C, reg_rho, w, method)
+
+
+def _dream_weights(G, C, reg_rho, w, method):
+    """:func:`dream_weights` on validated inputs."""
+    S = G.shape[0]
     M = C.T @ G  # rows: the corrected task directions (columns of G_t C)
     if S == 1:
         return np.ones(1)
@@ -189,9 +184,8 @@ def dream_direction(G, *, correction=None, reg_rho=0.0, anchor=None):
     >>> weights.round(6).tolist(), d.round(6).tolist()
     ([0.8, 0.2], [0.8, 0.4])
     """
-    G = _check_directions(G)
-    lam = dream_weights(G, correction=correction, reg_rho=reg_rho, anchor=anchor)
-    C = np.eye(G.shape[0]) if correction is None else np.asarray(correction, dtype=np.float64)
+    G, C, reg_rho, w = _check_dream_inputs(G, correction, reg_rho, anchor)
+    lam = _dream_weights(G, C, reg_rho, w, "auto")
     return lam, (C @ lam) @ G
 
 

@@ -31,7 +31,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.moo import solve_simplex_qp
-from mvlearn_ext.utils._validation import check_allocation, validate_array, validate_vector
+from mvlearn_ext.utils._validation import (
+    check_allocation,
+    check_magnitude,
+    integer_array,
+    real_array,
+    validate_array,
+    validate_vector,
+)
 
 __all__ = [
     "KMEPersonalizedRidge",
@@ -143,12 +150,14 @@ def mmd2_unbiased(X, Y, *, bandwidth=1.0):
     >>> bool(abs(mmd2_unbiased(X, Y)) < mmd2_unbiased(X, Y + 2.0))
     True
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
-        raise ValueError("X and Y must be 2-D with the same number of columns")
+    X = real_array(X, "X", ndim=2)
+    Y = real_array(Y, "Y", ndim=2)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but Y has {Y.shape[1]}; they must match")
     if X.shape[0] < 2 or Y.shape[0] < 2:
         raise ValueError("X and Y need at least 2 samples each")
+    check_magnitude(X, "X")  # the kernel takes squared distances
+    check_magnitude(Y, "Y")
 
     def k(A, B):
         sq = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
@@ -193,7 +202,8 @@ def agent_kme_statistics(Phi):
     >>> mean.tolist()
     [0.5, 0.5]
     """
-    Phi = np.asarray(Phi, dtype=np.float64)
+    Phi = real_array(Phi, "Phi", ndim=2)
+    check_magnitude(Phi, "Phi")  # the variance squares it
     n = Phi.shape[0]
     if n < 2:
         raise ValueError("an agent needs at least 2 samples for its variance estimate")
@@ -217,7 +227,8 @@ def collaboration_weights(means, variances, *, method="unbiased", nu=0.0, n_samp
         unbiased-risk rule). ``"local"``: ``omega = I``. ``"global"``:
         ``omega_bc ∝ n_c`` (needs ``n_samples``), FedAvg's objective.
     nu : float in [0, 1], default=0.0
-    n_samples : array-like of shape (B,), optional
+    n_samples : array-like of int of shape (B,), optional
+        Every agent's number of samples (needed by ``method="global"``).
 
     Returns
     -------
@@ -238,19 +249,27 @@ def collaboration_weights(means, variances, *, method="unbiased", nu=0.0, n_samp
     >>> W.round(3).tolist()[0]
     [0.333, 0.333, 0.333]
     """
-    M = np.asarray(means, dtype=np.float64)
-    v = np.asarray(variances, dtype=np.float64).reshape(-1)
-    if M.ndim != 2 or v.shape != (M.shape[0],):
-        raise ValueError("means must be (B, D) and variances (B,)")
-    if not (np.isfinite(M).all() and np.isfinite(v).all()) or v.min() < 0:
-        raise ValueError("means and variances must be finite, variances >= 0")
+    M = real_array(means, "means", ndim=2)
+    check_magnitude(M, "means")  # the weights come from the Gram matrix M M^T
+    v = real_array(variances, "variances").reshape(-1)
     B = M.shape[0]
+    if v.shape != (B,):
+        raise ValueError(f"variances must have shape ({B},) (one per row of means), got {v.shape}")
+    if v.min() < 0:
+        raise ValueError(f"variances must be >= 0, got {v.min()!r}")
+    if n_samples is not None:
+        n = integer_array(n_samples, "n_samples", ndim=1, low=0)
+        if n.shape != (B,):
+            raise ValueError(
+                f"n_samples must have shape ({B},) (one per row of means), got {n.shape}"
+            )
+        if n.sum() == 0:
+            raise ValueError("n_samples are all 0")
     if method == "local":
         return np.eye(B)
     if method == "global":
         if n_samples is None:
             raise ValueError("method='global' needs n_samples")
-        n = np.asarray(n_samples, dtype=np.float64)
         return np.tile(n / n.sum(), (B, 1))
     if method != "unbiased":
         raise ValueError(f"method must be 'unbiased', 'local' or 'global', got {method!r}")
@@ -300,11 +319,25 @@ def agent_ridge_statistics(X, y):
     >>> gram.tolist(), moment.tolist(), n
     ([[1.0, 2.0], [2.0, 5.0]], [1.5, 3.5], 2)
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    # Named errors for NaN/inf, values too large to square (X^T X overflows),
+    # complex, strings, ragged lists.
+    X = validate_array(X, "X", dtype=np.float64)
+    y = validate_vector(y, "y", n_samples=X.shape[0])
     Xa = np.hstack([np.ones((X.shape[0], 1)), X])
     n = X.shape[0]
     return Xa.T @ Xa / n, Xa.T @ y / n, n
+
+
+def _check_ridge_statistics(grams, moments):
+    """The agents' ``S_c`` (B, q, q) and ``s_c`` (B, q) as float64 arrays of matching shapes."""
+    S = real_array(grams, "grams", ndim=3)
+    s = real_array(moments, "moments", ndim=2)
+    B, q = S.shape[:2]
+    if S.shape[2] != q:
+        raise ValueError(f"grams must have shape (B, q, q), got {S.shape}")
+    if s.shape != (B, q):
+        raise ValueError(f"moments must have shape ({B}, {q}) (as grams {S.shape}), got {s.shape}")
+    return S, s
 
 
 def weighted_ridge(grams, moments, weights, *, alpha=1e-3):
@@ -344,9 +377,12 @@ def weighted_ridge(grams, moments, weights, *, alpha=1e-3):
     >>> weighted_ridge(grams, moments, np.full((2, 2), 0.5), alpha=0.0).round(6).tolist()
     [[1.0, 2.0], [1.0, 2.0]]
     """
-    S = np.asarray(grams, dtype=np.float64)
-    s = np.asarray(moments, dtype=np.float64)
-    W = np.asarray(weights, dtype=np.float64)
+    S, s = _check_ridge_statistics(grams, moments)
+    W = real_array(weights, "weights", ndim=2)
+    if W.shape[1] != S.shape[0]:
+        raise ValueError(
+            f"weights must have {S.shape[0]} columns (one per agent of grams), got shape {W.shape}"
+        )
     pen = alpha * np.eye(S.shape[1])
     pen[0, 0] = 0.0
     out = np.empty((W.shape[0], S.shape[1]))
@@ -398,10 +434,13 @@ def ditto_ridge(grams, moments, global_coef, *, reg_lambda=1.0, alpha=1e-3):
     >>> ditto_ridge(grams, moments, np.zeros(3), reg_lambda=1.0).shape
     (3, 3)
     """
-    S = np.asarray(grams, dtype=np.float64)
-    s = np.asarray(moments, dtype=np.float64)
-    w = np.asarray(global_coef, dtype=np.float64)
+    S, s = _check_ridge_statistics(grams, moments)
+    w = real_array(global_coef, "global_coef", ndim=1)
     p = S.shape[1]
+    if w.shape != (p,):
+        raise ValueError(
+            f"global_coef must have shape ({p},) (as a row of moments), got {w.shape}"
+        )
     pen = alpha * np.eye(p)
     pen[0, 0] = 0.0
     return np.stack(

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from torch import nn
 
 from mvlearn_ext.base import MultiViewClusterMixin
-from mvlearn_ext.incomplete._masks import _check_mask, counterfactual_view_probs, mask_from_nan
+from mvlearn_ext.incomplete._masks import _check_mask, _mask_from_nan, counterfactual_view_probs
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
     LEARNING_RATE_CONSTRAINT,
@@ -297,13 +297,9 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             if np.isinf(X).any():
                 raise ValueError(f"view {v} of Xs holds infinite values")
         if mask is None:
-            m = mask_from_nan(Xs)
+            m = _mask_from_nan(Xs)
         else:
-            m = _check_mask(mask)
-            if m.shape != (Xs[0].shape[0], len(Xs)):
-                raise ValueError(
-                    f"mask has shape {m.shape}, expected ({Xs[0].shape[0]}, {len(Xs)})"
-                )
+            m = _check_mask(mask, shape=(Xs[0].shape[0], len(Xs)))
         for v, X in enumerate(Xs):
             if np.isnan(X[m[:, v]]).any():
                 raise ValueError(f"view {v} of Xs holds NaN in rows the mask marks observed")

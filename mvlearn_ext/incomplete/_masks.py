@@ -15,6 +15,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.utils._validation import (
+    check_magnitude,
+    integer_array,
+    real_array,
+    validate_views,
+)
+
 __all__ = [
     "context_statistic",
     "counterfactual_mask",
@@ -131,14 +138,23 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
     return mask
 
 
-def _check_mask(mask, name="mask"):
-    m = np.asarray(mask)
+def _as_bool(value, name):
+    """``value`` as a bool array: booleans, or the integers (or whole floats) 0 and 1."""
+    b = np.asarray(value)
+    if b.dtype == bool:
+        return b
+    return integer_array(b, name, low=0, high=1, allow_empty=True).astype(bool)
+
+
+def _check_mask(mask, name="mask", *, shape=None):
+    """``mask`` as a 2-D bool array (of ``shape`` if given) in which every sample has a view."""
+    m = _as_bool(mask, name)
     if m.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_views), got {m.ndim}-D")
-    if m.dtype != bool:
-        if not np.isin(m, (0, 1)).all():
-            raise ValueError(f"{name} must be boolean or 0/1")
-        m = m.astype(bool)
+    if shape is not None and m.shape != shape:
+        raise ValueError(f"{name} has shape {m.shape}, expected {shape}")
+    if m.shape[0] == 0:
+        raise ValueError(f"{name} has no samples (shape {m.shape})")
     if not m.any(axis=1).all():
         bad = int(np.flatnonzero(~m.any(axis=1))[0])
         raise ValueError(f"{name}: sample {bad} has no observed view")
@@ -173,9 +189,13 @@ def mask_from_nan(Xs):
     >>> mask_from_nan([np.array([[1.0], [np.nan]]), np.ones((2, 2))]).tolist()
     [[True, True], [False, True]]
     """
+    return _mask_from_nan(validate_views(Xs, ensure_all_finite="allow-nan"))
+
+
+def _mask_from_nan(Xs):
+    """:func:`mask_from_nan` on validated views."""
     cols = []
     for v, X in enumerate(Xs):
-        X = np.asarray(X, dtype=np.float64)
         nan = np.isnan(X)
         full = nan.all(axis=1)
         partial = nan.any(axis=1) & ~full
@@ -217,7 +237,8 @@ def mask_views(Xs, mask):
     >>> Xs[0].ravel().tolist()
     [1.0, 1.0, nan]
     """
-    m = _check_mask(mask)
+    Xs = validate_views(Xs)
+    m = _check_mask(mask, shape=(Xs[0].shape[0], len(Xs)))
     out = []
     for v, X in enumerate(Xs):
         X = np.array(X, dtype=np.float64, copy=True)
@@ -232,7 +253,8 @@ def mean_impute(Xs, mask):
     Parameters
     ----------
     Xs : list of array-like, each of shape (n_samples, n_features_v)
-        The views; the values of unobserved rows are ignored.
+        The views; the values of unobserved rows are ignored (they may be
+        NaN), those of observed rows must be finite.
     mask : array-like of bool, shape (n_samples, n_views)
         True where a view of a sample is observed.
 
@@ -256,11 +278,14 @@ def mean_impute(Xs, mask):
     >>> Xs[0].ravel().tolist()
     [1.0, 3.0, 2.0]
     """
-    m = _check_mask(mask)
+    Xs = validate_views(Xs, ensure_all_finite=False)  # NaN may fill the unobserved rows
+    m = _check_mask(mask, shape=(Xs[0].shape[0], len(Xs)))
     out = []
     for v, X in enumerate(Xs):
-        X = np.array(X, dtype=np.float64, copy=True)
         obs = m[:, v]
+        where = f"view {v} of Xs (in the rows mask marks observed)"
+        X = real_array(np.where(obs[:, None], X, 0.0), where)  # a float64 copy
+        check_magnitude(X, where)
         X[~obs] = X[obs].mean(axis=0) if obs.any() else 0.0
         out.append(X)
     return out
@@ -348,7 +373,7 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
     (True, True)
     """
     m = _check_mask(mask)
-    p = np.asarray(view_probs, dtype=np.float64)
+    p = real_array(view_probs, "view_probs", ndim=1)
     if p.shape != (m.shape[1],) or (p < 0).any() or (p > 1).any():
         raise ValueError(f"view_probs must be {m.shape[1]} probabilities, got {view_probs!r}")
     rng = check_random_state(random_state)
@@ -387,10 +412,13 @@ def context_statistic(H, complete):
     >>> context_statistic(H, [True, True, False]).shape
     (2, 4)
     """
-    H = np.asarray(H, dtype=np.float64)
-    c = np.asarray(complete, dtype=bool)
-    if H.ndim != 3 or c.shape != (H.shape[1],):
-        raise ValueError("H must be (n_views, n_samples, d) and complete (n_samples,)")
+    H = real_array(H, "H", ndim=3)
+    check_magnitude(H, "H")
+    c = _as_bool(complete, "complete")
+    if c.shape != (H.shape[1],):
+        raise ValueError(
+            f"complete must have shape ({H.shape[1]},) (n_samples of H), got {c.shape}"
+        )
     if not c.any():
         raise ValueError("context_statistic needs at least one complete sample")
     Hc = H[:, c]

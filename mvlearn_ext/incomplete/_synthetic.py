@@ -13,17 +13,14 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mvlearn_ext.utils._validation import real_array
+
 __all__ = ["make_rate_mask", "make_unbalanced_views"]
 
 
 def _check_rates(observation_rates):
-    try:
-        r = np.asarray(observation_rates, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"observation_rates must be a sequence of floats, got {observation_rates!r}"
-        ) from exc
-    if r.ndim != 1 or r.size < 2 or not np.isfinite(r).all() or (r <= 0).any() or (r > 1).any():
+    r = real_array(observation_rates, "observation_rates", ndim=1)
+    if r.size < 2 or (r <= 0).any() or (r > 1).any():
         raise ValueError(
             f"observation_rates must hold >= 2 rates in (0, 1], got {observation_rates!r}"
         )
@@ -145,11 +142,8 @@ def make_unbalanced_views(
         ("label_separation", label_separation),
         ("nuisance_separation", nuisance_separation),
     ):
-        try:
-            s = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a sequence of floats, got {value!r}") from exc
-        if s.shape != (V,) or not np.isfinite(s).all() or (s < 0).any():
+        s = real_array(value, name, ndim=1)
+        if s.shape != (V,) or (s < 0).any():
             raise ValueError(f"{name} must hold {V} floats >= 0 (one per view), got {value!r}")
         seps.append(s)
     lab, nui = seps

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from mvlearn_ext.utils._validation import check_rng
+from mvlearn_ext.utils._validation import check_magnitude, check_rng, real_array
 
 __all__ = ["combine_gradients", "entropy_task_weights", "gradient_entropy", "pcgrad_project"]
 
 
 def _check_grads(grads):
-    g = np.asarray(grads, dtype=np.float64)
-    if g.ndim != 2 or g.shape[0] < 1:
-        raise ValueError(f"grads must be 2-D (n_tasks, n_params), got shape {g.shape}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError("grads contain NaN or inf")
+    """``grads`` as a float64 array of shape (n_tasks, n_params) that can be squared."""
+    g = real_array(grads, "grads", ndim=2)
+    check_magnitude(g, "grads")
     return g
 
 
@@ -47,8 +45,11 @@ def pcgrad_project(grads, *, random_state=None):
     >>> pcgrad_project([[1.0, 0.0], [-1.0, 1.0]], random_state=0).tolist()
     [[0.5, 0.5], [0.0, 1.0]]
     """
-    g = _check_grads(grads)
-    rng = check_rng(random_state)
+    return _pcgrad(_check_grads(grads), check_rng(random_state))
+
+
+def _pcgrad(g, rng):
+    """:func:`pcgrad_project` of validated gradients."""
     out = g.copy()
     norms2 = np.einsum("ij,ij->i", g, g)
     for i in range(g.shape[0]):
@@ -89,9 +90,15 @@ def gradient_entropy(grads, masks=None):
     >>> (gradient_entropy([[1.0, 0.0], [1.0, 1.0]]) + 0.0).round(4).tolist()  # 0 and log 2
     [0.0, 0.6931]
     """
-    g = np.abs(_check_grads(grads))
+    g = _check_grads(grads)
     if masks is not None:
         g = g * np.asarray(masks, dtype=bool)
+    return _entropy(g)
+
+
+def _entropy(g):
+    """:func:`gradient_entropy` of validated (masked) gradients."""
+    g = np.abs(g)
     total = g.sum(axis=1, keepdims=True)
     p = np.divide(g, total, out=np.zeros_like(g), where=total > 0)
     logp = np.log(p, out=np.zeros_like(p), where=p > 0)
@@ -133,6 +140,11 @@ def entropy_task_weights(grads, masks=None, *, temperature=0.5):
     g = _check_grads(grads)
     if masks is not None:
         g = g * np.asarray(masks, dtype=bool)
+    return _task_weights(g, temperature)
+
+
+def _task_weights(g, temperature):
+    """:func:`entropy_task_weights` of validated (masked) gradients."""
     k = g.shape[0]
     norms = np.linalg.norm(g, axis=1)
     safe = np.where(norms > 0, norms, 1.0)
@@ -140,7 +152,7 @@ def entropy_task_weights(grads, masks=None, *, temperature=0.5):
     conflict = np.maximum(0.0, -cos)
     np.fill_diagonal(conflict, 0.0)
     c = conflict.sum(axis=1) / max(k - 1, 1)
-    importance = gradient_entropy(g) * np.sqrt(1.0 + c) / np.sqrt(np.maximum(norms, 1e-12))
+    importance = _entropy(g) * np.sqrt(1.0 + c) / np.sqrt(np.maximum(norms, 1e-12))
     importance = np.where(norms > 0, importance, -np.inf) if np.any(norms > 0) else np.zeros(k)
     x = importance / float(temperature)
     x = np.exp(x - x.max())
@@ -218,11 +230,11 @@ def combine_gradients(
     if m.shape != g.shape:
         raise ValueError(f"masks must have the shape of grads {g.shape}, got {m.shape}")
     if mode == "pcgrad":
-        proj = pcgrad_project(g, random_state=random_state)
+        proj = _pcgrad(g, check_rng(random_state))
         k = g.shape[0]
         return (proj.sum(axis=0) if reduction == "sum" else proj.mean(axis=0)), np.full(k, 1.0 / k)
-    omega = entropy_task_weights(g, m, temperature=temperature)
-    src = pcgrad_project(g, random_state=random_state) if mode == "pcgrad_entropy" else g
+    omega = _task_weights(g * m, temperature)
+    src = _pcgrad(g, check_rng(random_state)) if mode == "pcgrad_entropy" else g
     wm = omega[:, None] * m
     denom = wm.sum(axis=0)
     num = (wm * src).sum(axis=0)

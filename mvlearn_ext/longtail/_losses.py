@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import integer_array, real_array
+
 __all__ = [
     "ars_class_weights",
     "ars_static_terms",
@@ -20,21 +22,15 @@ __all__ = [
 
 
 def _check_logits(logits, y):
-    z = np.asarray(logits, dtype=np.float64)
-    y = np.asarray(y)
-    if z.ndim != 2:
-        raise ValueError(f"logits must be 2-D (n_samples, n_classes), got shape {z.shape}")
+    z = real_array(logits, "logits", ndim=2)
+    y = integer_array(y, "y", ndim=1, low=0, high=z.shape[1] - 1)
     if y.shape != (z.shape[0],):
         raise ValueError(f"y must have shape ({z.shape[0]},), got {y.shape}")
-    if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= z.shape[1]:
-        raise ValueError(f"y must hold integer classes in [0, {z.shape[1]})")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("logits contain NaN or inf")
     return z, y
 
 
 def _check_counts(class_counts, n_classes):
-    n = np.asarray(class_counts, dtype=np.float64)
+    n = real_array(class_counts, "class_counts", ndim=1)
     if n.shape != (n_classes,) or np.any(n <= 0):
         raise ValueError(f"class_counts must be {n_classes} positive counts, got {class_counts!r}")
     return n
@@ -202,8 +198,8 @@ def ars_static_terms(class_counts, *, beta=0.9999, margin_max=0.5):
     >>> terms["priors"].tolist(), terms["rarity"].tolist()
     ([0.8, 0.2], [0.0, 0.5])
     """
-    n = np.asarray(class_counts, dtype=np.float64)
-    if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
+    n = real_array(class_counts, "class_counts", ndim=1)
+    if n.size < 2 or np.any(n <= 0):
         raise ValueError("class_counts must be a 1-D array of at least two positive counts")
     cb = (1.0 - beta) / (1.0 - beta**n)
     cb = cb / cb.mean()
@@ -251,13 +247,21 @@ def ars_class_weights(cb_weights, rarity, recall, precision, *, anneal=1.0, norm
     >>> bool(w[1] > w[0])  # the rare, poorly recalled class weighs more
     True
     """
-    a = np.clip(np.asarray(recall, dtype=np.float64), 0.0, 1.0)
-    p = np.clip(np.asarray(precision, dtype=np.float64), 0.0, 1.0)
-    raw = (
-        np.asarray(cb_weights)
-        * (2.0 - a)
-        * np.minimum(1.0 + 2.0 * np.asarray(rarity), 3.0)
-        * (1.0 - 0.5 * p)
+    cb, rho, a, p = (
+        real_array(value, name, ndim=1)
+        for value, name in (
+            (cb_weights, "cb_weights"),
+            (rarity, "rarity"),
+            (recall, "recall"),
+            (precision, "precision"),
+        )
     )
+    if not cb.shape == rho.shape == a.shape == p.shape:
+        raise ValueError(
+            "cb_weights, rarity, recall and precision must have one entry per class, got "
+            f"shapes {cb.shape}, {rho.shape}, {a.shape} and {p.shape}"
+        )
+    a, p = np.clip(a, 0.0, 1.0), np.clip(p, 0.0, 1.0)
+    raw = cb * (2.0 - a) * np.minimum(1.0 + 2.0 * rho, 3.0) * (1.0 - 0.5 * p)
     w = (1.0 - anneal) + anneal * raw
     return w / w.mean() if normalize else w

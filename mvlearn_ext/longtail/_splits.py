@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from mvlearn_ext.utils._validation import check_rng
+from mvlearn_ext.utils._validation import check_rng, integer_array, real_array
 
 __all__ = ["class_groups", "group_accuracy", "long_tail_counts", "make_long_tail_indices"]
 
@@ -87,10 +87,10 @@ def make_long_tail_indices(y, imbalance_ratio, *, n_max=None, class_order=None, 
     >>> np.bincount(y[idx]).tolist()
     [100, 50, 25]
     """
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError("y must be a non-empty 1-D array of labels")
-    classes = np.unique(y) if class_order is None else np.asarray(class_order)
+    y = integer_array(y, "y", ndim=1)
+    classes = (
+        np.unique(y) if class_order is None else integer_array(class_order, "class_order", ndim=1)
+    )
     available = np.array([np.sum(y == c) for c in classes])
     if n_max is None:
         n_max = int(available.min())
@@ -137,7 +137,7 @@ def class_groups(counts, *, many_threshold=100, few_threshold=20):
     >>> class_groups([500, 50, 5]).tolist()
     ['many', 'medium', 'few']
     """
-    counts = np.asarray(counts)
+    counts = real_array(counts, "counts", ndim=1, allow_empty=True)
     if few_threshold > many_threshold:
         raise ValueError("few_threshold must not exceed many_threshold")
     return np.where(
@@ -182,10 +182,11 @@ def group_accuracy(y_true, y_pred, train_counts, *, many_threshold=100, few_thre
     >>> acc["overall"], acc["many"], acc["few"]
     (0.5, 0.5, 0.0)
     """
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    y_true = integer_array(y_true, "y_true", ndim=1)
+    y_pred = integer_array(y_pred, "y_pred", ndim=1)
     if y_true.shape != y_pred.shape:
         raise ValueError("y_true and y_pred must have the same shape")
-    counts = np.asarray(train_counts)
+    counts = real_array(train_counts, "train_counts", ndim=1)
     groups = class_groups(counts, many_threshold=many_threshold, few_threshold=few_threshold)
     per_class = np.array(
         [

@@ -24,6 +24,7 @@ from mvlearn_ext.merging._validation import (
     check_state_dicts,
     check_weights,
 )
+from mvlearn_ext.utils._validation import real_array
 
 __all__ = [
     "apply_task_vector",
@@ -253,13 +254,11 @@ def apply_task_vector(base, task_vector, *, scaling=1.0):
     for key, value in task_vector.items():
         if key not in base or base[key].dtype.kind != "f":
             raise ValueError(f"task_vector[{key!r}] is not a floating parameter of base")
-        arr = np.asarray(value, dtype=np.float64)
+        arr = real_array(value, f"task_vector[{key!r}]", allow_empty=True)
         if arr.shape != base[key].shape:
             raise ValueError(
                 f"task_vector[{key!r}] has shape {arr.shape}, base has {base[key].shape}"
             )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"task_vector[{key!r}] contains NaN or inf")
         tv[key] = arr
     return _finish(base, tv, scaling)
 

@@ -22,6 +22,7 @@ from mvlearn_ext.merging._validation import (
     check_scaling,
     check_state_dicts,
 )
+from mvlearn_ext.utils._validation import real_array
 
 __all__ = [
     "lora_factor_grads",
@@ -46,11 +47,7 @@ def _check_chain(weights, name="weights"):
         raise ValueError(f"{name} is empty")
     out = []
     for i, w in enumerate(weights):
-        arr = np.asarray(w, dtype=np.float64)
-        if arr.ndim != 2:
-            raise ValueError(f"{name}[{i}] must be 2-D (n_out, n_in), got shape {arr.shape}")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name}[{i}] contains NaN or inf")
+        arr = real_array(w, f"{name}[{i}]", ndim=2)
         if i > 0 and arr.shape[1] != out[-1].shape[0]:
             raise ValueError(
                 f"{name}[{i}] has {arr.shape[1]} inputs but {name}[{i - 1}] has "
@@ -197,8 +194,9 @@ def lora_factor_grads(grad_w, B, A, *, lora_scaling=1.0):
     >>> grad_B.ravel().tolist(), grad_A.ravel().tolist()
     ([2.0, 2.0, 2.0], [3.0, 3.0])
     """
-    grad_w, B, A = (np.asarray(x, dtype=np.float64) for x in (grad_w, B, A))
-    if B.ndim != 2 or A.ndim != 2 or B.shape[1] != A.shape[0]:
+    grad_w = real_array(grad_w, "grad_w", ndim=2)
+    B, A = real_array(B, "B", ndim=2), real_array(A, "A", ndim=2)
+    if B.shape[1] != A.shape[0]:
         raise ValueError(f"B (n_out, r) and A (r, n_in) do not match: {B.shape}, {A.shape}")
     if grad_w.shape != (B.shape[0], A.shape[1]):
         raise ValueError(f"grad_w must have shape {(B.shape[0], A.shape[1])}, got {grad_w.shape}")
@@ -457,20 +455,15 @@ def _check_adapters(base, adapters, layers):
                 B, A = ad[key]
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"adapters[{n}][{key!r}] must be a pair (B, A)") from exc
-            B, A = np.asarray(B, dtype=np.float64), np.asarray(A, dtype=np.float64)
+            where = f"adapters[{n}][{key!r}]"
+            B = real_array(B, f"the B of {where}", ndim=2)
+            A = real_array(A, f"the A of {where}", ndim=2)
             shape = base[key].shape
-            if (
-                B.ndim != 2
-                or A.ndim != 2
-                or B.shape[1] != A.shape[0]
-                or (B.shape[0], A.shape[1]) != shape
-            ):
+            if B.shape[1] != A.shape[0] or (B.shape[0], A.shape[1]) != shape:
                 raise ValueError(
-                    f"adapters[{n}][{key!r}]: B {B.shape} and A {A.shape} must be (n_out, r) and "
+                    f"{where}: B {B.shape} and A {A.shape} must be (n_out, r) and "
                     f"(r, n_in) with (n_out, n_in) = {shape}"
                 )
-            if not (np.all(np.isfinite(B)) and np.all(np.isfinite(A))):
-                raise ValueError(f"adapters[{n}][{key!r}] contains NaN or inf")
             checked[key] = (B, A)
         out.append(checked)
     return out, keys

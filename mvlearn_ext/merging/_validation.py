@@ -13,7 +13,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mvlearn_ext.utils._validation import check_rng  # noqa: F401  (used by the merges)
+from mvlearn_ext.utils._validation import (
+    check_rng,  # noqa: F401  (used by the merges)
+    real_array,
+)
 
 __all__ = ["check_state_dicts", "check_weights", "check_fraction", "check_rng"]
 
@@ -103,13 +106,11 @@ def check_weights(weights, n_experts, *, name="weights"):
     """Per-expert weights as a float64 vector (default: all ones)."""
     if weights is None:
         return np.ones(n_experts)
-    w = np.asarray(weights, dtype=float)
+    w = real_array(weights, name, allow_empty=True)
     if w.shape != (n_experts,):
         raise ValueError(
             f"{name} must have one entry per expert ({n_experts}), got shape {w.shape}"
         )
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"{name} contains NaN or inf")
     return w
 
 

@@ -6,6 +6,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
+from mvlearn_ext.utils._validation import real_array
+
 __all__ = [
     "clustering_accuracy",
     "clustering_report",
@@ -24,7 +26,11 @@ _NMI_METHODS = {
 
 
 def _as_label_array(labels, name):
-    """A 1-d array of labels; Python sequences of any hashables are accepted."""
+    """A 1-d array of labels; Python sequences of any hashables are accepted.
+
+    Float labels must be finite: NaN and infinity name no cluster (as in
+    scikit-learn's metrics).
+    """
     if isinstance(labels, (str, bytes)):
         raise TypeError(f"{name} must be a 1-d sequence of labels, got a string")
     if hasattr(labels, "__array__") or isinstance(labels, np.ndarray):
@@ -43,6 +49,8 @@ def _as_label_array(labels, name):
                 array[i] = item
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-d, got an array of shape {array.shape}")
+    if array.dtype.kind == "f":
+        real_array(array, name, allow_empty=True)  # refuses NaN and infinity
     return array
 
 
@@ -153,7 +161,8 @@ def clustering_accuracy(labels_true, labels_pred):
     Raises
     ------
     ValueError
-        If the labelings are empty, not 1-d or of different lengths.
+        If the labelings are empty, not 1-d or of different lengths, or if
+        float labels hold NaN or infinity.
 
     See Also
     --------
@@ -215,7 +224,8 @@ def purity(labels_true, labels_pred):
     Raises
     ------
     ValueError
-        If the labelings are empty, not 1-d or of different lengths.
+        If the labelings are empty, not 1-d or of different lengths, or if
+        float labels hold NaN or infinity.
 
     See Also
     --------
@@ -270,8 +280,9 @@ default="arithmetic"
     Raises
     ------
     ValueError
-        If the labelings are empty, not 1-d or of different lengths, or
-        ``average_method`` is unknown.
+        If the labelings are empty, not 1-d or of different lengths, if
+        float labels hold NaN or infinity, or if ``average_method`` is
+        unknown.
 
     See Also
     --------
@@ -328,7 +339,8 @@ def clustering_report(labels_true, labels_pred):
     Raises
     ------
     ValueError
-        If the labelings are empty, not 1-d or of different lengths.
+        If the labelings are empty, not 1-d or of different lengths, or if
+        float labels hold NaN or infinity.
 
     See Also
     --------

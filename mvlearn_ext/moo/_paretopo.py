@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.moo._pareto import ParetoArchive, crowding_distance, pareto_rank
-from mvlearn_ext.utils._validation import check_real
+from mvlearn_ext.utils._validation import check_magnitude, check_real, real_array
 
 __all__ = [
     "HVCGradientWeights",
@@ -131,13 +131,11 @@ class HVMetaReward:
 
 
 def _check_vector(x, name, size=None):
-    v = np.asarray(x, dtype=np.float64)
-    if v.ndim != 1 or v.size < 1:
+    v = real_array(x, name)
+    if v.ndim != 1:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {v.shape}")
     if size is not None and v.size != size:
         raise ValueError(f"{name} must have {size} entries, got {v.size}")
-    if not np.isfinite(v).all():
-        raise ValueError(f"{name} contains NaN or infinity")
     return v
 
 
@@ -193,13 +191,11 @@ def hvc_gradient(point, archive, ref):
     if K < 2:
         raise ValueError(f"point must have at least 2 objectives, got {K}")
     r = _check_vector(ref, "ref", K)
-    A = np.asarray(archive, dtype=np.float64)
+    A = real_array(archive, "archive", allow_empty=True)
     if A.size == 0:
         A = np.empty((0, K))
     if A.ndim != 2 or A.shape[1] != K:
         raise ValueError(f"archive must have shape (n_archived, {K}), got {A.shape}")
-    if not np.isfinite(A).all():
-        raise ValueError("archive contains NaN or infinity")
     g = np.zeros(K)
     for k in range(K):
         if y[k] < r[k]:
@@ -375,14 +371,17 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
     >>> pareto_rank_advantages(R, center=False).round(3)
     array([3.25 , 2.132, 2.985, 0.75 ])
     """
-    R = np.asarray(R, dtype=np.float64)
-    if R.ndim != 2 or R.shape[0] < 1:
+    R = real_array(R, "R")
+    if R.ndim != 2:
         raise ValueError(f"R must be 2-D (group_size, n_objectives), got shape {R.shape}")
-    if not np.isfinite(R).all():
-        raise ValueError("R contains NaN or infinity")
+    check_magnitude(R, "R")  # row means, crowding spans
     beta = check_real(beta, "beta", low=0.0, high=1.0)
     G = R.shape[0]
-    s = R.mean(axis=1) if scalar is None else np.asarray(scalar, dtype=np.float64).reshape(-1)
+    if scalar is None:
+        s = R.mean(axis=1)
+    else:
+        s = real_array(scalar, "scalar").reshape(-1)
+        check_magnitude(s, "scalar")  # the span max - min normalises it
     if s.shape != (G,):
         raise ValueError(f"scalar must have shape ({G},), got {s.shape}")
     ranks = pareto_rank(R, maximise=True)

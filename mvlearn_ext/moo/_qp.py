@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.utils._simplex_qp import simplex_qp
+from mvlearn_ext.utils._validation import check_magnitude, real_array
 
 __all__ = [
     "min_norm_direction",
@@ -24,17 +25,13 @@ __all__ = [
 
 
 def _check_G(G, name="G"):
-    try:
-        G = np.asarray(G, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array") from exc
-    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
+    G = real_array(G, name)
+    if G.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array of shape (n_tasks, n_params) with n_tasks >= 1, "
             f"got shape {G.shape}"
         )
-    if not np.isfinite(G).all():
-        raise ValueError(f"{name} contains NaN or infinity")
+    check_magnitude(G, name)  # the weights solve a QP in the Gram matrix G G^T
     return G
 
 
@@ -77,17 +74,13 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     >>> solve_simplex_qp([[1.0, 0.0], [0.0, 3.0]])
     array([0.75, 0.25])
     """
-    Q = np.asarray(Q, dtype=np.float64)
-    if Q.ndim != 2 or Q.shape[0] != Q.shape[1] or Q.shape[0] < 1:
+    Q = real_array(Q, "Q")
+    if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
         raise ValueError(f"Q must be a square (S, S) matrix, got shape {Q.shape}")
-    if not np.isfinite(Q).all():
-        raise ValueError("Q contains NaN or infinity")
     S = Q.shape[0]
-    c = np.zeros(S) if c is None else np.asarray(c, dtype=np.float64).reshape(-1)
+    c = np.zeros(S) if c is None else real_array(c, "c").reshape(-1)
     if c.shape != (S,):
         raise ValueError(f"c must have shape ({S},), got {c.shape}")
-    if not np.isfinite(c).all():
-        raise ValueError("c contains NaN or infinity")
     x, _ = simplex_qp(Q, -c[:, None], max_iter=max_iter, tol=tol)
     return x[:, 0]
 

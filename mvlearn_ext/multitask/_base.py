@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import check_magnitude, real_array
 
 __all__ = ["TaskMoments", "data_scale", "feature_scale", "stack_tasks"]
 
@@ -107,11 +107,14 @@ def stack_tasks(Xs, ys, sample_weights=None):
         raise ValueError(f"Xs has {len(Xs)} tasks but ys has {len(ys)}")
     if len(Xs) == 0:
         raise ValueError("Xs is empty: at least one task is needed")
+    for j, (X, y) in enumerate(zip(Xs, ys, strict=True)):
+        # Refuse what no regressor can fit (NaN, infinity, complex, strings, ragged
+        # lists); the arrays are stacked in their own dtypes, as given.
+        real_array(X, f"Xs[{j}]", ndim=2, allow_empty=True)
+        real_array(y, f"ys[{j}]", allow_empty=True)
     Xs = [np.asarray(X) for X in Xs]
     ys = [np.asarray(y).reshape(-1) for y in ys]
     for j, (X, y) in enumerate(zip(Xs, ys, strict=True)):
-        if X.ndim != 2:
-            raise ValueError(f"Xs[{j}] must be 2-D, got shape {X.shape}")
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"Xs[{j}] has {X.shape[0]} rows but ys[{j}] has {y.shape[0]}")
     tasks = np.concatenate([np.full(X.shape[0], j) for j, X in enumerate(Xs)])
@@ -119,7 +122,12 @@ def stack_tasks(Xs, ys, sample_weights=None):
     if sample_weights is not None:
         if len(sample_weights) != len(Xs):
             raise ValueError(f"sample_weights has {len(sample_weights)} tasks, Xs {len(Xs)}")
-        sw = np.concatenate([np.asarray(s, dtype=float).reshape(-1) for s in sample_weights])
+        sw = np.concatenate(
+            [
+                real_array(s, f"sample_weights[{j}]", allow_empty=True).reshape(-1)
+                for j, s in enumerate(sample_weights)
+            ]
+        )
     return np.vstack(Xs), np.concatenate(ys), tasks, sw
 
 
@@ -187,6 +195,25 @@ def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _refuse_strings(value, name):
+    """Raise a TypeError naming ``name`` if ``value`` is an array of strings.
+
+    ``validate_data`` with a float ``dtype`` parses strings of digits as
+    numbers; like the package's other entry points
+    (:func:`~mvlearn_ext.utils._validation.as_real_array`), the regressors
+    refuse them. Checked before the conversion, which it leaves to
+    ``validate_data`` (no copy of the data here).
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None and isinstance(value, (list, tuple)):
+        try:
+            dtype = np.asarray(value).dtype
+        except ValueError:  # ragged: reported by validate_data
+            return
+    if getattr(dtype, "kind", None) in ("U", "S"):
+        raise TypeError(f"{name} must be a numeric array, got dtype {dtype}")
+
+
 def _sorted_problem(X, y, task_index, sw, n_tasks):
     """Sort rows by task; return ``X, y, sw`` sorted, ``starts`` and the order."""
     if task_index.shape[0] < 2 or np.all(task_index[1:] >= task_index[:-1]):
@@ -232,6 +259,8 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 
     # -- validation ---------------------------------------------------------
     def _validate_fit(self, X, y, tasks, sample_weight):
+        _refuse_strings(X, "X")
+        _refuse_strings(y, "y")
         X, y = validate_data(
             self,
             X,
@@ -362,6 +391,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "coef_")
+        _refuse_strings(X, "X")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         check_magnitude(X, "X")
         index = self._task_index(tasks, X.shape[0])

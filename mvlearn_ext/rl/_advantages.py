@@ -11,6 +11,8 @@ from numbers import Real
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import check_magnitude, real_array
+
 __all__ = [
     "entropy_mask",
     "group_advantages",
@@ -23,8 +25,12 @@ _AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
 
 
 def _as_groups(rewards, group_size, name="rewards"):
-    """``rewards`` as a float array of shape (n_groups, G) and its original shape."""
-    R = np.asarray(rewards, dtype=np.float64)
+    """``rewards`` as a float array of shape (n_groups, G) and its original shape.
+
+    NaN (or ``None`` in a list) marks a missing reward; infinity, values too
+    large to standardise, complex values and strings are refused.
+    """
+    R = real_array(rewards, name, allow_nan=True)
     if R.ndim == 2:
         if group_size is not None and group_size != R.shape[1]:
             raise ValueError(
@@ -45,10 +51,7 @@ def _as_groups(rewards, group_size, name="rewards"):
         raise ValueError(
             f"{name} must be 1-D (with group_size) or 2-D (n_groups, group_size), got {R.ndim}-D"
         )
-    if R.size == 0:
-        raise ValueError(f"{name} is empty")
-    if np.isinf(R).any():
-        raise ValueError(f"{name} holds infinite values")
+    check_magnitude(R, name, allow_nan=True)
     return R, shape
 
 
@@ -202,7 +205,7 @@ def multi_reward_advantages(
     >>> A.round(3).tolist()
     [0.775, -0.775, -0.948, 0.948]
     """
-    R = np.asarray(rewards, dtype=np.float64)
+    R = real_array(rewards, "rewards", allow_nan=True)
     if R.ndim == 2:
         if group_size is None:
             raise ValueError("a 2-D rewards array (n_samples, n_rewards) needs group_size")
@@ -218,14 +221,12 @@ def multi_reward_advantages(
         raise ValueError(
             f"rewards must be (n_groups, G, n_rewards) or (n_samples, n_rewards), got {R.ndim}-D"
         )
-    if R3.size == 0:
-        raise ValueError("rewards is empty")
-    if np.isinf(R3).any():
-        raise ValueError("rewards holds infinite values")
+    check_magnitude(R3, "rewards", allow_nan=True)
     n_rewards = R3.shape[2]
-    w = np.ones(n_rewards) if weights is None else np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_rewards,) or not np.isfinite(w).all():
+    w = np.ones(n_rewards) if weights is None else real_array(weights, "weights")
+    if w.shape != (n_rewards,):
         raise ValueError(f"weights must be {n_rewards} finite numbers, got {weights!r}")
+    check_magnitude(w, "weights")
     if scale_rewards not in _SCALES:
         raise ValueError(f"scale_rewards must be one of {_SCALES}, got {scale_rewards!r}")
     eps = _check_eps(eps)
@@ -305,7 +306,8 @@ def entropy_mask(entropies, action_mask=None, *, rho=0.2, scope="sequence"):
     ----------
     entropies : array-like of shape (n_sequences, n_tokens)
         Token entropies ``H_t = -sum_v p_v log p_v`` (see
-        :func:`mvlearn_ext.deep.rl.token_entropy`).
+        :func:`mvlearn_ext.deep.rl.token_entropy`). NaN is allowed outside
+        ``action_mask`` (padding) only.
     action_mask : array-like of bool, shape (n_sequences, n_tokens), optional
         The valid (non-padding, generated) tokens; default all valid.
     rho : float in (0, 1], default=0.2
@@ -323,7 +325,7 @@ def entropy_mask(entropies, action_mask=None, *, rho=0.2, scope="sequence"):
     mask : ndarray of bool, shape (n_sequences, n_tokens)
         Always inside ``action_mask``; ``rho=1`` returns ``action_mask``.
         Ties at the threshold are all kept, so a sequence may keep more than
-        ``k`` tokens.
+        ``k`` tokens. Empty when ``entropies`` is.
 
     See Also
     --------
@@ -336,13 +338,13 @@ def entropy_mask(entropies, action_mask=None, *, rho=0.2, scope="sequence"):
     >>> entropy_mask([[0.1, 0.9, 0.5, 0.3]], rho=0.5).tolist()
     [[False, True, True, False]]
     """
-    H = np.asarray(entropies, dtype=np.float64)
+    H = real_array(entropies, "entropies", allow_nan=True, allow_empty=True)
     if H.ndim != 2:
         raise ValueError(f"entropies must be 2-D (n_sequences, n_tokens), got {H.ndim}-D")
     if action_mask is None:
         valid = np.ones(H.shape, dtype=bool)
     else:
-        valid = np.asarray(action_mask)
+        valid = real_array(action_mask, "action_mask", allow_empty=True)
         if valid.shape != H.shape:
             raise ValueError(f"action_mask has shape {valid.shape}, entropies has shape {H.shape}")
         valid = valid.astype(bool)

@@ -44,7 +44,7 @@ import numpy as np
 from mvlearn_ext.moo import HVCGradientWeights, HVMetaReward, hypervolume
 from mvlearn_ext.rl._advantages import group_advantages
 from mvlearn_ext.rl._tool_bandit import _sweep_args
-from mvlearn_ext.utils._validation import check_count, check_real
+from mvlearn_ext.utils._validation import check_count, check_real, integer_array, real_array
 
 __all__ = [
     "hop_bandit_front",
@@ -88,9 +88,7 @@ def hop_success(n_calls, *, hops=3, retrieve=0.5, guess=0.1):
     """
     from scipy.stats import binom
 
-    n = np.asarray(n_calls)
-    if not np.issubdtype(n.dtype, np.integer) or (n < 0).any():
-        raise ValueError("n_calls must be non-negative integers")
+    n = integer_array(n_calls, "n_calls", low=0, allow_empty=True)
     hops = check_count(hops, "hops", 1)
     retrieve = check_real(retrieve, "retrieve", low=0.0, high=1.0)
     guess = check_real(guess, "guess", low=0.0, high=1.0)
@@ -264,8 +262,8 @@ def hull_gap(front, accuracy, efficiency):
     >>> bool(hull_gap(front, 0.0, 0.5) > 0)  # zero accuracy is below the front
     True
     """
-    a = np.asarray(accuracy, dtype=np.float64)
-    e = np.asarray(efficiency, dtype=np.float64)
+    a = real_array(accuracy, "accuracy", allow_empty=True)
+    e = real_array(efficiency, "efficiency", allow_empty=True)
     return np.interp(e, front["hull_efficiency"], front["hull_accuracy"]) - a
 
 
@@ -412,8 +410,8 @@ def simulate_hop_bandit(
     if drift <= 0:
         raise ValueError("drift must be > 0")
     lr = check_real(learning_rate, "learning_rate", low=0.0)
-    w = np.asarray(weights, dtype=np.float64).reshape(-1)
-    if w.shape != (2,) or not np.isfinite(w).all() or w.min() < 0 or w.sum() <= 0:
+    w = real_array(weights, "weights").reshape(-1)
+    if w.shape != (2,) or w.min() < 0 or w.sum() <= 0:
         raise ValueError(f"weights must be 2 non-negative numbers with a positive sum, got {w}")
     adaptive = stage1 == "hvc_gradient" and method in ("stage1", "paretopo")
     meta = HVMetaReward(w, gamma=0.9, mode="lu2025" if method == "lu2025" else "paretopo")

@@ -29,7 +29,14 @@ from scipy.special import entr, softmax
 
 from mvlearn_ext.rl._advantages import entropy_mask, group_advantages, std_filter
 from mvlearn_ext.rl._rewards import accuracy_reward
-from mvlearn_ext.utils._validation import check_count, check_real, check_rng
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    check_real,
+    check_rng,
+    integer_array,
+    real_array,
+)
 
 __all__ = [
     "QUALITY_TASKS",
@@ -46,20 +53,17 @@ _REWARDS = ("gaussian", "mae", "mse", "bounded", "binary")
 
 
 def _check_problem(phi, task, quality):
-    phi = np.asarray(phi, dtype=np.float64)
-    task = np.asarray(task)
-    quality = np.asarray(quality, dtype=np.float64)
-    if phi.ndim != 2 or phi.shape[0] == 0:
-        raise ValueError(f"phi must be a non-empty 2-D array, got shape {phi.shape}")
+    phi = real_array(phi, "phi", ndim=2)
+    task = integer_array(task, "task", ndim=1, low=0, high=len(QUALITY_TASKS) - 1)
+    quality = real_array(quality, "quality", ndim=1)
     n = phi.shape[0]
     if task.shape != (n,) or quality.shape != (n,):
         raise ValueError(
             f"task and quality must have shape ({n},), got {task.shape} and {quality.shape}"
         )
-    if not np.issubdtype(task.dtype, np.integer) or task.min() < 0 or task.max() >= 3:
-        raise ValueError(f"task must hold integer codes in 0..2 ({', '.join(QUALITY_TASKS)})")
-    if not (np.isfinite(phi).all() and np.isfinite(quality).all()):
-        raise ValueError("phi or quality holds NaN or infinite values")
+    # the logits are products of weights learnt from phi with phi; the rewards square errors
+    check_magnitude(phi, "phi")
+    check_magnitude(quality, "quality")
     return phi, task, quality
 
 

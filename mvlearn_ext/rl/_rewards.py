@@ -20,6 +20,8 @@ from numbers import Real
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import check_magnitude, integer_array, real_array
+
 __all__ = [
     "accuracy_reward",
     "format_reward",
@@ -38,13 +40,10 @@ _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
 
 
 def _unit_rows(E, name):
-    E = np.asarray(E, dtype=np.float64)
+    E = real_array(E, name, ndim=(1, 2))
     if E.ndim == 1:
         E = E[None, :]
-    if E.ndim != 2 or E.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {E.shape}")
-    if not np.isfinite(E).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
+    check_magnitude(E, name)  # the norms square the embeddings
     norms = np.linalg.norm(E, axis=1, keepdims=True)
     if (norms == 0).any():
         raise ValueError(f"{name} has a zero row; embeddings must be non-zero")
@@ -83,17 +82,27 @@ def retrieval_scores(queries, items):
     return U @ E.T
 
 
+def _check_scores(scores):
+    """``scores`` as a 2-D float array (one row for a 1-D array)."""
+    return np.atleast_2d(real_array(scores, "scores", ndim=(1, 2)))
+
+
 def _check_targets(targets, scores):
-    t = np.asarray(targets)
+    """``targets`` as item indices into the columns of the validated ``scores``."""
+    t = integer_array(targets, "targets", ndim=(0, 1), low=0, high=scores.shape[1] - 1)
     if t.ndim == 0:
         t = t[None]
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"targets must be integer item indices, got dtype {t.dtype}")
     if t.shape != (scores.shape[0],):
         raise ValueError(f"targets must have shape ({scores.shape[0]},), got {t.shape}")
-    if (t < 0).any() or (t >= scores.shape[1]).any():
-        raise ValueError(f"targets must lie in [0, {scores.shape[1]}), got {t.min()}..{t.max()}")
     return t
+
+
+def _ranks(S, t):
+    """The ranks of the targets ``t`` under the validated scores ``S``."""
+    st = S[np.arange(S.shape[0]), t][:, None]
+    ge = S >= st
+    ge[np.arange(S.shape[0]), t] = False
+    return 1 + ge.sum(axis=1)
 
 
 def retrieval_rank(scores, targets):
@@ -122,12 +131,8 @@ def retrieval_rank(scores, targets):
     >>> retrieval_rank([[0.1, 0.9, 0.5], [0.3, 0.3, 0.0]], [2, 0]).tolist()
     [2, 2]
     """
-    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    t = _check_targets(targets, S)
-    st = S[np.arange(S.shape[0]), t][:, None]
-    ge = S >= st
-    ge[np.arange(S.shape[0]), t] = False
-    return 1 + ge.sum(axis=1)
+    S = _check_scores(scores)
+    return _ranks(S, _check_targets(targets, S))
 
 
 def rank_reward(scores, targets, *, kind="normalized", k=10):
@@ -162,8 +167,8 @@ def rank_reward(scores, targets, *, kind="normalized", k=10):
     >>> rank_reward([[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], [0, 0]).round(3).tolist()
     [1.0, 0.5]
     """
-    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    r = retrieval_rank(S, targets).astype(np.float64)
+    S = _check_scores(scores)
+    r = _ranks(S, _check_targets(targets, S)).astype(np.float64)
     N = S.shape[1]
     if kind == "literal":
         return N - r
@@ -205,7 +210,7 @@ def similarity_reward(scores, targets):
     >>> similarity_reward([[0.9, 0.1], [0.2, 0.3]], [0, 1]).tolist()
     [0.9, 0.3]
     """
-    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    S = _check_scores(scores)
     t = _check_targets(targets, S)
     return S[np.arange(S.shape[0]), t]
 
@@ -237,7 +242,7 @@ def inflation_score(scores, targets=None):
     >>> inflation_score([[0.2, 0.4, 0.9]], targets=[2]).round(6).tolist()  # mean over negatives
     [0.3]
     """
-    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    S = _check_scores(scores)
     if targets is None:
         return S.mean(axis=1)
     t = _check_targets(targets, S)
@@ -434,13 +439,11 @@ def gaussian_reward(predictions, targets, *, sigma=0.8):
     >>> gaussian_reward([3.0, 3.8, float("nan")], [3.0, 3.0, 3.0]).round(4).tolist()
     [1.0, 0.6065, 0.0]
     """
-    p = np.asarray(predictions, dtype=np.float64)
-    s = np.asarray(targets, dtype=np.float64)
-    sig = np.asarray(sigma, dtype=np.float64)
-    if (sig <= 0).any() or not np.isfinite(sig).all():
+    sig = real_array(sigma, "sigma")
+    if (sig <= 0).any():
         raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
-    if not np.isfinite(s).all():
-        raise ValueError("targets hold NaN or infinite values")
+    p = real_array(predictions, "predictions", allow_nan=True, allow_empty=True)
+    s = real_array(targets, "targets", allow_empty=True)
     e = p - s
     r = np.exp(-(e * e) / (2.0 * sig * sig))
     return np.where(np.isnan(p), 0.0, r)
@@ -486,8 +489,12 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     """
     if kind == "gaussian":
         return gaussian_reward(predictions, targets, sigma=sigma)
-    p = np.asarray(predictions, dtype=np.float64)
-    e = p - np.asarray(targets, dtype=np.float64)
+    p = real_array(predictions, "predictions", allow_nan=True, allow_empty=True)
+    s = real_array(targets, "targets", allow_empty=True)
+    if kind == "mse":  # squares the errors
+        check_magnitude(p, "predictions", allow_nan=True)
+        check_magnitude(s, "targets")
+    e = p - s
     if kind == "mae":
         r = -np.abs(e)
     elif kind == "mse":

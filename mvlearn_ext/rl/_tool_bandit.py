@@ -19,7 +19,7 @@ from mvlearn_ext.moo import (
     pareto_rank_advantages,
 )
 from mvlearn_ext.rl._advantages import group_advantages
-from mvlearn_ext.utils._validation import check_count, check_real
+from mvlearn_ext.utils._validation import check_count, check_real, real_array
 
 __all__ = [
     "OptimalCallsTracker",
@@ -58,9 +58,9 @@ def tool_efficiency_reward(n_calls, n_opt, *, alpha=0.5):
     >>> tool_efficiency_reward([0, 1, 3], 1, alpha=1.0).round(4)
     array([0.3679, 1.    , 0.1353])
     """
-    n = np.asarray(n_calls, dtype=np.float64)
-    if not np.isfinite(n).all() or (n < 0).any():
-        raise ValueError("n_calls must be finite and >= 0")
+    n = real_array(n_calls, "n_calls", allow_empty=True)
+    if (n < 0).any():
+        raise ValueError("n_calls must be >= 0")
     n_opt = check_real(n_opt, "n_opt", low=0.0)
     alpha = check_real(alpha, "alpha", low=0.0)
     return np.exp(-alpha * np.abs(n - n_opt))
@@ -92,7 +92,7 @@ class OptimalCallsTracker:
         self.has_success_ = False
 
     def update(self, n_calls, success):
-        n = np.asarray(n_calls, dtype=np.float64).reshape(-1)
+        n = real_array(n_calls, "n_calls", allow_empty=True).reshape(-1)
         s = np.asarray(success, dtype=bool).reshape(-1)
         if n.shape != s.shape:
             raise ValueError("n_calls and success must have the same length")
@@ -104,9 +104,9 @@ class OptimalCallsTracker:
 
 
 def _check_bandit(difficulties, max_calls):
-    kap = np.asarray(difficulties, dtype=np.float64).reshape(-1)
-    if kap.size < 1 or not np.isfinite(kap).all() or kap.min() < 0 or kap.max() > 1:
-        raise ValueError(f"difficulties must be a non-empty list of values in [0, 1], got {kap}")
+    kap = real_array(difficulties, "difficulties").reshape(-1)
+    if kap.min() < 0 or kap.max() > 1:
+        raise ValueError(f"difficulties must be values in [0, 1], got {kap}")
     return kap, check_count(max_calls, "max_calls", 1)
 
 
@@ -299,7 +299,7 @@ def simulate_tool_bandit(
     n_arms = max_calls + 1
     calls = np.arange(n_arms, dtype=np.float64)
     p_success = 1.0 - kap[:, None] * np.exp(-calls[None, :] / 2.0)
-    w = np.asarray(weights, dtype=np.float64)
+    w = real_array(weights, "weights", ndim=1)
     theta = np.zeros((T, n_arms))
     if n_opt_scope not in ("prompt", "global"):
         raise ValueError(f"n_opt_scope must be 'prompt' or 'global', got {n_opt_scope!r}")
@@ -377,8 +377,8 @@ def simulate_tool_bandit(
 
 def _sweep_args(accuracy_weights, random_states, kwargs, who):
     """Check the arguments of a weight sweep; return the weights and the random states."""
-    w = np.asarray(accuracy_weights, dtype=np.float64).reshape(-1)
-    if w.size < 1 or not np.isfinite(w).all() or w.min() < 0 or w.max() > 1:
+    w = real_array(accuracy_weights, "accuracy_weights").reshape(-1)
+    if w.min() < 0 or w.max() > 1:
         raise ValueError(f"accuracy_weights must be values in [0, 1], got {w}")
     random_states = list(random_states)
     if not random_states:

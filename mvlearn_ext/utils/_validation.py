@@ -33,6 +33,8 @@ __all__ = [
     "check_layer_sizes",
     "check_magnitude",
     "check_views_consistent",
+    "integer_array",
+    "real_array",
     "validate_array",
     "validate_vector",
     "validate_views",
@@ -121,7 +123,7 @@ def _check_finite(X, where, allow_nan):
         location = f" (first at sample {row}, feature {col})"
     else:
         location = f" (first at entry {', '.join(map(str, _first_bad_entry(values, mask_fn)))})"
-    hint = "" if allow_nan else "; impute or drop the missing values first"
+    hint = "; impute or drop the missing values first" if has_nan else ""
     raise ValueError(f"{where} contains {what}{location}{hint}")
 
 
@@ -135,10 +137,11 @@ def _sum_of_squares(values):
 
 
 def as_real_array(value, name):
-    """``value`` as a float64 array; ragged lists, complex values and non-numbers are refused.
+    """``value`` as a float64 array; ragged lists, strings, complex and non-numbers are refused.
 
-    The errors name ``name``: a ``TypeError`` for what is not a numeric array,
-    a ``ValueError`` for complex values. Finiteness is not checked here.
+    The errors name ``name``: a ``TypeError`` for what is not a numeric array
+    (strings of digits included, as in scikit-learn), a ``ValueError`` for
+    complex values. Finiteness is not checked here (see :func:`real_array`).
     """
     try:
         raw = np.asarray(value)
@@ -148,12 +151,108 @@ def as_real_array(value, name):
         ) from exc
     if raw.dtype.kind == "c":
         raise ValueError(f"{name} holds complex values; only real numbers are supported")
+    if raw.dtype.kind in "USV":
+        raise TypeError(f"{name} must be a numeric array, got dtype {raw.dtype}")
     try:
         return raw.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
         ) from exc
+
+
+def _check_ndim(A, name, ndim):
+    if ndim is None:
+        return
+    allowed = (ndim,) if isinstance(ndim, numbers.Integral) else tuple(ndim)
+    if A.ndim not in allowed:
+        wanted = " or ".join(f"{d}-D" for d in allowed)
+        raise ValueError(f"{name} must be {wanted}, got shape {A.shape}")
+
+
+def real_array(value, name, *, ndim=None, allow_nan=False, allow_inf=False, allow_empty=False):
+    """``value`` as a float64 array that a numeric routine can use, or an error naming ``name``.
+
+    The array checks of the package's public functions (the estimators use
+    :func:`validate_views`, :func:`validate_array` and :func:`validate_vector`).
+
+    Parameters
+    ----------
+    value : array-like
+    name : str
+        How to name ``value`` in the messages.
+    ndim : int, tuple of int or None, default=None
+        The numbers of dimensions accepted (None: any).
+    allow_nan : bool, default=False
+        Keep NaN entries (where they mean "missing" to the caller).
+    allow_inf : bool, default=False
+        Keep infinite entries.
+    allow_empty : bool, default=False
+        Accept an array with no entries.
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    TypeError
+        For what is not a numeric array (ragged lists, strings, objects).
+    ValueError
+        For complex values, another number of dimensions, no entries, NaN or
+        infinity.
+    """
+    A = as_real_array(value, name)
+    _check_ndim(A, name, ndim)
+    if A.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty (shape {A.shape})")
+    if not allow_inf:
+        _check_finite(A, name, allow_nan)
+    elif not allow_nan and np.isnan(A).any():
+        _check_finite(A, name, False)
+    return A
+
+
+def integer_array(value, name, *, ndim=None, low=None, high=None, allow_empty=False):
+    """``value`` as an int64 array of integers in ``[low, high]``, or an error naming ``name``.
+
+    Floats are accepted when every entry is a whole number (labels read from a
+    float array); booleans are not integers here.
+
+    Raises
+    ------
+    TypeError
+        For what is not a numeric array, and for booleans.
+    ValueError
+        For complex values, another number of dimensions, no entries, NaN,
+        infinity, fractions, or an entry outside ``[low, high]``.
+    """
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be an array of integers (ragged lists are not), "
+            f"got {type(value).__name__}"
+        ) from exc
+    if raw.dtype.kind == "b":
+        raise TypeError(f"{name} must hold integers, got booleans")
+    if raw.dtype.kind in "iu":
+        A = raw.astype(np.int64)
+        _check_ndim(A, name, ndim)
+    else:
+        F = real_array(raw, name, ndim=ndim, allow_empty=True)
+        if F.size and not np.all(F == np.round(F)):
+            raise ValueError(f"{name} must hold whole numbers, got fractions")
+        if F.size and np.abs(F).max() >= 2.0**62:
+            raise ValueError(f"{name} holds integers too large for int64")
+        A = F.astype(np.int64)
+    if A.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty (shape {A.shape})")
+    if A.size and low is not None and A.min() < low:
+        raise ValueError(f"{name} must be >= {low}, got {A.min()}")
+    if A.size and high is not None and A.max() > high:
+        raise ValueError(f"{name} must be <= {high}, got {A.max()}")
+    return A
 
 
 def max_abs_units(X):
@@ -746,7 +845,10 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
     estimator : estimator instance
         The estimator being fitted or used.
     Xs : list of ndarray
-        Validated views.
+        Validated views: 2-D arrays of real numbers. Views held in memory
+        (NumPy arrays, scipy sparse matrices) must be finite; memmaps, zarr
+        and dask arrays are not read here (their estimators check them block
+        by block).
     reset : bool
         Record (``True``) or check (``False``).
     name : str, default="Xs"
@@ -754,12 +856,15 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
 
     Raises
     ------
+    TypeError
+        If a view is not an array, or holds strings or other non-numbers.
     ValueError
-        With ``reset=False``, if the number of views or the number of
-        features of a view differs from what the estimator was fitted with.
-        Nothing is checked if the estimator has no ``n_views_`` yet (as
-        scikit-learn does for ``n_features_in_``; ``check_is_fitted`` is the
-        guard against unfitted use).
+        If a view is not 2-D, holds complex values, NaN or infinity. With
+        ``reset=False``, if the number of views or the number of features of
+        a view differs from what the estimator was fitted with. Nothing is
+        compared if the estimator has no ``n_views_`` yet (as scikit-learn
+        does for ``n_features_in_``; ``check_is_fitted`` is the guard against
+        unfitted use).
 
     See Also
     --------
@@ -780,6 +885,22 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
     ...
     ValueError: view 1 of Xs has 5 features but BaseEstimator was fitted with 4 ...
     """
+    for index, X in enumerate(Xs):
+        where = f"view {index} of {name}"
+        if getattr(X, "shape", None) is None or getattr(X, "dtype", None) is None:
+            raise TypeError(f"{where} must be an array, got {type(X).__name__}")
+        kind = np.dtype(X.dtype).kind
+        if kind == "c":
+            raise ValueError(f"{where} holds complex values; only real numbers are supported")
+        if kind not in "biuf":
+            raise TypeError(f"{where} must be a numeric array, got dtype {X.dtype}")
+        if len(X.shape) != 2:
+            raise ValueError(
+                f"{where} is {len(X.shape)}-D with shape {tuple(X.shape)}, but each view "
+                "must be 2-D of shape (n_samples, n_features_v)"
+            )
+        if sp.issparse(X) or (isinstance(X, np.ndarray) and not isinstance(X, np.memmap)):
+            _check_finite(X, where, allow_nan=False)
     n_views = len(Xs)
     n_features = tuple(int(X.shape[1]) for X in Xs)
     if reset:

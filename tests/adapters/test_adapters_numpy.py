@@ -94,3 +94,36 @@ def test_unit_gradient_vectors_layout():
 
 def test_schedule_skips_the_second_half():
     assert [should_regroup(e, 6) for e in range(1, 7)] == [True, True, True, False, False, False]
+
+
+_X = np.array([[1.0, 0.0], [0.9, 0.1], [0.8, 0.2], [0.0, 1.0]])
+_GB, _GA = np.ones((2, 3, 2)), np.ones((2, 2, 4))
+
+
+@pytest.mark.parametrize(
+    ("func", "args", "error", "match"),
+    [
+        (pissa_moe_init, ([["1", "2"], ["3", "4"]], 1, 1), TypeError, "weight must be a numeric"),
+        (pissa_moe_init, (np.eye(3) + 1j, 1, 1), ValueError, "weight holds complex"),
+        (expert_orthogonality, (np.nan * _GB, _GA), ValueError, "B contains NaN"),
+        (expert_orthogonality, (_GA, _GB), ValueError, "do not match"),
+        (expert_orthogonality, (_GB, _GA[:0]), ValueError, "A is empty"),
+        (expert_orthogonality, (1e300 * _GB, _GA), ValueError, "B holds values too large"),
+        (unit_gradient_vectors, (_GB, np.inf * _GA), ValueError, "grad_A contains infinity"),
+        (unit_gradient_vectors, (1e300 * _GB, _GA), ValueError, "grad_B holds values too"),
+        (balanced_assignment, (_X, [[1.0, np.nan], [0, 1]], 2), ValueError, "centroids contains"),
+        (balanced_assignment, (_X.astype(str), _X[:2], 2), TypeError, "vectors must be a numeric"),
+        (balanced_spherical_kmeans, (1e300 * _X, 2), ValueError, "vectors holds values"),
+        (balanced_spherical_kmeans, (np.zeros((0, 2)), 2), ValueError, "vectors is empty"),
+        (regroup_permutation, ([0.5, 0, 1, 1], 2, 2), ValueError, "labels must hold whole"),
+        (regroup_permutation, ([0, 0, 1, 2], 2, 2), ValueError, "labels must be <= 1"),
+        (gate_permutation, ([0, np.nan, 1, 2], 2, 2), ValueError, "perm contains NaN"),
+        (gate_permutation, ([0, 0, 1, 2], 2, 2), ValueError, "perm must be a permutation"),
+        (intra_inter_cosine, (_X[:, 0], [0, 0, 1, 1]), ValueError, "vectors must be 2-D"),
+        (intra_inter_cosine, (_X, [[0], [0], [1], [1]]), ValueError, "labels must be 1-D"),
+        (intra_inter_cosine, (_X, [0, 0, 1]), ValueError, "one entry per row of vectors"),
+    ],
+)
+def test_bad_arrays_are_refused_by_name(func, args, error, match):
+    with pytest.raises(error, match=match):
+        func(*args)

@@ -82,3 +82,24 @@ def test_bad_input():
         policy.update(0, [1.0, np.nan], 1.0)
     with pytest.raises(ValueError, match="at least 2 groups"):
         ContextualGreedyPlugIn().reset(1, 100, n_features=2)
+
+
+@pytest.mark.parametrize(
+    "name, bad, exc, match",
+    [
+        ("context_mean", MEAN.astype(str), TypeError, "context_mean must be a numeric"),
+        ("context_cov", COV + 1j, ValueError, "context_cov holds complex"),
+        ("beta", np.where(BETA == 0, np.nan, BETA), ValueError, "beta contains NaN"),
+        ("sigma", [0.5, 1.0, np.inf], ValueError, "sigma contains infinity"),
+        ("sigma", NOISE * 1e300, ValueError, "sigma holds values too large"),
+    ],
+)
+def test_unusable_model_arrays_are_refused_by_name(name, bad, exc, match):
+    with pytest.raises(exc, match=match):
+        simulate_contextual(
+            ContextualGreedyPlugIn(), budget=100, n_replications=2, **{**MODEL, name: bad}
+        )
+    if name != "beta":
+        args = {k: v for k, v in {**MODEL, name: bad}.items() if k != "beta"}
+        with pytest.raises(exc, match=match):
+            contextual_oracle_weights(**args)

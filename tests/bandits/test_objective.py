@@ -7,12 +7,15 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from mvlearn_ext.bandits import (
+    GreedyPlugIn,
     allocation_exponent,
     oracle_allocation,
     oracle_value,
     proxy_regret,
+    regret_curve,
     round_allocation,
     rp_objective,
+    simulate,
 )
 
 SIGMA = np.sqrt([0.25, 1.0, 2.0, 4.0])
@@ -127,4 +130,42 @@ def test_proxy_regret_is_zero_at_the_real_optimum_and_positive_elsewhere():
 )
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: oracle_allocation(["1", "2"], 10, 2), TypeError, "sigma must be a numeric"),
+        (lambda: oracle_value([1.0, 2.0 + 1j], 10, 2), ValueError, "sigma holds complex"),
+        (lambda: oracle_value([1e300, 1.0], 10, 2), ValueError, "sigma holds values too large"),
+        (lambda: rp_objective([1.0, 2.0], [10, np.nan], 2), ValueError, "counts contains NaN"),
+        (lambda: rp_objective([1.0, 2.0], [[[10, 40]]], 2), ValueError, "counts must be 1-D"),
+        (lambda: proxy_regret([1.0, 2.0], [50, np.inf], 2), ValueError, "counts contains inf"),
+        (lambda: round_allocation([1.0, "1"], 10), TypeError, "weights must be a numeric"),
+        (lambda: round_allocation([], 10), ValueError, "weights is empty"),
+        (
+            lambda: regret_curve(GreedyPlugIn(), sigma=[1.0, 2.0], budgets=[64, np.inf]),
+            ValueError,
+            "budgets contains infinity",
+        ),
+        (
+            lambda: regret_curve(GreedyPlugIn(), sigma=[1.0, 2.0], budgets=[64.5]),
+            ValueError,
+            "budgets must hold whole numbers",
+        ),
+        (
+            lambda: simulate(GreedyPlugIn(), sigma=["0.5", "1"], budget=10),
+            TypeError,
+            "sigma must be a numeric",
+        ),
+        (
+            lambda: simulate(GreedyPlugIn(), sigma=[0.5, 1.0], budget=10, mean=[0.0, np.nan]),
+            ValueError,
+            "mean contains NaN",
+        ),
+    ],
+)
+def test_unusable_arrays_are_refused_by_name(call, exc, match):
+    with pytest.raises(exc, match=match):
         call()

@@ -172,3 +172,48 @@ def test_bad_input_is_refused_clearly(call, match):
 def test_non_numeric_input_is_a_type_error():
     with pytest.raises(TypeError, match="A must be a numeric array"):
         normalize_connectome([["a", "b"], ["c", "d"]])
+
+
+_PATH3 = np.diag([1.0, 1.0], 1) + np.diag([1.0, 1.0], -1)
+_UNIFORM3 = np.full((3, 3), 1 / 3)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda bad: normalize_connectome(bad), "A"),
+        (lambda bad: hop_powers(bad, 2), "A_hat"),
+        (lambda bad: routing_kernel(bad, [0.0, 1.0]), "A_hat"),
+        (lambda bad: routing_kernel(_PATH3, bad[0, :2]), "alpha"),
+        (lambda bad: heat_kernel(bad, 1.0), "A_hat"),
+        (lambda bad: row_normalize(bad), "K"),
+        (lambda bad: attention_prior_kl(bad, _UNIFORM3), "attention"),
+        (lambda bad: attention_prior_kl(_UNIFORM3, bad), "prior"),
+    ],
+)
+@pytest.mark.parametrize(
+    "corrupt, exc",
+    [
+        (lambda A: A.astype(str), TypeError),
+        (lambda A: A + 1j, ValueError),
+        (lambda A: np.where(np.eye(3, dtype=bool), np.nan, A), ValueError),
+    ],
+    ids=["str", "complex", "nan"],
+)
+def test_unusable_arrays_are_refused_by_name(call, name, corrupt, exc):
+    with pytest.raises(exc, match=rf"^{name} "):
+        call(corrupt(_UNIFORM3))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda A: hop_powers(A, 2),
+        lambda A: routing_kernel(A, [0.0, 1.0, 1.0]),
+        lambda A: heat_kernel(A, 1.0),
+    ],
+    ids=["hop_powers", "routing_kernel", "heat_kernel"],
+)
+def test_values_too_large_to_multiply_are_refused(call):
+    with pytest.raises(ValueError, match="A_hat holds values too large"):
+        call(_PATH3 * 1e300)

@@ -181,3 +181,33 @@ def test_bad_input_is_named():
         gaussian_eps(0.0, -1.0, s)
     with pytest.raises(ValueError, match="sampler"):
         gaussian_chain_moments(0.0, 1.0, s, sampler="euler")
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda bad: forward_marginal(bad, 1, make_schedule(10)), "x0"),
+        (lambda bad: q_sample(np.zeros((2, 2)), 1, make_schedule(10), noise=bad), "noise"),
+        (lambda bad: gaussian_eps(bad, 1.0, make_schedule(10)), "mean"),
+        (lambda bad: mixture_eps(bad, 1.0, make_schedule(10)), "means"),
+        (
+            lambda bad: mixture_eps(np.zeros((2, 1)), 1.0, make_schedule(10), weights=bad[0]),
+            "weights",
+        ),
+        (lambda bad: gaussian_chain_moments(bad, 1.0, make_schedule(10)), "mean"),
+        (
+            lambda bad: ddpm_sample(
+                gaussian_eps(0.0, 1.0, make_schedule(10)), make_schedule(10), x_T=bad
+            ),
+            "x_T",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "corrupt, exc",
+    [(lambda A: A.astype(str), TypeError), (lambda A: A + 1j, ValueError)],
+    ids=["str", "complex"],
+)
+def test_unusable_arrays_are_refused_by_name(call, name, corrupt, exc):
+    with pytest.raises(exc, match=rf"^{name} "):
+        call(corrupt(np.ones((2, 2))))

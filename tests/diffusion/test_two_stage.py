@@ -240,3 +240,51 @@ def test_stack_pairs_keeps_every_row_with_its_task():
         stack_pairs([(np.zeros(3), np.zeros((2, 2)))])
     with pytest.raises(ValueError, match="non-empty list"):
         stack_pairs([])
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda bad: scalarize(bad[0], [0.5, 0.5]), "losses"),
+        (lambda bad: scalarize([1.0, 3.0], bad[0]), "weights"),
+        (lambda bad: fit_polynomial_gaussian(bad[:, 0], np.ones((2, 1))), "C"),
+        (lambda bad: fit_polynomial_gaussian([0.0, 1.0], bad), "X"),
+        (lambda bad: make_pseudo_pairs([np.asarray], [bad]), r"condition_pools\[0\]"),
+        (lambda bad: toy_task_mean("sine", bad[0]), "c"),
+        (lambda bad: conditional_mean_error(bad[None], np.ones((1, 2))), "samples"),
+        (lambda bad: conditional_mean_error(np.ones((2, 2, 2)), bad), "true_means"),
+        (lambda bad: energy_distance(bad, np.ones((2, 2))), "X"),
+        (lambda bad: energy_distance(np.ones((2, 2)), bad), "Y"),
+    ],
+)
+@pytest.mark.parametrize(
+    "corrupt, exc",
+    [(lambda A: A.astype(str), TypeError), (lambda A: A + 1j, ValueError)],
+    ids=["str", "complex"],
+)
+def test_unusable_arrays_are_refused_by_name(call, name, corrupt, exc):
+    with pytest.raises(exc, match=rf"^{name} "):
+        call(corrupt(np.ones((2, 2))))
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda big: energy_distance(big, np.ones((3, 2))), "X"),
+        (lambda big: conditional_mean_error(big[None], np.ones((1, 2))), "samples"),
+        (lambda big: toy_task_mean("parabola", big[:, 0]), "c"),
+        (lambda big: fit_polynomial_gaussian([0.0, 1.0, 2.0], big), "X"),
+    ],
+)
+def test_values_too_large_to_square_are_refused(call, name):
+    with pytest.raises(ValueError, match=f"{name} holds values too large"):
+        call(np.full((3, 2), 1e300))
+
+
+def test_task_ids_are_checked_by_name():
+    with pytest.raises(ValueError, match="tasks must hold whole numbers"):
+        task_sample_weights([0.0, 1.5])
+    with pytest.raises(ValueError, match="tasks must be >= 0"):
+        task_sample_weights([0, -1])
+    with pytest.raises(TypeError, match="tasks must be an array of integers"):
+        task_sample_weights([[0], [1, 2]])

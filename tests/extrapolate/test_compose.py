@@ -119,3 +119,23 @@ def test_bad_input_is_refused_clearly(length_setup):
         rte.decompose([0.0, 0.1], [0.0])
     with pytest.raises(ValueError, match="longer than max_length"):
         ind.predict([0.0], (0,) * 9)
+
+
+@pytest.mark.parametrize(
+    "x, exc, match",
+    [
+        (np.array(["0.5", "1.0"]), TypeError, "x must be a numeric array"),
+        (np.array([0.5, 1.0]) + 1j, ValueError, "x holds complex values"),
+        (np.array([0.5, np.nan]), ValueError, "x contains NaN"),
+        (np.array([0.5, np.inf]), ValueError, "x contains infinity"),
+        (np.array([1e300, 1.0]), ValueError, "x holds values too large"),
+    ],
+    ids=["str", "complex", "nan", "inf", "huge"],
+)
+def test_compose_refuses_unusable_inputs_by_name(x, exc, match):
+    with pytest.raises(exc, match=match):
+        compose_primitives((1, 2), x)
+
+
+def test_compose_of_no_points_is_empty():
+    assert compose_primitives((1,), np.empty(0)).shape == (0,)

@@ -95,3 +95,16 @@ def test_dream_weights_errors():
         dream_weights(np.ones((2, 2)), reg_rho=-1.0)
     with pytest.raises(ValueError, match="closed_form"):
         dream_weights(np.ones((3, 2)), method="closed_form")
+
+
+@pytest.mark.parametrize("func", [dream_weights, dream_direction])
+def test_unusable_directions_are_refused_by_name(func):
+    G = np.array([[1.0, 0.0], [0.0, 2.0]])
+    with pytest.raises(TypeError, match="G must be a numeric array"):
+        func(G.astype(str))
+    with pytest.raises(ValueError, match="G holds complex values"):
+        func(G + 1j)
+    with pytest.raises(ValueError, match="G holds values too large"):
+        func(G * 1e300)
+    with pytest.raises(ValueError, match="correction contains NaN"):
+        func(G, correction=np.array([[1.0, np.nan], [0.0, 1.0]]))

@@ -208,3 +208,25 @@ def test_protocol_matches_the_estimator_with_standardised_ridge():
     np.testing.assert_allclose(server.z_scale_, est.z_scale_, rtol=1e-12)
     np.testing.assert_allclose(server.weights_, est.weights_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(server.coef_, est.coef_, rtol=1e-9)
+
+
+def test_the_statistics_functions_name_the_argument_at_fault():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.raises(ValueError, match=r"Y contains NaN"):
+        mmd2_unbiased(X, np.where(X > 1, np.nan, X))
+    with pytest.raises(ValueError, match="X holds values too large"):
+        mmd2_unbiased(X * 1e300, X)
+    with pytest.raises(TypeError, match="Phi must be a numeric array"):
+        agent_kme_statistics(X.astype(str))
+    with pytest.raises(ValueError, match="y contains infinity"):
+        agent_ridge_statistics(X, np.r_[np.inf, np.zeros(5)])
+    with pytest.raises(ValueError, match="n_samples must be >= 0"):
+        collaboration_weights(np.eye(2), np.ones(2), method="global", n_samples=[3, -1])
+    gram, moment, _ = agent_ridge_statistics(X, X[:, 0])
+    grams, moments = np.stack([gram, gram]), np.stack([moment, moment])
+    with pytest.raises(ValueError, match=r"weights must be 2-D"):
+        weighted_ridge(grams, moments, np.full(2, 0.5))
+    with pytest.raises(ValueError, match=r"moments is empty"):
+        ditto_ridge(grams, moments[:0], np.zeros(3))
+    with pytest.raises(ValueError, match=r"global_coef must have shape \(3,\)"):
+        ditto_ridge(grams, moments, np.zeros(2))

@@ -109,3 +109,29 @@ def test_nan_roundtrip_and_mean_impute():
         mask_from_nan(bad)
     with pytest.raises(ValueError, match="no observed view"):
         mean_impute(Xs, np.zeros((50, 2), dtype=bool))
+
+
+def test_mean_impute_ignores_unobserved_rows_but_refuses_nan_in_observed_ones():
+    mask = np.array([[True, True], [True, False], [False, True]])
+    X0 = np.array([[1.0], [3.0], [np.nan]])  # row 2 unobserved in view 0
+    Xi = mean_impute([X0, np.ones((3, 1))], mask)
+    np.testing.assert_array_equal(Xi[0].ravel(), [1.0, 3.0, 2.0])
+    with pytest.raises(ValueError, match="view 1 of Xs .*contains NaN"):
+        mean_impute([X0, np.array([[np.nan], [0.0], [1.0]])], mask)
+    with pytest.raises(ValueError, match="mask has shape"):
+        mean_impute([X0, np.ones((3, 1))], mask[:2])
+
+
+def test_mask_functions_validate_their_arrays():
+    mask = np.array([[True, True], [True, False], [False, True]])
+    Xs = [np.ones((3, 1)), np.ones((3, 2))]
+    with pytest.raises(ValueError, match="view 0 of Xs contains NaN"):
+        mask_views([np.array([[1.0], [np.nan], [1.0]]), Xs[1]], mask)
+    with pytest.raises(ValueError, match="view 0 of Xs contains infinity"):
+        mask_from_nan([np.array([[1.0], [np.inf], [1.0]]), Xs[1]])
+    with pytest.raises(TypeError, match="mask"):
+        mask_views(Xs, mask.astype(str))
+    with pytest.raises(ValueError, match="view_probs contains NaN"):
+        counterfactual_mask(mask, [0.5, np.nan])
+    with pytest.raises(ValueError, match="H holds values too large"):
+        context_statistic(np.full((2, 3, 4), 1e300), [True, True, False])

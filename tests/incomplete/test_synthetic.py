@@ -21,10 +21,16 @@ def test_rate_mask_rates_and_rows():
 
 
 @pytest.mark.parametrize(
-    "rates", [[0.5], [0.0, 0.5], [1.2, 0.5], [[0.5, 0.5]], "ab", [np.nan, 0.5]]
+    "rates", [[0.5], [0.0, 0.5], [1.2, 0.5], [[0.5, 0.5]], [np.nan, 0.5], [0.5 + 1j, 0.5]]
 )
 def test_rate_mask_refuses_bad_rates(rates):
     with pytest.raises(ValueError, match="observation_rates"):
+        make_rate_mask(10, rates)
+
+
+@pytest.mark.parametrize("rates", ["ab", ["0.5", "0.5"]])
+def test_rate_mask_refuses_rates_that_are_not_numbers(rates):
+    with pytest.raises(TypeError, match="observation_rates"):
         make_rate_mask(10, rates)
 
 

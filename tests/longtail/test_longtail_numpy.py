@@ -57,6 +57,10 @@ def test_group_accuracy_by_hand():
         "medium": 1.0,
         "few": 0.5,
     }
+    with pytest.raises(ValueError, match="train_counts contains NaN"):
+        group_accuracy(y_true, y_pred, [200.0, np.nan, 5.0])
+    with pytest.raises(TypeError, match="y_pred"):
+        group_accuracy(y_true, y_pred.astype(str), counts)
 
 
 # ---------------------------------------------------------------------------
@@ -97,8 +101,12 @@ def test_la_and_balanced_softmax_closed_forms_and_gradients():
     )
     with pytest.raises(ValueError, match="class_counts"):
         balanced_softmax_loss(z, y, [1, 2])
-    with pytest.raises(ValueError, match="integer classes"):
+    with pytest.raises(ValueError, match="y must be <= 3"):
         softmax_cross_entropy(z, np.full(6, 9))
+    with pytest.raises(TypeError, match="logits"):
+        softmax_cross_entropy(z.astype(str), y)
+    with pytest.raises(ValueError, match="class_counts contains NaN"):
+        logit_adjusted_loss(z, y, [1.0, np.nan, 1.0, 1.0])
 
 
 def test_precision_shielding_is_monotone_and_bounded():
@@ -165,6 +173,19 @@ def test_combiner_contracts():
     np.testing.assert_allclose(summed, proj.sum(axis=0))
     with pytest.raises(ValueError, match="mode"):
         combine_gradients(g, mode="mgda")
+
+
+@pytest.mark.parametrize(
+    "func", [pcgrad_project, gradient_entropy, entropy_task_weights, combine_gradients]
+)
+def test_gradient_functions_refuse_unusable_grads(func):
+    g = np.array([[1.0, 0.0], [-1.0, 1.0]])
+    with pytest.raises(ValueError, match="grads contains infinity"):
+        func(np.where(g == 0, np.inf, g))
+    with pytest.raises(ValueError, match="grads holds complex"):
+        func(g + 1j)
+    with pytest.raises(ValueError, match="grads holds values too large"):
+        func(g * 1e300)
 
 
 def test_gradient_entropy_limits_and_weights():

@@ -366,3 +366,15 @@ def test_prune_keys_must_name_floating_parameters(name):
         merge(base, [base], prune_keys="w")
     with pytest.raises(ValueError, match=r"prune_keys names .* floating parameters.*\['step'\]"):
         merge(base, [base], prune_keys=["w", "step"])
+
+
+def test_weights_and_task_vector_must_be_real():
+    base = {"a": np.zeros(3)}
+    with pytest.raises(TypeError, match="weights must be a numeric array"):
+        task_arithmetic(base, [base, base], weights=["1", "2"])
+    with pytest.raises(ValueError, match="weights contains NaN"):
+        ties(base, [base, base], weights=[1.0, np.nan])
+    with pytest.raises(TypeError, match=r"task_vector\['a'\] must be a numeric array"):
+        apply_task_vector(base, {"a": np.array(["1", "2", "3"])})
+    with pytest.raises(ValueError, match=r"task_vector\['a'\] holds complex"):
+        apply_task_vector(base, {"a": np.ones(3) + 1j})

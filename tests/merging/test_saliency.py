@@ -358,3 +358,34 @@ def test_lora_validation():
         sa_merge_lora(base, [adapters[0], {"l0.weight": adapters[0]["l0.weight"]}])
     with pytest.raises(TypeError, match="list of mappings"):
         sa_merge_lora(base, adapters[0])
+
+
+_G, _B, _A = np.ones((3, 2)), np.ones((3, 1)), np.ones((1, 2))
+
+
+@pytest.mark.parametrize(
+    ("func", "args", "error", "match"),
+    [
+        (synflow_score_mlp, ([np.ones((1, 2)).astype(str), _B],), TypeError, r"weights\[0\] must"),
+        (synflow_grad_mlp, ([_A, _B + 1j],), ValueError, r"weights\[1\] holds complex"),
+        (synflow_grad_mlp, ([np.array([[1.0, np.inf]])],), ValueError, r"weights\[0\] contains"),
+        (lora_factor_grads, (np.nan * _G, _B, _A), ValueError, "grad_w contains NaN"),
+        (lora_factor_grads, (_G, _B.astype(str), _A), TypeError, "B must be a numeric"),
+        (lora_factor_grads, (_G, _B, _A[..., None]), ValueError, "A must be 2-D"),
+    ],
+)
+def test_bad_arrays_are_refused_by_name(func, args, error, match):
+    with pytest.raises(error, match=match):
+        func(*args)
+
+
+def test_lora_adapter_factors_must_be_real():
+    rng = np.random.default_rng(17)
+    base, adapters = _lora_setup(rng, n_experts=1)
+    B, A = adapters[0]["l0.weight"]
+    with pytest.raises(TypeError, match=r"the B of adapters\[0\]\['l0.weight'\]"):
+        sa_merge_lora(base, [{**adapters[0], "l0.weight": (B.astype(str), A)}])
+    A = A.copy()
+    A[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"the A of adapters\[0\]\['l0.weight'\] contains NaN"):
+        sa_merge_lora(base, [{**adapters[0], "l0.weight": (B, A)}])

@@ -189,6 +189,16 @@ def test_errors(func):
         func([0, 1], 5)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_float_labels_must_be_finite(bad):
+    with pytest.raises(ValueError, match="labels_true contains"):
+        clustering_accuracy([0.0, bad, 1.0], [0, 1, 1])
+    with pytest.raises(ValueError, match="labels_pred contains"):
+        contingency_table([0, 1, 1], np.array([0.0, 1.0, bad]))
+    # finite float labels and any other categories are still labels
+    assert purity([0.5, 0.5, 2.0], ["a", "a", 1j]) == 1.0
+
+
 def test_bad_average_method():
     with pytest.raises(ValueError, match="average_method must be one of"):
         normalized_mutual_info([0, 1], [0, 1], average_method="mean")

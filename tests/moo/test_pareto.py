@@ -177,7 +177,7 @@ def test_errors():
         hypervolume([1.0, 2.0], [2, 2])
     with pytest.raises(ValueError, match="ref must have one entry per objective"):
         hypervolume(DAT, [10, 10, 10])
-    with pytest.raises(ValueError, match="ref contains NaN"):
+    with pytest.raises(ValueError, match="ref contains infinity"):
         hypervolume(DAT, [10, np.inf])
     with pytest.raises(ValueError, match="ref is not strictly dominated"):
         hypervolume(DAT, [6, 10], on_outside="raise")
@@ -190,6 +190,37 @@ def test_errors():
         hypervolume([["a", "b"]], [1, 1])
     with pytest.raises(ValueError, match="on_outside"):
         hypervolume(DAT, [10, 10], on_outside="warn")
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: hypervolume(DAT.astype(str), [10, 10]),
+            TypeError,
+            "points must be a numeric array",
+        ),
+        (lambda: hypervolume(DAT, ["10", "10"]), TypeError, "ref must be a numeric array"),
+        (lambda: hv_contributions(DAT + 1j, [10, 10]), ValueError, "points holds complex"),
+        (lambda: hv_contributions(DAT, [10, 10j]), ValueError, "ref holds complex"),
+        (lambda: hypervolume(DAT, [1e300, 1e300]), ValueError, "ref holds values too large"),
+        (lambda: crowding_distance(DAT * 1e300), ValueError, "points holds values too large"),
+        (lambda: pareto_rank(DAT[:, :, None]), ValueError, "points must be a 2-D array"),
+        (lambda: is_nondominated([[1.0, np.inf]]), ValueError, "points contains infinity"),
+        (lambda: filter_dominated([[1.0, 2.0], [1.0, "x"]]), TypeError, "points"),
+    ],
+)
+def test_unusable_arrays_are_refused_by_name(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_empty_point_sets_keep_their_natural_answers():
+    empty = np.empty((0, 2))
+    assert hypervolume(empty, [1, 1]) == 0.0
+    assert hv_contributions(empty, [1, 1]).shape == (0,)
+    assert filter_dominated(empty).shape == (0, 2)
+    assert pareto_rank(empty).dtype == np.int64
 
 
 def test_matches_moocore_on_random_data():

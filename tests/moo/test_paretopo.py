@@ -63,6 +63,21 @@ def test_stage2_invariances_and_ties():
     assert pareto_rank_advantages(F, np.ones(5), mode="paretopo").tolist() == [0.0] * 5
 
 
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(R=[[1.0, np.nan], [0.0, 1.0]]), ValueError, "R contains NaN"),
+        (dict(R=[["1", "0"], ["0", "1"]]), TypeError, "R must be a numeric array"),
+        (dict(R=[[1e300, 0.0], [0.0, 1e300]]), ValueError, "R holds values too large"),
+        (dict(R=[[1.0, 0.0], [0.0, 1.0]], scalar=[0.5, np.inf]), ValueError, "scalar contains"),
+        (dict(R=[[1.0, 0.0], [0.0, 1.0]], scalar=[0.5, 1j]), ValueError, "scalar holds complex"),
+    ],
+)
+def test_pareto_rank_advantages_refuses_unusable_arrays(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        pareto_rank_advantages(**kwargs)
+
+
 def test_stage1_is_inert_once_archive_holds_ideal_point():
     # a rollout that succeeds with N_opt calls has reward (1, 1): the archive's HV is then 1,
     # every later gain is 0, the meta-reward is one constant per batch, and GRPO's
@@ -142,6 +157,10 @@ def test_hvc_gradient_exact_cases():
         hvc_gradient([0.5, 0.5], np.zeros((2, 3)), [0, 0])
     with pytest.raises(ValueError, match="ref"):
         hvc_gradient([0.5, 0.5], [], [0, 0, 0])
+    with pytest.raises(TypeError, match="archive must be a numeric array"):
+        hvc_gradient([0.5, 0.5], [["0.8", "0.3"]], [0, 0])
+    with pytest.raises(ValueError, match="point holds complex"):
+        hvc_gradient([0.5, 0.5j], [], [0, 0])
 
 
 def test_hvc_gradient_weights_update_rule():

@@ -64,3 +64,11 @@ def test_solve_simplex_qp_small_cases_and_errors():
     np.testing.assert_allclose(solve_simplex_qp([[2.0]]), [1.0])
     with pytest.raises(ValueError, match="G contains NaN"):
         min_norm_weights([[np.nan, 1.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="G holds values too large"):
+        min_norm_direction([[1e300, 0.0], [0.0, 1e300]])
+    with pytest.raises(TypeError, match="Q must be a numeric array"):
+        solve_simplex_qp([["1", "0"], ["0", "3"]])
+    with pytest.raises(ValueError, match="Q holds complex"):
+        solve_simplex_qp([[1.0, 0.0], [0.0, 3.0 + 1j]])
+    with pytest.raises(ValueError, match="c contains NaN"):
+        solve_simplex_qp([[1.0, 0.0], [0.0, 3.0]], [0.0, np.nan])

@@ -25,6 +25,8 @@ from mvlearn_ext.multitask import (
     RobustMultiTaskRegressor,
     RobustMultiTaskRegressorCV,
     WithinTaskKFold,
+    robust_multitask_regression,
+    stack_tasks,
 )
 
 ESTIMATORS = [
@@ -286,3 +288,30 @@ def test_n_jobs_is_validated_and_does_not_change_the_fit(estimator, data):
     one = clone(estimator).fit(X, y, tasks=tasks)
     every = clone(estimator).set_params(n_jobs=-1).fit(X, y, tasks=tasks)
     np.testing.assert_array_equal(every.coef_, one.coef_)
+
+
+def test_strings_of_digits_are_refused_not_parsed(data):
+    X, y, tasks = data.X, data.y, data.tasks
+    with pytest.raises(TypeError, match="X must be a numeric array"):
+        robust_multitask_regression(X.astype(str), y, tasks)
+    with pytest.raises(TypeError, match="y must be a numeric array"):
+        robust_multitask_regression(X, y.astype(str), tasks)
+    model = RobustMultiTaskRegressor().fit(X, y, tasks=tasks)
+    with pytest.raises(TypeError, match="X must be a numeric array"):
+        model.predict(X.astype(str).tolist(), tasks=tasks)
+    # strings are task labels, not data
+    robust_multitask_regression(X, y, tasks.astype(str))
+
+
+def test_stack_tasks_names_the_task_at_fault_and_keeps_dtypes():
+    Xs = [np.ones((2, 3), dtype=np.float32), np.zeros((1, 3), dtype=np.float32)]
+    X, y, tasks, _ = stack_tasks(Xs, [[1, 2], [3]])
+    assert (X.dtype, y.dtype, tasks.tolist()) == (np.float32, np.int64, [0, 0, 1])
+    with pytest.raises(ValueError, match=r"Xs\[1\] contains NaN"):
+        stack_tasks([Xs[0], np.full((1, 3), np.nan)], [[1, 2], [3]])
+    with pytest.raises(ValueError, match=r"ys\[0\] contains infinity"):
+        stack_tasks(Xs, [[1, np.inf], [3]])
+    with pytest.raises(ValueError, match=r"Xs\[0\] must be 2-D"):
+        stack_tasks([np.ones(2), Xs[1]], [[1, 2], [3]])
+    with pytest.raises(TypeError, match=r"sample_weights\[1\] must be a numeric array"):
+        stack_tasks(Xs, [[1, 2], [3]], [[1.0, 1.0], ["1"]])

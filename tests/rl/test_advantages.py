@@ -130,8 +130,10 @@ def test_multi_reward_bad_input():
     R = np.ones((2, 4, 2))
     with pytest.raises(ValueError, match="aggregation must be"):
         multi_reward_advantages(R, aggregation="sum")
-    with pytest.raises(ValueError, match="weights must be 2 finite"):
+    with pytest.raises(ValueError, match="weights contains NaN"):
         multi_reward_advantages(R, weights=[1.0, np.nan])
+    with pytest.raises(ValueError, match="weights must be 2 finite"):
+        multi_reward_advantages(R, weights=[1.0])
     with pytest.raises(ValueError, match="scale_rewards must be"):
         multi_reward_advantages(R, scale_rewards="token")
     with pytest.raises(ValueError, match="eps must be"):
@@ -188,7 +190,7 @@ def test_entropy_mask_sequence_and_batch_differ():
         ({"rewards": [[1.0, 2.0]], "group_size": 3}, "group_size"),
         ({"rewards": [1.0, 2.0, 3.0]}, "group_size"),
         ({"rewards": [1.0, 2.0, 3.0], "group_size": 2}, "multiple"),
-        ({"rewards": [[1.0, np.inf]]}, "infinite"),
+        ({"rewards": [[1.0, np.inf]]}, "rewards contains infinity"),
         ({"rewards": [[1.0, 2.0]], "scale_rewards": "x"}, "scale_rewards"),
         ({"rewards": [[1.0, 2.0]], "eps": -1.0}, "eps"),
         ({"rewards": [[1.0, 2.0]], "eps": np.inf}, "eps"),
@@ -199,6 +201,21 @@ def test_group_advantages_errors(kwargs, match):
         group_advantages(**kwargs)
 
 
+def test_rewards_are_validated_by_name():
+    with pytest.raises(TypeError, match="rewards must be a numeric array"):
+        group_advantages([["1", "0"]])
+    with pytest.raises(ValueError, match="rewards holds complex values"):
+        std_filter(np.ones((1, 2)) + 1j)
+    with pytest.raises(ValueError, match="rewards holds values too large"):
+        group_advantages([[1e300, 0.0]])
+    with pytest.raises(ValueError, match="weights contains infinity"):
+        multi_reward_advantages(np.ones((1, 2, 2)), weights=[1.0, np.inf])
+    # None in a list of rewards is a missing reward, as NaN is (TRL)
+    np.testing.assert_array_equal(
+        group_advantages([[1.0, None, 0.0]]), group_advantages([[1.0, np.nan, 0.0]])
+    )
+
+
 def test_entropy_mask_errors():
     with pytest.raises(ValueError, match="rho"):
         entropy_mask([[0.1, 0.2]], rho=0.0)
@@ -206,3 +223,9 @@ def test_entropy_mask_errors():
         entropy_mask([[0.1, 0.2]], [[True]])
     with pytest.raises(ValueError, match="scope"):
         entropy_mask([[0.1, 0.2]], scope="global")
+    with pytest.raises(ValueError, match="entropies contains infinity"):
+        entropy_mask([[0.1, np.inf]])
+    with pytest.raises(ValueError, match="NaN at valid tokens"):
+        entropy_mask([[0.1, np.nan]])
+    # NaN at padding is ignored
+    assert entropy_mask([[0.1, np.nan]], [[True, False]], rho=1.0).tolist() == [[True, False]]

@@ -129,7 +129,7 @@ def test_accuracy_reward_kinds():
 def test_reward_errors():
     with pytest.raises(ValueError, match="targets"):
         retrieval_rank([[0.1, 0.2]], [2])
-    with pytest.raises(TypeError, match="integer"):
+    with pytest.raises(ValueError, match="targets must hold whole numbers"):
         retrieval_rank([[0.1, 0.2]], [0.5])
     with pytest.raises(ValueError, match="dimensions"):
         retrieval_scores(np.ones((1, 3)), np.ones((2, 4)))
@@ -137,3 +137,15 @@ def test_reward_errors():
         retrieval_scores(np.zeros((1, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match="kind"):
         rank_reward([[0.1, 0.2]], [0], kind="ndcg")
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        rank_reward([[0.1, np.nan]], [0])
+    with pytest.raises(TypeError, match="scores must be a numeric array"):
+        retrieval_rank([["0.1", "0.2"]], [0])
+    with pytest.raises(ValueError, match="queries holds values too large"):
+        retrieval_scores(np.full((1, 2), 1e300), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="predictions contains infinity"):
+        gaussian_reward([np.inf], [1.0])
+    with pytest.raises(ValueError, match="targets contains NaN"):
+        accuracy_reward([1.0], [np.nan], kind="mae")
+    with pytest.raises(ValueError, match="predictions holds values too large"):
+        accuracy_reward([1e300], [1.0], kind="mse")

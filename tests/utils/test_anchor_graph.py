@@ -336,3 +336,14 @@ def test_power_of_two_scale_leaves_the_graph_unchanged(scale):
     rdist, rind = kneighbors_anchors(X, A, n_neighbors=5)
     np.testing.assert_array_equal(ind, rind)
     np.testing.assert_allclose(dist / scale, rdist, rtol=1e-13)
+
+
+@pytest.mark.parametrize("func", [anchor_graph, kneighbors_anchors])
+def test_strings_of_digits_are_refused_by_name(func):
+    X, A = np.ones((4, 3)), np.zeros((5, 3))
+    with pytest.raises(TypeError, match="X must be a numeric array"):
+        func(X.astype(str), A)
+    with pytest.raises(TypeError, match="anchors must be a numeric array"):
+        func(X, A.astype(str))
+    # integers are numbers: converted to float64, as before
+    assert func(X.astype(int), A.astype(np.float32), n_neighbors=2)[0].dtype == np.float64

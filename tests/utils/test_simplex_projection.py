@@ -191,8 +191,10 @@ def test_input_shape_errors():
         project_simplex(np.ones((3, 0)))
     with pytest.raises(TypeError, match="sparse"):
         project_simplex(sp.eye(3, format="csr"))
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="X must be a numeric array"):
         project_simplex([["a", "b"]])
+    with pytest.raises(TypeError, match="X must be a numeric array"):
+        project_simplex(np.array([["1", "2"]]))  # check_array would parse these
     ro = np.ones((2, 3))
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):

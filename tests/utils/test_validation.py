@@ -430,3 +430,18 @@ def test_a_nan_in_a_vector_is_named_with_its_entry():
 
     with pytest.raises(ValueError, match=r"ys\[1\] contains NaN \(first at entry 2\)"):
         validate_vector([0.0, 1.0, np.nan], "ys[1]")
+
+
+def test_consistency_refuses_views_that_are_not_finite_real_matrices():
+    est = _Fitted()
+    with pytest.raises(ValueError, match=r"view 1 of Xs is 1-D with shape \(10,\)"):
+        check_views_consistent(est, [X0, X1[:, 0]], reset=True)
+    bad = X0.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"view 0 of Xs contains NaN \(first at sample 2"):
+        check_views_consistent(est, [bad, X1], reset=True)
+    with pytest.raises(TypeError, match="view 0 of Xs must be a numeric array"):
+        check_views_consistent(est, [X0.astype(str), X1], reset=True)
+    with pytest.raises(ValueError, match="view 1 of Xs holds complex values"):
+        check_views_consistent(est, [X0, X1 + 1j], reset=True)
+    assert not hasattr(est, "n_views_")

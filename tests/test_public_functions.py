@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import signal
@@ -29,12 +30,11 @@ import pytest
 
 import mvlearn_ext
 
-#: Families whose functions are pure NumPy (``deep`` needs torch; its functions are
-#: tested with their estimators).
+#: Every family (``deep`` where torch is installed).
 FAMILIES = sorted(
     m.name
     for m in pkgutil.iter_modules(mvlearn_ext.__path__)
-    if not m.name.startswith("_") and m.name != "deep"
+    if not m.name.startswith("_") and (m.name != "deep" or importlib.util.find_spec("torch"))
 )
 
 #: (function, argument) -> corruptions it accepts, and why.
@@ -46,6 +46,7 @@ ACCEPTS = {
     ("rl.accuracy_reward", 0): {"nan"},  # a NaN prediction is an unparsable answer: 0
     ("incomplete.mask_from_nan", 0): {"nan", "[0]-nan"},  # NaN marks a missing row
     ("multitask.robust_multitask_regression", 2): {"str"},  # task labels: any sortable value
+    ("deep.as_tensor", 0): {"nan", "inf"},  # a conversion: the values are the caller's
     # labels are categories: any hashable value names a cluster
     **{(f"metrics.{f}", i): {"str", "complex"} for f in (
         "clustering_accuracy", "clustering_report", "contingency_table",

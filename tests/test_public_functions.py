@@ -1,6 +1,7 @@
-"""Every public function refuses an unusable array argument by name, or gives a finite result.
+"""Every public function and method refuses an unusable array argument by name.
 
-A function's docstring example gives one valid call of it. Each array argument
+A function's docstring example gives one valid call of it (a class's example, one
+call of each of the public methods the class defines). Each array argument
 of that call is then corrupted in turn (one NaN, one infinity, complex values,
 strings of digits, no entries, an extra axis, one column of a matrix, every
 value times 1e300) and the call replayed:
@@ -17,6 +18,7 @@ a hang or a NaN in the result fails.
 
 from __future__ import annotations
 
+import copy
 import doctest
 import importlib
 import importlib.util
@@ -51,6 +53,22 @@ ACCEPTS = {
     **{(f"metrics.{f}", i): {"str", "complex"} for f in (
         "clustering_accuracy", "clustering_report", "contingency_table",
         "normalized_mutual_info", "purity") for i in (0, 1)},
+}  # fmt: skip
+
+#: (Class.method, argument) -> corruptions it accepts, and why.
+METHOD_ACCEPTS = {
+    # class labels and task labels are categories: any hashable value names one
+    **{(f"{c}.fit", 1): {"str"} for c in (
+        "brain.PhenoBrainClassifier", "deep.PhenoBrainClassifier", "deep.AESClassifier",
+        "longtail.AESClassifier")},
+    ("multitask.RobustMultiTaskRegressor.fit", "tasks"): {"str"},
+    ("multitask.WithinTaskKFold.split", "groups"): {"str", "complex"},
+    # a splitter reads the number of rows of X, not its values (as scikit-learn's do)
+    ("multitask.WithinTaskKFold.split", 0): {"nan", "inf", "str", "complex"},
+    # the splitter passes the values on; the multi-view estimator after it checks them
+    ("compose.ViewSplitter.fit", 0): {"nan", "inf", "str"},
+    ("compose.ViewSplitter.transform", 0): {"nan", "inf", "str"},
+    ("gaussian_process.LVMOGPRegressor.fit", 1): {"nan"},  # NaN marks a missing output
 }  # fmt: skip
 
 #: Functions whose examples call them through an object, not by name.
@@ -147,7 +165,7 @@ def _slots(args, kwargs):
         elif isinstance(value, (np.ndarray, list)):
             try:
                 cases = _corruptions(value)
-            except (TypeError, ValueError):  # ragged lists of lists: not a numeric array
+            except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors with grad
                 cases = []
             for label, bad in cases:
                 yield index, label, bad
@@ -170,15 +188,8 @@ def test_every_public_function_has_an_example_that_calls_it():
     assert not missing
 
 
-@pytest.mark.parametrize("key", sorted(FUNCTIONS))
-def test_unusable_array_arguments_are_refused(key):
-    module, name = FUNCTIONS[key]
-    call = _first_call(module, name)
-    if call is None:
-        assert key in NO_DIRECT_CALL, f"{key}: its example never calls it"
-        return
-    func = getattr(module, name)
-    args, kwargs = call
+def _replay(call, args, kwargs, accepts):
+    """The failures of ``call`` on every corruption of its array arguments."""
     failures = []
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     try:
@@ -188,13 +199,13 @@ def test_unusable_array_arguments_are_refused(key):
                 bad_args[index] = bad
             else:
                 bad_kwargs[index] = bad
-            accepted = ACCEPTS.get((key, index), set())
+            accepted = accepts.get(index, set())
             where = f"argument {index!r}, {label}"
             try:
                 signal.alarm(30)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    result = func(*bad_args, **bad_kwargs)
+                    result = call(*bad_args, **bad_kwargs)
             except (ValueError, TypeError):
                 continue
             except _Timeout:
@@ -211,4 +222,83 @@ def test_unusable_array_arguments_are_refused(key):
                 failures.append(f"{where}: a result that is not finite")
     finally:
         signal.signal(signal.SIGALRM, previous)
+    return failures
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONS))
+def test_unusable_array_arguments_are_refused(key):
+    module, name = FUNCTIONS[key]
+    call = _first_call(module, name)
+    if call is None:
+        assert key in NO_DIRECT_CALL, f"{key}: its example never calls it"
+        return
+    args, kwargs = call
+    accepts = {i: v for (k, i), v in ACCEPTS.items() if k == key}
+    failures = _replay(getattr(module, name), args, kwargs, accepts)
+    assert not failures, f"{key}:\n" + "\n".join(failures)
+
+
+def _public_classes():
+    out = {}
+    for family in FAMILIES:
+        module = importlib.import_module(f"mvlearn_ext.{family}")
+        for name in getattr(module, "__all__", []):
+            cls = getattr(module, name, None)
+            # a mixin hands the arrays to its subclass's methods, which check them
+            mixin = name.endswith("Mixin")
+            if inspect.isclass(cls) and ">>>" in (cls.__doc__ or "") and not mixin:
+                out[f"{family}.{name}"] = cls
+    return out
+
+
+CLASSES = _public_classes()
+
+
+def _method_calls(cls):
+    """``{method: (instance before the call, args, kwargs)}`` of the first call of each
+    public method ``cls`` defines, in its docstring example."""
+    calls = {}
+    methods = {
+        name: member
+        for name, member in vars(cls).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    }
+
+    def recorder(name, method):
+        def record(self, *args, **kwargs):
+            if name not in calls:
+                try:
+                    calls[name] = (copy.deepcopy(self), args, kwargs)
+                except Exception:  # noqa: BLE001 - an instance that cannot be copied
+                    calls[name] = None
+            return method(self, *args, **kwargs)
+
+        return record
+
+    test = doctest.DocTestParser().get_doctest(cls.__doc__, {}, cls.__name__, None, 0)
+    namespace = {}
+    for name, method in methods.items():
+        setattr(cls, name, recorder(name, method))
+    try:
+        for example in test.examples:
+            try:
+                exec(compile(example.source, cls.__name__, "exec"), namespace)
+            except Exception:  # noqa: BLE001 - an example's own output is not under test
+                pass
+    finally:
+        for name, method in methods.items():
+            setattr(cls, name, method)
+    return {name: call for name, call in calls.items() if call is not None}
+
+
+@pytest.mark.parametrize("key", sorted(CLASSES))
+def test_methods_refuse_unusable_array_arguments(key):
+    failures = []
+    for method, (instance, args, kwargs) in _method_calls(CLASSES[key]).items():
+        accepts = {i: v for (k, i), v in METHOD_ACCEPTS.items() if k == f"{key}.{method}"}
+
+        def call(*bad_args, _instance=instance, _method=method, **bad_kwargs):
+            return getattr(copy.deepcopy(_instance), _method)(*bad_args, **bad_kwargs)
+
+        failures += [f"{method}: {f}" for f in _replay(call, args, kwargs, accepts)]
     assert not failures, f"{key}:\n" + "\n".join(failures)

@@ -62,7 +62,30 @@ class FunctionFamily(ABC):
 
     @abstractmethod
     def evaluate(self, x, theta):
-        """``f_theta(x)``: ``theta`` of shape (..., n_params), ``x`` broadcast against (..., m)."""
+        """``f_theta(x)``: ``theta`` of shape (..., n_params), ``x`` broadcast against (..., m).
+
+        Parameters
+        ----------
+        x : array-like of shape (..., m)
+            The points, broadcast against the leading axes of ``theta``.
+        theta : array-like of shape (..., n_params)
+            The parameters of one function per leading index.
+
+        Returns
+        -------
+        f : ndarray of float64
+            ``f_theta(x)``, of the broadcast shape of ``x`` and ``theta[..., :1]``.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` or ``theta`` is not a numeric array (strings included).
+        ValueError
+            If ``x`` or ``theta`` holds complex values, NaN or infinity, or
+            values whose squares overflow; if the last axis of ``theta`` does
+            not hold ``n_params`` parameters; if ``f_theta(x)`` overflows
+            float64 (``exp(theta x)`` for ``theta x > 709``, say).
+        """
 
     @abstractmethod
     def estimate(self, x, y):
@@ -79,18 +102,30 @@ class FunctionFamily(ABC):
         return f"{type(self).__name__}({args})"
 
     def _check_evaluate(self, x, theta):
-        """``(x, theta)`` as float arrays, ``theta`` checked by :meth:`_check_theta`."""
-        t = self._check_theta(theta)
-        return np.asarray(x, dtype=np.float64), t
+        """``(x, theta)`` of :meth:`evaluate` as validated float64 arrays."""
+        return _as_float_array(x, "x"), self._check_theta(theta)
 
-    def _check_theta(self, theta):
-        t = np.asarray(theta, dtype=np.float64)
+    def _check_theta(self, theta, name="theta", ndim=None):
+        """``theta`` as a validated float64 array with ``n_params`` entries in its last axis."""
+        t = _as_float_array(theta, name, ndim=ndim)
         if t.shape[-1:] != (self.n_params,):
             raise ValueError(
-                f"theta must have {self.n_params} parameters in its last axis for the "
+                f"{name} must have {self.n_params} parameters in its last axis for the "
                 f"{self.name} family, got shape {t.shape}"
             )
         return t
+
+    def _finite_values(self, f):
+        """``f``, the values of :meth:`evaluate` on validated inputs, or a ValueError.
+
+        The inputs being finite, a value that is not is an overflow of float64.
+        """
+        if not np.all(np.isfinite(f)):
+            raise ValueError(
+                f"f_theta(x) of the {self.name} family overflows float64 (largest value "
+                f"{np.finfo(np.float64).max:.3g}) for these x and theta; rescale x or theta"
+            )
+        return f
 
     def _check_points(self, x, y):
         x = _as_float_array(x, "x", ndim=(1,))
@@ -129,7 +164,9 @@ class QuadraticFamily(FunctionFamily):
 
     def evaluate(self, x, theta):
         x, t = self._check_evaluate(x, theta)
-        return t[..., 0:1] * x**2 + t[..., 1:2] * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = t[..., 0:1] * x**2 + t[..., 1:2] * x
+        return self._finite_values(f)
 
     def estimate(self, x, y):
         x, y = self._check_points(x, y)
@@ -182,7 +219,9 @@ class SinTrendFamily(FunctionFamily):
 
     def evaluate(self, x, theta):
         x, t = self._check_evaluate(x, theta)
-        return np.sin(t[..., 0:1] * x) + t[..., 1:2] * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.sin(t[..., 0:1] * x) + t[..., 1:2] * x
+        return self._finite_values(f)
 
     def estimate(self, x, y):
         x, y = self._check_points(x, y)
@@ -235,7 +274,9 @@ class ExponentialFamily(FunctionFamily):
 
     def evaluate(self, x, theta):
         x, t = self._check_evaluate(x, theta)
-        return np.exp(t[..., 0:1] * x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.exp(t[..., 0:1] * x)
+        return self._finite_values(f)
 
     def estimate(self, x, y):
         x, y = self._check_points(x, y)
@@ -318,8 +359,7 @@ def make_function_tasks(
     ((2, 5), (2, 5))
     """
     fam = get_family(family)
-    T = _as_float_array(thetas, "thetas", ndim=(2,))
-    fam._check_theta(T)
+    T = fam._check_theta(thetas, "thetas", ndim=(2,))
     if isinstance(n_points, bool) or not isinstance(n_points, Integral) or n_points < 1:
         raise ValueError(f"n_points must be a positive int, got {n_points!r}")
     if not isinstance(noise, Real) or noise < 0:

@@ -242,7 +242,29 @@ class QuadraticFMOL:
         return self._H[i, s] @ x - self._h[i, s]
 
     def task_gradients(self, x):
-        """``(S, dim)``: the gradients of the global task losses ``F_s``."""
+        """``(S, dim)``: the gradients of the global task losses ``F_s``.
+
+        Parameters
+        ----------
+        x : array-like of shape (dim,)
+            The point.
+
+        Returns
+        -------
+        G : ndarray of shape (n_tasks, dim)
+            ``grad F_s(x)``, one row per task.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a numeric array (strings included).
+        ValueError
+            If ``x`` holds complex values, NaN or infinity, or is not of shape
+            ``(dim,)``.
+        """
+        x = real_array(x, "x", ndim=1)
+        if x.shape != (self.dim,):
+            raise ValueError(f"x must have shape ({self.dim},), got {x.shape}")
         return np.einsum("sde,e->sd", self.H, x) - self.h
 
     def task_losses(self, x):
@@ -250,8 +272,30 @@ class QuadraticFMOL:
         return 0.5 * (r**2).sum(-1).mean(0)
 
     def pareto_point(self, w):
-        """The minimiser of ``sum_s w_s F_s``."""
-        w = np.asarray(w, dtype=np.float64)
+        """The minimiser of ``sum_s w_s F_s``.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_tasks,)
+            The task weights (a point of the simplex for a Pareto point).
+
+        Returns
+        -------
+        x : ndarray of shape (dim,)
+            ``x(w) = (sum_s w_s H_s)^{-1} sum_s w_s h_s``.
+
+        Raises
+        ------
+        TypeError
+            If ``w`` is not a numeric array (strings included).
+        ValueError
+            If ``w`` holds complex values, NaN or infinity, or is not of shape
+            ``(n_tasks,)``; if ``sum_s w_s H_s`` is singular
+            (:class:`numpy.linalg.LinAlgError`).
+        """
+        w = real_array(w, "w", ndim=1)
+        if w.shape != (self.n_tasks,):
+            raise ValueError(f"w must have shape ({self.n_tasks},), got {w.shape}")
         return np.linalg.solve(np.tensordot(w, self.H, 1), w @ self.h)
 
     def pareto_stationarity(self, x):

@@ -110,8 +110,17 @@ class RandomFourierMap:
         -------
         Phi : ndarray of shape (n_samples, n_components)
             ``sqrt(2/D) cos(W z + b)``, one row per point.
+
+        Raises
+        ------
+        TypeError
+            If ``Z`` is not a numeric array (strings included).
+        ValueError
+            If ``Z`` holds complex values, NaN or infinity, or values whose
+            squares overflow, or is not of shape ``(n, n_features)``.
         """
-        Z = np.asarray(Z, dtype=np.float64)
+        Z = real_array(Z, "Z", allow_empty=True)
+        check_magnitude(Z, "Z")  # the kernel approximated takes squared distances
         if Z.ndim != 2 or Z.shape[1] != self.n_features:
             raise ValueError(f"Z must have shape (n, {self.n_features}), got {Z.shape}")
         return np.sqrt(2.0 / self.n_components) * np.cos(Z @ self.W.T + self.b)

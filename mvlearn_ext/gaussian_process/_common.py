@@ -15,22 +15,24 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.extmath import randomized_svd
 
-from mvlearn_ext.utils._validation import check_magnitude
+from mvlearn_ext.utils._validation import as_real_array, check_magnitude
 
 
 def check_targets(Y, n_samples):
     """Y as a float (n_samples, n_outputs) array with NaN for missing entries.
 
     Returns ``(Y2, y_1d)``: the 2-D targets and whether ``Y`` was 1-D.
+    Raises a ``TypeError`` for what is not numeric (strings of digits
+    included) and a ``ValueError`` for complex values, infinity, values too
+    large to square, a shape that does not fit, or an output with no
+    observed entry.
     """
     if Y is None:
         raise ValueError("LVMOGPRegressor requires y to be passed, but the target y is None")
     if hasattr(Y, "toarray"):
         raise TypeError("Y must be a dense array; got a sparse matrix")
-    try:
-        Y = np.array(Y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"Y must be a numeric array: {exc}") from None
+    # strings (of digits too) and complex values are refused, not parsed or truncated
+    Y = as_real_array(Y, "Y")
     if Y.ndim not in (1, 2):
         raise ValueError(f"Y must be 1-D or 2-D, got {Y.ndim}-D")
     if Y.shape[0] != n_samples:

@@ -17,7 +17,12 @@ from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._common import check_targets, initial_latents, kmeans_or_distinct
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
-from mvlearn_ext.utils._validation import check_allocation, check_magnitude, max_abs_units
+from mvlearn_ext.utils._validation import (
+    check_allocation,
+    check_magnitude,
+    max_abs_units,
+    refuse_strings,
+)
 
 __all__ = ["LVMOGPRegressor"]
 
@@ -297,6 +302,15 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         Returns
         -------
         self : LVMOGPRegressor
+
+        Raises
+        ------
+        TypeError
+            If ``X`` or ``Y`` is not numeric (strings of digits included).
+        ValueError
+            If ``X`` holds NaN, infinity or complex values, or values too
+            large to square; if ``Y`` holds infinity or complex values, has
+            an output with no observed entry, or not one row per row of ``X``.
         """
         nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
@@ -308,6 +322,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
             return self._fit(X, Y, nt)
 
     def _fit(self, X, Y, nt):
+        refuse_strings(X, "X")
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_magnitude(X, "X")
         # Each input feature is divided by its largest magnitude: the kernel's
@@ -406,8 +421,17 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         mean : ndarray of shape (n_samples, n_outputs_) (or (n_samples,) if
             ``Y`` was 1-D at ``fit``)
         std : ndarray of the shape of ``mean``, only if ``return_std``
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is not numeric (strings of digits included).
+        ValueError
+            If ``X`` holds NaN, infinity or complex values, values too large
+            to square, or not the number of features seen at ``fit``.
         """
         check_is_fitted(self)
+        refuse_strings(X, "X")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         check_magnitude(X, "X")
         X = X / self._x_unit

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mvlearn_ext.utils._validation import integer_array, real_array
+
 __all__ = ["ConflictArbitratedFusion"]
 
 
@@ -23,17 +25,12 @@ def _softmax(z, axis=-1):
 
 
 def _check_head_logits(head_logits, n_classes=None):
-    z = np.asarray(head_logits, dtype=np.float64)
-    if z.ndim != 3:
-        raise ValueError(
-            f"head_logits must be 3-D (n_heads, n_samples, n_classes), got shape {z.shape}"
-        )
+    """``head_logits`` as a finite float64 array of shape (n_heads, n_samples, n_classes)."""
+    z = real_array(head_logits, "head_logits", ndim=3)
     if n_classes is not None and z.shape[2] != n_classes:
         raise ValueError(
             f"head_logits has {z.shape[2]} classes, the fusion was fit with {n_classes}"
         )
-    if not np.all(np.isfinite(z)):
-        raise ValueError("head_logits contain NaN or inf")
     return z
 
 
@@ -111,10 +108,21 @@ class ConflictArbitratedFusion:
         self : ConflictArbitratedFusion
             The fitted fusion; a refit blends the new weights with the
             previous ones.
+
+        Raises
+        ------
+        TypeError
+            If ``head_logits`` or ``y`` is not numeric (strings of digits
+            included), or ``y`` holds booleans.
+        ValueError
+            If ``head_logits`` is not 3-D, is empty, holds complex values, NaN
+            or infinity, or has not one class per entry of ``train_counts``;
+            if ``y`` holds fractions, NaN, infinity or a label outside
+            ``0 .. n_classes - 1``, or not one label per sample.
         """
         n, rarity, tail = self._statics()
         z = _check_head_logits(head_logits, n.size)
-        y = np.asarray(y)
+        y = integer_array(y, "y", low=0, high=n.size - 1, allow_empty=True)
         if y.shape != (z.shape[1],):
             raise ValueError(f"y must have shape ({z.shape[1]},), got {y.shape}")
         n_heads, _, n_classes = z.shape
@@ -167,6 +175,16 @@ class ConflictArbitratedFusion:
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Rows summing to one.
+
+        Raises
+        ------
+        RuntimeError
+            If the fusion is not fitted.
+        TypeError
+            If ``head_logits`` is not numeric (strings of digits included).
+        ValueError
+            If ``head_logits`` is not 3-D, is empty, holds complex values, NaN
+            or infinity, or has not the heads and classes of the fit.
         """
         z = self._check_fitted(head_logits)
         p = np.einsum("kc,knc->nc", self.weights_, _softmax(z, axis=2))
@@ -184,6 +202,16 @@ class ConflictArbitratedFusion:
         -------
         y_pred : ndarray of int, shape (n_samples,)
             The arbitrated class of every sample.
+
+        Raises
+        ------
+        RuntimeError
+            If the fusion is not fitted.
+        TypeError
+            If ``head_logits`` is not numeric (strings of digits included).
+        ValueError
+            If ``head_logits`` is not 3-D, is empty, holds complex values, NaN
+            or infinity, or has not the heads and classes of the fit.
         """
         z = self._check_fitted(head_logits)
         n_heads, n_samples, _ = z.shape

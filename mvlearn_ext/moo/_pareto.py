@@ -415,7 +415,15 @@ class ParetoArchive:
         self.hypervolume_ = 0.0
 
     def _row(self, point):
-        P = _check_points(np.reshape(as_real_array(point, "point"), (-1, self._d)), "point")
+        """``point`` (one point or a batch of rows) as a checked (m, n_objectives) array."""
+        p = as_real_array(point, "point")
+        if p.ndim not in (1, 2) or p.shape[-1] != self._d:
+            raise ValueError(
+                f"point must have shape ({self._d},) or (m, {self._d}) (one entry per "
+                f"objective), got {p.shape}"
+            )
+        P = _check_points(p.reshape(-1, self._d), "point")
+        check_magnitude(P, "point")  # a hypervolume gain multiplies coordinates
         return P
 
     def gain(self, point):
@@ -423,6 +431,25 @@ class ParetoArchive:
 
         ``point`` may also be an (m, n_objectives) batch: one gain per row,
         each against the archive as it stands.
+
+        Parameters
+        ----------
+        point : array-like of shape (n_objectives,) or (m, n_objectives)
+            One point, or a batch of points (which may have no rows).
+
+        Returns
+        -------
+        gain : float or ndarray of shape (m,)
+            A float for one point, an array for a batch.
+
+        Raises
+        ------
+        TypeError
+            If ``point`` is not numeric (strings of digits included).
+        ValueError
+            If ``point`` has not one entry per objective (an empty point
+            included), or holds complex values, NaN, infinity or values too
+            large to square.
         """
         P = self._row(point)
         if self._d == 2:

@@ -95,30 +95,92 @@ class HVMetaReward:
         self.ema_ = 0.0
 
     def _check(self, R):
-        R = np.asarray(R, dtype=np.float64)
-        if R.ndim != 2 or R.shape[1] != self._w.size:
-            raise ValueError(f"rewards must have shape (n, {self._w.size}), got {R.shape}")
-        if not np.isfinite(R).all():
-            raise ValueError("rewards contains NaN or infinity")
+        """``R`` as a finite float64 array of shape (n, n_objectives)."""
+        R = real_array(R, "R", ndim=2, allow_empty=True)
+        if R.shape[1] != self._w.size:
+            raise ValueError(f"R must have shape (n, {self._w.size}), got {R.shape}")
+        check_magnitude(R, "R")  # the hypervolume gains multiply coordinates
         return R
 
     def meta_rewards(self, R):
-        """Per-trajectory ``r_pareto`` in [0.5, 2), without changing state."""
+        """Per-trajectory ``r_pareto`` in [0.5, 2), without changing state.
+
+        Parameters
+        ----------
+        R : array-like of shape (n, n_objectives)
+            One batch of reward vectors (maximised); may have no rows.
+
+        Returns
+        -------
+        r_pareto : ndarray of shape (n,)
+
+        Raises
+        ------
+        TypeError
+            If ``R`` is not numeric (strings of digits included).
+        ValueError
+            If ``R`` is not 2-D with one column per objective, or holds
+            complex values, NaN, infinity or values too large to square.
+        """
         R = self._check(R)
+        return self._meta_rewards(R)
+
+    def _meta_rewards(self, R):
+        if R.shape[0] == 0:
+            return np.zeros(0)
         if self.mode == "lu2025":
             g = self.archive_.gain(R.mean(axis=0))
             return np.full(R.shape[0], 0.5 + 1.5 * np.tanh(g))
-        gains = self.archive_.gain(R) if R.shape[0] else np.zeros(0)
+        gains = self.archive_.gain(R)
         return 0.5 + 1.5 * np.tanh(self._gamma * self.ema_ + (1 - self._gamma) * gains)
 
     def scalarise(self, R):
-        """``r_pareto * (w . r)`` for every row of ``R``."""
+        """``r_pareto * (w . r)`` for every row of ``R``.
+
+        Parameters
+        ----------
+        R : array-like of shape (n, n_objectives)
+            One batch of reward vectors (maximised); may have no rows.
+
+        Returns
+        -------
+        rewards : ndarray of shape (n,)
+
+        Raises
+        ------
+        TypeError
+            If ``R`` is not numeric (strings of digits included).
+        ValueError
+            If ``R`` is not 2-D with one column per objective, or holds
+            complex values, NaN, infinity or values too large to square.
+        """
         R = self._check(R)
-        return self.meta_rewards(R) * (R @ self._w)
+        return self._meta_rewards(R) * (R @ self._w)
 
     def update(self, R):
-        """EMA step with the batch-mean gain, then archive the batch."""
+        """EMA step with the batch-mean gain, then archive the batch.
+
+        Parameters
+        ----------
+        R : array-like of shape (n, n_objectives)
+            One batch of reward vectors (maximised), with at least one row.
+
+        Returns
+        -------
+        self : HVMetaReward
+
+        Raises
+        ------
+        TypeError
+            If ``R`` is not numeric (strings of digits included).
+        ValueError
+            If ``R`` is not 2-D with one column per objective, has no rows,
+            or holds complex values, NaN, infinity or values too large to
+            square.
+        """
         R = self._check(R)
+        if R.shape[0] == 0:
+            raise ValueError("R has no rows; an update needs at least one reward vector")
         if self.mode == "lu2025":
             y = R.mean(axis=0)
             if self.archive_.gain(y) > 0:

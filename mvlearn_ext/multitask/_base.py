@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
-from mvlearn_ext.utils._validation import check_magnitude, real_array
+from mvlearn_ext.utils._validation import check_magnitude, real_array, refuse_strings
 
 __all__ = ["TaskMoments", "data_scale", "feature_scale", "stack_tasks"]
 
@@ -195,23 +195,23 @@ def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _refuse_strings(value, name):
-    """Raise a TypeError naming ``name`` if ``value`` is an array of strings.
+def _check_task_labels(tasks, name, *, n_rows=None):
+    """``tasks`` as a 1-D array of task labels, or a ValueError naming ``name``.
 
-    ``validate_data`` with a float ``dtype`` parses strings of digits as
-    numbers; like the package's other entry points
-    (:func:`~mvlearn_ext.utils._validation.as_real_array`), the regressors
-    refuse them. Checked before the conversion, which it leaves to
-    ``validate_data`` (no copy of the data here).
+    Labels are categories (numbers, strings, any sortable values); NaN,
+    infinity and None are not labels. An object array of strings becomes a
+    string array. With ``n_rows``, one label per row is required.
     """
-    dtype = getattr(value, "dtype", None)
-    if dtype is None and isinstance(value, (list, tuple)):
-        try:
-            dtype = np.asarray(value).dtype
-        except ValueError:  # ragged: reported by validate_data
-            return
-    if getattr(dtype, "kind", None) in ("U", "S"):
-        raise TypeError(f"{name} must be a numeric array, got dtype {dtype}")
+    tasks = column_or_1d(np.asarray(tasks), warn=True)
+    if n_rows is not None and tasks.shape[0] != n_rows:
+        raise ValueError(f"{name} has {tasks.shape[0]} entries but X has {n_rows} rows")
+    if tasks.dtype.kind == "f" and not np.all(np.isfinite(tasks)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if tasks.dtype.kind == "O":
+        if any(t is None or (isinstance(t, float) and t != t) for t in tasks):
+            raise ValueError(f"{name} contains None or NaN")
+        tasks = tasks.astype(str) if all(isinstance(t, str) for t in tasks) else tasks
+    return tasks
 
 
 def _sorted_problem(X, y, task_index, sw, n_tasks):
@@ -259,8 +259,8 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
 
     # -- validation ---------------------------------------------------------
     def _validate_fit(self, X, y, tasks, sample_weight):
-        _refuse_strings(X, "X")
-        _refuse_strings(y, "y")
+        refuse_strings(X, "X")
+        refuse_strings(y, "y")
         X, y = validate_data(
             self,
             X,
@@ -302,16 +302,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
     def _check_tasks(tasks, n_rows):
         if tasks is None:
             return np.zeros(n_rows, dtype=np.int64)
-        tasks = column_or_1d(np.asarray(tasks), warn=True)
-        if tasks.shape[0] != n_rows:
-            raise ValueError(f"tasks has {tasks.shape[0]} entries but X has {n_rows} rows")
-        if tasks.dtype.kind == "f" and not np.all(np.isfinite(tasks)):
-            raise ValueError("tasks contains NaN or infinity")
-        if tasks.dtype.kind == "O":
-            if any(t is None or (isinstance(t, float) and t != t) for t in tasks):
-                raise ValueError("tasks contains None or NaN")
-            tasks = tasks.astype(str) if all(isinstance(t, str) for t in tasks) else tasks
-        return tasks
+        return _check_task_labels(tasks, "tasks", n_rows=n_rows)
 
     def _task_index(self, tasks, n_rows):
         """Map the task labels of ``predict`` to fitted task positions."""
@@ -391,7 +382,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "coef_")
-        _refuse_strings(X, "X")
+        refuse_strings(X, "X")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         check_magnitude(X, "X")
         index = self._task_index(tasks, X.shape[0])
@@ -507,13 +498,43 @@ class WithinTaskKFold:
         return self.n_splits
 
     def split(self, X, y=None, groups=None):
+        """Generate the indices of the training and validation rows of every fold.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Not read (the rows are those of ``groups``); for scikit-learn's
+            splitter API.
+        y : array-like of shape (n_samples,), default=None
+            Not read.
+        groups : array-like of shape (n_samples,)
+            The task label of every row (numbers, strings or other sortable
+            values).
+
+        Returns
+        -------
+        folds : iterator of tuple (train, test)
+            For each fold, the indices of its training rows and of its
+            validation rows (ndarrays of int). The arguments are checked when
+            ``split`` is called, before the first fold is drawn.
+
+        Raises
+        ------
+        ValueError
+            If ``groups`` is missing, is not 1-D, holds NaN, infinity or
+            None, or has fewer rows than ``n_splits``.
+        """
         if groups is None:
             raise ValueError("WithinTaskKFold needs the task labels as groups")
-        if self.n_splits > len(groups):
-            raise ValueError(f"n_splits={self.n_splits} exceeds the number of rows, {len(groups)}")
-        labels, index = np.unique(np.asarray(groups), return_inverse=True)
+        groups = _check_task_labels(groups, "groups")
+        if self.n_splits > groups.shape[0]:
+            raise ValueError(
+                f"n_splits={self.n_splits} exceeds the number of rows, {groups.shape[0]}"
+            )
+        labels, index = np.unique(groups, return_inverse=True)
         folds = within_task_folds(
             index.reshape(-1), labels.shape[0], self.n_splits, self.random_state
         )
-        for k in range(self.n_splits):
-            yield np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        return (
+            (np.flatnonzero(folds != k), np.flatnonzero(folds == k)) for k in range(self.n_splits)
+        )

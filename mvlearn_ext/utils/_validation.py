@@ -35,6 +35,7 @@ __all__ = [
     "check_views_consistent",
     "integer_array",
     "real_array",
+    "refuse_strings",
     "validate_array",
     "validate_vector",
     "validate_views",
@@ -159,6 +160,24 @@ def as_real_array(value, name):
         raise TypeError(
             f"{name} must be a numeric array, got {type(value).__name__} of dtype {raw.dtype}"
         ) from exc
+
+
+def refuse_strings(value, name):
+    """Raise a TypeError naming ``name`` if ``value`` is an array (or nested list) of strings.
+
+    For entry points that convert with scikit-learn's ``validate_data`` and a
+    float ``dtype``, which parses strings of digits as numbers: checked before
+    that conversion, without copying the data (:func:`as_real_array` refuses
+    strings itself). A ragged list is left to the conversion to report.
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None and isinstance(value, (list, tuple)):
+        try:
+            dtype = np.asarray(value).dtype
+        except ValueError:
+            return
+    if getattr(dtype, "kind", None) in ("U", "S"):
+        raise TypeError(f"{name} must be a numeric array, got dtype {dtype}")
 
 
 def _check_ndim(A, name, ndim):
@@ -345,7 +364,9 @@ def _ragged_message(rows, where):
     )
 
 
-def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, order):
+def _check_view(
+    view, where, *, dtype, ensure_all_finite, accept_sparse, copy, order, one_of_views=True
+):
     """Convert one view to a validated 2-D array (or sparse matrix)."""
     if sp.issparse(view):
         if not accept_sparse:
@@ -395,13 +416,15 @@ def _check_view(view, where, *, dtype, ensure_all_finite, accept_sparse, copy, o
             "; reshape a single feature with x.reshape(-1, 1)"
             if view.ndim == 1
             else " (a 3-D stack of views goes in place of the whole list, not inside it)"
-            if view.ndim == 3
+            if view.ndim == 3 and one_of_views
             else ""
         )
-        raise ValueError(
-            f"{where} is {view.ndim}-D with shape {view.shape}, but each view must be 2-D "
-            f"of shape (n_samples, n_features_v){hint}"
+        wanted = (
+            "each view must be 2-D of shape (n_samples, n_features_v)"
+            if one_of_views
+            else "it must be 2-D of shape (n_samples, n_features)"
         )
+        raise ValueError(f"{where} is {view.ndim}-D with shape {view.shape}, but {wanted}{hint}")
     if view.shape[1] == 0:
         raise ValueError(
             f"{where} has 0 features (shape {view.shape}); every view needs at least one"
@@ -453,6 +476,7 @@ def validate_array(X, name, *, dtype=FLOAT_DTYPES, ensure_all_finite=True, min_s
         accept_sparse=False,
         copy=False,
         order=None,
+        one_of_views=False,
     )
     if X.shape[0] < min_samples:
         raise ValueError(

@@ -71,6 +71,13 @@ def test_pairs_satisfy_the_relation_exactly_and_cover_all_ordered_pairs():
         (lambda: QuadraticFamily().estimate([0.0, 1.0], [1.0]), ValueError, "same length"),
         (lambda: ExponentialFamily().estimate([0.0, np.nan], [1.0, 2.0]), ValueError, "NaN"),
         (lambda: sample_task_pairs("ab", 2), TypeError, "numeric"),
+        (lambda: QuadraticFamily().evaluate([0.0, np.nan], [1.0, 2.0]), ValueError, "^x .*NaN"),
+        (lambda: SinTrendFamily().evaluate([0.0], [1.0, np.inf]), ValueError, "^theta .*inf"),
+        (lambda: SinTrendFamily().evaluate(["1", "2"], [1.0, 2.0]), TypeError, "^x .*numeric"),
+        (lambda: ExponentialFamily().evaluate([1.0], [1j]), ValueError, "^theta .*complex"),
+        (lambda: QuadraticFamily().evaluate([1e200], [1.0, 0.0]), ValueError, "^x .*too large"),
+        (lambda: QuadraticFamily().evaluate([1e150], [1e150, 0.0]), ValueError, "overflows"),
+        (lambda: ExponentialFamily().evaluate([1e3], [1.0]), ValueError, "exp family overflows"),
     ],
 )
 def test_bad_input_is_refused_clearly(call, exc, match):
@@ -84,3 +91,9 @@ def test_family_repr_names_the_constructor_parameters():
     assert repr(ExponentialFamily((0.5, 2.0), 11)) == (
         "ExponentialFamily(rate_range=(0.5, 2.0), n_grid=11)"
     )
+
+
+def test_evaluate_keeps_finite_values_near_the_overflow():
+    # exp(709) is finite, exp(-1e6) underflows to 0: both are values, not overflows
+    f = ExponentialFamily().evaluate([709.0, -1e6], [1.0])
+    assert np.isfinite(f).all() and f[1] == 0.0

@@ -142,3 +142,20 @@ def test_partial_participation_and_noise_are_seeded():
     np.testing.assert_array_equal(a.x, b.x)
     c = run_dream(prob, n_rounds=20, participation=0.5, momentum=0.5, random_state=4)
     assert not np.array_equal(a.x, c.x)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda p: p.pareto_point([0.5, np.nan]), ValueError, "^w .*NaN"),
+        (lambda p: p.pareto_point(["0.5", "0.5"]), TypeError, "^w .*numeric"),
+        (lambda p: p.pareto_point([0.5, 0.5, 0.0]), ValueError, r"^w must have shape \(2,\)"),
+        (lambda p: p.task_gradients([0.0, np.inf, 0.0]), ValueError, "^x .*infinity"),
+        (lambda p: p.task_gradients([0.0, 1j, 0.0]), ValueError, "^x .*complex"),
+        (lambda p: p.pareto_stationarity([0.0, 0.0]), ValueError, r"^x must have shape \(3,\)"),
+    ],
+)
+def test_quadratic_fmol_refuses_unusable_points_and_weights(call, exc, match):
+    prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+    with pytest.raises(exc, match=match):
+        call(prob)

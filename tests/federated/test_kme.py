@@ -230,3 +230,21 @@ def test_the_statistics_functions_name_the_argument_at_fault():
         ditto_ridge(grams, moments[:0], np.zeros(3))
     with pytest.raises(ValueError, match=r"global_coef must have shape \(3,\)"):
         ditto_ridge(grams, moments, np.zeros(2))
+
+
+@pytest.mark.parametrize(
+    "Z, exc, match",
+    [
+        ([[0.0, np.nan]], ValueError, "^Z .*NaN"),
+        ([[0.0, np.inf]], ValueError, "^Z .*infinity"),
+        ([[0.0, 1j]], ValueError, "^Z .*complex"),
+        ([["0", "1"]], TypeError, "^Z .*numeric"),
+        ([[0.0, 1e200]], ValueError, "^Z .*too large"),
+        ([[0.0, 1.0, 2.0]], ValueError, r"^Z must have shape \(n, 2\)"),
+    ],
+)
+def test_rff_transform_refuses_unusable_points(Z, exc, match):
+    fmap = RandomFourierMap(8, 2, random_state=0)
+    with pytest.raises(exc, match=match):
+        fmap.transform(Z)
+    assert fmap.transform(np.zeros((0, 2))).shape == (0, 8)

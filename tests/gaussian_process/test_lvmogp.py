@@ -116,10 +116,28 @@ def test_bad_input_errors(make, match):
         LVMOGPRegressor(**FAST).fit(Xb, Yb)
 
 
+@pytest.mark.parametrize(
+    "make, exc, match",
+    [
+        (lambda X, Y: (X.astype(str), Y), TypeError, "X must be a numeric array"),
+        (lambda X, Y: (X, Y.astype(str)), TypeError, "Y must be a numeric array"),
+        (lambda X, Y: (X, Y + 1j), ValueError, "Y holds complex"),
+    ],
+)
+def test_fit_refuses_strings_and_complex_values(make, exc, match):
+    # strings of digits are refused, not parsed; complex targets are not truncated
+    X, Ytr, *_ = low_rank_problem(N=10, P=5)
+    Xb, Yb = make(X, Ytr)
+    with pytest.raises(exc, match=match):
+        LVMOGPRegressor(**FAST).fit(Xb, Yb)
+
+
 def test_predict_errors(fitted):
     model, (X, *_) = fitted
     with pytest.raises(ValueError, match="features"):
         model.predict(np.hstack([X, X]))
+    with pytest.raises(TypeError, match="X must be a numeric array"):
+        model.predict(X.astype(str))
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):

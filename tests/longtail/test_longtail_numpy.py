@@ -251,6 +251,44 @@ def test_fusion_prefers_the_head_that_is_right_on_validation():
         ConflictArbitratedFusion([1, 2]).predict(np.zeros((1, 2, 2)))
 
 
+def test_fusion_refuses_unusable_arrays_by_name():
+    rng = np.random.default_rng(0)
+    z, y = rng.normal(size=(2, 12, 3)), rng.integers(0, 3, 12)
+    fusion = ConflictArbitratedFusion([20, 10, 5], tail_threshold=8)
+    bad_nan = z.copy()
+    bad_nan[0, 1, 2] = np.nan
+    for bad_z, exc, match in [
+        (z.astype(str), TypeError, "head_logits must be a numeric array"),
+        (z + 1j, ValueError, "head_logits holds complex"),
+        (bad_nan, ValueError, "head_logits contains NaN"),
+        (z[:0], ValueError, "head_logits is empty"),
+        (z[0], ValueError, "head_logits must be 3-D"),
+    ]:
+        with pytest.raises(exc, match=match):
+            fusion.fit(bad_z, y)
+    for bad_y, exc, match in [
+        (y.astype(str), TypeError, "y must be"),
+        (y + 1j, ValueError, "y holds complex"),
+        (np.where(np.arange(12) == 3, np.nan, y), ValueError, "y contains NaN"),
+        (np.where(np.arange(12) == 3, 3, y), ValueError, "y must be <= 2"),
+        (y[:, None], ValueError, r"y must have shape \(12,\)"),
+    ]:
+        with pytest.raises(exc, match=match):
+            fusion.fit(z, bad_y)
+    fusion.fit(z, y)
+    for bad_z, exc, match in [
+        (z.astype(str), TypeError, "head_logits must be a numeric array"),
+        (z + 1j, ValueError, "head_logits holds complex"),
+    ]:
+        with pytest.raises(exc, match=match):
+            fusion.predict(bad_z)
+    # labels given as whole floats are the same labels
+    np.testing.assert_array_equal(
+        ConflictArbitratedFusion([20, 10, 5], tail_threshold=8).fit(z, y.astype(float)).weights_,
+        ConflictArbitratedFusion([20, 10, 5], tail_threshold=8).fit(z, y).weights_,
+    )
+
+
 def test_longtail_never_imports_torch():
     code = "import mvlearn_ext.longtail, sys; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

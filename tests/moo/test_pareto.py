@@ -170,6 +170,24 @@ def test_archive_gain_is_exact():
     assert arch.gain(arch.points_[0] * 0.5) == 0.0
 
 
+def test_archive_gain_refuses_unusable_points_by_name():
+    arch = ParetoArchive(ref=[0.0, 0.0], maximise=True)
+    arch.add([0.5, 0.5])
+    for point, exc, match in [
+        ([], ValueError, "point must have shape"),
+        ([0.5, 0.5, 0.5], ValueError, "point must have shape"),
+        ([[[0.5, 0.5]]], ValueError, "point must have shape"),
+        ([0.25e300, 0.25e300], ValueError, "point holds values too large"),
+        ([0.25, np.nan], ValueError, "point contains NaN"),
+        (["0.25", "0.25"], TypeError, "point must be a numeric array"),
+        ([0.25, 0.25j], ValueError, "point holds complex"),
+    ]:
+        with pytest.raises(exc, match=match):
+            arch.gain(point)
+    # a batch without rows has no gains
+    assert arch.gain(np.empty((0, 2))).shape == (0,)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="points contains NaN"):
         hypervolume([[np.nan, 1.0]], [2, 2])

@@ -78,6 +78,36 @@ def test_pareto_rank_advantages_refuses_unusable_arrays(kwargs, exc, match):
         pareto_rank_advantages(**kwargs)
 
 
+@pytest.mark.parametrize("method", ["meta_rewards", "scalarise", "update"])
+@pytest.mark.parametrize(
+    "R, exc, match",
+    [
+        ([["0.8", "0.2"], ["0.2", "0.8"]], TypeError, "R must be a numeric array"),
+        ([[0.8, 0.2j], [0.2, 0.8]], ValueError, "R holds complex"),
+        ([[0.8, np.inf], [0.2, 0.8]], ValueError, "R contains infinity"),
+        ([[1e300, 0.2], [0.2, 0.8]], ValueError, "R holds values too large"),
+        ([0.8, 0.2], ValueError, "R must be 2-D"),
+        ([[0.8, 0.2, 0.1]], ValueError, r"R must have shape \(n, 2\)"),
+    ],
+)
+def test_meta_reward_refuses_unusable_rewards(method, R, exc, match):
+    meta = HVMetaReward([0.5, 0.5])
+    meta.update([[0.5, 0.5]])
+    with pytest.raises(exc, match=match):
+        getattr(meta, method)(R)
+
+
+@pytest.mark.parametrize("mode", ["paretopo", "lu2025"])
+def test_meta_reward_of_an_empty_batch(mode):
+    meta = HVMetaReward([0.5, 0.5], mode=mode)
+    meta.update([[0.5, 0.5]])
+    assert meta.meta_rewards(np.empty((0, 2))).shape == (0,)
+    assert meta.scalarise(np.empty((0, 2))).shape == (0,)
+    with pytest.raises(ValueError, match="R has no rows"):
+        meta.update(np.empty((0, 2)))
+    assert np.isfinite(meta.ema_)
+
+
 def test_stage1_is_inert_once_archive_holds_ideal_point():
     # a rollout that succeeds with N_opt calls has reward (1, 1): the archive's HV is then 1,
     # every later gain is 0, the meta-reward is one constant per batch, and GRPO's

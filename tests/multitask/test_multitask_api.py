@@ -248,6 +248,15 @@ def test_within_task_kfold_deals_every_task_to_every_fold(data):
         next(WithinTaskKFold(3).split(data.X))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_within_task_kfold_refuses_nan_and_infinite_groups_when_called(bad):
+    groups = np.array([0.0, 0.0, 1.0, 1.0, bad, 2.0])
+    with pytest.raises(ValueError, match="groups contains NaN or infinity"):
+        WithinTaskKFold(2).split(None, groups=groups)  # refused before the first fold
+    folds = list(WithinTaskKFold(2, random_state=0).split(None, groups=list("aabbcc")))
+    assert len(folds) == 2
+
+
 def test_outlier_scores_single_out_outliers():
     data = make_contaminated_tasks(
         n_tasks=20,

@@ -70,3 +70,12 @@ def test_integer_array_accepts_whole_floats_and_checks_bounds():
 def test_integer_array_refuses_by_name(value, kwargs, error, match):
     with pytest.raises(error, match=match):
         integer_array(value, "y", **kwargs)
+
+
+def test_refuse_strings_names_the_argument_and_leaves_numbers():
+    from mvlearn_ext.utils._validation import refuse_strings
+
+    with pytest.raises(TypeError, match="X must be a numeric array, got dtype <U1"):
+        refuse_strings([["1", "2"]], "X")
+    refuse_strings([[1, 2]], "X")  # numbers and ragged lists are left to the conversion
+    refuse_strings([[1, 2], [3]], "X")

@@ -30,7 +30,7 @@ from mvlearn_ext.utils._torch import (
     torch_threads,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import as_real_array, check_allocation
 
 
 class ConditionalDiffusion(VerboseMixin, BaseEstimator):
@@ -149,7 +149,15 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
 
     # -- input ---------------------------------------------------------------
     def _conditions(self, C, n=None, name="C"):
-        C = np.asarray(C, dtype=np.float64)
+        """``C`` as a float64 (n, d_c) array (a 1-D ``C`` is one column).
+
+        NaN, infinity, complex values, strings (digit strings included) and
+        ragged rows are refused with a message naming ``name``
+        (:func:`~mvlearn_ext.utils._validation.as_real_array` for the types);
+        so are no rows, another number of rows than ``n`` and, once fitted,
+        another number of columns.
+        """
+        C = as_real_array(C, name)
         if C.ndim == 1:
             C = C[:, None]
         if C.ndim != 2 or C.shape[0] == 0:
@@ -227,7 +235,7 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = np.asarray(sample_weight, dtype=np.float64)
+            w = as_real_array(sample_weight, "sample_weight")
             if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
                 raise ValueError(
                     f"sample_weight must be {n} non-negative finite values with a positive sum"

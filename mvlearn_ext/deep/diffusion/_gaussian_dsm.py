@@ -23,7 +23,7 @@ from mvlearn_ext.deep.diffusion._training import (
 from mvlearn_ext.diffusion._sampling import gaussian_eps
 from mvlearn_ext.diffusion._two_stage import PolynomialGaussian
 from mvlearn_ext.utils._torch import with_torch_threads
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import as_real_array, check_allocation
 
 
 def _check_domain(domain):
@@ -183,7 +183,7 @@ class GaussianDSMDiffusion(BaseEstimator):
         check_allocation(
             (self.degree + 1) * (n + d), "degree", self.degree, what="the Legendre basis"
         )
-        c = np.asarray(C, dtype=np.float64)
+        c = as_real_array(C, "C")
         if c.ndim == 2 and c.shape[1] == 1:
             c = c[:, 0]
         if c.ndim != 1 or c.shape[0] != n:

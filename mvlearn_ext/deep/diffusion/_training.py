@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 import torch
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.diffusion._sampling import ddim_sample, ddpm_sample
@@ -18,7 +18,7 @@ from mvlearn_ext.utils._torch import (
     check_finite_loss,
     resolve_device,
 )
-from mvlearn_ext.utils._validation import check_allocation, check_magnitude
+from mvlearn_ext.utils._validation import check_allocation, validate_array
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {
@@ -34,22 +34,16 @@ SAMPLER_CONSTRAINT = [StrOptions({"ddpm", "ddim"})]
 
 
 def _check_samples(X, name="X"):
-    """``X`` as a finite float (n, d) array with ``n >= 2`` (the training samples).
+    """``X`` as a finite float64 (n, d) array with ``n >= 2`` (the training samples).
 
-    NaN, infinity, complex values, strings and ragged rows are refused with
-    a message naming ``name``; so are values whose squares overflow (the
-    standardisation squares them) and fewer than two rows (no scale).
+    :func:`~mvlearn_ext.utils._validation.validate_array` refuses, with a
+    message naming ``name``: NaN, infinity, complex values (in scikit-learn's
+    words, which its estimator checks expect), strings (digit strings
+    included), ragged rows, another number of dimensions than 2, no
+    features, values whose squares overflow (the standardisation squares
+    them) and fewer than two rows (no scale).
     """
-    X = check_array(X, dtype=np.float64, ensure_2d=False, ensure_all_finite=False,
-                    ensure_min_samples=0, input_name=name)  # fmt: skip
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (n, d), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
-    if X.shape[0] < 2:
-        raise ValueError(f"{name} has 1 sample; at least 2 are needed (to standardise it)")
-    check_magnitude(X, name)
-    return X
+    return validate_array(X, name, dtype=np.float64, min_samples=2)
 
 
 def _check_hidden(hidden, name="hidden_layer_sizes"):

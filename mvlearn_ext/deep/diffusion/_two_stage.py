@@ -22,7 +22,7 @@ from mvlearn_ext.diffusion._two_stage import (
 )
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._torch import mlp_elements, with_torch_threads
-from mvlearn_ext.utils._validation import check_allocation
+from mvlearn_ext.utils._validation import as_real_array, check_allocation
 
 
 def _check_task_lists(pairs, unpaired):
@@ -37,7 +37,7 @@ def _check_task_lists(pairs, unpaired):
         if not isinstance(p, (list, tuple)) or len(p) != 2:
             raise TypeError(f"pairs[{k}] must be a (C, X) pair of arrays")
         X = _check_samples(p[1], f"X of pairs[{k}]")
-        C = np.asarray(p[0], dtype=np.float64)
+        C = as_real_array(p[0], f"C of pairs[{k}]")
         if C.ndim == 1:
             C = C[:, None]
         if C.ndim != 2 or C.shape[0] != X.shape[0]:
@@ -46,11 +46,7 @@ def _check_task_lists(pairs, unpaired):
             raise ValueError(f"C of pairs[{k}] holds NaN or infinite values")
         out.append((C, X))
     for k, U in enumerate(unpaired):
-        try:
-            U = np.asarray(U, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"unpaired[{k}] must be a numeric array of conditions") from exc
-        if not np.isfinite(U).all():
+        if not np.isfinite(as_real_array(U, f"unpaired[{k}]")).all():
             raise ValueError(f"unpaired[{k}] holds NaN or infinite values")
     return out
 
@@ -234,7 +230,7 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
             self.n_per_condition,
             what="the pseudo-pairs (n_per_condition x unpaired conditions)",
         )
-        lam = None if self.weights is None else np.asarray(self.weights, dtype=np.float64)
+        lam = None if self.weights is None else as_real_array(self.weights, "weights")
         if lam is not None and lam.shape != (K,):
             raise ValueError(f"weights must have shape ({K},), got {lam.shape}")
         rng = check_random_state(self.random_state)

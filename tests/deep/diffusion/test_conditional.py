@@ -133,7 +133,7 @@ def test_bad_input_is_named():
         ConditionalDiffusion(n_tasks=2, max_iter=1).fit(C, X)
     with pytest.raises(ValueError, match="tasks must lie"):
         ConditionalDiffusion(n_tasks=2, max_iter=1).fit(C, X, tasks=np.full(10, 2))
-    with pytest.raises(ValueError, match="X must be"):
+    with pytest.raises(ValueError, match="X is 1-D"):
         ConditionalDiffusion(max_iter=1).fit(C, np.zeros(10))
     with pytest.raises(ValueError, match="NaN"):
         ConditionalDiffusion(max_iter=1).fit(C, np.full((10, 2), np.nan))
@@ -156,6 +156,55 @@ def test_bad_input_is_named():
         TwoStageDiffusion().fit([C], [C])
     with pytest.raises(ValueError, match="mix_weight"):
         TwoStageDiffusion(mix_weight=1.0).fit([(C, X)], [C])
+
+
+_NOT_REAL = [
+    pytest.param(lambda A: A.astype(str), (TypeError, ValueError), "numeric", id="digit-strings"),
+    pytest.param(lambda A: A + 1j, ValueError, "complex", id="complex"),
+]
+
+
+@pytest.mark.parametrize("corrupt, error, problem", _NOT_REAL)
+def test_strings_and_complex_values_are_refused_by_name(corrupt, error, problem):
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    rng = np.random.default_rng(0)
+    C, X = rng.uniform(-1, 1, (10, 1)), rng.normal(size=(10, 2))
+    for est in (ConditionalDiffusion(max_iter=1), GaussianDSMDiffusion(max_iter=1)):
+        with pytest.raises(error, match=rf"^C .*{problem}"):
+            est.fit(corrupt(C), X)
+        with pytest.raises(error, match=rf"^X .*{problem}"):
+            est.fit(C, corrupt(X))
+    m = ConditionalDiffusion(hidden_layer_sizes=(4,), max_iter=1).fit(C, X)
+    with pytest.raises(error, match=rf"^C .*{problem}"):
+        m.sample(corrupt(C))
+    with pytest.raises(error, match=rf"^C .*{problem}"):
+        m.eps_fn(corrupt(C))
+    with pytest.raises(error, match=rf"^sample_weight .*{problem}"):
+        ConditionalDiffusion(max_iter=1).fit(C, X, sample_weight=corrupt(np.ones(10)))
+    with pytest.raises(error, match=rf"^C of pairs\[0\] .*{problem}"):
+        TwoStageDiffusion().fit([(corrupt(C), X)], [C])
+    with pytest.raises(error, match=rf"^unpaired\[0\] .*{problem}"):
+        TwoStageDiffusion().fit([(C, X)], [corrupt(C)])
+    two = TwoStageDiffusion(
+        specialist="polynomial",
+        specialist_degree=1,
+        hidden_layer_sizes_generalist=(4,),
+        max_iter_generalist=1,
+        n_steps=5,
+        random_state=0,
+    ).fit([(C, X)], [C])
+    with pytest.raises(error, match=rf"^C .*{problem}"):
+        two.sample(corrupt(C), 0)
+
+
+def test_infinity_in_the_conditions_is_refused_by_name():
+    C, X = np.zeros((10, 1)), np.zeros((10, 2))
+    C[3, 0] = np.inf
+    with pytest.raises(ValueError, match="C holds NaN or infinite"):
+        ConditionalDiffusion(max_iter=1).fit(C, X)
+    with pytest.raises(ValueError, match=r"unpaired\[0\] holds NaN or infinite"):
+        TwoStageDiffusion().fit([(np.zeros((10, 1)), X)], [C])
 
 
 def test_unequal_weights_draw_rows_at_their_share():
@@ -345,7 +394,7 @@ def test_gaussian_dsm_bad_input_is_named():
         GaussianDSMDiffusion(domain=(1, -1)).fit(c, X)
     with pytest.raises(ValueError, match="C must have shape"):
         GaussianDSMDiffusion().fit(np.zeros((10, 2)), X)
-    with pytest.raises(ValueError, match="X holds NaN"):
+    with pytest.raises(ValueError, match="X contains NaN"):
         GaussianDSMDiffusion().fit(c, np.full((10, 2), np.nan))
     with pytest.raises(NotFittedError):
         GaussianDSMDiffusion().sample(c)

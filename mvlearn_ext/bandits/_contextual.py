@@ -225,6 +225,10 @@ class ContextualGreedyPlugIn(_OnlineRun):
     ...                           budget=100, n_replications=10, random_state=0)
     >>> bool((res["counts"][:, 1] > res["counts"][:, 0]).all())  # the noisier group gets more
     True
+    >>> policy = ContextualGreedyPlugIn().reset(n_groups=2, budget=20, n_features=2)
+    >>> k = policy.next_group()  # one step of an online run
+    >>> policy.update(k, np.array([1.0, 0.5]), 2.0).counts_.tolist()
+    [1, 0]
     """
 
     _reset_args = "n_groups, budget, n_features"
@@ -291,15 +295,39 @@ class ContextualGreedyPlugIn(_OnlineRun):
         return int(CK_.ctx_choose(self._rule_.n0, s["counts"], s["scores"]))
 
     def update(self, group, x, y):
-        """Record the context ``x`` (shape ``(n_features,)``) and response ``y`` of ``group``."""
+        """Record the context ``x`` and response ``y`` of ``group``; returns ``self``.
+
+        Parameters
+        ----------
+        group : int
+            The group sampled, in ``0 .. n_groups - 1``.
+        x : array-like of shape (n_features,)
+            Its context.
+        y : float
+            Its response.
+
+        Returns
+        -------
+        self : ContextualGreedyPlugIn
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a numeric array (strings included).
+        ValueError
+            If ``x`` holds complex values, NaN, infinity or values whose
+            squares overflow, or not ``n_features`` values; if ``y`` is NaN or
+            infinite.
+        """
         self._require_started()
         self._check_group(group)
-        x = np.ascontiguousarray(x, dtype=float).reshape(-1)
+        x = np.ascontiguousarray(real_array(x, "x", allow_empty=True)).reshape(-1)
         if x.shape[0] != self.n_features_:
             raise ValueError(f"x has {x.shape[0]} features, expected {self.n_features_}")
+        check_magnitude(x, "x")  # the Gram matrix squares the contexts
         y = float(y)
-        if not (np.all(np.isfinite(x)) and math.isfinite(y)):
-            raise ValueError(f"observation of group {group} has NaN or inf")
+        if not math.isfinite(y):
+            raise ValueError(f"observation of group {group} has NaN or inf (y={y})")
         s = self._state_
         stats = (s["counts"], s["gram"], s["xty"], s["yty"], s["scores"])  # a CtxStats
         CK_.ctx_observe(tuple(self._rule_), int(group), x, y, stats, self._work_)

@@ -134,6 +134,8 @@ class ArmSampler:
     >>> x = arms.sample(0, 1, 0)  # replication 0, group 1, first observation
     >>> x == arms.sample(0, 1, 0)  # the stream is reproducible
     True
+    >>> bool(arms.block(0, 1, 3)[0] == x)  # its first 3 observations at once
+    True
     """
 
     def __init__(

@@ -223,6 +223,12 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     >>> clf = PhenoBrainClassifier(n_epochs=2, embed_dim=8, random_state=0)
     >>> clf.fit(A, y, phenotypes=P).predict_proba(A[:3], phenotypes=P[:3]).shape
     (3, 2)
+    >>> clf.hop_weights(A[:3], phenotypes=P[:3]).shape
+    (3, 4)
+    >>> clf.routing_kernels(A[:3], phenotypes=P[:3]).shape
+    (3, 16, 16)
+    >>> clf.attention(A[:3], phenotypes=P[:3]).shape
+    (3, 16, 16)
     """
 
     # The data arguments are not metadata to route.

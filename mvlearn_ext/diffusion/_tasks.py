@@ -72,13 +72,18 @@ def toy_task_mean(task, c):
     """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
-    c = real_array(c, "c", allow_empty=True)
+    return TOY_TASKS[task](_check_conditions(c, "c"))
+
+
+def _check_conditions(c, name):
+    """Conditions of shape (n,) or (n, 1) as a validated float64 array of shape (n,)."""
+    c = real_array(c, name, allow_empty=True)
     if c.ndim == 2 and c.shape[1] == 1:
         c = c[:, 0]
     if c.ndim != 1:
-        raise ValueError(f"c must have shape (n,) or (n, 1), got {c.shape}")
-    check_magnitude(c, "c")
-    return TOY_TASKS[task](c)
+        raise ValueError(f"{name} must have shape (n,) or (n, 1), got {c.shape}")
+    check_magnitude(c, name)
+    return c
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +114,8 @@ class ToyTasks:
     >>> data = make_toy_tasks(n_pairs=8, n_unpaired=20, n_test=5, random_state=0)
     >>> data.names, len(data.pairs), data.test[0].shape
     (('sine', 'parabola'), 2, (5, 1))
+    >>> data.mean(0, data.test[0]).shape, data.sample(1, data.test[0], random_state=0).shape
+    ((5, 2), (5, 2))
     """
 
     names: tuple
@@ -118,8 +125,29 @@ class ToyTasks:
     noise: float
 
     def mean(self, k, C):
-        """The true conditional mean of task ``k`` at the conditions ``C``."""
-        return toy_task_mean(self.names[k], C)
+        """The true conditional mean of task ``k`` at the conditions ``C``.
+
+        Parameters
+        ----------
+        k : int
+            Index of the task in ``names``.
+        C : array-like of shape (n,) or (n, 1)
+            Conditions.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, 2)
+            The conditional mean of the task at each condition.
+
+        Raises
+        ------
+        TypeError
+            If ``C`` is not a numeric array (strings included).
+        ValueError
+            If ``C`` holds complex values, NaN, infinity or values whose
+            squares overflow, or is not of shape (n,) or (n, 1).
+        """
+        return toy_task_mean(self.names[k], _check_conditions(C, "C"))
 
     def sample(self, k, C, *, random_state=None):
         """Samples of task ``k`` at ``C`` from the true conditional law.
@@ -137,6 +165,14 @@ class ToyTasks:
         -------
         X : ndarray of shape (n, 2)
             The conditional mean plus Gaussian noise of deviation ``noise``.
+
+        Raises
+        ------
+        TypeError
+            If ``C`` is not a numeric array (strings included).
+        ValueError
+            If ``C`` holds complex values, NaN, infinity or values whose
+            squares overflow, or is not of shape (n,) or (n, 1).
         """
         m = self.mean(k, C)
         return m + self.noise * check_random_state(random_state).standard_normal(m.shape)

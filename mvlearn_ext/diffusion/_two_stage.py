@@ -277,6 +277,8 @@ class PolynomialGaussian:
     >>> model = fit_polynomial_gaussian(C, np.column_stack([C, C**2]), degree=2)
     >>> model.mean(np.array([0.5])).round(6).tolist()
     [[0.5, 0.25]]
+    >>> model.sample(np.array([0.5, -0.5]), random_state=0).shape  # one draw per condition
+    (2, 2)
     """
 
     degree: int
@@ -291,8 +293,20 @@ class PolynomialGaussian:
     def _basis(self, C):
         c = _as_conditions(C)
         lo, hi = self.domain
-        u = 2.0 * (c - lo) / (hi - lo) - 1.0
-        return legendre.legvander(u, self.degree)
+        with np.errstate(over="ignore", invalid="ignore"):
+            u = 2.0 * (c - lo) / (hi - lo) - 1.0
+            Phi = legendre.legvander(u, self.degree)
+        return self._finite(Phi, c)
+
+    def _finite(self, values, c):
+        """``values`` computed from the conditions ``c``, or a ValueError if they overflowed."""
+        if not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"C holds conditions too far outside the domain {tuple(self.domain)} (largest "
+                f"|C| {np.abs(c).max():.3g}): the Legendre basis of degree {self.degree} "
+                "overflows float64 there"
+            )
+        return values
 
     def _tasks(self, tasks, n):
         if tasks is None:
@@ -305,9 +319,11 @@ class PolynomialGaussian:
 
     def mean(self, C, tasks=None):
         """``A_k phi(c)`` of shape (n, d)."""
-        Phi = self._basis(C)
+        c = _as_conditions(C)
+        Phi = self._basis(c)
         t = self._tasks(tasks, Phi.shape[0])
-        return np.einsum("np,npd->nd", Phi, self.coef[t])
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._finite(np.einsum("np,npd->nd", Phi, self.coef[t]), c)
 
     def sample(self, C, tasks=None, *, random_state=None):
         """One draw per condition, of shape (n, d).
@@ -327,6 +343,15 @@ class PolynomialGaussian:
         X : ndarray of shape (n, d)
             ``A_k phi(c) + L_k z`` with ``L_k L_k^T = Sigma_k`` and ``z``
             standard normal.
+
+        Raises
+        ------
+        TypeError
+            If ``C`` is not a numeric array (strings included).
+        ValueError
+            If ``C`` holds complex values, NaN or infinity, is not of shape (n,)
+            or (n, 1), or lies so far outside ``domain`` that the mean
+            overflows float64; if ``tasks`` is missing or out of range.
         """
         M = self.mean(C, tasks)
         t = self._tasks(tasks, M.shape[0])

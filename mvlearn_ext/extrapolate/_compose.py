@@ -284,6 +284,12 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
     >>> rte = CompositionalTaskExtrapolator(max_iter=30, random_state=0).fit(codes, X, Y)
     >>> rte.n_pairs_
     20
+    >>> rte.decompose(X[5], Y[5])  # a library task: its own anchor, no chain
+    ((0, 1), ())
+    >>> rte.predict(X[5], context_x=X[5], context_y=Y[5]).shape
+    (41,)
+    >>> rte.predict_relation(X[0], (0,), (1,)).shape
+    (41,)
     """
 
     # The data arguments are not metadata to route.
@@ -435,6 +441,16 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
         Returns
         -------
         y : ndarray of shape (m,)
+
+        Raises
+        ------
+        TypeError
+            If ``x``, ``context_x`` or ``context_y`` is not a numeric array
+            (strings included).
+        ValueError
+            If one of them is not 1-D or holds complex values, NaN, infinity or
+            values whose squares overflow; if the context is missing, empty or
+            its two arrays differ in length.
         """
         check_is_fitted(self)
         _require_context(context_x, context_y)

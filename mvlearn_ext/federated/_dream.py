@@ -217,6 +217,8 @@ class QuadraticFMOL:
     >>> x = prob.pareto_point([0.5, 0.5])  # a point of the Pareto set
     >>> bool(prob.pareto_stationarity(x) < 1e-10)
     True
+    >>> prob.task_losses(x).shape, prob.grad(0, 1, x).shape  # F_s(x); grad of f_{0,1}
+    ((2,), (3,))
     """
 
     def __init__(
@@ -237,9 +239,43 @@ class QuadraticFMOL:
         self.H = self._H.mean(0)
         self.h = self._h.mean(0)
 
-    def grad(self, i, s, x):
-        """Exact gradient of ``f_{i,s}`` at ``x``."""
+    def _check_point(self, x):
+        """``x`` as a validated float64 array of shape ``(dim,)``."""
+        x = real_array(x, "x", ndim=1)
+        if x.shape != (self.dim,):
+            raise ValueError(f"x must have shape ({self.dim},), got {x.shape}")
+        return x
+
+    def _grad(self, i, s, x):
+        """:meth:`grad` without the checks (the local steps of :func:`run_dream`)."""
         return self._H[i, s] @ x - self._h[i, s]
+
+    def grad(self, i, s, x):
+        """Exact gradient of ``f_{i,s}`` at ``x``.
+
+        Parameters
+        ----------
+        i : int
+            The client.
+        s : int
+            The task.
+        x : array-like of shape (dim,)
+            The point.
+
+        Returns
+        -------
+        g : ndarray of shape (dim,)
+            ``A_{i,s}^T (A_{i,s} x - b_{i,s})``.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a numeric array (strings included).
+        ValueError
+            If ``x`` holds complex values, NaN or infinity, or is not of shape
+            ``(dim,)``.
+        """
+        return self._grad(i, s, self._check_point(x))
 
     def task_gradients(self, x):
         """``(S, dim)``: the gradients of the global task losses ``F_s``.
@@ -262,12 +298,32 @@ class QuadraticFMOL:
             If ``x`` holds complex values, NaN or infinity, or is not of shape
             ``(dim,)``.
         """
-        x = real_array(x, "x", ndim=1)
-        if x.shape != (self.dim,):
-            raise ValueError(f"x must have shape ({self.dim},), got {x.shape}")
+        x = self._check_point(x)
         return np.einsum("sde,e->sd", self.H, x) - self.h
 
     def task_losses(self, x):
+        """``(S,)``: the global task losses ``F_s(x)``.
+
+        Parameters
+        ----------
+        x : array-like of shape (dim,)
+            The point.
+
+        Returns
+        -------
+        F : ndarray of shape (n_tasks,)
+            ``F_s(x) = mean_i 1/2 ||A_{i,s} x - b_{i,s}||^2``.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a numeric array (strings included).
+        ValueError
+            If ``x`` holds complex values, NaN or infinity, values whose
+            squares overflow, or is not of shape ``(dim,)``.
+        """
+        x = self._check_point(x)
+        check_magnitude(x, "x")  # the losses square the residuals
         r = np.einsum("istd,d->ist", self.A, x) - self.b
         return 0.5 * (r**2).sum(-1).mean(0)
 
@@ -706,7 +762,7 @@ def run_dream(
     clients = [
         DREAMClient(
             i,
-            (lambda s, y, i=i: problem.grad(i, s, y)),
+            (lambda s, y, i=i: problem._grad(i, s, y)),
             n_tasks=problem.n_tasks,
             dim=problem.dim,
             local_steps=local_steps,

@@ -464,6 +464,8 @@ class FusionModule(nn.Module):
     >>> fusion = fusion.fit(logits, y)
     >>> fusion(torch.randn(2, 4, 3, generator=g)).shape
     torch.Size([4])
+    >>> fusion.predict_proba(torch.randn(2, 4, 3, generator=g)).shape
+    torch.Size([4, 3])
     """
 
     def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):
@@ -476,6 +478,11 @@ class FusionModule(nn.Module):
     def _stack(head_logits):
         if isinstance(head_logits, (list, tuple)):
             head_logits = torch.stack(list(head_logits))
+        if not isinstance(head_logits, torch.Tensor):
+            raise TypeError(
+                "head_logits must be a tensor or a list of tensors, "
+                f"got {type(head_logits).__name__}"
+            )
         return head_logits.detach().to(torch.float64).cpu().numpy()
 
     def fit(self, head_logits, y):
@@ -514,6 +521,16 @@ class FusionModule(nn.Module):
         -------
         proba : tensor of shape (n_samples, n_classes)
             Rows summing to one.
+
+        Raises
+        ------
+        RuntimeError
+            If the module is not fitted.
+        TypeError
+            If ``head_logits`` is not a tensor or a list of tensors.
+        ValueError
+            If ``head_logits`` is not 3-D, is empty, holds NaN or infinity, or
+            has not the heads and classes of the fit.
         """
         return torch.as_tensor(self.fusion.predict_proba(self._stack(head_logits)))
 
@@ -602,6 +619,12 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     >>> X = rng.normal(size=(120, 5)); y = (X[:, 0] > 0.5).astype(int)
     >>> clf = AESClassifier(n_epochs_stage1=2, n_epochs_stage2=1, random_state=0).fit(X, y)
     >>> clf.predict(X[:3]).shape
+    (3,)
+    >>> clf.decision_function_heads(X[:3]).shape
+    (4, 3, 2)
+    >>> clf.soft_fusion_proba(X[:3]).shape
+    (3, 2)
+    >>> clf.predict_head(X[:3], "ce").shape
     (3,)
     """
 
@@ -816,7 +839,25 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
     @with_torch_threads
     def decision_function_heads(self, X):
-        """Logits of every head, shape (n_heads, n_samples, n_classes)."""
+        """Logits of every head.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        logits : ndarray of float32, shape (n_heads, n_samples, n_classes)
+            One row of logits per head and sample, heads in the order of ``heads``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is empty, not numeric (strings of digits included), holds
+            NaN, infinity or complex values, values too large for float32
+            arithmetic, or not the features of the fit.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         check_magnitude(X, "X", compute_dtype=np.float32)
@@ -828,6 +869,23 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
         Not named ``predict_proba``: :meth:`predict` is the sample-level
         arbitration, whose output is not the argmax of these probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows summing to one, columns in the order of ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is empty, not numeric (strings of digits included), holds
+            NaN, infinity or complex values, values too large for float32
+            arithmetic, or not the features of the fit.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
@@ -854,6 +912,37 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[self.fusion_(self._head_logits(X)).numpy()]
 
     def predict_head(self, X, head):
-        """Predictions of one head (its index in ``heads`` or its name)."""
-        k = self.heads.index(head) if isinstance(head, str) else int(head)
+        """Predictions of one head.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples to classify.
+        head : int or str
+            The head: its index in ``heads`` or its name.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The head's most probable class of every sample, from ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            If ``head`` names no head or its index is out of range; if ``X`` is
+            empty, not numeric (strings of digits included), holds NaN,
+            infinity or complex values, values too large for float32
+            arithmetic, or not the features of the fit.
+        """
+        n_heads = len(self.heads)
+        if isinstance(head, str):
+            if head not in self.heads:
+                raise ValueError(f"head must be one of {tuple(self.heads)}, got {head!r}")
+            k = list(self.heads).index(head)
+        else:
+            k = int(head)
+            if not -n_heads <= k < n_heads:
+                raise ValueError(
+                    f"head must be the index of one of the {n_heads} heads, got {head!r}"
+                )
         return self.classes_[self.decision_function_heads(X)[k].argmax(axis=1)]

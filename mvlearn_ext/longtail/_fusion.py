@@ -80,6 +80,8 @@ class ConflictArbitratedFusion:
     >>> fusion = fusion.fit(val, rng.integers(0, 3, 30))
     >>> fusion.predict(rng.normal(size=(2, 4, 3))).shape
     (4,)
+    >>> fusion.predict_proba(rng.normal(size=(2, 4, 3))).sum(axis=1).round(6)
+    array([1., 1., 1., 1.])
     """
 
     def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):

@@ -181,6 +181,13 @@ def test_aes_classifier_fits_predicts_and_is_reproducible():
     np.testing.assert_allclose(a.soft_fusion_proba(X[:5]).sum(axis=1), 1.0, rtol=1e-6)
     assert a.combiner_weights_.sum() == pytest.approx(1.0)
     assert a.predict_head(X[:5], "ars").shape == (5,)
+    np.testing.assert_array_equal(a.predict_head(X[:5], -1), a.predict_head(X[:5], "ars"))
+    with pytest.raises(ValueError, match="head must be one of"):
+        a.predict_head(X[:5], "focal")
+    with pytest.raises(ValueError, match="head must be the index"):
+        a.predict_head(X[:5], 4)
+    with pytest.raises(TypeError, match="head_logits must be a tensor"):
+        a.fusion_.predict_proba(a.decision_function_heads(X[:5]))
     with pytest.raises(ValueError, match="heads entries"):
         AESClassifier(heads=("ce", "focal"), n_epochs_stage1=1, n_epochs_stage2=1).fit(X, y)
 

@@ -113,6 +113,8 @@ class GaussianDSMDiffusion(BaseEstimator):
     >>> model = GaussianDSMDiffusion(degree=2, random_state=0).fit(C, X)
     >>> model.sample(C[:5], random_state=0).shape
     (5, 2)
+    >>> model.mean(C[:5]).shape
+    (5, 2)
     """
 
     # The data arguments are not metadata to route.
@@ -254,9 +256,37 @@ class GaussianDSMDiffusion(BaseEstimator):
         check_is_fitted(self, "coef_")
 
     def mean(self, C):
-        """The fitted ``mu(c)`` in data units, shape (n, d)."""
+        """The fitted ``mu(c)`` in data units.
+
+        Parameters
+        ----------
+        C : array-like of shape (n,) or (n, 1)
+            Scalar conditions.
+
+        Returns
+        -------
+        mu : ndarray of shape (n, d)
+            The fitted mean of every condition.
+
+        Raises
+        ------
+        TypeError
+            If ``C`` is not numeric (strings of digits included).
+        ValueError
+            If ``C`` holds complex values, NaN or infinity, is empty, has not
+            the shape (n,) or (n, 1), or lies so far outside ``domain`` that
+            the polynomial overflows.
+        """
         self._check_fitted()
-        return self._basis(C) @ self.coef_
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu = self._basis(C) @ self.coef_
+        if not np.isfinite(mu).all():
+            raise ValueError(
+                "C holds conditions too far outside the fitted domain "
+                f"{tuple(self.polynomial_.domain)}: the degree-{self.degree} "
+                "polynomial mean overflows"
+            )
+        return mu
 
     def eps_fn(self, C):
         """The fitted noise predictor at the conditions ``C`` (standardised space)."""

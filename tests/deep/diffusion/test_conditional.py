@@ -546,3 +546,15 @@ def _sample_args(est, args):
     if isinstance(est, TwoStageDiffusion):
         return (args[1][0], 0)
     return (args[0][:5],)
+
+
+def test_gaussian_dsm_mean_refuses_conditions_that_overflow():
+    from mvlearn_ext.deep.diffusion import GaussianDSMDiffusion
+
+    c, X, _, _, _ = _poly_gaussian_data(0, n=50)
+    m = GaussianDSMDiffusion(degree=2, max_iter=5, random_state=0).fit(c, X)
+    np.testing.assert_allclose(m.mean(c), m.polynomial_.mean(c), rtol=1e-12)
+    with pytest.raises(ValueError, match="C holds conditions too far outside"):
+        m.mean(np.asarray(c) * 1e300)
+    with pytest.raises(ValueError, match="C"):
+        m.mean(np.full(3, np.nan))

@@ -59,6 +59,15 @@ def toy_task_mean(task, c):
     mean : ndarray of shape (n, 2)
         The conditional mean of the task at each condition.
 
+    Raises
+    ------
+    TypeError
+        If ``c`` is not a numeric array (strings included).
+    ValueError
+        If ``task`` is unknown; if ``c`` holds complex values, NaN or
+        infinity, is not of shape (n,) or (n, 1), or is so large that the mean
+        overflows float64.
+
     See Also
     --------
     make_toy_tasks : Samples of the toy tasks.
@@ -72,7 +81,15 @@ def toy_task_mean(task, c):
     """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
-    return TOY_TASKS[task](_check_conditions(c, "c"))
+    c = _check_conditions(c, "c")
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = TOY_TASKS[task](c)
+    if not np.all(np.isfinite(mean)):  # the cubic task overflows from |c| ~ 1e103
+        raise ValueError(
+            f"the {task} mean overflows float64 at the largest |c| = {np.abs(c).max():.3g}; "
+            "rescale c"
+        )
+    return mean
 
 
 def _check_conditions(c, name):

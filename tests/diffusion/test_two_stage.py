@@ -288,3 +288,9 @@ def test_task_ids_are_checked_by_name():
         task_sample_weights([0, -1])
     with pytest.raises(TypeError, match="tasks must be an array of integers"):
         task_sample_weights([[0], [1, 2]])
+
+
+def test_toy_task_mean_refuses_conditions_whose_mean_overflows():
+    assert np.all(np.isfinite(toy_task_mean("cubic", [1e100, -1.0])))
+    with pytest.raises(ValueError, match=r"the cubic mean overflows float64 .* rescale c"):
+        toy_task_mean("cubic", [1e120, 0.0])

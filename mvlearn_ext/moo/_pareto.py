@@ -83,14 +83,27 @@ def _check_ref(ref, d, maximise):
     return r
 
 
-def _check_magnitudes(P, r):
-    """Refuse points or a reference point whose box volumes would overflow.
+def _check_volume(values, name, d):
+    """Refuse ``values`` whose largest ``d``-dimensional box could overflow float64.
 
-    A volume multiplies coordinate differences: in 2-D, values whose squares
-    overflow give an infinite hypervolume.
+    A hypervolume multiplies ``d`` coordinate differences, each at most twice the
+    largest magnitude ``M``: ``(2 M)^d`` must stay finite (``M`` below about
+    1e154 in 2-D, 1e102 in 3-D).
     """
+    largest = float(np.abs(values).max()) if values.size else 0.0
+    if largest > 0.0 and d * np.log(2.0 * largest) >= np.log(np.finfo(np.float64).max):
+        raise ValueError(
+            f"{name} is too large for a {d}-objective hypervolume: its largest magnitude "
+            f"{largest:.3g} makes box volumes overflow float64; rescale the objectives"
+        )
+
+
+def _check_magnitudes(P, r):
+    """Refuse points or a reference point whose box volumes would overflow."""
     check_magnitude(P, "points")
     check_magnitude(r, "ref")
+    _check_volume(P, "points", P.shape[1])
+    _check_volume(r, "ref", P.shape[1])
 
 
 def _strictly_dominate_ref(P, r, maximise):
@@ -410,6 +423,8 @@ class ParetoArchive:
             raise ValueError(f"ref must be a non-empty 1-D array, got shape {r.shape}")
         self._d = r.size
         self._ref = _check_ref(r, self._d, None)
+        check_magnitude(self._ref, "ref")
+        _check_volume(self._ref, "ref", self._d)
         self._max = _check_maximise(maximise, self._d)
         self.points_ = np.empty((0, self._d))
         self.hypervolume_ = 0.0
@@ -423,7 +438,8 @@ class ParetoArchive:
                 f"objective), got {p.shape}"
             )
         P = _check_points(p.reshape(-1, self._d), "point")
-        check_magnitude(P, "point")  # a hypervolume gain multiplies coordinates
+        check_magnitude(P, "point")
+        _check_volume(P, "point", self._d)  # a hypervolume gain multiplies coordinates
         return P
 
     def gain(self, point):

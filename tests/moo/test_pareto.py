@@ -267,3 +267,18 @@ def test_archive_gain_2d_matches_hypervolume_difference():
             ]
             np.testing.assert_allclose(a.gain(P), np.maximum(want, 0), atol=1e-14)
             assert np.all(a.gain(a.points_) == 0.0)
+
+
+@pytest.mark.parametrize("d, scale", [(3, 1e110), (4, 1e80)])
+def test_hypervolume_refuses_values_whose_boxes_overflow(d, scale):
+    from mvlearn_ext.moo import ParetoArchive, hv_contributions
+
+    P = np.eye(d) * scale + scale
+    ref = np.full(d, 3.0 * scale)
+    for call in (lambda: hypervolume(P, ref), lambda: hv_contributions(P, ref)):
+        with pytest.raises(ValueError, match=f"points is too large for a {d}-objective"):
+            call()
+    with pytest.raises(ValueError, match=f"ref is too large for a {d}-objective"):
+        ParetoArchive(ref=ref)
+    small = hypervolume(P / scale, ref / scale)  # the same points in other units
+    assert np.isfinite(small) and small > 0

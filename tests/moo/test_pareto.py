@@ -271,8 +271,6 @@ def test_archive_gain_2d_matches_hypervolume_difference():
 
 @pytest.mark.parametrize("d, scale", [(3, 1e110), (4, 1e80)])
 def test_hypervolume_refuses_values_whose_boxes_overflow(d, scale):
-    from mvlearn_ext.moo import ParetoArchive, hv_contributions
-
     P = np.eye(d) * scale + scale
     ref = np.full(d, 3.0 * scale)
     for call in (lambda: hypervolume(P, ref), lambda: hv_contributions(P, ref)):

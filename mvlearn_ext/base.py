@@ -38,7 +38,7 @@ from sklearn.utils import TransformerTags, metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import check_views_consistent, validate_views
+from mvlearn_ext.utils._validation import _views_consistent, validate_views
 
 __all__ = [
     "MultiViewClusterMixin",
@@ -91,14 +91,14 @@ class MultiViewMixin:
         ``n_clusters=``, ``min_views=``).
         """
         Xs = validate_views(Xs, **kwargs)
-        check_views_consistent(self, Xs, reset=True)
+        _views_consistent(self, Xs, reset=True)
         return Xs
 
     def _validate_predict_views(self, Xs):
         """Check the estimator is fitted, then validate ``Xs`` against ``fit``."""
         check_is_fitted(self)
         Xs = validate_views(Xs)
-        check_views_consistent(self, Xs, reset=False)
+        _views_consistent(self, Xs, reset=False)
         return Xs
 
 

@@ -39,7 +39,7 @@ from mvlearn_ext.cluster._blockwise import (
 )
 from mvlearn_ext.cluster._preprocessing import apply_view_scaling, fit_view_scaling
 from mvlearn_ext.utils._threads import fit_threads, single_threaded_pools
-from mvlearn_ext.utils._validation import check_views_consistent
+from mvlearn_ext.utils._validation import _views_consistent
 
 __all__ = [
     "BaseClusterer",
@@ -302,7 +302,7 @@ def open_fitted_blocks(est, Xs):
     """
     check_is_fitted(est)
     blocks = RowBlocks(Xs, est.block_size)
-    check_views_consistent(est, blocks.views, reset=False)
+    _views_consistent(est, blocks.views, reset=False)
     return blocks
 
 

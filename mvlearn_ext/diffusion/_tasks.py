@@ -81,13 +81,17 @@ def toy_task_mean(task, c):
     """
     if task not in TOY_TASKS:
         raise ValueError(f"task must be one of {sorted(TOY_TASKS)}, got {task!r}")
-    c = _check_conditions(c, "c")
+    return _task_mean(task, _check_conditions(c, "c"), "c")
+
+
+def _task_mean(task, c, name):
+    """``m_task(c)`` of checked conditions ``c``, refused (naming ``name``) where it overflows."""
     with np.errstate(over="ignore", invalid="ignore"):
         mean = TOY_TASKS[task](c)
     if not np.all(np.isfinite(mean)):  # the cubic task overflows from |c| ~ 1e103
         raise ValueError(
-            f"the {task} mean overflows float64 at the largest |c| = {np.abs(c).max():.3g}; "
-            "rescale c"
+            f"the {task} mean overflows float64 at the largest |{name}| = "
+            f"{np.abs(c).max():.3g}; rescale {name}"
         )
     return mean
 
@@ -162,9 +166,10 @@ class ToyTasks:
             If ``C`` is not a numeric array (strings included).
         ValueError
             If ``C`` holds complex values, NaN, infinity or values whose
-            squares overflow, or is not of shape (n,) or (n, 1).
+            squares overflow, is not of shape (n,) or (n, 1), or makes the
+            mean overflow float64.
         """
-        return toy_task_mean(self.names[k], _check_conditions(C, "C"))
+        return _task_mean(self.names[k], _check_conditions(C, "C"), "C")
 
     def sample(self, k, C, *, random_state=None):
         """Samples of task ``k`` at ``C`` from the true conditional law.

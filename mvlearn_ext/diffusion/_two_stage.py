@@ -291,20 +291,26 @@ class PolynomialGaussian:
         return self.coef.shape[0]
 
     def _basis(self, C):
-        c = _as_conditions(C)
+        """The Legendre basis of the conditions ``C`` (checked here)."""
+        return self._legendre(_as_conditions(C))
+
+    def _legendre(self, c):
+        """The Legendre basis of checked conditions ``c`` of shape (n,)."""
         lo, hi = self.domain
         with np.errstate(over="ignore", invalid="ignore"):
             u = 2.0 * (c - lo) / (hi - lo) - 1.0
             Phi = legendre.legvander(u, self.degree)
         return self._finite(Phi, c)
 
-    def _finite(self, values, c):
-        """``values`` computed from the conditions ``c``, or a ValueError if they overflowed."""
+    def _finite(self, values, C):
+        """``values`` computed from the (checked) conditions ``C``, or a ValueError if
+        they overflowed."""
         if not np.all(np.isfinite(values)):
+            largest = np.abs(np.asarray(C, dtype=np.float64)).max()
             raise ValueError(
                 f"C holds conditions too far outside the domain {tuple(self.domain)} (largest "
-                f"|C| {np.abs(c).max():.3g}): the Legendre basis of degree {self.degree} "
-                "overflows float64 there"
+                f"|C| {largest:.3g}): the degree-{self.degree} polynomial overflows float64 "
+                "there"
             )
         return values
 
@@ -320,7 +326,7 @@ class PolynomialGaussian:
     def mean(self, C, tasks=None):
         """``A_k phi(c)`` of shape (n, d)."""
         c = _as_conditions(C)
-        Phi = self._basis(c)
+        Phi = self._legendre(c)
         t = self._tasks(tasks, Phi.shape[0])
         with np.errstate(over="ignore", invalid="ignore"):
             return self._finite(np.einsum("np,npd->nd", Phi, self.coef[t]), c)

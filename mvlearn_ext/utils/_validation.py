@@ -152,8 +152,7 @@ def as_real_array(value, name):
         ) from exc
     if raw.dtype.kind == "c":
         raise ValueError(f"{name} holds complex values; only real numbers are supported")
-    if raw.dtype.kind in "USV":
-        raise TypeError(f"{name} must be a numeric array, got dtype {raw.dtype}")
+    refuse_strings(raw, name)
     try:
         return raw.astype(np.float64)
     except (TypeError, ValueError) as exc:
@@ -176,7 +175,7 @@ def refuse_strings(value, name):
             dtype = np.asarray(value).dtype
         except ValueError:
             return
-    if getattr(dtype, "kind", None) in ("U", "S"):
+    if getattr(dtype, "kind", None) in ("U", "S", "V"):
         raise TypeError(f"{name} must be a numeric array, got dtype {dtype}")
 
 
@@ -189,7 +188,7 @@ def _check_ndim(A, name, ndim):
         raise ValueError(f"{name} must be {wanted}, got shape {A.shape}")
 
 
-def real_array(value, name, *, ndim=None, allow_nan=False, allow_inf=False, allow_empty=False):
+def real_array(value, name, *, ndim=None, allow_nan=False, allow_empty=False):
     """``value`` as a float64 array that a numeric routine can use, or an error naming ``name``.
 
     The array checks of the package's public functions (the estimators use
@@ -204,8 +203,6 @@ def real_array(value, name, *, ndim=None, allow_nan=False, allow_inf=False, allo
         The numbers of dimensions accepted (None: any).
     allow_nan : bool, default=False
         Keep NaN entries (where they mean "missing" to the caller).
-    allow_inf : bool, default=False
-        Keep infinite entries.
     allow_empty : bool, default=False
         Accept an array with no entries.
 
@@ -225,10 +222,7 @@ def real_array(value, name, *, ndim=None, allow_nan=False, allow_inf=False, allo
     _check_ndim(A, name, ndim)
     if A.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {A.shape})")
-    if not allow_inf:
-        _check_finite(A, name, allow_nan)
-    elif not allow_nan and np.isnan(A).any():
-        _check_finite(A, name, False)
+    _check_finite(A, name, allow_nan)
     return A
 
 
@@ -909,6 +903,13 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
     ...
     ValueError: view 1 of Xs has 5 features but BaseEstimator was fitted with 4 ...
     """
+    _views_consistent(estimator, Xs, reset=reset, name=name, values_checked=False)
+
+
+def _views_consistent(estimator, Xs, *, reset, name="Xs", values_checked=True):
+    """:func:`check_views_consistent`; ``values_checked``: the views come from
+    :func:`validate_views` (or are read block by block), so their values are not
+    scanned a second time."""
     for index, X in enumerate(Xs):
         where = f"view {index} of {name}"
         if getattr(X, "shape", None) is None or getattr(X, "dtype", None) is None:
@@ -923,7 +924,8 @@ def check_views_consistent(estimator, Xs, *, reset, name="Xs"):
                 f"{where} is {len(X.shape)}-D with shape {tuple(X.shape)}, but each view "
                 "must be 2-D of shape (n_samples, n_features_v)"
             )
-        if sp.issparse(X) or (isinstance(X, np.ndarray) and not isinstance(X, np.memmap)):
+        in_memory = sp.issparse(X) or (isinstance(X, np.ndarray) and not isinstance(X, np.memmap))
+        if in_memory and not values_checked:
             _check_finite(X, where, allow_nan=False)
     n_views = len(Xs)
     n_features = tuple(int(X.shape[1]) for X in Xs)

@@ -278,15 +278,9 @@ class GaussianDSMDiffusion(BaseEstimator):
             the polynomial overflows.
         """
         self._check_fitted()
+        Phi = self._basis(C)
         with np.errstate(over="ignore", invalid="ignore"):
-            mu = self._basis(C) @ self.coef_
-        if not np.isfinite(mu).all():
-            raise ValueError(
-                "C holds conditions too far outside the fitted domain "
-                f"{tuple(self.polynomial_.domain)}: the degree-{self.degree} "
-                "polynomial mean overflows"
-            )
-        return mu
+            return self.polynomial_._finite(Phi @ self.coef_, C)
 
     def eps_fn(self, C):
         """The fitted noise predictor at the conditions ``C`` (standardised space)."""

@@ -129,9 +129,10 @@ class BaseClusterer(MultiViewClusterMixin, BaseEstimator):
             least ``n_clusters`` samples; the anchor-graph subspace clusterers
             need at least two views. Clusterers with ``block_size`` also take
             dask arrays, zarr arrays and NumPy memmaps (their block path).
-            When every sample has the same values in every view, no partition
-            is better than another: ``fit`` warns (``ConvergenceWarning``) and
-            the labels are arbitrary.
+            With fewer distinct samples than ``n_clusters`` (every sample the
+            same, for instance), no partition fills every cluster without
+            splitting identical samples: ``fit`` warns (``ConvergenceWarning``)
+            and the labels depend on how the method breaks the tie.
         y : None
             Ignored; present for API consistency.
 

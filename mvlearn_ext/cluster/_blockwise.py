@@ -32,8 +32,9 @@ import numpy as np
 
 from mvlearn_ext.cluster._preprocessing import (
     constant_columns,
-    first_row_if_identical,
-    warn_if_samples_identical,
+    distinct_samples,
+    merge_distinct,
+    warn_if_few_distinct,
 )
 
 __all__ = [
@@ -377,32 +378,36 @@ def scaling_from_moments(moments, *, unit_view_variance, dtype):
     return mean, scale
 
 
-def _stats_task(_, rows, *views):
-    """Per-view finiteness, column moments, the raw rows ``rows`` and the common row of one block.
+def _stats_task(n_clusters, rows, *views):
+    """Per-view finiteness and moments, the rows ``rows`` and the distinct samples of a block.
 
-    The common row is the block's first row if every row equals it, else None.
+    The distinct samples are at most ``n_clusters`` of them (see
+    :func:`~mvlearn_ext.cluster._preprocessing.distinct_samples`).
     """
     finite = [np.dtype(X.dtype).kind not in "fc" or bool(np.isfinite(X).all()) for X in views]
     # A block with NaN or infinity makes the driver raise; its moments are never used, and
     # computing them would only warn (inf - inf) before the clear error.
     moments = [moments_of_block(X) if ok else None for X, ok in zip(views, finite, strict=True)]
-    common = [first_row_if_identical(X) for X in views]
-    return finite, moments, [np.asarray(X)[rows] for X in views], common
+    distinct = distinct_samples(views, n_clusters) if all(finite) else None
+    return finite, moments, [np.asarray(X)[rows] for X in views], distinct
 
 
-def statistics_pass(blocks, wanted, *, progress, name):
+def statistics_pass(blocks, wanted, *, n_clusters, progress, name):
     """The first pass of every block fit: finiteness, column moments and chosen rows.
 
     Reads every block once; raises ``ValueError`` naming the view if one holds NaN or
     infinity; folds the per-block column moments in block order (Chan, Golub &
     LeVeque), so the result does not depend on where the blocks ran. Warns
-    (``ConvergenceWarning``) when every sample is the same in every view.
+    (``ConvergenceWarning``) when the views hold fewer distinct samples than
+    ``n_clusters`` (:func:`~mvlearn_ext.cluster._preprocessing.warn_if_few_distinct`).
 
     Parameters
     ----------
     blocks : RowBlocks
     wanted : ndarray of int
         Sorted global row indices to bring back (random rows, the first ``m`` rows...).
+    n_clusters : int
+        The number of clusters of the fit.
     progress : bool
         Show a progress bar over the blocks.
     name : str
@@ -418,23 +423,22 @@ def statistics_pass(blocks, wanted, *, progress, name):
     n_views = len(blocks.widths)
     moments = [None] * n_views
     picked = [[] for _ in range(n_views)]
-    identical, common = True, None  # every row so far the same; that row, per view
-    for finite, block_moments, rows, block_common in blocks.map(
-        _stats_task, None, blocks.local_rows(wanted), progress=progress, desc=f"{name} statistics"
-    ):
+    distinct = None  # up to n_clusters distinct samples of the blocks so far
+    for finite, block_moments, rows, block_distinct in blocks.map(
+        _stats_task, n_clusters, blocks.local_rows(wanted), progress=progress,
+        desc=f"{name} statistics",
+    ):  # fmt: skip
         for v, ok in enumerate(finite):
             if not ok:
                 raise ValueError(f"Xs[{v}] contains NaN or infinity")
         for v in range(n_views):
             moments[v] = merge_moments(moments[v], block_moments[v])
             picked[v].append(rows[v])
-        if identical:
-            identical = all(row is not None for row in block_common) and (
-                common is None
-                or all(np.array_equal(a, b) for a, b in zip(common, block_common, strict=True))
-            )
-            common = block_common
-    warn_if_samples_identical(name, identical)
+        if distinct is None:
+            distinct = block_distinct
+        elif distinct.shape[0] < n_clusters:
+            distinct = merge_distinct(distinct, block_distinct, n_clusters)
+    warn_if_few_distinct(name, distinct.shape[0], n_clusters)
     return moments, [np.concatenate(rows) for rows in picked]
 
 

@@ -45,6 +45,7 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
 from mvlearn_ext.cluster._kernels import indicator_sweeps
+from mvlearn_ext.cluster._preprocessing import distinct_samples
 from mvlearn_ext.utils._threads import with_single_threaded_pools
 
 __all__ = [
@@ -445,10 +446,15 @@ def kmeans_anchors(X, n_anchors, *, random_state, n_init=1, max_iter=100, miniba
     Returns
     -------
     anchors : ndarray of shape (n_anchors, n_features)
+        With fewer than ``n_anchors`` distinct rows, those rows, repeated in
+        turn: the centres of the zero-cost clustering, without k-means.
     """
     X = np.asarray(X)
     if not isinstance(n_anchors, numbers.Integral) or not 1 <= n_anchors <= X.shape[0]:
         raise ValueError(f"n_anchors={n_anchors!r} must be an int in [1, {X.shape[0]}]")
+    distinct = distinct_samples([X], n_anchors)
+    if distinct.shape[0] < n_anchors:
+        return distinct[np.arange(n_anchors) % distinct.shape[0]]
     if minibatch is None:
         minibatch = X.shape[0] > MINIBATCH_THRESHOLD
     if minibatch:

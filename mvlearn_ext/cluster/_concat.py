@@ -20,9 +20,9 @@ from threadpoolctl import threadpool_limits
 
 from mvlearn_ext.cluster._base import BaseClusterer, InductiveClusterer
 from mvlearn_ext.cluster._preprocessing import (
+    distinct_samples,
     fit_view_scaling,
-    samples_identical,
-    warn_if_samples_identical,
+    warn_if_few_distinct,
 )
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
@@ -189,7 +189,8 @@ class ConcatKMeans(InductiveClusterer):
         return _concatenate(Xs, self.view_means_, self.view_scales_)
 
     def _fit_views(self, Xs):
-        warn_if_samples_identical(type(self).__name__, samples_identical(Xs))
+        n_distinct = distinct_samples(Xs, self.n_clusters).shape[0]
+        warn_if_few_distinct(type(self).__name__, n_distinct, self.n_clusters)
         self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         kmeans = KMeans(
             n_clusters=self.n_clusters,
@@ -365,7 +366,8 @@ class ConcatSpectral(BaseClusterer):
             raise ValueError(
                 f"Xs has {Xs[0].shape[0]} sample; ConcatSpectral needs at least 2 for a graph"
             )
-        warn_if_samples_identical(type(self).__name__, samples_identical(Xs))
+        n_distinct = distinct_samples(Xs, self.n_clusters).shape[0]
+        warn_if_few_distinct(type(self).__name__, n_distinct, self.n_clusters)
         self.view_means_, self.view_scales_ = _fit_scaling(Xs, self.scaling)
         Z = _concatenate(Xs, self.view_means_, self.view_scales_).astype(np.float64, copy=False)
         self.n_neighbors_ = int(min(self.n_neighbors, Z.shape[0] - 1))

@@ -428,7 +428,9 @@ def fit_drmc(
     sub_rows = _subsample_rows(n, kmeans_seed, subsample)
     kmeans_rows = np.arange(n) if sub_rows is None else sub_rows
     wanted = np.union1d(np.union1d(redundancy_rows, score_rows), kmeans_rows)
-    moments, picked = statistics_pass(blocks, wanted, progress=verbose, name="DRMC")
+    moments, picked = statistics_pass(
+        blocks, wanted, n_clusters=n_clusters, progress=verbose, name="DRMC"
+    )
     means, scales = None, None
     if scaling is not None:
         stats = [

@@ -631,7 +631,9 @@ def fit_eomscca(
     k, m, d = n_clusters, n_anchors, n_components
     start = time.perf_counter()
     first = np.arange(m) if init == "first" else np.empty(0, dtype=np.int64)
-    moments, picked = statistics_pass(blocks, first, progress=progress, name="EOMSCCA")
+    moments, picked = statistics_pass(
+        blocks, first, n_clusters=n_clusters, progress=progress, name="EOMSCCA"
+    )
     means = scales = None
     if scaling is not None:
         stats = [mapstd_from_moments(m_v) for m_v in moments]

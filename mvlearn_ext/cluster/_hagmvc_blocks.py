@@ -225,7 +225,9 @@ def fit_hagmvc(
     seed_rows = draw_rows(rng, n, max(_SEED_SAMPLE_MIN, _SEED_SAMPLE_PER_SEED * sizes[0]))
     kmeans_rows = draw_rows(rng, n, KMEANS_SAMPLE)  # their graph rows, from the passes
     wanted = np.union1d(score_rows, seed_rows)
-    moments, picked = statistics_pass(blocks, wanted, progress=progress, name="HAGMVC")
+    moments, picked = statistics_pass(
+        blocks, wanted, n_clusters=n_clusters, progress=progress, name="HAGMVC"
+    )
     stats = [
         scaling_from_moments(m_v, unit_view_variance=True, dtype=np.dtype(X.dtype))
         for m_v, X in zip(moments, blocks.views, strict=True)

@@ -178,7 +178,9 @@ def fit_lmvsc(
     anchor_rows = draw_rows(np.random.RandomState(anchor_seed), n, anchor_sample)
     kmeans_rows = draw_rows(np.random.RandomState(kmeans_seed), n, kmeans_sample)
     wanted = anchor_rows if keep_graphs else np.union1d(anchor_rows, kmeans_rows)
-    moments, picked = statistics_pass(blocks, wanted, progress=progress, name="LMVSC")
+    moments, picked = statistics_pass(
+        blocks, wanted, n_clusters=n_clusters, progress=progress, name="LMVSC"
+    )
     means = scales = None
     if scaling is not None:
         stats = [

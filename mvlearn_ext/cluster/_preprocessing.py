@@ -1,4 +1,4 @@
-"""Per-view standardisation of the clusterers, and their check for identical samples."""
+"""Per-view standardisation of the clusterers, and their check for repeated samples."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from mvlearn_ext.utils._warnings import warn
 __all__ = [
     "apply_view_scaling",
     "constant_columns",
-    "first_row_if_identical",
+    "distinct_samples",
     "fit_view_scaling",
-    "samples_identical",
+    "merge_distinct",
     "stack_scaled_views",
     "view_statistics",
-    "warn_if_samples_identical",
+    "warn_if_few_distinct",
 ]
 
 
@@ -31,34 +31,52 @@ def constant_columns(mean, scale, dtype):
     return scale <= 10.0 * eps * np.abs(mean)
 
 
-def first_row_if_identical(X):
-    """The first row of the 2-D array ``X`` if every row equals it exactly, else None.
+def distinct_samples(Xs, limit, *, chunk=4096):
+    """Up to ``limit`` distinct samples of the views ``Xs``, as the rows of one array.
 
-    Two rows are compared first, so on data with any spread the answer costs one
-    row's comparison instead of a pass over ``X``.
+    A sample is its rows in every view side by side (as float64, with -0.0
+    read as 0.0). The rows are read in slices, the first of ``2 * limit`` rows,
+    then of ``chunk``, until ``limit`` distinct samples are found: on data
+    without repeats only the first slice is read, and on data with many repeats
+    the memory stays that of one slice.
     """
-    X = np.asarray(X)
-    if X.shape[0] == 0:
-        return None
-    first = X[0]
-    if X.shape[0] > 1 and not (np.array_equal(X[1], first) and bool((X == first).all())):
-        return None
-    return first
+    n = Xs[0].shape[0]
+    found = np.empty((0, sum(X.shape[1] for X in Xs)))
+    start, size = 0, 2 * limit
+    while start < n and found.shape[0] < limit:
+        stop = min(n, start + size)
+        rows = np.hstack([np.asarray(X[start:stop], dtype=np.float64) for X in Xs]) + 0.0
+        found = merge_distinct(found, rows, limit)
+        start, size = stop, chunk
+    return found
 
 
-def samples_identical(Xs):
-    """Whether every sample has the same values in every view of the in-memory ``Xs``."""
-    return all(first_row_if_identical(X) is not None for X in Xs)
+def merge_distinct(found, rows, limit):
+    """Up to ``limit`` distinct rows of ``found`` and ``rows`` together."""
+    return np.unique(np.vstack([found, rows]), axis=0)[:limit]
 
 
-def warn_if_samples_identical(name, identical):
-    """Warn (``ConvergenceWarning``, naming ``name``) when ``identical``: every sample the same."""
-    if identical:
-        warn(
+def warn_if_few_distinct(name, n_distinct, n_clusters):
+    """Warn (``ConvergenceWarning``, naming ``name``) when ``n_distinct < n_clusters``.
+
+    With fewer distinct samples than clusters, no partition puts each distinct
+    sample in a cluster of its own without splitting identical samples or leaving
+    a cluster empty, so the labels depend on how the method breaks the tie.
+    """
+    if n_distinct >= n_clusters:
+        return
+    if n_distinct <= 1:
+        message = (
             f"{name}: every sample has the same values in every view, so no two samples "
-            "can be told apart and the cluster labels are arbitrary",
-            ConvergenceWarning,
+            "can be told apart and the cluster labels are arbitrary"
         )
+    else:
+        message = (
+            f"{name}: Xs has {n_distinct} distinct samples, fewer than "
+            f"n_clusters={n_clusters}, so identical samples may fall in different "
+            "clusters and some clusters may be empty"
+        )
+    warn(message, ConvergenceWarning)
 
 
 def view_statistics(X, *, unit_view_variance=False):

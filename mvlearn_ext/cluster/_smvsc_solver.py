@@ -550,7 +550,9 @@ def fit_smvsc(
     n_threads = 1 if blocks.uses_dask else n_threads
     start = time.perf_counter()
     first = np.arange(m) if init == "first" else np.empty(0, dtype=np.int64)
-    moments, picked = statistics_pass(blocks, first, progress=progress, name=name)
+    moments, picked = statistics_pass(
+        blocks, first, n_clusters=n_clusters, progress=progress, name=name
+    )
     means = scales = None
     if scaling is not None:
         stats = [mapstd_from_moments(m_v) for m_v in moments]

@@ -14,7 +14,8 @@ from mvlearn_ext.cluster._base import (
     draw_seeds,
     open_blocks,
 )
-from mvlearn_ext.cluster._common import gram_eigenpairs
+from mvlearn_ext.cluster._common import gram_eigenpairs, kmeans_anchors
+from mvlearn_ext.cluster._preprocessing import distinct_samples
 from mvlearn_ext.datasets import make_multiview_blobs
 
 
@@ -113,3 +114,23 @@ def test_n_jobs_follows_the_one_rule(make):
     many = make(n_clusters=2, n_jobs=10**6, random_state=0).fit(Xs)
     assert many._n_threads == effective_n_jobs(-1)
     np.testing.assert_array_equal(one.labels_, many.labels_)
+
+
+def test_distinct_samples_reads_slices_until_enough_are_found():
+    """The distinct rows of the views side by side, at most ``limit``, found across
+    slices; -0.0 and 0.0 are one value; a sample differing in one view only counts."""
+    a = np.zeros((50, 2))
+    b = np.zeros((50, 1))
+    a[7, 0] = -0.0
+    b[40, 0] = 1.0  # the only other sample, in the second view, past the first slice
+    found = distinct_samples([a, b], 3, chunk=8)
+    np.testing.assert_array_equal(found, [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    assert distinct_samples([a, b], 1).shape == (1, 3)
+    c = np.arange(40.0)[:, None]
+    assert distinct_samples([c], 5, chunk=8).shape == (5, 1)
+
+
+def test_anchors_of_a_view_with_fewer_distinct_rows_are_those_rows():
+    X = np.repeat([[0.0, 1.0], [3.0, 2.0]], 5, axis=0)
+    anchors = kmeans_anchors(X, 5, random_state=0)
+    np.testing.assert_array_equal(anchors, [[0.0, 1.0], [3.0, 2.0]] * 2 + [[0.0, 1.0]])

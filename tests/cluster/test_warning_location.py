@@ -124,6 +124,33 @@ def test_identical_samples_warn_on_every_path(cls):
         assert not [w for w in record if "same values" in str(w.message)], cls.__name__
 
 
+def _three_points(order):
+    """Two views of 30 samples, each one of three distinct points (``order``: which)."""
+    points = [np.array([[0.0, 1.0], [2.0, 0.0], [5.0, 5.0]]), np.array([[1.0], [-1.0], [3.0]])]
+    return [P[order] for P in points]
+
+
+@pytest.mark.parametrize("cls", _CLUSTERERS, ids=lambda cls: cls.__name__)
+def test_fewer_distinct_samples_than_clusters_warn(cls):
+    """Three distinct points and four clusters: no partition keeps identical samples
+    together and fills every cluster, so every clusterer says so, counting the
+    distinct samples over all the row blocks (each block of 10 rows holds one point)."""
+    Xs = _three_points(np.repeat([0, 1, 2], 10))
+    block_sizes = (None, 10) if cls._fit_blocks is not None else (None,)
+    for block_size in block_sizes:
+        kwargs = {} if block_size is None else {"block_size": block_size}
+        with _recording() as record:
+            cls(n_clusters=4, random_state=0, **kwargs).fit(Xs)
+        _assert_here(
+            record,
+            ConvergenceWarning,
+            f"{cls.__name__}: Xs has 3 distinct samples, fewer than n_clusters=4",
+        )
+        with _recording() as record:
+            cls(n_clusters=3, random_state=0, **kwargs).fit(Xs)
+        assert not [w for w in record if "distinct samples" in str(w.message)], cls.__name__
+
+
 def test_identical_samples_warn_on_dask():
     da = pytest.importorskip("dask.array")
     Xs = [da.from_array(X, chunks=20) for X in _identical()]

@@ -42,7 +42,7 @@ input batches x output batches), passed as JSON, e.g. ``--tlvmogp-params
 state them with the results.
 
 Each invocation merges its rows into ``benchmarks/results/gp.json`` under
-the problem's key. GPyTorch (``pip install gpytorch==1.14``, CPU torch) and
+the problem's key. GPyTorch (``pip install gpytorch==1.15.2``, CPU torch) and
 ``mvlearn_ext.deep.gaussian_process`` (the ``torch`` extra) are optional: a missing one
 is reported as skipped.
 """

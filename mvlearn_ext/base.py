@@ -38,7 +38,12 @@ from sklearn.utils import TransformerTags, metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.utils._progress import VerboseMixin
-from mvlearn_ext.utils._validation import _views_consistent, validate_views
+from mvlearn_ext.utils._validation import (
+    _view_feature_names,
+    _view_feature_names_consistent,
+    _views_consistent,
+    validate_views,
+)
 
 __all__ = [
     "MultiViewClusterMixin",
@@ -85,20 +90,24 @@ class MultiViewMixin:
         return tags
 
     def _validate_fit_views(self, Xs, **kwargs):
-        """Validate ``Xs`` at ``fit`` and record ``n_views_``/``n_features_per_view_``.
+        """Validate ``Xs`` at ``fit``; record ``n_views_``, ``n_features_per_view_`` and names.
 
         ``kwargs`` go to :func:`~mvlearn_ext.utils.validate_views` (e.g.
         ``n_clusters=``, ``min_views=``).
         """
+        names = _view_feature_names(Xs)
         Xs = validate_views(Xs, **kwargs)
         _views_consistent(self, Xs, reset=True)
+        _view_feature_names_consistent(self, names, reset=True)
         return Xs
 
     def _validate_predict_views(self, Xs):
-        """Check the estimator is fitted, then validate ``Xs`` against ``fit``."""
+        """Check the estimator is fitted, then validate ``Xs`` (widths, names) against ``fit``."""
         check_is_fitted(self)
+        names = _view_feature_names(Xs)
         Xs = validate_views(Xs)
         _views_consistent(self, Xs, reset=False)
+        _view_feature_names_consistent(self, names, reset=False)
         return Xs
 
 

@@ -11,6 +11,8 @@ give instances for estimators that need constructor arguments or faster
 settings.
 """
 
+import warnings
+
 import pytest
 from sklearn.base import _fit_context, clone
 from sklearn.utils import get_tags
@@ -19,7 +21,19 @@ from sklearn.utils.estimator_checks import check_clustering, parametrize_with_ch
 from mvlearn_ext.cluster import ConcatKMeans
 from mvlearn_ext.compose import MultiViewAdapter, ViewSplitter
 from mvlearn_ext.utils.discovery import all_estimators
-from mvlearn_ext.utils.estimator_checks import parametrize_with_multiview_checks
+from mvlearn_ext.utils.estimator_checks import (
+    _assert_fitted_methods_raise,
+    _assert_same_outputs,
+    _call,
+    _estimator_id,
+    _fit,
+    _fitted_methods,
+    _multiview_blobs,
+    _name,
+    _outputs,
+    _prepared,
+    parametrize_with_multiview_checks,
+)
 
 #: Instances to test, for estimators that are not default-constructible or
 #: that have faster settings; any other estimator is tested as ``cls()``.
@@ -263,3 +277,41 @@ def test_fit_validates_the_parameters_once_through_fit_context(cls):
     # scikit-learn's ``_fit_context`` validates ``_parameter_constraints`` on
     # entry (and skips it in nested fits where asked); no fit validates by hand.
     assert cls.fit.__code__ is _FIT_CONTEXT_CODE
+
+
+@pytest.mark.parametrize("estimator", MULTIVIEW, ids=_estimator_id)
+def test_feature_names_per_view(estimator):
+    """DataFrame views keep their column names, checked view by view as scikit-learn does.
+
+    Fitted on DataFrames with string column names, the estimator records them in
+    ``feature_names_per_view_`` and gives the outputs of the same views as
+    arrays; every fitted method then refuses a view whose columns come in
+    another order, and warns (``UserWarning``) on views without names.
+    """
+    pd = pytest.importorskip("pandas")
+    name = _name(estimator)
+    Xs, y = _multiview_blobs()
+    frames = [
+        pd.DataFrame(X, columns=[f"v{v}_{j}" for j in range(X.shape[1])]) for v, X in enumerate(Xs)
+    ]
+    fitted = _fit(_prepared(estimator), frames, y)
+    recorded = getattr(fitted, "feature_names_per_view_", None)
+    assert recorded is not None and [list(n) for n in recorded] == [
+        list(F.columns) for F in frames
+    ], f"{name}.feature_names_per_view_ is {recorded!r} after a fit on DataFrames"
+    _assert_same_outputs(
+        _outputs(fitted, frames, y),
+        _outputs(_fit(_prepared(estimator), Xs, y), Xs, y),
+        f"{name} fitted on DataFrames",
+    )
+    reordered = [frames[0][frames[0].columns[::-1]]] + frames[1:]
+    _assert_fitted_methods_raise(
+        fitted, r"feature names of view 0\b", reordered, y, case="view 0's columns reordered"
+    )
+    for method in _fitted_methods(fitted):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            _call(fitted, method, Xs, y)
+        assert any("no feature names" in str(w.message) for w in record), (
+            f"{name}.{method} on arrays after a fit on DataFrames does not warn"
+        )

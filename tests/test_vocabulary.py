@@ -28,6 +28,9 @@ FORBIDDEN = {
     r"lr|lr_\w+|\w+_lr": "learning_rate or learning_rate_<role>",
     r"max_sweeps|n_iter|n_iters|max_iters": "max_iter (a solver) or n_epochs (torch passes)",
     r"epochs": "n_epochs",
+    r"\w+_(max_iter|n_epochs|learning_rate)|(?!max_)\w+_iter|(?!n_)\w+_epochs": (
+        "max_iter_<role>, n_epochs_<role> or learning_rate_<role>"
+    ),
     r"hidden|\w+_hidden|hidden_sizes|hidden_dims": "hidden_layer_sizes",
     r"k_m|sn_ub": "a descriptive n_* or named bound",
     r"standardize": "scaling",
@@ -162,13 +165,15 @@ def test_the_rules_catch_what_they_forbid():
             lr=0.1,
             num_blocks=2,
             hidden=(8,),
+            inner_max_iter=5,
+            warmup_epochs=2,
             tol=1e-3,
             n_jobs=-1,
             scaling="deprecated",
         ):
             self.loss_history_ = []
 
-    assert len(check_names(Offender)) == 5
+    assert len(check_names(Offender)) == 7
     assert check_attributes(Offender) == ["loss_history_ (use loss_curve_)"]
     assert len(check_n_jobs(Offender)) == 2
     assert check_tol_has_max_iter(Offender) == ["tol without max_iter"]

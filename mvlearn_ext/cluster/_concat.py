@@ -202,14 +202,14 @@ class ConcatKMeans(InductiveClusterer):
             algorithm="lloyd",
         )
         self.kmeans_ = kmeans.fit(self._concatenate(Xs))
-        self.labels_ = self.kmeans_.labels_
+        self.labels_ = self.kmeans_.labels_.astype(np.intp)
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.inertia_ = float(self.kmeans_.inertia_)
         self.n_iter_ = int(self.kmeans_.n_iter_)
         return self
 
     def _predict_views(self, Xs):
-        return self.kmeans_.predict(self._concatenate_as_fitted(Xs))
+        return self.kmeans_.predict(self._concatenate_as_fitted(Xs)).astype(np.intp)
 
     def _concatenate_as_fitted(self, Xs):
         """The scaled views in the dtype of the fit (the centres' dtype), whatever theirs."""

@@ -63,7 +63,7 @@ class EOMSCCA(BaseClusterer):
       ``max_iter`` (the code allows a 51st).
 
     If the graph does not end with exactly ``n_clusters`` components (the
-    ``lambda`` search stopped at ``inner_max_iter``), the authors' code
+    ``lambda`` search stopped at ``max_iter_inner``), the authors' code
     returns the components as they are; here a :class:`ConvergenceWarning`
     is raised and the labels come from k-means on the row-normalised
     embedding ``U`` instead, so that there are ``n_clusters`` labels.
@@ -84,7 +84,7 @@ class EOMSCCA(BaseClusterer):
     reg_init : float in (0, 1e6], default=0.1
         Starting ``lambda`` of the adaptive Ky Fan weight (the code's 0.1).
         Bounded because the search halves ``lambda`` once per pass, so from a
-        much larger start it cannot settle within ``inner_max_iter`` passes
+        much larger start it cannot settle within ``max_iter_inner`` passes
         (and beyond about 1e16 the graph step loses all precision).
     init : {"first", "kmeans"}, default="first"
         Starting graph: the first ``m`` samples as anchors (the authors'
@@ -95,7 +95,7 @@ class EOMSCCA(BaseClusterer):
         (``ddof=1``), as the authors' code does (``mapstd``).
     max_iter : int, default=50
         Maximum outer iterations.
-    inner_max_iter : int, default=50
+    max_iter_inner : int, default=50
         Maximum passes of the ``lambda`` search in each graph step.
     tol : float, default=1e-4
         Relative change of the objective below which the iterations stop.
@@ -209,7 +209,7 @@ class EOMSCCA(BaseClusterer):
         "init": [StrOptions({"first", "kmeans"})],
         "scaling": [StrOptions({"zscore"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter_inner": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -226,7 +226,7 @@ class EOMSCCA(BaseClusterer):
         init="first",
         scaling="zscore",
         max_iter=50,
-        inner_max_iter=50,
+        max_iter_inner=50,
         tol=1e-4,
         random_state=None,
         verbose=0,
@@ -239,7 +239,7 @@ class EOMSCCA(BaseClusterer):
         self.init = init
         self.scaling = scaling
         self.max_iter = max_iter
-        self.inner_max_iter = inner_max_iter
+        self.max_iter_inner = max_iter_inner
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
@@ -270,7 +270,7 @@ class EOMSCCA(BaseClusterer):
         fitted = fit_eomscca(
             blocks, self.n_clusters, n_anchors=m, n_components=d, reg_init=self.reg_init,
             init=self.init, scaling=self.scaling, max_iter=self.max_iter,
-            inner_max_iter=self.inner_max_iter, tol=self.tol, init_seed=init_seed,
+            max_iter_inner=self.max_iter_inner, tol=self.tol, init_seed=init_seed,
             kmeans_seed=kmeans_seed, keep_graph=in_memory,
             column_candidates=self._column_candidates, log=self._log,
             progress=bool(self.verbose) and not in_memory,

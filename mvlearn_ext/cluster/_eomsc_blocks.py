@@ -580,7 +580,7 @@ def fit_eomscca(
     init,
     scaling,
     max_iter,
-    inner_max_iter,
+    max_iter_inner,
     tol,
     init_seed,
     kmeans_seed,
@@ -605,7 +605,7 @@ def fit_eomscca(
     Parameters
     ----------
     blocks : RowBlocks
-    n_clusters, reg_init, init, scaling, max_iter, inner_max_iter, tol
+    n_clusters, reg_init, init, scaling, max_iter, max_iter_inner, tol
         As in :class:`~mvlearn_ext.cluster.EOMSCCA`; ``init="kmeans"`` needs one block.
     n_anchors, n_components : int
         ``m`` (at most ``n_samples``, at least ``n_clusters``) and ``d``.
@@ -661,7 +661,7 @@ def fit_eomscca(
         core = dict(base, W=W, A=A, a2=a2, scale=float(np.sum(a2)))
         labels, U, graph_term, n_inner, lam, losses, XZt, Z = block_bipartite_graph(
             blocks, core, m, k, starts=starts, inv2=inv2, reg_init=reg_init,
-            max_iter=inner_max_iter, verbose=progress, desc=f"EOMSCCA iteration {n_iter}",
+            max_iter=max_iter_inner, verbose=progress, desc=f"EOMSCCA iteration {n_iter}",
             candidates=column_candidates, keep=keep_graph,
         )  # fmt: skip
         alpha = code_view_weights(losses, 1)
@@ -670,7 +670,7 @@ def fit_eomscca(
         detail = _progress(labels, lam, n_inner)
         if iteration_done(log, n_iter, history, start, tol, detail=detail):
             break
-    labels, n_found = component_labels(labels, U, k, inner_max_iter, kmeans_seed)
+    labels, n_found = component_labels(labels, U, k, max_iter_inner, kmeans_seed)
     return EOMSCCAFit(
         view_means=means, view_scales=scales, W=W, A=A, graph=Z, embedding=U, alpha=alpha,
         history=history, n_iter=int(n_iter), inner=inner, reg=float(lam), n_found=n_found,

@@ -78,7 +78,7 @@ def _progress(labels, lam, n_inner):
     return f", {labels.max() + 1} components, lambda {lam:.4g} after {n_inner} passes"
 
 
-def component_labels(labels, U, n_clusters, inner_max_iter, kmeans_seed):
+def component_labels(labels, U, n_clusters, max_iter_inner, kmeans_seed):
     """``(labels, n_found)``: the graph's components, or k-means when they are not ``k``.
 
     When the graph has ``n_found != n_clusters`` connected components, warn and
@@ -89,7 +89,7 @@ def component_labels(labels, U, n_clusters, inner_max_iter, kmeans_seed):
     if n_found != k:
         warn(
             f"EOMSCCA: the graph has {n_found} connected components instead of "
-            f"n_clusters={k} after inner_max_iter={inner_max_iter} passes of "
+            f"n_clusters={k} after max_iter_inner={max_iter_inner} passes of "
             "the lambda search; labels_ come from k-means on the embedding",
             ConvergenceWarning,
         )

@@ -70,7 +70,9 @@ class LMVSC(EmbeddingClusterer):
         Number of clusters ``k``.
     n_anchors : int, default=50
         Anchors per view ``m`` (the authors' grid is ``{k, 50, 100}``);
-        capped at ``n_samples``, the effective value is ``n_anchors_``.
+        capped at ``n_samples``, the effective value is ``n_anchors_``. The
+        views' anchors together, ``n_views * m``, must number at least
+        ``n_clusters``.
     reg_lambda : float in [0, 1e6], default=1.0
         Weight of the ``||Z_v||^2`` term (the authors' grid is
         ``{0.01, 1, 100}``); larger values spread each sample over more

@@ -172,6 +172,13 @@ def fit_lmvsc(
     """
     log = log or (lambda message: None)
     n, k = blocks.n_samples, n_clusters
+    n_views, m = len(blocks.widths), min(n_anchors, n)
+    if n_views * m < k:
+        raise ValueError(
+            f"n_anchors={n_anchors} gives {n_views} views x {m} anchors = {n_views * m} "
+            f"columns of the anchor graph, fewer than n_clusters={k}: the embedding has "
+            f"one column per cluster"
+        )
     n_threads = 1 if blocks.uses_dask else n_threads
     start = time.perf_counter()
 
@@ -188,7 +195,6 @@ def fit_lmvsc(
             for m_v, X in zip(moments, blocks.views, strict=True)
         ]
         means, scales = [s[0] for s in stats], [s[1] for s in stats]
-    m = min(n_anchors, n)
 
     where = np.searchsorted(wanted, anchor_rows)
     # A sample of the rows gets the k-means of the full data set (MiniBatchKMeans above

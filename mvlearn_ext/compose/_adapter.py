@@ -14,6 +14,7 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from mvlearn_ext.base import is_multiview
 from mvlearn_ext.compose._split import _SPLIT_CONSTRAINTS, _resolve_view_columns, _split_columns
 
 __all__ = ["MultiViewAdapter"]
@@ -50,7 +51,10 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator object
-        The multi-view estimator; it is cloned at ``fit``, never modified.
+        The multi-view estimator; it is cloned at ``fit``, never modified. An
+        estimator that fails on a list of views and is not multi-view
+        (:func:`~mvlearn_ext.base.is_multiview`) makes ``fit`` raise a
+        ``TypeError`` that says so.
     view_sizes : int or sequence of int, default=None
         The number of columns of each view, side by side from the left
         (summing to ``n_features``), or an int ``k`` for ``k`` consecutive
@@ -148,7 +152,18 @@ class MultiViewAdapter(MetaEstimatorMixin, BaseEstimator):
         if _routing_enabled():
             fit_params = process_routing(self, method, **fit_params)["estimator"][method]
         self.estimator_ = clone(self.estimator)
-        out = getattr(self.estimator_, method)(Xs, y, **fit_params)
+        try:
+            out = getattr(self.estimator_, method)(Xs, y, **fit_params)
+        except (TypeError, ValueError) as exc:
+            if is_multiview(self.estimator_):
+                raise
+            # A single-array estimator fails deep inside NumPy on a list of views.
+            raise TypeError(
+                f"estimator {type(self.estimator_).__name__} failed on the list of "
+                f"{len(Xs)} views that MultiViewAdapter gives it ({type(exc).__name__}: "
+                f"{exc}); the estimator must take a list of views, as the multi-view "
+                f"estimators of mvlearn_ext do (see mvlearn_ext.base.is_multiview)"
+            ) from exc
         if hasattr(self.estimator_, "labels_"):
             self.labels_ = self.estimator_.labels_
         return out

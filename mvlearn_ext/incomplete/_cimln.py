@@ -29,7 +29,13 @@ from mvlearn_ext.utils._torch import (
     resolve_device,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import check_allocation, check_layer_sizes, validate_views
+from mvlearn_ext.utils._validation import (
+    _view_feature_names,
+    _view_feature_names_consistent,
+    check_allocation,
+    check_layer_sizes,
+    validate_views,
+)
 
 __all__ = ["CIMLN"]
 
@@ -389,9 +395,11 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         -------
         self : CIMLN
         """
+        names = _view_feature_names(Xs)
         raw, Xn, m = self._prepare(Xs, mask)
         self.n_views_ = len(raw)
         self.n_features_per_view_ = tuple(X.shape[1] for X in raw)
+        _view_feature_names_consistent(self, names, reset=True)
         hidden = check_layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
         d, V, n = self.embed_dim, len(raw), m.shape[0]
         for name, value, size in (

@@ -134,7 +134,7 @@ class ARSLoss(nn.Module):
     """Adaptive Residual Supervision loss with precision shielding (reconstruction of AES).
 
     Per batch, with running (EMA) per-class recall ``a_c`` and precision
-    ``P_c`` and the annealing factor ``t = min(epoch / reweight_epochs, 1)``:
+    ``P_c`` and the annealing factor ``t = min(epoch / n_epochs_reweight, 1)``:
 
     * class weights ``w_c`` from :func:`mvlearn_ext.longtail.ars_class_weights`
       (class-balanced x recall x rarity x precision shield, annealed by t);
@@ -167,7 +167,7 @@ class ARSLoss(nn.Module):
         h; 0 switches the term off.
     reweight : bool, default=True
         Class weights on (False: uniform).
-    reweight_epochs : int, default=16
+    n_epochs_reweight : int, default=16
         E_rw of the linear anneal; 0 means no anneal (t = 1).
     prior_scale : float or None, default=None
         Multiplier of ``log pi``; None: the annealing factor t.
@@ -203,7 +203,7 @@ class ARSLoss(nn.Module):
         label_smoothing=True,
         hard_negative_weight=0.5,
         reweight=True,
-        reweight_epochs=16,
+        n_epochs_reweight=16,
         prior_scale=None,
         momentum=0.9,
     ):
@@ -226,7 +226,7 @@ class ARSLoss(nn.Module):
         self.label_smoothing = bool(label_smoothing)
         self.hard_negative_weight = float(hard_negative_weight)
         self.reweight = bool(reweight)
-        self.reweight_epochs = int(reweight_epochs)
+        self.n_epochs_reweight = int(n_epochs_reweight)
         self.prior_scale = prior_scale
         self.momentum = float(momentum)
         self.epoch = 0
@@ -237,9 +237,9 @@ class ARSLoss(nn.Module):
 
     @property
     def anneal(self):
-        if self.reweight_epochs <= 0:
+        if self.n_epochs_reweight <= 0:
             return 1.0
-        return min(self.epoch / self.reweight_epochs, 1.0)
+        return min(self.epoch / self.n_epochs_reweight, 1.0)
 
     def precision(self):
         """Running precision estimate ``clip(a_c s_c / q_c, 0, 1)``."""
@@ -691,7 +691,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                 params = {
                     "scale": 1.0,
                     "base_temperature": 1.0,
-                    "reweight_epochs": max(self.n_epochs_stage2 // 2, 1),
+                    "n_epochs_reweight": max(self.n_epochs_stage2 // 2, 1),
                 }
                 params.update(self.ars_params or {})
                 out.append(ARSLoss(counts, **params))

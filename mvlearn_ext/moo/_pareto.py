@@ -145,7 +145,8 @@ def hypervolume(points, ref, *, maximise=False, on_outside="ignore"):
     Parameters
     ----------
     points : array-like of shape (n_points, n_objectives)
-        Finite objective vectors; ``n_points`` may be 0 (HV 0).
+        Finite objective vectors; ``n_points`` may be 0 (HV 0), as an array of
+        shape ``(0, n_objectives)``: an empty list has no objectives.
     ref : float or array-like of shape (n_objectives,)
         The reference point (a scalar is broadcast).
     maximise : bool or sequence of bool, default=False

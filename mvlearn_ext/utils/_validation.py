@@ -24,6 +24,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _get_feature_names
+
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
     "LEARNING_RATE_CONSTRAINT",
@@ -949,6 +952,69 @@ def _views_consistent(estimator, Xs, *, reset, name="Xs", values_checked=True):
                 f"view {index} of {name} has {_plural(width, 'feature')} but {owner} was "
                 f"fitted with {fitted_width} features in that view"
             )
+
+
+def _view_feature_names(Xs):
+    """The string column names of each DataFrame view of ``Xs`` (None for the other
+    views), or None when no view has them (scikit-learn's rule for one array)."""
+    if not isinstance(Xs, (list, tuple)):
+        return None
+    names = [_get_feature_names(X) for X in Xs]
+    return names if any(n is not None for n in names) else None
+
+
+def _view_feature_names_consistent(estimator, names, *, reset, name="Xs"):
+    """Record (``reset``) or check the per-view feature names, as scikit-learn does for one X.
+
+    At fit, ``feature_names_per_view_`` is set when some view has string column
+    names, and removed otherwise. Later, a view whose names differ from those
+    of the fit (other names, or the same in another order) raises
+    ``ValueError``; a view with names where the fit had none, or the converse,
+    warns (``UserWarning``).
+    """
+    if reset:
+        if names is None:
+            estimator.__dict__.pop("feature_names_per_view_", None)
+        else:
+            estimator.feature_names_per_view_ = names
+        return
+    fitted = getattr(estimator, "feature_names_per_view_", None)
+    if fitted is None and names is None:
+        return
+    fitted = fitted or [None] * estimator.n_views_
+    names = names or [None] * estimator.n_views_
+    owner = type(estimator).__name__
+    unnamed, unexpected = [], []
+    for index, (seen, given) in enumerate(zip(fitted, names, strict=True)):
+        if seen is None and given is None:
+            continue
+        if seen is None:
+            unexpected.append(index)
+        elif given is None:
+            unnamed.append(index)
+        elif not np.array_equal(seen, given):
+            if set(seen) == set(given):
+                detail = "the same names in another order"
+            else:
+                new = [c for c in given if c not in set(seen)][:5]
+                missing = [c for c in seen if c not in set(given)][:5]
+                detail = f"unseen at fit: {new}; seen at fit but missing: {missing}"
+            raise ValueError(
+                f"the feature names of view {index} of {name} differ from those {owner} "
+                f"was fitted with ({detail})"
+            )
+    for indices, what in (
+        (unnamed, "no feature names, but {} was fitted with feature names there"),
+        (unexpected, "feature names, but {} was fitted without feature names there"),
+    ):
+        if indices:
+            views = ", ".join(str(i) for i in indices)
+            subject = (
+                f"view {views} of {name} has"
+                if len(indices) == 1
+                else (f"views {views} of {name} have")
+            )
+            warn(f"{subject} {what.format(owner)}", UserWarning)
 
 
 def check_rng(random_state):

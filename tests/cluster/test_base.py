@@ -41,6 +41,19 @@ def test_every_clusterer_takes_the_shared_entry_points():
     assert not hasattr(ConcatSpectral, "predict")  # transductive
 
 
+def test_every_clusterer_labels_with_intp():
+    """labels_, fit_predict and predict share one integer type across the family."""
+    Xs = small_views()
+    for name in cluster.__all__:
+        obj = getattr(cluster, name)
+        if not isinstance(obj, type) or not hasattr(obj, "fit"):
+            continue
+        model = obj(n_clusters=3, random_state=0).fit(Xs)
+        assert model.labels_.dtype == np.intp, name
+        if hasattr(model, "predict"):
+            assert model.predict(Xs).dtype == np.intp, name
+
+
 def test_draw_seeds_is_the_preambles_draw():
     """One ``randint(2**31 - 1, size=n)`` draw from ``check_random_state``, as ints."""
     for make_state in (lambda: 0, lambda: 7, lambda: np.random.RandomState(3)):

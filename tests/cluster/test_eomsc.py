@@ -178,12 +178,12 @@ def test_lambda_step_doubles_halves_or_settles():
 
 def test_the_largest_reg_init_settles_within_the_default_passes():
     """From ``reg_init`` at its bound the search halves ``lambda`` back to a graph with
-    ``n_clusters`` components within ``inner_max_iter`` passes; above it, it is refused."""
+    ``n_clusters`` components within ``max_iter_inner`` passes; above it, it is refused."""
     Xs, _ = make_multiview_blobs(
         150, n_views=3, n_features=[5, 3, 4], n_clusters=3, cluster_std=1.0, random_state=0
     )
     model = EOMSCCA(n_clusters=3, n_anchors=6, reg_init=1e6).fit(Xs)
     assert model.n_graph_components_ == 3
-    assert np.all(model.n_inner_iter_ < model.inner_max_iter)
+    assert np.all(model.n_inner_iter_ < model.max_iter_inner)
     with pytest.raises(ValueError, match=r"'reg_init' parameter"):
         EOMSCCA(n_clusters=3, reg_init=2e6).fit(Xs)

@@ -99,6 +99,16 @@ def test_anchors_are_capped_at_the_number_of_samples():
     assert model.n_anchors_ == 12 and model.anchor_graph_[0].shape == (12, 12)
 
 
+def test_fewer_anchor_columns_than_clusters_are_refused(blobs):
+    """The embedding takes n_clusters singular vectors of the n_views * m graph columns."""
+    Xs, _ = blobs
+    with pytest.raises(ValueError, match=r"n_anchors=1 gives 3 views x 1 anchors = 3 columns"):
+        LMVSC(n_clusters=4, n_anchors=1).fit(Xs)
+    with pytest.raises(ValueError, match=r"n_anchors=1 .* fewer than n_clusters=4"):
+        LMVSC(n_clusters=4, n_anchors=1, block_size=50).fit(Xs)
+    assert LMVSC(n_clusters=3, n_anchors=1, random_state=0).fit(Xs).n_anchors_ == 1
+
+
 def test_one_view_is_refused():
     Xs, _ = make_multiview_blobs(30, n_views=1, random_state=0)
     with pytest.raises(ValueError, match="1 view but at least 2"):

@@ -41,7 +41,7 @@ def _assert_here(record, category, match):
 # (estimator, the data, the block sizes of its paths, the warning's category and text)
 CASES = {
     "EOMSCCA-components": (
-        lambda bs: EOMSCCA(2, inner_max_iter=1, random_state=0, block_size=bs),
+        lambda bs: EOMSCCA(2, max_iter_inner=1, random_state=0, block_size=bs),
         _small,
         (None, 20),
         ConvergenceWarning,
@@ -85,7 +85,7 @@ def test_warnings_point_at_the_callers_line_on_dask():
     da = pytest.importorskip("dask.array")
     Xs = [da.from_array(X, chunks=20) for X in _small()]
     for make, category, match in (
-        (lambda: EOMSCCA(2, inner_max_iter=1, random_state=0), ConvergenceWarning, "components"),
+        (lambda: EOMSCCA(2, max_iter_inner=1, random_state=0), ConvergenceWarning, "components"),
     ):
         with _recording() as record:
             make().fit(Xs)

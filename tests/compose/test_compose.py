@@ -334,3 +334,16 @@ def test_splitter_and_adapter_pickle_round_trip():
     )
     restored = pickle.loads(pickle.dumps(adapter))
     np.testing.assert_array_equal(restored.predict(data), adapter.predict(data))
+
+
+def test_adapter_names_a_single_array_estimator_that_fails_on_views():
+    """KMeans gets a list of views from the adapter and fails deep in NumPy: the
+    error says the estimator must take a list of views; a multi-view estimator's
+    own errors pass through unchanged."""
+    from sklearn.cluster import KMeans
+
+    X = np.random.RandomState(0).normal(size=(30, 5))
+    with pytest.raises(TypeError, match="estimator KMeans failed on the list of 2 views"):
+        MultiViewAdapter(KMeans(3, n_init=1), view_sizes=[3, 2]).fit(X)
+    with pytest.raises(ValueError, match="n_clusters=40"):
+        MultiViewAdapter(ConcatKMeans(40), view_sizes=[3, 2]).fit(X)

@@ -38,7 +38,7 @@ def _batch(seed=0, n=32, c=4):
 
 
 PLAIN = dict(
-    reweight_epochs=1,
+    n_epochs_reweight=1,
     focal=False,
     label_smoothing=False,
     margin_max=0.0,

@@ -52,8 +52,15 @@ def distinct_samples(Xs, limit, *, chunk=4096):
 
 
 def merge_distinct(found, rows, limit):
-    """Up to ``limit`` distinct rows of ``found`` and ``rows`` together."""
-    return np.unique(np.vstack([found, rows]), axis=0)[:limit]
+    """Up to ``limit`` distinct rows of ``found`` and ``rows`` together (float64, no -0.0).
+
+    Rows are compared as raw bytes, which for such rows is comparing values, and
+    costs one sort of ``n`` keys instead of a sort over every column.
+    """
+    stacked = np.ascontiguousarray(np.vstack([found, rows]))
+    keys = stacked.view(np.dtype((np.void, stacked.itemsize * stacked.shape[1]))).ravel()
+    _, first = np.unique(keys, return_index=True)
+    return stacked[np.sort(first)[:limit]]
 
 
 def warn_if_few_distinct(name, n_distinct, n_clusters):

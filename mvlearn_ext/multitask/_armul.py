@@ -14,7 +14,6 @@ from numbers import Integral
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from mvlearn_ext.multitask._base import (
@@ -24,6 +23,7 @@ from mvlearn_ext.multitask._base import (
     SCALING,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
+    report_stop,
 )
 from mvlearn_ext.multitask._baselines import (
     _Common,
@@ -32,7 +32,6 @@ from mvlearn_ext.multitask._baselines import (
     _pooled,
 )
 from mvlearn_ext.multitask._kernels import armul_prox, armul_prox_tasks
-from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["ARMULRegressor", "ClusteredARMULRegressor", "LowRankARMULRegressor"]
 
@@ -48,7 +47,11 @@ def norm_units(value, scale):
 
 
 def _lbfgs(fun, x0, max_iter, tol, who):
-    """L-BFGS-B to a gradient tolerance relative to the start; warns at ``max_iter``."""
+    """L-BFGS-B to a gradient tolerance relative to the start; reports a stop at ``max_iter``.
+
+    The stop goes to :func:`~mvlearn_ext.multitask._base.report_stop`: a
+    ``ConvergenceWarning``, or one entry of the count a ``...CV`` fit reports.
+    """
     g0 = np.max(np.abs(fun(x0)[1]))
     res = minimize(
         fun,
@@ -58,10 +61,7 @@ def _lbfgs(fun, x0, max_iter, tol, who):
         options=dict(maxiter=max_iter, gtol=tol * max(g0, 1e-300), ftol=0.0),
     )
     if res.nit >= max_iter:
-        warn(
-            f"{who} L-BFGS did not converge in max_iter={max_iter}",
-            ConvergenceWarning,
-        )
+        report_stop(f"{who} L-BFGS did not converge in max_iter={max_iter}")
     return res
 
 
@@ -224,7 +224,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             out[pos] = coef
         return out
 
-    def _minimise(self, moments, lam, w, gamma0):
+    def _minimise(self, moments, lam, w, gamma0, who="ARMUL's"):
         args = (moments.Sigma, moments.b, moments.evals, moments.evecs)
         # Precondition by the pooled second moment: gamma = P z with
         # P = S^{-1/2}, S = sum_j w_j Sigma_j, so that the quadratic part of the
@@ -239,7 +239,7 @@ class ARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             _, value, grad = armul_prox(*args, np.ascontiguousarray(P @ z), lam, w)
             return value, P @ grad
 
-        res = _lbfgs(fun, Pinv @ gamma0, self.max_iter, self.tol, "ARMUL's")
+        res = _lbfgs(fun, Pinv @ gamma0, self.max_iter, self.tol, who)
         return P @ res.x, int(res.nit)
 
 
@@ -397,7 +397,9 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
                     # every task of the cluster fused (exactly): the cluster's pooled fit
                     protos[k] = dp
                 else:
-                    protos[k], _ = helper._minimise(sub, lam[idx], w[idx], protos[k])
+                    protos[k], _ = helper._minimise(
+                        sub, lam[idx], w[idx], protos[k], "clustered ARMUL's"
+                    )
             values = np.empty((K, moments.m))
             for k in range(K):
                 values[k] = self._task_values(moments, protos[k], lam, w)

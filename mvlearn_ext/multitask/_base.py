@@ -12,17 +12,20 @@ task ``j`` with weights ``s_i`` is, up to a constant,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import numbers
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
-    column_or_1d,
     validate_data,
 )
 
@@ -30,8 +33,66 @@ from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
 from mvlearn_ext.utils._validation import check_magnitude, real_array, refuse_strings
+from mvlearn_ext.utils._warnings import warn
 
-__all__ = ["TaskMoments", "data_scale", "feature_scale", "stack_tasks"]
+__all__ = [
+    "TaskMoments",
+    "data_scale",
+    "feature_scale",
+    "one_fit",
+    "record_stops",
+    "report_stop",
+    "stack_tasks",
+]
+
+#: The list collecting :func:`report_stop`'s messages inside :func:`record_stops`.
+_STOPS = contextvars.ContextVar("mvlearn_ext_multitask_stops", default=None)
+
+
+def report_stop(message):
+    """Report a solve that stopped at ``max_iter`` before converging.
+
+    A ``ConvergenceWarning`` (``message`` and the advice to increase
+    ``max_iter``) naming the user's line; inside :func:`record_stops`, the
+    message is collected instead, for the caller to report once.
+    """
+    stops = _STOPS.get()
+    if stops is None:
+        warn(f"{message}; increase max_iter", ConvergenceWarning)
+    else:
+        stops.append(message)
+
+
+@contextlib.contextmanager
+def record_stops():
+    """Collect the messages of :func:`report_stop` in the block; yields their list."""
+    stops = []
+    token = _STOPS.set(stops)
+    try:
+        yield stops
+    finally:
+        _STOPS.reset(token)
+
+
+class one_fit:
+    """Context manager: the block is one fit, whose stopped solves are reported once.
+
+    The first message, with the count when several solves of the fit stopped,
+    goes to :func:`report_stop`. A class, not a generator: the report is made
+    from a frame of this package, so that the warning names the user's line.
+    """
+
+    def __enter__(self):
+        self._stops = []
+        self._token = _STOPS.set(self._stops)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _STOPS.reset(self._token)
+        if exc_type is None and self._stops:
+            extra = f" (in {len(self._stops)} of the fit's solves)" if len(self._stops) > 1 else ""
+            report_stop(self._stops[0] + extra)
+        return False
 
 
 def data_scale(X):
@@ -182,11 +243,18 @@ class TaskMoments:
 
 
 _ROUTING_HINT = (
-    "enable scikit-learn's metadata routing with "
-    "sklearn.set_config(enable_metadata_routing=True) and pass tasks as a parameter "
-    "(GridSearchCV(...).fit(X, y, tasks=tasks), cross_val_score(est, X, y, "
-    "params={'tasks': tasks}), Pipeline(...).fit(X, y, tasks=tasks)); these estimators "
-    "request tasks in fit, predict and score by default"
+    "In model selection, enable scikit-learn's metadata routing "
+    "(sklearn.set_config(enable_metadata_routing=True)) and pass tasks as a parameter, "
+    "with folds that keep every task in training "
+    "(folds = list(WithinTaskKFold(5).split(X, y, groups=tasks))): "
+    "Pipeline(...).fit(X, y, tasks=tasks) then .predict(X, tasks=tasks), "
+    "GridSearchCV(est, grid, cv=folds).fit(X, y, tasks=tasks), "
+    "cross_val_score(est, X, y, params={'tasks': tasks}, cv=folds); these estimators "
+    "request tasks in fit, predict and score by default. cross_val_predict routes tasks "
+    "to fit only, not to predict, so it cannot be used; for out-of-fold predictions, run "
+    "cross_validate(est, X, y, params={'tasks': tasks}, cv=folds, return_estimator=True, "
+    "return_indices=True) and predict each fold's test rows with that fold's estimator "
+    "and their tasks"
 )
 
 
@@ -195,23 +263,79 @@ def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _check_task_labels(tasks, name, *, n_rows=None):
-    """``tasks`` as a 1-D array of task labels, or a ValueError naming ``name``.
+def _label_kind(value):
+    """The kind of a task label held in an object array: number, string or other."""
+    if isinstance(value, (numbers.Number, np.bool_)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bytes):
+        return "bytes"
+    return "other"
 
-    Labels are categories (numbers, strings, any sortable values); NaN,
-    infinity and None are not labels. An object array of strings becomes a
-    string array. With ``n_rows``, one label per row is required.
+
+def _check_task_labels(tasks, name, *, n_rows=None):
+    """``tasks`` as a 1-D array of task labels, or an error naming ``name``.
+
+    Labels are categories (numbers, strings, any sortable values), all of one
+    kind; NaN, infinity and None are not labels. An object array of strings
+    becomes a string array. With ``n_rows``, one label per row is required.
+
+    Raises
+    ------
+    ValueError
+        If ``tasks`` is not 1-D (a column vector of shape ``(n, 1)`` included,
+        as scikit-learn refuses 2-D ``groups`` and ``sample_weight``), is ragged,
+        has another length than ``n_rows``, or holds complex values, NaN,
+        infinity or None.
+    TypeError
+        If the labels mix numbers, strings and other objects.
     """
-    tasks = column_or_1d(np.asarray(tasks), warn=True)
+    try:
+        tasks = np.asarray(tasks)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be a 1-D array of labels (ragged lists are not)") from exc
+    if tasks.ndim != 1:
+        hint = (
+            f"; pass {name}.ravel() for a single column"
+            if tasks.ndim == 2 and tasks.shape[1] == 1
+            else ""
+        )
+        raise ValueError(
+            f"{name} must be 1-D of shape (n_samples,), one label per row, got shape "
+            f"{tasks.shape}{hint}"
+        )
     if n_rows is not None and tasks.shape[0] != n_rows:
         raise ValueError(f"{name} has {tasks.shape[0]} entries but X has {n_rows} rows")
+    if tasks.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex values; task labels are real numbers or strings")
     if tasks.dtype.kind == "f" and not np.all(np.isfinite(tasks)):
         raise ValueError(f"{name} contains NaN or infinity")
     if tasks.dtype.kind == "O":
         if any(t is None or (isinstance(t, float) and t != t) for t in tasks):
             raise ValueError(f"{name} contains None or NaN")
-        tasks = tasks.astype(str) if all(isinstance(t, str) for t in tasks) else tasks
+        kinds = {_label_kind(t) for t in tasks}
+        if len(kinds) > 1:
+            types = sorted({type(t).__name__ for t in tasks})
+            raise TypeError(
+                f"{name} must hold labels of one type (all numbers or all strings), got a "
+                f"mix of {', '.join(types[:-1])} and {types[-1]}"
+            )
+        if kinds == {"string"}:
+            tasks = tasks.astype(str)
     return tasks
+
+
+def _task_positions(tasks, name):
+    """The sorted distinct labels of checked ``tasks`` and the position of every row's."""
+    try:
+        labels, index = np.unique(tasks, return_inverse=True)
+    except TypeError as exc:  # objects of one kind that do not compare
+        raise TypeError(
+            f"{name} labels cannot be sorted ({exc}); they must be of one type that "
+            "compares, such as all numbers or all strings"
+        ) from exc
+    return labels, index.reshape(-1).astype(np.int64)
 
 
 def _sorted_problem(X, y, task_index, sw, n_tasks):
@@ -272,8 +396,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
         check_magnitude(X, "X")
         check_magnitude(y.astype(np.float64, copy=False), "y")
         tasks = self._check_tasks(tasks, X.shape[0])
-        labels, index = np.unique(tasks, return_inverse=True)
-        index = index.reshape(-1).astype(np.int64)
+        labels, index = _task_positions(tasks, "tasks")
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         counts = np.bincount(index, minlength=labels.shape[0])
         small = np.flatnonzero(counts < 2)
@@ -310,8 +433,7 @@ class MultiTaskLinearMixin(VerboseMixin, RegressorMixin):
             if self.tasks_.shape[0] != 1:
                 raise ValueError(
                     f"tasks is required: the model was fitted on {self.tasks_.shape[0]} "
-                    "tasks. Pass tasks=...; inside a Pipeline, GridSearchCV or "
-                    "cross_val_predict, " + _ROUTING_HINT
+                    "tasks; pass the task label of every row as tasks. " + _ROUTING_HINT
                 )
             return np.zeros(n_rows, dtype=np.int64)
         tasks = self._check_tasks(tasks, n_rows)
@@ -521,8 +643,10 @@ class WithinTaskKFold:
         Raises
         ------
         ValueError
-            If ``groups`` is missing, is not 1-D, holds NaN, infinity or
-            None, or has fewer rows than ``n_splits``.
+            If ``groups`` is missing, is not 1-D, holds complex values, NaN,
+            infinity or None, or has fewer rows than ``n_splits``.
+        TypeError
+            If the labels of ``groups`` are not all of one type.
         """
         if groups is None:
             raise ValueError("WithinTaskKFold needs the task labels as groups")
@@ -531,10 +655,8 @@ class WithinTaskKFold:
             raise ValueError(
                 f"n_splits={self.n_splits} exceeds the number of rows, {groups.shape[0]}"
             )
-        labels, index = np.unique(groups, return_inverse=True)
-        folds = within_task_folds(
-            index.reshape(-1), labels.shape[0], self.n_splits, self.random_state
-        )
+        labels, index = _task_positions(groups, "groups")
+        folds = within_task_folds(index, labels.shape[0], self.n_splits, self.random_state)
         return (
             (np.flatnonzero(folds != k), np.flatnonzero(folds == k)) for k in range(self.n_splits)
         )

@@ -20,6 +20,7 @@ from mvlearn_ext.multitask._base import (
     SCALING,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
+    one_fit,
 )
 from mvlearn_ext.multitask._kernels import irls_center
 
@@ -127,8 +128,13 @@ class _Common:
         return self._path(moments, [self.reg_lambda])[0]
 
     def _path(self, moments, grid):
-        # one independent solve per value (estimators with a warm-started path override this)
-        return [self._solve_one(moments, float(value)) for value in grid]
+        # one independent solve per value (estimators with a warm-started path override
+        # this); a value whose solves stop at max_iter is reported once
+        out = []
+        for value in grid:
+            with one_fit():
+                out.append(self._solve_one(moments, float(value)))
+        return out
 
 
 class IndependentTaskRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):

@@ -7,14 +7,17 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 
 from mvlearn_ext.multitask._base import (
     MultiTaskLinearMixin,
     TaskMoments,
     WithinTaskKFold,
     _sorted_problem,
+    record_stops,
 )
 from mvlearn_ext.utils._threads import fit_threads
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["MultiTaskCVMixin", "check_task_splits", "cross_validate_path"]
 
@@ -132,6 +135,26 @@ def check_grid(values, default, name, *, allow_inf=True):
     return grid
 
 
+def _warn_stops(cv_stops, n_splits, n_candidates, refit_stops):
+    """One ConvergenceWarning for the fits of a CV fit that stopped at ``max_iter``.
+
+    ``cv_stops`` holds one message per cross-validation fit that stopped (of
+    ``n_splits * n_candidates``), ``refit_stops`` those of the refit on all rows.
+    """
+    parts = []
+    if cv_stops:
+        n_fits = n_splits * n_candidates
+        parts.append(
+            f"{len(cv_stops)} of the {n_fits} cross-validation fits ({n_splits} splits x "
+            f"{n_candidates} grid values) stopped before converging, so their validation "
+            f"scores and the selection may be off (the first: {cv_stops[0]})"
+        )
+    if refit_stops:
+        parts.append(f"the refit on all rows stopped before converging ({refit_stops[0]})")
+    if parts:
+        warn("; ".join(parts) + "; increase max_iter", ConvergenceWarning)
+
+
 class MultiTaskCVMixin(MultiTaskLinearMixin):
     """``fit`` of the ``...CV`` estimators: CV over a grid, then a refit on all rows.
 
@@ -160,12 +183,19 @@ class MultiTaskCVMixin(MultiTaskLinearMixin):
         Returns
         -------
         self
+
+        Warns
+        -----
+        ConvergenceWarning
+            One per call, when solves of the cross-validation fits or of the
+            refit stopped at ``max_iter`` before converging; it gives how many
+            of the cross-validation fits did.
         """
         candidates = self._candidates()
         X, y, labels, index, sw, scale = self._validate_fit(X, y, tasks, sample_weight)
         m = labels.shape[0]
         splits = check_task_splits(self.cv, X, y, index, self.random_state)
-        with fit_threads(self.n_jobs):
+        with fit_threads(self.n_jobs), record_stops() as cv_stops:
             scores = cross_validate_path(
                 self._cv_path,
                 candidates,
@@ -179,6 +209,8 @@ class MultiTaskCVMixin(MultiTaskLinearMixin):
                 rcond=self.rcond,
                 scale=scale,
             )
+        with fit_threads(self.n_jobs), record_stops() as refit_stops:
             moments = self._moments(X, y, index, sw, m, scale)
             coef = self._refit(candidates, scores, moments)
+        _warn_stops(cv_stops, len(splits), len(candidates), refit_stops)
         return self._finish(coef, moments, labels, X.dtype)

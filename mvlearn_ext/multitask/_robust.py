@@ -6,7 +6,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mvlearn_ext.multitask._base import (
@@ -16,10 +15,10 @@ from mvlearn_ext.multitask._base import (
     REG_LAMBDA,
     TASK_WEIGHT,
     MultiTaskLinearMixin,
+    report_stop,
 )
 from mvlearn_ext.multitask._cv import MultiTaskCVMixin, check_grid, select_global
 from mvlearn_ext.multitask._kernels import irls_center, recover_coef
-from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
     "DEFAULT_REG_LAMBDAS",
@@ -174,6 +173,12 @@ def robust_multitask_path(
             converged=bool(converged),
         )
     return out, qstar
+
+
+def _stop_message(max_iter, q, ridge):
+    """What :func:`~mvlearn_ext.multitask._base.report_stop` says of a fit that stopped."""
+    at = f"reg_lambda={q:g}" + (f", ridge={ridge:g}" if ridge else "")
+    return f"the reweighting iteration did not converge in max_iter={max_iter} iterations at {at}"
 
 
 def _balancedness(moments, w):
@@ -440,11 +445,7 @@ class RobustMultiTaskRegressor(MultiTaskLinearMixin, BaseEstimator):
         self.objective_ = result["objective"]
         self.n_iter_ = result["n_iter"]
         if not result["converged"]:
-            warn(
-                f"the reweighting iteration did not converge in max_iter={self.max_iter} "
-                f"iterations at reg_lambda={q}; increase max_iter",
-                ConvergenceWarning,
-            )
+            report_stop(_stop_message(self.max_iter, q, self.ridge))
         self._log(
             f"q={q:g}: {int(self.fused_.sum())}/{moments.m} tasks fused, "
             f"q*={qstar:.4g}, {self.n_iter_} iterations"
@@ -663,12 +664,16 @@ class RobustMultiTaskRegressorCV(MultiTaskCVMixin, BaseEstimator):
         )
 
     def _cv_path(self, moments, pairs):
-        # one path over q (ascending, warm started) per value of the ridge
-        return [
-            res["coef"]
-            for r in self._ridges
-            for res in self._estimator(1.0, float(r))._path(moments, self._qs)[0]
-        ]
+        # one path over q (ascending, warm started) per value of the ridge; every fit
+        # that stopped at max_iter is reported (the CV fit warns once, with the count)
+        out = []
+        for r in self._ridges:
+            results, _ = self._estimator(1.0, float(r))._path(moments, self._qs)
+            for q, res in zip(self._qs, results, strict=True):
+                if not res["converged"]:
+                    report_stop(_stop_message(self.max_iter, q, r))
+                out.append(res["coef"])
+        return out
 
     def _refit(self, pairs, scores, moments):
         best, mean, std = select_global(scores)

@@ -1,5 +1,7 @@
 """API contracts of the multi-task regressors: errors, dtypes, weights, routing, checks."""
 
+import re
+
 import numpy as np
 import pytest
 import sklearn
@@ -324,3 +326,140 @@ def test_stack_tasks_names_the_task_at_fault_and_keeps_dtypes():
         stack_tasks([np.ones(2), Xs[1]], [[1, 2], [3]])
     with pytest.raises(TypeError, match=r"sample_weights\[1\] must be a numeric array"):
         stack_tasks(Xs, [[1, 2], [3]], [[1.0, 1.0], ["1"]])
+
+
+def _tasks_required_message(model, X):
+    with pytest.raises(ValueError, match="tasks is required") as info:
+        model.predict(X)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [RobustMultiTaskRegressor(reg_lambda=0.5), ARMULRegressorCV(cv=2, reg_lambdas=[0.1, 1.0])],
+    ids=lambda e: type(e).__name__,
+)
+def test_the_advice_of_tasks_is_required_runs_as_written(estimator, data):
+    """Every call the message recommends is in it verbatim and runs; cross_val_predict,
+    which routes tasks to fit only, is named as unusable."""
+    from sklearn.model_selection import cross_val_predict, cross_val_score, cross_validate
+
+    X, y, tasks = data.X, data.y, data.tasks
+    message = _tasks_required_message(clone(estimator).fit(X, y, tasks=tasks), X)
+    assert "enable_metadata_routing=True" in message
+    assert "cross_val_predict routes tasks to fit only" in message
+    est, grid = clone(estimator), {"fit_intercept": [True, False]}
+    scope = dict(
+        est=est, grid=grid, X=X, y=y, tasks=tasks, WithinTaskKFold=WithinTaskKFold,
+        GridSearchCV=GridSearchCV, cross_val_score=cross_val_score,
+        cross_validate=cross_validate,
+    )  # fmt: skip
+    with sklearn.config_context(enable_metadata_routing=True):
+        folds = "folds = list(WithinTaskKFold(5).split(X, y, groups=tasks))"
+        assert folds in message
+        exec(folds, scope)
+        search = "GridSearchCV(est, grid, cv=folds).fit(X, y, tasks=tasks)"
+        assert search in message
+        assert np.isfinite(eval(search, scope).cv_results_["mean_test_score"]).all()
+        score = "cross_val_score(est, X, y, params={'tasks': tasks}, cv=folds)"
+        assert score in message
+        assert np.isfinite(eval(score, scope)).all()
+        # Pipeline(...).fit(X, y, tasks=tasks) then .predict(X, tasks=tasks)
+        assert "Pipeline(...).fit(X, y, tasks=tasks) then .predict(X, tasks=tasks)" in message
+        pipe = make_pipeline(StandardScaler(), clone(estimator)).fit(X, y, tasks=tasks)
+        assert pipe.predict(X, tasks=tasks).shape == y.shape
+        # out-of-fold predictions: cross_validate, then each fold's estimator on its rows
+        out_of_fold = (
+            "cross_validate(est, X, y, params={'tasks': tasks}, cv=folds, "
+            "return_estimator=True, return_indices=True)"
+        )
+        assert out_of_fold in message
+        result = eval(out_of_fold, scope)
+        pred = np.full(y.shape, np.nan)
+        for fitted, test in zip(result["estimator"], result["indices"]["test"], strict=True):
+            pred[test] = fitted.predict(X[test], tasks=tasks[test])
+        assert np.isfinite(pred).all() and np.corrcoef(pred, y)[0, 1] > 0.5
+        # what the message says of cross_val_predict holds
+        with pytest.raises(ValueError, match="tasks is required"):
+            cross_val_predict(est, X, y, params={"tasks": tasks}, cv=scope["folds"])
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_tasks_as_a_column_vector_is_refused_naming_tasks(estimator, data):
+    """As scikit-learn refuses 2-D groups and sample_weight: a ValueError naming tasks
+    (no DataConversionWarning about y from inside the package)."""
+    X, y, tasks = data.X, data.y, data.tasks
+    column = r"tasks must be 1-D of shape \(n_samples,\).*got shape \(240, 1\); pass tasks.ravel"
+    with pytest.raises(ValueError, match=column):
+        clone(estimator).fit(X, y, tasks=tasks[:, None])
+    model = clone(estimator).fit(X, y, tasks=tasks)
+    with pytest.raises(ValueError, match=column):
+        model.predict(X, tasks=tasks[:, None])
+    with pytest.raises(ValueError, match=r"tasks must be 1-D.*got shape \(\)"):
+        model.predict(X[:1], tasks=0)
+    with pytest.raises(ValueError, match=r"groups must be 1-D.*pass groups.ravel"):
+        WithinTaskKFold(2).split(X, groups=tasks[:, None])
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_task_labels_of_mixed_types_are_refused_naming_tasks(estimator, data):
+    X, y, tasks = data.X, data.y, data.tasks
+    mixed = np.array([j if j % 2 else f"t{j}" for j in tasks.tolist()], dtype=object)
+    one_type = r"tasks must hold labels of one type \(all numbers or all strings\), got a mix "
+    with pytest.raises(TypeError, match=one_type + "of int and str"):
+        clone(estimator).fit(X, y, tasks=mixed)
+    model = clone(estimator).fit(X, y, tasks=tasks)
+    with pytest.raises(TypeError, match=one_type):
+        model.predict(X, tasks=mixed)
+    with pytest.raises(TypeError, match=r"groups must hold labels of one type"):
+        WithinTaskKFold(2).split(X, groups=mixed)
+    # labels of one kind that do not compare (complex numbers held as objects)
+    with pytest.raises(TypeError, match="tasks labels cannot be sorted"):
+        clone(estimator).fit(X, y, tasks=(tasks * 1j).astype(object))
+    with pytest.raises(ValueError, match="tasks holds complex values"):
+        clone(estimator).fit(X, y, tasks=tasks * 1j)
+
+
+_CV_STOPPED = [
+    ARMULRegressorCV(max_iter=1, reg_lambdas=[0.01, 0.1, 1.0], cv=3, random_state=0),
+    LowRankARMULRegressorCV(max_iter=1, reg_lambdas=[0.01, 0.1, 1.0], cv=3, rank=2),
+    ClusteredARMULRegressorCV(
+        max_iter=1, reg_lambdas=[0.01, 0.1, 1.0], cv=3, n_clusters=2, n_init=2, random_state=0
+    ),
+    RobustMultiTaskRegressorCV(max_iter=1, reg_lambdas=[0.01, 0.1, 1.0], cv=3, random_state=0),
+]
+
+
+@pytest.mark.parametrize("estimator", _CV_STOPPED, ids=lambda e: type(e).__name__)
+def test_a_cv_fit_whose_inner_fits_stop_warns_once_at_the_callers_line(estimator, data):
+    """One ConvergenceWarning per fit of a ...CV estimator, with the count of the inner
+    fits that stopped at max_iter, naming this file (not one per inner fit)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        clone(estimator).fit(data.X, data.y, tasks=data.tasks)
+    stops = [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(stops) == 1, [str(w.message) for w in stops]
+    n_fits = 3 * (3 if "ridges" not in estimator.get_params() else 3 * 6)
+    assert re.search(
+        rf"^[1-9]\d* of the {n_fits} cross-validation fits .*max_iter=1.*increase max_iter$",
+        str(stops[0].message),
+    ), str(stops[0].message)
+    assert stops[0].filename == __file__
+
+
+def test_a_clustered_fit_warns_once_however_many_of_its_solves_stop(data):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    model = ClusteredARMULRegressor(n_clusters=2, max_iter=1, n_init=2, random_state=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model.fit(data.X, data.y, tasks=data.tasks)
+    stops = [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(stops) == 1 and stops[0].filename == __file__, [str(w.message) for w in stops]
+    assert "clustered ARMUL's L-BFGS did not converge in max_iter=1" in str(stops[0].message)

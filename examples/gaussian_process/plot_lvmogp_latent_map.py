@@ -21,7 +21,7 @@ amplitude = rng.uniform(0.5, 1.5, 60)
 Y = amplitude * np.sin(6 * X + 2 * phase) + 0.05 * rng.standard_normal((40, 60))
 Y[rng.random(Y.shape) < 0.2] = np.nan
 
-model = LVMOGPRegressor(n_latent=2, n_inducing=10, max_iter=200, random_state=0).fit(X, Y)
+model = LVMOGPRegressor(n_latent=2, n_inducing=10, random_state=0).fit(X, Y)
 H = model.latent_outputs_
 
 # %%

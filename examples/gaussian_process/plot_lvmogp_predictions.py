@@ -22,7 +22,7 @@ Y = F + 0.1 * rng.standard_normal(F.shape)
 Y[rng.random(Y.shape) < 0.3] = np.nan
 Y[30:, 0] = np.nan  # output 0: right half unseen
 
-model = LVMOGPRegressor(n_latent=1, n_inducing=10, max_iter=200, random_state=0).fit(X, Y)
+model = LVMOGPRegressor(n_latent=1, n_inducing=10, random_state=0).fit(X, Y)
 X_test = np.linspace(0, 1, 200)[:, None]
 mean, std = model.predict(X_test, return_std=True)
 F_test = np.sin(6 * X_test + 3 * phases)

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -18,11 +19,14 @@ from mvlearn_ext.gaussian_process._common import check_targets, initial_latents,
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, single_threaded_pools
 from mvlearn_ext.utils._validation import (
+    as_real_array,
     check_allocation,
     check_magnitude,
     max_abs_units,
     refuse_strings,
+    validate_vector,
 )
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["LVMOGPRegressor"]
 
@@ -121,7 +125,9 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         the output's mean. The spectral start recovers a curved manifold of
         outputs (e.g. outputs on a 2-D grid of locations) that PCA folds.
     max_iter : int, default=1000
-        L-BFGS iterations of the main phase.
+        L-BFGS iterations of the main phase. When that phase stops at this
+        limit before meeting ``tol``, :meth:`fit` emits a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
     tol : float, default=1e-7
         L-BFGS ``ftol`` on the bound per observed entry.
     normalize_y : bool, default=True
@@ -167,7 +173,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     n_features_in_ : int
     y_mean_, y_std_ : ndarray of shape (n_outputs_,)
         The standardisation of each output (the same for all with
-        ``normalize_y``; zeros and ones without).
+        ``normalize_y``; zeros and ones without). ``y_std_`` is 0 for
+        targets with nothing to fit (see Notes).
 
     See Also
     --------
@@ -179,6 +186,14 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     :meth:`predict` returns the predictive mean of ``y``; with
     ``return_std=True`` also the standard deviation of a new noisy
     observation (the latent function's variance plus ``sigma^2``).
+
+    When every observed entry of ``Y`` has the same value (every one is 0
+    without ``normalize_y``), ``f = 0`` fits the centred targets exactly and
+    the bound has no maximum: it grows without limit as the noise and kernel
+    variances shrink. :meth:`fit` then leaves every parameter at its initial
+    value (``n_iter_ = 0``) and sets ``y_std_`` to 0, the limit of that
+    ascent: :meth:`predict` returns the value for every output and input,
+    with standard deviation 0.
 
     References
     ----------
@@ -194,7 +209,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     >>> shifts = rng.uniform(0, 1, 8)
     >>> Y = np.sin(6 * X + shifts) + 0.05 * rng.standard_normal((30, 8))
     >>> Y[rng.random(Y.shape) < 0.2] = np.nan
-    >>> model = LVMOGPRegressor(n_inducing=8, max_iter=100, random_state=0).fit(X, Y)
+    >>> model = LVMOGPRegressor(n_inducing=8, random_state=0).fit(X, Y)
     >>> mean, std = model.predict(X, return_std=True)
     >>> mean.shape, model.latent_outputs_.shape
     ((30, 8), (8, 2))
@@ -271,11 +286,19 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         # at the mean, R^2 = 0). Unchanged for a single input feature.
         ls_x = X.std(axis=0)
         ls_x = np.where(ls_x > 0, ls_x, 1.0) * np.sqrt(d_x)
+        # The same rule for the output latents, whose means have unit spread
+        # per dimension (``initial_latents``): lengthscales sqrt(d_h). With
+        # unit lengthscales each informative dimension adds about 2 to the
+        # scaled squared distance of two outputs, and the latent variances S
+        # shrink the Psi-statistics by (1 + 2 S)^(-d_h / 2): for a large
+        # n_latent the kernel starts near zero between outputs and the fit
+        # stays at the mean (noise variance 1, R^2 = 0).
+        ls_h = np.full(d_h, np.sqrt(d_h))
         packer = bd.make_packer(P, d_x, d_h, m_x, m_h, self.latent_posterior == "gaussian")
         params = {
             "log_variance": np.zeros(1),
             "log_ls_x": np.log(ls_x),
-            "log_ls_h": np.zeros(d_h),
+            "log_ls_h": np.log(ls_h),
             "log_noise": np.array([np.log(0.1)]),
             "Z_x": Z_x,
             "Z_h": Z_h,
@@ -311,6 +334,12 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
             If ``X`` holds NaN, infinity or complex values, or values too
             large to square; if ``Y`` holds infinity or complex values, has
             an output with no observed entry, or not one row per row of ``X``.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the main phase of L-BFGS stops at ``max_iter`` iterations
+            before the bound per observed entry changes by less than ``tol``.
         """
         nt = effective_n_jobs(self.n_jobs, name="n_jobs")
         # The dense algebra left in NumPy is on inducing-sized matrices, where
@@ -336,13 +365,20 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         t0 = time.perf_counter()
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         P = Y.shape[1]
+        lo, hi = float(np.nanmin(Y)), float(np.nanmax(Y))
+        # Every observed entry equal to the mean (0 without normalize_y):
+        # f = 0 explains the centred targets exactly and the bound grows
+        # without limit as the noise and kernel variances shrink, so there
+        # is no optimum to climb to. The limit predicts the mean with zero
+        # spread, which a zero scale gives (see the class docstring).
+        flat = lo == hi and (self.normalize_y or lo == 0.0)
         if self.normalize_y:
             # One mean and scale for all outputs: per-output statistics
             # would be biased for an output missing over a region of the
-            # inputs, and shift it away from the structure it shares.
-            sd = float(np.nanstd(Y))
-            self.y_mean_ = np.full(P, np.nanmean(Y))
-            self.y_std_ = np.full(P, sd if sd > 0 else 1.0)
+            # inputs, and shift it away from the structure it shares. The
+            # mean of equal entries is that value, not its rounded average.
+            self.y_mean_ = np.full(P, lo if flat else np.nanmean(Y))
+            self.y_std_ = np.full(P, 1.0 if flat else float(np.nanstd(Y)))
         else:
             self.y_mean_, self.y_std_ = np.zeros(P), np.ones(P)
         data = bd.Data(X, ((Y - self.y_mean_) / self.y_std_).T)
@@ -370,7 +406,7 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
             (~free_mean, self.max_iter),
         ]
         for phase, (mask, iters) in enumerate(phases):
-            if iters == 0:
+            if iters == 0 or flat:
                 continue
             res = minimize(
                 objective,
@@ -384,6 +420,15 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
             theta_full[mask] = res.x * d[mask]
             n_iter += int(res.nit)
             self._log(f"phase {phase + 1}: {res.nit} iterations, bound/entry {-res.fun:.5f}")
+            # status 1: L-BFGS-B stopped at its iteration (or evaluation)
+            # limit; the first phase is a warm-up that stops there by design.
+            if phase == len(phases) - 1 and res.status == 1:
+                warn(
+                    f"LVMOGPRegressor's optimiser stopped at its limit of max_iter="
+                    f"{self.max_iter} iterations before the bound per observed entry "
+                    f"changed by less than tol={self.tol:g}; increase max_iter",
+                    ConvergenceWarning,
+                )
         # the bound at the optimal q(U) mean, and that mean
         self.elbo_, M = bd.profiled_elbo_and_grad(
             theta_full, packer, data, jitter=self.jitter, n_threads=nt, grad=False
@@ -402,6 +447,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         self.n_inducing_, self.n_inducing_latent_ = p["M"].shape
         self.n_outputs_ = P
         self.n_iter_ = n_iter
+        if flat:
+            self.y_std_ = np.zeros(P)
         self._log(f"fit in {time.perf_counter() - t0:.2f} s, bound {self.elbo_:.3f}")
         return self
 
@@ -451,8 +498,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """Mean over outputs of the R^2 on the observed (non-NaN) entries of ``y``.
 
-        ``y`` has the shape of the training targets (NaN = not scored).
-        Outputs without an observed entry in ``y`` are skipped; with
+        ``y`` has one column per output of the training targets (NaN = not
+        scored). Outputs without an observed entry in ``y`` are skipped; with
         ``sample_weight`` (n_samples,) each entry is weighted by its row's weight.
 
         Parameters
@@ -460,7 +507,8 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Test inputs.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs_)
-            True targets, NaN where an entry is not scored.
+            True targets, NaN where an entry is not scored. 1-D only for a
+            model of one output.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows (all 1 by default).
 
@@ -470,13 +518,42 @@ class LVMOGPRegressor(VerboseMixin, RegressorMixin, BaseEstimator):
             The mean over the scored outputs of their (weighted) ``R^2``; an
             output whose observed targets are constant scores 1 if predicted
             exactly and 0 otherwise.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` or ``y`` is not numeric (strings of digits included).
+        ValueError
+            If ``y`` is not 1-D or 2-D, has another number of outputs than the
+            training targets or another number of rows than ``X``, holds
+            infinity or no observed entry; if ``sample_weight`` is not one
+            finite weight per row; for the errors of :meth:`predict`.
         """
         check_is_fitted(self)
+        Y = as_real_array(y, "y")
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"y must be 1-D or 2-D, got shape {Y.shape}")
+        n_y = 1 if Y.ndim == 1 else Y.shape[1]
+        if n_y != self.n_outputs_:
+            raise ValueError(
+                f"y has {n_y} output(s) (columns) but {type(self).__name__} was fitted "
+                f"with {self.n_outputs_}"
+            )
+        if np.isinf(Y).any():
+            raise ValueError("y contains infinity; mark the entries not to score with NaN")
         pred = self.predict(X)
-        Y = np.asarray(y, dtype=np.float64).reshape(len(pred), -1)
+        n = pred.shape[0]
+        if Y.shape[0] != n:
+            raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {Y.shape[0]}")
+        Y = Y.reshape(n, -1)
         pred = pred.reshape(Y.shape)
-        w = np.ones(Y.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
         obs = ~np.isnan(Y)
+        if not obs.any():
+            raise ValueError("y has no observed entry (all NaN): there is nothing to score")
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = validate_vector(sample_weight, "sample_weight", n_samples=n)
         scores = []
         for j in range(Y.shape[1]):
             o = obs[:, j]

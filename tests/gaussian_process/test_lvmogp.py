@@ -1,10 +1,12 @@
 """LVMOGPRegressor: contracts, missing data, predictions and errors."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mvlearn_ext.gaussian_process import LVMOGPRegressor
@@ -235,3 +237,120 @@ def test_a_huge_latent_dimension_is_refused_before_allocation():
     X, Y = rng.normal(size=(20, 1)), rng.normal(size=(20, 3))
     with pytest.raises(ValueError, match="n_latent=1000000000000 needs an array of"):
         LVMOGPRegressor(n_latent=10**12).fit(X, Y)
+
+
+def sine_outputs(P=8, seed=0):
+    """P phase-shifted sines over 30 inputs in [0, 1] with noise 0.05."""
+    rng = np.random.default_rng(seed)
+    X = np.linspace(0, 1, 30)[:, None]
+    return X, np.sin(6 * X + rng.uniform(0, 1, P)) + 0.05 * rng.standard_normal((30, P))
+
+
+def _only_row_0(value):
+    Y = np.full((30, 8), np.nan)
+    Y[0] = value
+    return Y
+
+
+@pytest.mark.parametrize(
+    "Y, kwargs, value",
+    [
+        (np.ones((30, 8)), {}, 1.0),
+        (np.full((30, 8), 0.1), {}, 0.1),  # the mean of 240 entries 0.1 is not 0.1
+        (np.full(30, -3.5), {}, -3.5),
+        (_only_row_0(2.0), {}, 2.0),  # one observed entry per output
+        (np.zeros((30, 8)), {"normalize_y": False}, 0.0),
+    ],
+    ids=["ones", "tenths", "1-D", "row-0-only", "zeros-not-normalised"],
+)
+def test_constant_targets_are_predicted_exactly(Y, kwargs, value):
+    """Targets with a single observed value: no optimum to climb to, so the
+    fit is the limit (that value, standard deviation 0), without an error."""
+    X = np.linspace(0, 1, 30)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = LVMOGPRegressor(n_inducing=6, max_iter=100, random_state=0, **kwargs).fit(X, Y)
+    X_new = np.linspace(-1, 2, 7)[:, None]
+    mean, std = model.predict(X_new, return_std=True)
+    assert mean.shape == (7,) + Y.shape[1:]
+    np.testing.assert_array_equal(mean, value)
+    np.testing.assert_array_equal(std, 0.0)
+    assert model.n_iter_ == 0 and np.all(model.y_std_ == 0)
+    assert np.isfinite(model.elbo_)
+    assert model.score(X, np.full(Y.shape, value)) == 1.0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_constant_output_among_varying_ones_is_fitted():
+    X, Ytr, Y, F, missing = low_rank_problem()
+    Ytr[:, 4] = 2.0
+    model = LVMOGPRegressor(**FAST).fit(X, Ytr)
+    assert model.n_iter_ > 0 and model.y_std_[0] > 0
+    np.testing.assert_allclose(model.predict(X)[:, 4], 2.0, atol=0.1)
+
+
+def test_score_names_y_and_its_shape():
+    X, Y = sine_outputs()
+    model = LVMOGPRegressor(n_inducing=6, max_iter=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, Y)
+        one = clone(model).fit(X, Y[:, 0])
+    with pytest.raises(ValueError, match=r"y has 1 output\(s\) .* was fitted with 8"):
+        model.score(X, Y[:, 0])
+    with pytest.raises(ValueError, match=r"y has 3 output\(s\) .* was fitted with 8"):
+        model.score(X, Y[:, :3])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples: 30 and 29"):
+        model.score(X, Y[:-1])
+    with pytest.raises(ValueError, match="y must be 1-D or 2-D"):
+        model.score(X, Y[..., None])
+    with pytest.raises(ValueError, match="y contains infinity"):
+        model.score(X, np.where(Y > 0.5, np.inf, Y))
+    with pytest.raises(ValueError, match="y has no observed entry"):
+        model.score(X, np.full_like(Y, np.nan))
+    with pytest.raises(TypeError, match="y must be a numeric array"):
+        model.score(X, Y.astype(str))
+    with pytest.raises(ValueError, match="sample_weight has 29 entries"):
+        model.score(X, Y, sample_weight=np.ones(29))
+    # a model of one output scores a 1-D y or a single column alike
+    assert one.score(X, Y[:, 0]) == one.score(X, Y[:, :1])
+    with pytest.raises(ValueError, match=r"y has 8 output\(s\) .* was fitted with 1"):
+        one.score(X, Y)
+
+
+def test_convergence_warning_at_max_iter():
+    X, Y = sine_outputs()
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 iterations") as record:
+        LVMOGPRegressor(n_inducing=6, max_iter=1, random_state=0).fit(X, Y)
+    caught = [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(caught) == 1  # once per fit
+    assert caught[0].filename == __file__  # it names the user's line
+
+
+def test_no_convergence_warning_when_the_default_budget_converges():
+    X, Y = sine_outputs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = LVMOGPRegressor(n_inducing=6, random_state=0).fit(X, Y)
+    assert 0 < model.n_iter_ < model.max_iter
+
+
+@pytest.mark.parametrize(
+    "P, n_latent, init",
+    [
+        (8, 2, "spectral"),
+        (8, 30, "spectral"),
+        (8, 50, "pca"),
+        (50, 10, "pca"),
+        (50, 30, "spectral"),
+    ],
+)
+def test_many_latent_dimensions_fit_as_well_as_few(P, n_latent, init):
+    """More latent dimensions than the outputs need (even than outputs) are
+    redundant, not harmful: the fit still finds the shared structure."""
+    X, Y = sine_outputs(P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = LVMOGPRegressor(n_latent=n_latent, init=init, random_state=0).fit(X, Y)
+    assert model.latent_outputs_.shape == (P, n_latent)
+    assert model.score(X, Y) > 0.99

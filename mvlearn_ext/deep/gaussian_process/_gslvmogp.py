@@ -199,14 +199,15 @@ class GSLVMOGPRegressor(_SVILVMOGPRegressor):
             n_inducing_latent=m_h,
             **self._module_options(),
         ).to(dtype=dtype)
-        D = d_x + d_h
         with torch.no_grad():
             module.Z_x.copy_(torch.from_numpy(np.tile(Z_x, (Q, 1, 1))))
             module.Z_h.copy_(torch.from_numpy(Z_h))
             module.log_variance.fill_(-math.log(Q))
-            module.log_ls_x.copy_(torch.from_numpy(np.log(_spread_lengthscales(Xs, D))))
             for q, b in enumerate(blocks):
-                module.log_ls_h[q].copy_(torch.from_numpy(np.log(_spread_lengthscales(b, D))))
+                # Term q's kernel is one ARD-RBF on the pairs [x; h^q].
+                ls_x, ls_h = _spread_lengthscales(Xs, b)
+                module.log_ls_x[q].copy_(torch.from_numpy(np.log(ls_x)))
+                module.log_ls_h[q].copy_(torch.from_numpy(np.log(ls_h)))
         return module
 
     def _set_kernel_attributes(self, module):

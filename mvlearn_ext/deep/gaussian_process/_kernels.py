@@ -10,17 +10,31 @@ import torch
 _SQRT5 = math.sqrt(5.0)
 
 
-def _spread_lengthscales(E, dim=None):
-    """Initial ARD lengthscales: each coordinate's spread times ``sqrt(D)``.
+def _spread_lengthscales(*blocks):
+    """Initial ARD lengthscales of a kernel on the columns of ``blocks``.
 
-    The scaled squared distance of two points is then about 2 in any
-    dimension ``D``, not ``2 D`` (a kernel near zero between all points for
-    ``D >= 10``, where the fit stalls at the mean). ``D`` is the number of
-    columns of ``E`` unless ``dim`` gives the dimension of the kernel's
-    whole input (a factor of a product kernel).
+    ``blocks`` are the point sets of the kernel's input, one array of shape
+    (n_points, n_columns) per factor of a product kernel (the inputs and the
+    output latents of GS-LVMOGP) or a single one (the embedded pairs of
+    T-LVMOGP); one array of lengthscales is returned per block. A
+    coordinate's lengthscale is its spread, at least 1 (the scale of the
+    standardised inputs and of the latents' ``N(0, I)`` prior), times
+    ``sqrt(D)``, where ``D`` sums ``min(spread, 1)^2`` over all coordinates
+    (at least 1): the coordinates that vary on that scale. The scaled
+    squared distance of two points is then about 2 in any dimension, not
+    ``2 D`` (a kernel near zero between all points, where the fit stalls at
+    the mean), and a coordinate that barely varies (a constant input; a
+    latent dimension beyond the rank of the targets, whose initial means are
+    only the tie-breaking noise of ``initial_latents``) is resolved no
+    finer than the unit scale and does not count in ``D``.
     """
-    ls = E.std(axis=0)
-    return np.where(ls > 1e-3, ls, 1.0) * math.sqrt(E.shape[1] if dim is None else dim)
+    spreads = [b.std(axis=0) for b in blocks]
+    # The floor: without it a latent column of tie-breaking noise (spread
+    # 1e-2) gets a lengthscale below the 0.1 standard deviation that q(h_p)
+    # starts with, two draws of one output's latents lie many lengthscales
+    # apart, the kernel between them is near zero and the fit stays at the mean.
+    dim = max(sum(float(np.sum(np.minimum(s, 1.0) ** 2)) for s in spreads), 1.0)
+    return [np.maximum(s, 1.0) * math.sqrt(dim) for s in spreads]
 
 
 def _tri(raw):

@@ -293,7 +293,8 @@ class TLVMOGPRegressor(_SVILVMOGPRegressor):
             else:
                 Z0 = KMeans(m, n_init=1, random_state=seed).fit(E0).cluster_centers_
             module.Z.copy_(torch.from_numpy(Z0))
-            module.log_lengthscales.copy_(torch.from_numpy(np.log(_spread_lengthscales(E0))))
+            (ls,) = _spread_lengthscales(E0)
+            module.log_lengthscales.copy_(torch.from_numpy(np.log(ls)))
         return module
 
     def _set_kernel_attributes(self, module):

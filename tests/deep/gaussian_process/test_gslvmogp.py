@@ -9,6 +9,7 @@ from sklearn.base import clone
 
 from mvlearn_ext.deep.gaussian_process import GSLVMOGPRegressor
 from mvlearn_ext.deep.gaussian_process._drivers import _GSLVMOGP
+from mvlearn_ext.deep.gaussian_process._kernels import _spread_lengthscales
 from mvlearn_ext.gaussian_process import _bound as bd
 
 torch.set_num_threads(1)
@@ -292,6 +293,59 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         GSLVMOGPRegressor(n_epochs=1).fit(X, Ytr[:-1])
     assert "network" not in GSLVMOGPRegressor().get_params()
+
+
+def rank_two_outputs():
+    """Eight outputs driven by two output features: a ``n_latent`` above the
+    targets' rank leaves latent dimensions that hold only the tie-breaking
+    noise of the initial latents."""
+    rng = np.random.RandomState(0)
+    X = np.linspace(0, 1, 60)[:, None]
+    H = rng.normal(size=(8, 2))
+    Y = np.sin(6 * X + H[:, 0]) * (1 + 0.3 * H[:, 1]) + 0.05 * rng.normal(size=(60, 8))
+    return X, Y
+
+
+def test_spread_lengthscales_keep_the_scaled_distance_and_floor_flat_columns():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 2))
+    H = np.concatenate(
+        [rng.standard_normal((300, 3)), 1e-2 * rng.standard_normal((300, 20))], axis=1
+    )
+    ls_x, ls_h = _spread_lengthscales(X, H)
+    # Five unit coordinates: lengthscales near sqrt(5), the flat ones too.
+    np.testing.assert_allclose(ls_x, np.sqrt(5), rtol=0.15)
+    np.testing.assert_allclose(ls_h, np.sqrt(5), rtol=0.15)
+    # The scaled squared distance of two pairs [x; h] is about 2, not 2 * 25.
+    i, j = rng.integers(0, 200, (2, 500))
+    k, m = rng.integers(0, 300, (2, 500))
+    d2 = (((X[i] - X[j]) / ls_x) ** 2).sum(1) + (((H[k] - H[m]) / ls_h) ** 2).sum(1)
+    assert 1.5 < d2.mean() < 2.5
+    # Constant columns only: unit lengthscales.
+    (ls,) = _spread_lengthscales(np.ones((5, 3)))
+    np.testing.assert_array_equal(ls, 1.0)
+
+
+def test_two_draws_of_one_outputs_latents_start_correlated():
+    X, Y = rank_two_outputs()
+    mod = GSLVMOGPRegressor(n_latent=30, n_epochs=0, random_state=0).fit(X, Y).module_
+    gen = torch.Generator().manual_seed(0)
+    idx = torch.arange(Y.shape[1])
+    with torch.no_grad():
+        h1, h2 = (
+            mod.sample_h(idx, torch.randn(idx.shape[0], 30, generator=gen, dtype=T64))
+            for _ in range(2)
+        )
+        k = torch.exp(-0.5 * (((h1 - h2) / torch.exp(mod.log_ls_h[0])) ** 2).sum(1))
+    assert k.min() > 0.9
+
+
+@pytest.mark.parametrize("n_latent", [10, 30])
+def test_latent_dimensions_beyond_the_rank_of_the_targets_do_not_stop_the_fit(n_latent):
+    # A prediction at the mean scores 0; n_latent=2 scores 0.90.
+    X, Y = rank_two_outputs()
+    model = GSLVMOGPRegressor(n_latent=n_latent, random_state=0).fit(X, Y)
+    assert model.score(X, Y) > 0.5
 
 
 def test_verbose_progress_names_the_estimator(capsys):

@@ -18,6 +18,7 @@ from mvlearn_ext.deep.gaussian_process import (
     zinb_log_prob,
 )
 from mvlearn_ext.deep.gaussian_process._drivers import _TLVMOGP
+from mvlearn_ext.deep.gaussian_process._kernels import _kernel
 from mvlearn_ext.gaussian_process import _bound as bd
 from mvlearn_ext.gaussian_process._likelihoods import zinb_logpmf
 
@@ -419,6 +420,39 @@ def test_one_dimensional_target_and_point_latents():
     mean, std = m.fit(X, Ytr[:, 0]).predict(X, return_std=True)
     assert mean.shape == std.shape == (X.shape[0],)
     assert np.all(m.latent_covariances_ == 0)
+
+
+def rank_two_outputs():
+    """Eight outputs driven by two output features: a ``n_latent`` above the
+    targets' rank leaves latent dimensions that hold only the tie-breaking
+    noise of the initial latents."""
+    rng = np.random.RandomState(0)
+    X = np.linspace(0, 1, 60)[:, None]
+    H = rng.normal(size=(8, 2))
+    Y = np.sin(6 * X + H[:, 0]) * (1 + 0.3 * H[:, 1]) + 0.05 * rng.normal(size=(60, 8))
+    return X, Y
+
+
+def test_two_draws_of_one_outputs_latents_start_correlated():
+    X, Y = rank_two_outputs()
+    model = TLVMOGPRegressor(n_latent=50, n_epochs=0, random_state=0).fit(X, Y)
+    mod = model.module_
+    gen = torch.Generator().manual_seed(0)
+    P = Y.shape[1]
+    x = torch.zeros(P, 1, dtype=T64)
+    with torch.no_grad():
+        E1, E2 = (
+            mod.embed(torch.cat([x, mod.sample_h(torch.arange(P), eps)], 1))
+            for eps in torch.randn(2, P, 50, generator=gen, dtype=T64)
+        )
+        k = torch.diagonal(_kernel(E1, E2, torch.exp(mod.log_lengthscales), 1.0, "rbf"))
+    assert k.min() > 0.85
+
+
+def test_latent_dimensions_beyond_the_rank_of_the_targets_keep_the_fit():
+    # n_latent=2 scores 0.93.
+    X, Y = rank_two_outputs()
+    assert TLVMOGPRegressor(n_latent=50, random_state=0).fit(X, Y).score(X, Y) > 0.75
 
 
 def test_zinb_counts():

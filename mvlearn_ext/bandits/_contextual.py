@@ -25,7 +25,12 @@ import numpy as np
 from mvlearn_ext.bandits import _contextual_kernels as CK_
 from mvlearn_ext.bandits import _kernels as K_
 from mvlearn_ext.bandits._objective import _check_budget, _check_p, allocation_exponent
-from mvlearn_ext.bandits._policies import _check_n_groups, _OnlineRun, resolve_warm_start
+from mvlearn_ext.bandits._policies import (
+    _check_n_groups,
+    _check_state_origin,
+    _OnlineRun,
+    resolve_warm_start,
+)
 from mvlearn_ext.bandits._simulate import _check_seed, _numba_threads
 from mvlearn_ext.utils._validation import check_allocation, check_magnitude, real_array
 
@@ -239,6 +244,14 @@ class ContextualGreedyPlugIn(_OnlineRun):
         self.linear_fraction = linear_fraction
         self.A = A
 
+    def _params(self):
+        return {
+            "p": self.p,
+            "warm_start": self.warm_start,
+            "linear_fraction": self.linear_fraction,
+            "A": self.A,
+        }
+
     def __repr__(self):
         return (
             f"ContextualGreedyPlugIn(p={self.p!r}, warm_start={self.warm_start!r}, "
@@ -339,10 +352,23 @@ class ContextualGreedyPlugIn(_OnlineRun):
         self._require_started()
         state = self._copy_state()
         state.update(n_groups=self.n_groups_, budget=self.budget_, n_features=self.n_features_)
+        state.update(policy=type(self).__name__, params=self._params())
         return state
 
     def set_state(self, state):
-        """Restore a state from :meth:`get_state`; returns ``self``."""
+        """Restore a state from :meth:`get_state`; returns ``self``.
+
+        The state must come from a policy of the same class and configuration
+        and, when this policy has been :meth:`reset`, from a run with the same
+        ``n_groups``, ``budget`` and ``n_features``.
+
+        Raises
+        ------
+        ValueError
+            If a key is missing, or naming what differs.
+        """
+        keys = ("counts", "gram", "xty", "yty", "scores", "t")
+        _check_state_origin(self, state, (*keys, "n_groups", "budget", "n_features"))
         self.reset(state["n_groups"], state["budget"], state["n_features"])
         for k in self._state_:
             v = state[k]

@@ -82,6 +82,51 @@ def resolve_warm_start(warm_start, n_groups, budget, linear_fraction=0.25):
     return n0
 
 
+def _same_param(a, b):
+    """Whether two configuration values are equal (arrays entry by entry)."""
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return a is b or (type(a) is type(b) and a == b)
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def _check_state_origin(policy, state, keys):
+    """Refuse, by name, a state that another policy, configuration or run produced."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict from get_state(), got {type(state).__name__}")
+    missing = [k for k in (*keys, "policy", "params") if k not in state]
+    if missing:
+        raise ValueError(f"state is missing {missing}; pass the dict that get_state() returned")
+    name = type(policy).__name__
+    if state["policy"] != name:
+        raise ValueError(f"state comes from a {state['policy']} policy, not a {name}")
+    params, saved = policy._params(), state["params"]
+    for key in params:
+        same = key in saved and (
+            _check_p(params[key]) == _check_p(saved[key])
+            if key == "p"
+            else _same_param(params[key], saved[key])
+        )
+        if not same:
+            raise ValueError(
+                f"state comes from {name} with {key}={saved.get(key)!r}, "
+                f"this policy has {key}={params[key]!r}"
+            )
+    if hasattr(policy, "_state_"):
+        run = [("n_groups", policy.n_groups_), ("budget", policy.budget_)]
+        if "n_features" in keys:
+            run.append(("n_features", policy.n_features_))
+        for key, current in run:
+            if state[key] != current:
+                raise ValueError(
+                    f"state comes from a run with {key}={state[key]!r}, this policy was "
+                    f"reset with {key}={current}; reset it with {key}={state[key]!r} or "
+                    "restore into a policy not started"
+                )
+
+
 class _OnlineRun:
     """The online interface's checks and accessors that every policy shares."""
 
@@ -115,6 +160,10 @@ class _AllocationPolicy(_OnlineRun):
     _code: int = -1
     _name: str = ""
     _min_per_group: int = 2
+    #: Whether the allocation depends on the data only through ratios of the
+    #: noise levels: :func:`simulate` then runs it on ``sigma`` divided by a
+    #: power of two, so that the counts are the same at any scale.
+    _scale_free: bool = False
     #: The arrays of the online state that get_state / set_state carry.
     _state_keys: tuple = _STATE_KEYS
 
@@ -208,17 +257,34 @@ class _AllocationPolicy(_OnlineRun):
         return self
 
     def get_state(self):
-        """A deep copy of the run's state (a dict of arrays), for :meth:`set_state`."""
+        """A deep copy of the run's state (a dict of arrays), for :meth:`set_state`.
+
+        Besides the arrays it records ``policy`` (the class name), ``params``
+        (the configuration), ``n_groups`` and ``budget``, which
+        :meth:`set_state` checks.
+        """
         self._require_started()
         state = self._copy_state()
         state["n_groups"], state["budget"] = self.n_groups_, self.budget_
+        state["policy"], state["params"] = type(self).__name__, self._params()
         return state
 
     def set_state(self, state):
-        """Restore a state from :meth:`get_state` (same configuration); returns ``self``."""
-        missing = [k for k in (*self._state_keys, "n_groups", "budget") if k not in state]
-        if missing:
-            raise ValueError(f"state is missing {missing}")
+        """Restore a state from :meth:`get_state`; returns ``self``.
+
+        The state must come from a policy of the same class and configuration
+        and, when this policy has been :meth:`reset`, from a run with the same
+        ``n_groups`` and ``budget``; a policy not started takes the run's
+        ``n_groups`` and ``budget`` from the state.
+
+        Raises
+        ------
+        ValueError
+            If a key is missing, or naming what differs (the policy class, a
+            parameter, ``n_groups``, ``budget``) or an array of the wrong
+            shape.
+        """
+        _check_state_origin(self, state, (*self._state_keys, "n_groups", "budget"))
         self.reset(state["n_groups"], state["budget"])
         for k in self._state_keys:
             value = np.asarray(state[k], dtype=self._state_[k].dtype)
@@ -274,6 +340,7 @@ class UniformAllocation(_AllocationPolicy):
     """
 
     _code = K_.UNIFORM
+    _scale_free = True
     _min_per_group = 1
 
     def _warm_start(self, n_groups, budget):
@@ -315,6 +382,7 @@ class OracleAllocation(_AllocationPolicy):
     """
 
     _code = K_.ORACLE
+    _scale_free = True
     _min_per_group = 1
 
     def __init__(self, *, p=2.0, sigma=None):
@@ -337,10 +405,15 @@ class OracleAllocation(_AllocationPolicy):
         sigma = _check_sigma(sigma)
         if sigma.shape[0] != n_groups:
             raise ValueError(f"sigma has {sigma.shape[0]} groups, expected {n_groups}")
-        return round_allocation(sigma ** pp[K_.PP_Q], budget, floor=1)
+        # sigma over a power of two near its largest value: the same allocation
+        # (exactly) at any scale, with no underflow of sigma**q
+        top = np.frexp(sigma.max())[1]
+        return round_allocation(np.ldexp(sigma, -top) ** pp[K_.PP_Q], budget, floor=1)
 
 
 class _WarmStartPolicy(_AllocationPolicy):
+    _scale_free = True
+
     def __init__(self, *, p=2.0, warm_start="sqrt", linear_fraction=0.25):
         self.p = p
         self.warm_start = warm_start
@@ -476,6 +549,7 @@ class GAFSMax(_AllocationPolicy):
     """
 
     _code = K_.GAFS_MAX
+    _scale_free = True
 
     def __init__(self, *, p=np.inf):
         self.p = p

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from mvlearn_ext.bandits._simulate import simulate
 from mvlearn_ext.studies import fit_loglog_slope
 from mvlearn_ext.utils._validation import integer_array
@@ -40,7 +42,10 @@ def regret_curve(
         ``budgets``, ``mean``, ``se``, ``true_loss`` (lists) and ``fit``
         (the :class:`~mvlearn_ext.studies.LogLogFit` of
         :func:`mvlearn_ext.studies.fit_loglog_slope` on the means and their
-        standard errors, or ``None`` if a mean is not positive).
+        standard errors). ``fit`` is ``None`` where no fit is possible: fewer
+        than two distinct budgets, or a mean that is not positive and
+        finite. With ``n_replications=1`` the standard errors are NaN (one
+        replication has no spread) and the fit is unweighted.
 
     See Also
     --------
@@ -71,7 +76,10 @@ def regret_curve(
         means.append(m)
         ses.append(s)
         losses.append(res.true_loss()[0])
-    fit = fit_loglog_slope(budgets, means, ses) if min(means) > 0 else None
+    fit = None
+    if len(set(budgets)) >= 2 and all(math.isfinite(m) and m > 0 for m in means):
+        weighted = all(math.isfinite(s) for s in ses)
+        fit = fit_loglog_slope(budgets, means, ses if weighted else None)
     return {
         "budgets": budgets,
         "mean": means,

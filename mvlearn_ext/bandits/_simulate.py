@@ -19,6 +19,7 @@ from mvlearn_ext.bandits._objective import (
 from mvlearn_ext.bandits._policies import _AllocationPolicy
 from mvlearn_ext.utils._numba import numba_threads
 from mvlearn_ext.utils._validation import check_allocation, integer_array, real_array
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
 
@@ -226,6 +227,13 @@ def _user_block(sampler, seed, replication, group, key, size):
     return block
 
 
+def _exponent(values):
+    """``e`` with ``2**e`` the power of two above ``max |values|`` (0 if none is > 0)."""
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
 @dataclasses.dataclass
 class SimulationResult:
     """Outcome of :func:`simulate`: per-replication counts, estimates and ``R_p``.
@@ -287,9 +295,14 @@ class SimulationResult:
     def mean_regret(self):
         """``(mean, standard error)`` of the proxy regret over replications."""
         reg = self.regret
+        # on the regret over a power of two near its largest magnitude, so
+        # that the squares neither overflow nor underflow at any scale
+        e = _exponent(reg)
+        reg = np.ldexp(reg, -e)
+        mean = float(np.ldexp(reg.mean(), e))
         if reg.shape[0] < 2:
-            return float(reg.mean()), float("nan")
-        return float(reg.mean()), float(reg.std(ddof=1) / np.sqrt(reg.shape[0]))
+            return mean, float("nan")
+        return mean, float(np.ldexp(reg.std(ddof=1) / np.sqrt(reg.shape[0]), e))
 
     def true_loss(self):
         """Monte Carlo true loss ``(sum_k E[(mu_hat_k - mu_k)^2]^p)^(1/p) - R_p(n*)``.
@@ -299,17 +312,50 @@ class SimulationResult:
         families (a callable sampler's means are unknown here). Returns
         ``(value, per-group mean squared errors)``.
         """
-        mse = np.mean((self.estimates - self.mean) ** 2, axis=0)
+        # errors over a power of two near sigma: their squares and powers stay
+        # in range at any scale
+        e = _exponent(self.sigma)
+        err = np.ldexp(self.estimates - self.mean, -e)
+        mse = np.mean(err * err, axis=0)
         if np.isinf(self.p):
             value = mse.max()
         else:
             value = np.sum(mse**self.p) ** (1.0 / self.p)
+        with np.errstate(under="ignore"):
+            value, mse = float(np.ldexp(value, 2 * e)), np.ldexp(mse, 2 * e)
         return float(value - self.oracle_value), mse
 
     def allocation_deviation(self):
         """``max_k |n_k - n_k*| / sqrt(T)`` of every replication."""
         star = oracle_allocation(self.sigma, self.budget, self.p)
         return np.max(np.abs(self.counts - star), axis=1) / np.sqrt(self.budget)
+
+
+def _sigma_exponent(policy, sigma, budget):
+    """The power of two ``e`` that :func:`simulate` divides ``sigma`` (and ``mean``) by.
+
+    A scale-free policy (its allocation depends on ratios of the noise
+    levels only) runs on ``sigma / 2**e`` with ``2**e`` the power of two
+    above ``max(sigma)``: the division is exact, so the counts are those of
+    any other scale, and the squares neither underflow nor overflow. Other
+    policies (constants in data units) run on ``sigma`` itself (``e = 0``)
+    and are refused, naming ``sigma``, where ``min(sigma)**2 / budget``, the
+    smallest plug-in score, underflows.
+    """
+    if policy._scale_free:
+        return int(np.frexp(sigma.max())[1])
+    tiny = np.finfo(np.float64).tiny
+    smallest = float(sigma.min())
+    with np.errstate(under="ignore"):
+        underflow = not smallest * smallest / budget >= tiny
+    if underflow:
+        raise ValueError(
+            f"sigma: its smallest value {smallest:.3g} squared, over budget={budget}, "
+            f"underflows float64 (below {tiny:.3g}); {policy!r} has constants in the units "
+            "of the data, so its allocation would be wrong. Rescale: multiply sigma (and "
+            "mean) by a power of ten and the constants accordingly"
+        )
+    return 0
 
 
 def _numba_threads(n_jobs):
@@ -405,6 +451,16 @@ def simulate(
     p = _check_p(policy.p)
     # the outputs: one row of n_groups per replication
     check_allocation(n_replications * n_groups, "n_replications", n_replications)
+    true_sigma, true_mean = sigma, mean
+    # A scale-free policy runs on the data divided by 2**e (exact); a drawn
+    # observation, its mean, and R_p are then those of the unscaled run
+    # times 2**e, 2**e and 2**(2e). A callable's draws are not rescaled
+    # (they are the observations): only R_p is.
+    e = _sigma_exponent(policy, sigma, budget)
+    sigma = np.ldexp(sigma, -e)
+    e_estimates = 0
+    if dist != K_.PRESAMPLED:
+        mean, e_estimates = np.ldexp(mean, -e), e
     runner = getattr(policy, "_replication_runner", None)
     if runner is not None:
         # Policies with their own compiled step (e.g. SideInfoGreedyPlugIn).
@@ -444,13 +500,25 @@ def simulate(
                 r_out = np.zeros(stop - start)
                 run(replication_offset + start, block, c_out, e_out, r_out)
                 counts[start:stop], estimates[start:stop], rp[start:stop] = c_out, e_out, r_out
+    with np.errstate(under="ignore"):
+        best = float(np.ldexp(oracle_value(sigma, budget, p), 2 * e))
+        rp = np.ldexp(rp, 2 * e)
+        estimates = np.ldexp(estimates, e_estimates)
+    if not best >= np.finfo(np.float64).tiny:
+        warn(
+            f"sigma: R_p of these standard deviations (the oracle value {best:.3g}) is below "
+            "the smallest normal float64; the counts are exact, but rp, oracle_value and the "
+            "regret are rounded to subnormal numbers or 0. Multiply sigma (and mean) by a "
+            "power of ten to compare regrets",
+            RuntimeWarning,
+        )
     return SimulationResult(
         counts=counts,
         estimates=estimates,
         rp=rp,
-        oracle_value=oracle_value(sigma, budget, p),
-        sigma=sigma,
-        mean=mean,
+        oracle_value=best,
+        sigma=true_sigma,
+        mean=true_mean,
         budget=budget,
         p=p,
         policy=repr(policy),

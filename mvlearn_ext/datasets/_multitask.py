@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
+from mvlearn_ext.utils._validation import check_count, check_real, integer_array
+
 __all__ = ["make_contaminated_tasks"]
 
 
@@ -57,23 +59,24 @@ def make_contaminated_tasks(
     Parameters
     ----------
     n_tasks : int, default=30
-        ``m``.
+        ``m`` (>= 1).
     n_samples : int or array-like of int, default=100
-        Rows per task (one value, or one per task).
+        Rows per task, each >= 1 (one value, or one per task).
     n_features : int, default=30
-        ``d``.
+        ``d`` (>= 1; >= 2 with ``balancedness``).
     delta : float, default=0.3
-        Spread of the inliers around the centre.
-    epsilon : float, default=0.1
+        Spread (>= 0) of the inliers around the centre.
+    epsilon : float in [0, 1], default=0.1
         Fraction of outlier tasks.
     alpha : float, default=1.0
         Decay of the covariate scales (0: isotropic).
     noise : float, default=1.0
-        Noise standard deviation ``sigma``.
+        Noise standard deviation ``sigma`` (>= 0).
     center : {"axis", "dense"}, default="axis"
     outlier_scale : float, default=10.0
+        Norm (>= 0) of the outlier tasks' coefficients.
     balancedness : float or None, default=None
-        The target ``B`` of the two-group spiked design (``None``: off).
+        The target ``B >= 1`` of the two-group spiked design (``None``: off).
     random_state : int, RandomState instance or None, default=None
 
     Returns
@@ -84,6 +87,14 @@ def make_contaminated_tasks(
         ``outliers`` (m,) bool, ``second_moment`` (m, d) the diagonal of
         every task's population second moment ``Sigma_j``, and
         ``Xs``/``ys`` the per-task lists.
+
+    Raises
+    ------
+    TypeError
+        If a count is not an int or a float parameter not a real number.
+    ValueError
+        If a parameter is out of the range given above, or ``n_samples`` has
+        neither one value nor one per task.
 
     See Also
     --------
@@ -96,10 +107,31 @@ def make_contaminated_tasks(
     >>> data.X.shape, data.coef.shape, int(data.outliers.sum())
     ((40, 3), (5, 3), 0)
     """
+    m = check_count(n_tasks, "n_tasks", 1)
+    d = check_count(n_features, "n_features", 1)
+    sizes = integer_array(n_samples, "n_samples", ndim=(0, 1), low=1)
+    if sizes.ndim == 1 and sizes.shape != (m,):
+        raise ValueError(
+            f"n_samples must be one int or one per task ({m} for n_tasks={m}), "
+            f"got {sizes.shape[0]} values"
+        )
+    sizes = np.broadcast_to(sizes, (m,)).copy()
+    delta = check_real(delta, "delta", low=0.0)
+    epsilon = check_real(epsilon, "epsilon")
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"epsilon must be in [0, 1] (a fraction of the tasks), got {epsilon!r}")
+    alpha = check_real(alpha, "alpha")
+    noise = check_real(noise, "noise", low=0.0)
+    outlier_scale = check_real(outlier_scale, "outlier_scale", low=0.0)
+    if balancedness is not None:
+        balancedness = check_real(balancedness, "balancedness", low=1.0)
+        if d < 2:
+            raise ValueError(
+                f"balancedness needs n_features >= 2 (the minority's spike is on the "
+                f"second coordinate), got n_features={d}"
+            )
     rng = check_random_state(random_state)
     gen = np.random.default_rng(rng.randint(2**31 - 1))
-    m, d = int(n_tasks), int(n_features)
-    sizes = np.broadcast_to(np.asarray(n_samples, dtype=np.int64), (m,)).copy()
     if center == "axis":
         theta_star = np.zeros(d)
         theta_star[0] = 2.0

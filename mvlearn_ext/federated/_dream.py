@@ -31,11 +31,18 @@ Flower (:mod:`mvlearn_ext.federated._flower`).
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 
 from mvlearn_ext.moo import min_norm_direction, solve_simplex_qp
-from mvlearn_ext.utils._validation import check_magnitude, check_real, real_array
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    check_real,
+    check_rng,
+    real_array,
+)
 
 __all__ = [
     "DREAMClient",
@@ -49,27 +56,56 @@ __all__ = [
 ]
 
 
+def _check_correction(correction, n_tasks):
+    """``C`` as a float64 array of shape ``(n_tasks, n_tasks)`` (identity for None)."""
+    if correction is None:
+        return np.eye(n_tasks)
+    C = real_array(correction, "correction", ndim=2)
+    if C.shape != (n_tasks, n_tasks):
+        raise ValueError(f"correction must have shape ({n_tasks}, {n_tasks}), got {C.shape}")
+    return C
+
+
+def _check_anchor(anchor, n_tasks):
+    """``w`` as a float64 point of the simplex of shape ``(n_tasks,)`` (uniform for None)."""
+    if anchor is None:
+        return np.full(n_tasks, 1.0 / n_tasks)
+    w = real_array(anchor, "anchor").reshape(-1)
+    if w.shape != (n_tasks,):
+        raise ValueError(f"anchor must have shape ({n_tasks},), got {w.shape}")
+    if w.min() < 0 or abs(w.sum() - 1) > 1e-9:
+        raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    return w
+
+
 def _check_dream_inputs(G, correction, reg_rho, anchor):
     """``(G, C, reg_rho, w)`` of :func:`dream_weights`, validated, with the defaults filled in."""
     G = real_array(G, "G", ndim=2)
     check_magnitude(G, "G")  # the QP takes the Gram matrix of the directions
     S = G.shape[0]
-    if correction is None:
-        C = np.eye(S)
-    else:
-        C = real_array(correction, "correction", ndim=2)
-        if C.shape != (S, S):
-            raise ValueError(f"correction must have shape ({S}, {S}), got {C.shape}")
+    C = _check_correction(correction, S)
     reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
-    if anchor is None:
-        w = np.full(S, 1.0 / S)
-    else:
-        w = real_array(anchor, "anchor").reshape(-1)
-        if w.shape != (S,):
-            raise ValueError(f"anchor must have shape ({S},), got {w.shape}")
-        if w.min() < 0 or abs(w.sum() - 1) > 1e-9:
-            raise ValueError("anchor must be on the probability simplex (>= 0, sums to 1)")
+    w = _check_anchor(anchor, S)
     return G, C, reg_rho, w
+
+
+def _check_momentum(momentum):
+    """``momentum`` as a float in ``[0, 1)``."""
+    momentum = check_real(momentum, "momentum")
+    if not 0.0 <= momentum < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    return momentum
+
+
+def _check_seed(random_state):
+    """The int root of the seeded streams of :class:`DREAMServer` and :class:`DREAMClient`.
+
+    An int (>= 0) is the root itself; ``None``, a ``Generator`` or a
+    ``RandomState`` give a root drawn from :func:`~mvlearn_ext.utils.check_rng`.
+    """
+    if isinstance(random_state, numbers.Integral):  # bool included: refused by check_count
+        return check_count(random_state, "random_state", 0)
+    return int(check_rng(random_state).integers(2**32))
 
 
 def _two_task(a, b, reg_rho, w1):
@@ -199,11 +235,22 @@ class QuadraticFMOL:
     Parameters
     ----------
     n_clients, n_tasks, dim : int
+        Numbers of clients, of tasks and of model parameters (each >= 1).
     heterogeneity : float, default=1.0
-        Size of the client-specific perturbations of ``A`` and ``b``.
+        Size (>= 0) of the client-specific perturbations of ``A`` and ``b``.
     noise : float, default=0.0
-        Standard deviation of additive Gaussian gradient noise.
-    random_state : int or None
+        Standard deviation (>= 0) of additive Gaussian gradient noise.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        Seeds the draw of ``A`` and ``b`` (see :func:`~mvlearn_ext.utils.check_rng`).
+
+    Raises
+    ------
+    TypeError
+        If a count is not an int, a float parameter not a real number, or
+        ``random_state`` of another type.
+    ValueError
+        If a count is below 1, or ``heterogeneity`` or ``noise`` is negative
+        or not finite.
 
     See Also
     --------
@@ -224,9 +271,13 @@ class QuadraticFMOL:
     def __init__(
         self, *, n_clients, n_tasks, dim, heterogeneity=1.0, noise=0.0, random_state=None
     ):
-        rng = np.random.default_rng(random_state)
+        n_clients = check_count(n_clients, "n_clients", 1)
+        n_tasks = check_count(n_tasks, "n_tasks", 1)
+        dim = check_count(dim, "dim", 1)
+        heterogeneity = check_real(heterogeneity, "heterogeneity", low=0.0)
+        self.noise = check_real(noise, "noise", low=0.0)
+        rng = check_rng(random_state)
         self.n_clients, self.n_tasks, self.dim = n_clients, n_tasks, dim
-        self.noise = float(noise)
         m = dim + 2
         base_A = rng.normal(size=(n_tasks, m, dim)) / np.sqrt(m) + np.eye(m, dim)[None]
         base_b = rng.normal(size=(n_tasks, m)) * 2.0
@@ -376,19 +427,19 @@ class DREAMClient:
     Parameters
     ----------
     client_id : int
-        The client's index (also a key of its noise stream).
+        The client's index, >= 0 (also a key of its noise stream).
     grad : callable
         ``grad(s, y) -> ndarray of shape (dim,)``, the gradient of this
         client's loss of task ``s`` at ``y``.
     n_tasks : int
-        Number of tasks ``S``.
+        Number of tasks ``S`` (>= 1).
     dim : int
-        Dimension of the model ``x``.
+        Dimension of the model ``x`` (>= 1).
     local_steps : int
-        Local steps ``K`` per task and round.
+        Local steps ``K`` per task and round (>= 1).
     learning_rate_local : float
-        Step size of the local steps.
-    momentum : float, default=0.0
+        Step size of the local steps (> 0).
+    momentum : float in [0, 1), default=0.0
         ``beta`` of the local direction ``m <- beta m + (1 - beta) v``
         (0: no momentum); ``m`` is kept across rounds.
     control_variates : bool, default=True
@@ -396,9 +447,18 @@ class DREAMClient:
         control variates, against client drift); False gives FMGDA's plain
         local steps.
     noise : float, default=0.0
-        Standard deviation of the Gaussian noise added to every gradient.
-    random_state : int, default=0
-        The root of the noise streams.
+        Standard deviation (>= 0) of the Gaussian noise added to every gradient.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=0
+        The root of the noise streams: an int (>= 0) is the root; ``None``, a
+        ``Generator`` or a ``RandomState`` draw it once, here.
+
+    Raises
+    ------
+    TypeError
+        If ``grad`` is not callable, a count is not an int, a float
+        parameter not a real number, or ``random_state`` of another type.
+    ValueError
+        If a parameter is out of the range given above.
 
     See Also
     --------
@@ -433,15 +493,20 @@ class DREAMClient:
         noise=0.0,
         random_state=0,
     ):
-        self.client_id = int(client_id)
+        self.client_id = check_count(client_id, "client_id", 0)
+        if not callable(grad):
+            raise TypeError(f"grad must be callable, got {type(grad).__name__}")
         self.grad = grad
-        self.n_tasks, self.dim = int(n_tasks), int(dim)
-        self.local_steps = int(local_steps)
-        self.learning_rate_local = float(learning_rate_local)
-        self.momentum = float(momentum)
+        self.n_tasks = check_count(n_tasks, "n_tasks", 1)
+        self.dim = check_count(dim, "dim", 1)
+        self.local_steps = check_count(local_steps, "local_steps", 1)
+        self.learning_rate_local = check_real(
+            learning_rate_local, "learning_rate_local", low=0.0, low_open=True
+        )
+        self.momentum = _check_momentum(momentum)
         self.control_variates = bool(control_variates)
-        self.noise = float(noise)
-        self.random_state = int(random_state)
+        self.noise = check_real(noise, "noise", low=0.0)
+        self.random_state = _check_seed(random_state)
         self.c_local = np.zeros((self.n_tasks, self.dim))
         self.m = np.zeros((self.n_tasks, self.dim))
 
@@ -501,8 +566,11 @@ class DREAMServer:
     Parameters
     ----------
     x0 : array-like of shape (dim,)
+        The initial model (finite).
     n_tasks, n_clients : int
+        Numbers of tasks and of clients (each >= 1).
     learning_rate : float
+        Step size (> 0) of the server's update.
     aggregation : {"qp", "fixed"}, default="qp"
         ``"qp"``: weights from :func:`dream_weights` with
         ``correction``, ``reg_rho`` and ``anchor``; ``"fixed"``: ``anchor``
@@ -515,8 +583,19 @@ class DREAMServer:
         ``w`` on the simplex; uniform by default.
     participation : float in (0, 1], default=1.0
         Fraction of clients sampled each round (without replacement).
-    random_state : int, default=0
-        Seeds the sampling of the clients of each round.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=0
+        Seeds the sampling of the clients of each round: an int (>= 0) is the
+        root of the streams; ``None``, a ``Generator`` or a ``RandomState``
+        draw it once, here.
+
+    Raises
+    ------
+    TypeError
+        If a count is not an int, a float parameter not a real number, an
+        array not numeric, or ``random_state`` of another type.
+    ValueError
+        If a parameter is out of the range given above, ``x0`` is not 1-D,
+        or ``correction`` or ``anchor`` has the wrong shape.
 
     See Also
     --------
@@ -552,23 +631,22 @@ class DREAMServer:
         participation=1.0,
         random_state=0,
     ):
-        self.x = np.array(x0, dtype=np.float64)
-        self.n_tasks, self.n_clients = int(n_tasks), int(n_clients)
-        self.learning_rate = float(learning_rate)
+        self.x = real_array(x0, "x0", ndim=1)
+        self.n_tasks = check_count(n_tasks, "n_tasks", 1)
+        self.n_clients = check_count(n_clients, "n_clients", 1)
+        self.learning_rate = check_real(learning_rate, "learning_rate", low=0.0, low_open=True)
         if aggregation not in ("qp", "fixed"):
             raise ValueError(f"aggregation must be 'qp' or 'fixed', got {aggregation!r}")
         self.aggregation = aggregation
-        self.correction = None if correction is None else np.asarray(correction, dtype=np.float64)
-        self.reg_rho = float(reg_rho)
-        self.anchor = (
-            np.full(self.n_tasks, 1.0 / self.n_tasks)
-            if anchor is None
-            else np.asarray(anchor, float)
+        self.correction = (
+            None if correction is None else _check_correction(correction, self.n_tasks)
         )
-        if not 0 < participation <= 1:
-            raise ValueError(f"participation must be in (0, 1], got {participation!r}")
-        self.participation = float(participation)
-        self.random_state = int(random_state)
+        self.reg_rho = check_real(reg_rho, "reg_rho", low=0.0)
+        self.anchor = _check_anchor(anchor, self.n_tasks)
+        self.participation = check_real(
+            participation, "participation", low=0.0, low_open=True, high=1.0
+        )
+        self.random_state = _check_seed(random_state)
         self.c = np.zeros((self.n_tasks, self.x.size))
         self.history = []
 
@@ -636,7 +714,12 @@ class InProcessSimulator:
         self.clients = {int(c.client_id): c for c in clients}
 
     def run(self, n_rounds, *, callback=None):
-        for rnd in range(int(n_rounds)):
+        """Run ``n_rounds`` (an int >= 1) rounds; ``callback(rnd, server)`` after each.
+
+        Returns the server.
+        """
+        n_rounds = check_count(n_rounds, "n_rounds", 1)
+        for rnd in range(n_rounds):
             messages = self.server.configure_round(rnd)
             replies = {cid: self.clients[cid].fit(msg) for cid, msg in messages.items()}
             self.server.aggregate_round(rnd, replies)
@@ -702,14 +785,14 @@ def run_dream(
     problem : QuadraticFMOL
         The test bed (its gradients and gradient noise).
     n_rounds : int
-        Number of communication rounds.
+        Number of communication rounds (>= 1).
     local_steps : int, default=5
-        Local steps per task and round (see :class:`DREAMClient`).
+        Local steps per task and round, >= 1 (see :class:`DREAMClient`).
     learning_rate_local : float, default=0.05
-        Step size of the local steps.
+        Step size (> 0) of the local steps.
     learning_rate : float, default=0.1
-        Step size of the server's update.
-    momentum : float, default=0.0
+        Step size (> 0) of the server's update.
+    momentum : float in [0, 1), default=0.0
         Local momentum (see :class:`DREAMClient`).
     control_variates : bool, default=True
         Whether clients correct their local gradients by control variates.
@@ -723,14 +806,26 @@ def run_dream(
         ``w`` on the simplex; uniform by default.
     participation : float in (0, 1], default=1.0
         Fraction of clients sampled each round.
-    random_state : int, default=0
-        Seeds the client sampling and the gradient noise.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=0
+        Seeds the client sampling and the gradient noise: an int (>= 0) is the
+        root of the streams; ``None``, a ``Generator`` or a ``RandomState``
+        draw one root for the run.
     x0 : array-like of shape (dim,), optional
         The initial model; zeros by default.
 
     Returns
     -------
     result : FMOLResult
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a :class:`QuadraticFMOL`, a count is not an
+        int, a float parameter not a real number, an array not numeric, or
+        ``random_state`` of another type.
+    ValueError
+        If a parameter is out of the range given above, or ``x0``,
+        ``correction`` or ``anchor`` has the wrong shape.
 
     See Also
     --------
@@ -746,7 +841,19 @@ def run_dream(
     >>> bool(res.stationarity[-1] < 1e-6)
     True
     """
-    x0 = np.zeros(problem.dim) if x0 is None else np.asarray(x0, dtype=np.float64)
+    if not isinstance(problem, QuadraticFMOL):
+        raise TypeError(f"problem must be a QuadraticFMOL, got {type(problem).__name__}")
+    n_rounds = check_count(n_rounds, "n_rounds", 1)
+    if x0 is None:
+        x0 = np.zeros(problem.dim)
+    else:
+        x0 = real_array(x0, "x0", ndim=1)
+        if x0.shape != (problem.dim,):
+            raise ValueError(
+                f"x0 must have shape ({problem.dim},) (the problem's dim), got {x0.shape}"
+            )
+    # One root for the server and every client, drawn once if random_state is not an int.
+    random_state = _check_seed(random_state)
     server = DREAMServer(
         x0,
         n_tasks=problem.n_tasks,

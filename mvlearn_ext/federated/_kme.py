@@ -22,16 +22,18 @@ the mean RFF feature (D floats), the scalar ``v_c`` and, for ridge models,
 from __future__ import annotations
 
 import numbers
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from mvlearn_ext.moo import solve_simplex_qp
 from mvlearn_ext.utils._validation import (
+    _view_feature_names,
     check_allocation,
     check_magnitude,
     integer_array,
@@ -39,6 +41,7 @@ from mvlearn_ext.utils._validation import (
     validate_array,
     validate_vector,
 )
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
     "KMEPersonalizedRidge",
@@ -509,6 +512,30 @@ def _check_agents(Xs, ys):
     return out_X, out_y
 
 
+def _agent_feature_names(Xs):
+    """The string column names shared by the agents' DataFrames in ``Xs`` (None if none).
+
+    Raises a ValueError naming the agent whose names differ from those of the
+    first named agent (other names, or the same in another order).
+    """
+    names = _view_feature_names(Xs)
+    if names is None:
+        return None
+    first = next(b for b, n in enumerate(names) if n is not None)
+    for b, given in enumerate(names):
+        if given is not None and not np.array_equal(given, names[first]):
+            detail = (
+                "the same names in another order"
+                if set(given) == set(names[first])
+                else "other names"
+            )
+            raise ValueError(
+                f"the feature names of Xs[{b}] differ from those of Xs[{first}] ({detail}); "
+                "every agent must have the same features in the same order"
+            )
+    return names[first]
+
+
 class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     """Personalised ridge regression with KME-based collaboration weights.
 
@@ -537,7 +564,9 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         plain unbiased-risk rule, which overfits its noisy risk estimate
         (it puts weight on agents whose estimated risk is low by chance).
         The default is this package's choice, not a value from the paper.
-    random_state : int, Generator or None
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random Fourier features and the subsample of
+        ``bandwidth="median"``.
 
     Attributes
     ----------
@@ -550,6 +579,11 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
     bandwidth_ : float
     n_agents_ : int
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names of the agents' DataFrames at fit (they must agree);
+        defined only when some agent's ``X`` has string column names.
+        :meth:`predict` refuses an ``X`` whose names differ (other names, or
+        the same in another order).
 
     See Also
     --------
@@ -606,7 +640,8 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         ----------
         Xs : list of array-like of shape (n_samples_b, n_features)
             The features of each agent (at least 2 samples each, the same
-            features for all).
+            features for all; DataFrames with string column names must have
+            the same names in the same order).
         ys : list of array-like of shape (n_samples_b,)
             The targets of each agent.
 
@@ -614,7 +649,11 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         -------
         self : KMEPersonalizedRidge
         """
+        names = _agent_feature_names(Xs)
         Xs, ys = _check_agents(Xs, ys)
+        self.__dict__.pop("feature_names_in_", None)
+        if names is not None:
+            self.feature_names_in_ = names
         # the largest array: one agent's RFF features
         n_rows = max(X.shape[0] for X in Xs)
         check_allocation(self.n_components * n_rows, "n_components", self.n_components)
@@ -659,11 +698,21 @@ class KMEPersonalizedRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            A DataFrame must have the column names of the fit, in the same
+            order (``feature_names_in_``).
         agent : int or None, default=None
             The agent whose model predicts; may be omitted only when the
             model was fitted on a single agent.
         """
         check_is_fitted(self)
+        # scikit-learn's check of the names: it raises for other names or another
+        # order; its warnings (names at fit but not now, or the converse) are
+        # raised again here so that they name the caller's line.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _check_feature_names(self, X, reset=False)
+        for record in caught:
+            warn(str(record.message), record.category)
         if agent is None:
             if self.n_agents_ != 1:
                 raise ValueError(

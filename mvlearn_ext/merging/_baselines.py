@@ -3,9 +3,12 @@
 Every public function takes a base state dict ``base`` (a mapping of parameter
 names to arrays) and a sequence ``experts`` of state dicts fine-tuned from it,
 validates them once, works in float64 and returns a new state dict with the
-base's keys, shapes and dtypes. Non-floating entries (counters) are copied from
-the base. The private ``_*`` helpers work on float64 task vectors and check
-nothing.
+base's keys, shapes and dtypes. Only floating entries are merged: integer and
+boolean entries (step counters such as ``num_batches_tracked``, indices, masks)
+are copied from the base, and a base with no floating entry is refused. A merged
+value too large for its dtype (float16 saturates at 65504) is refused rather than
+returned as ``inf``. The private ``_*`` helpers work on float64 task vectors and
+check nothing.
 
 Conventions of the two reference tools (mergekit, FusionBench) differ; each
 switch below says which tool it matches.
@@ -51,6 +54,19 @@ def _float_keys(base):
     return [k for k, v in base.items() if v.dtype.kind == "f"]
 
 
+def _merge_keys(base):
+    """The base's floating keys; a ValueError when there is none (nothing to merge)."""
+    keys = _float_keys(base)
+    if not keys:
+        kinds = sorted({str(v.dtype) for v in base.values()})
+        raise ValueError(
+            f"base has no floating-point entry to merge (dtypes {kinds}): integer and "
+            "boolean entries (counters, indices, masks) are copied from base, not merged. "
+            "Cast base and experts to a floating dtype (for example np.float32) to merge them"
+        )
+    return keys
+
+
 def _task_vectors(base, experts, keys):
     return [
         {k: e[k].astype(np.float64) - base[k].astype(np.float64) for k in keys} for e in experts
@@ -58,11 +74,26 @@ def _task_vectors(base, experts, keys):
 
 
 def _finish(base, merged_tv, scaling):
-    """``base + scaling * merged_tv`` in the base's dtypes; other entries copied."""
+    """``base + scaling * merged_tv`` in the base's dtypes; other entries copied.
+
+    Raises a ValueError naming the key when a merged value is not finite in
+    the base's dtype (it overflows, as float16 does beyond 65504).
+    """
     out = {}
     for key, value in base.items():
         if key in merged_tv:
-            out[key] = (value.astype(np.float64) + scaling * merged_tv[key]).astype(value.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                wide = value.astype(np.float64) + scaling * merged_tv[key]
+                cast = wide.astype(value.dtype)
+            if not np.all(np.isfinite(cast)):
+                finite = wide[np.isfinite(wide)]
+                largest = f"{float(np.abs(finite).max()):.4g}" if finite.size else "inf"
+                raise ValueError(
+                    f"the merged value of {key!r} overflows {value.dtype} (largest |value| "
+                    f"{largest}, max {float(np.finfo(value.dtype).max):.4g}); lower scaling "
+                    "or weights, or cast base and experts to a wider dtype such as float32"
+                )
+            out[key] = cast
         else:
             out[key] = value.copy()
     return out
@@ -170,13 +201,14 @@ def _prepare(base, experts, scaling, weights, prune_keys=None):
     """Validate the arguments every merge shares; return what the merge needs.
 
     Returns ``(base, keys, prune, tvs, scaling, weights)``: the checked base, its
-    floating keys, the keys to prune (all floating keys when ``prune_keys`` is
-    None), the task vectors, the checked scaling and expert weights.
+    floating keys (a ValueError when there is none), the keys to prune (all
+    floating keys when ``prune_keys`` is None), the task vectors, the checked
+    scaling and expert weights.
     """
     base, experts = check_state_dicts(base, experts)
     scaling = check_scaling(scaling)
     weights = check_weights(weights, len(experts))
-    keys = _float_keys(base)
+    keys = _merge_keys(base)
     prune = _check_prune_keys(prune_keys, keys)
     return base, keys, prune, _task_vectors(base, experts, keys), scaling, weights
 
@@ -198,7 +230,14 @@ def task_vectors(base, experts):
     Returns
     -------
     taus : list of dict
-        One float64 dict per expert, over the base's floating keys.
+        One float64 dict per expert, over the base's floating keys only:
+        integer and boolean entries (counters, indices, masks) have no task
+        vector.
+
+    Raises
+    ------
+    ValueError
+        If ``base`` has no floating entry (nothing to take a difference of).
 
     See Also
     --------
@@ -214,7 +253,7 @@ def task_vectors(base, experts):
     [1.0, -2.0]
     """
     base, experts = check_state_dicts(base, experts)
-    return _task_vectors(base, experts, _float_keys(base))
+    return _task_vectors(base, experts, _merge_keys(base))
 
 
 def apply_task_vector(base, task_vector, *, scaling=1.0):
@@ -225,13 +264,20 @@ def apply_task_vector(base, task_vector, *, scaling=1.0):
     base : mapping of str to array-like
     task_vector : mapping of str to array-like
         A (merged) task vector over some of the base's floating keys; the
-        other entries of ``base`` are copied.
+        other entries of ``base`` (integer and boolean ones included) are
+        copied.
     scaling : float, default=1.0
         The factor lambda.
 
     Returns
     -------
     merged : dict of str to ndarray
+
+    Raises
+    ------
+    ValueError
+        If a key of ``task_vector`` is not a floating entry of ``base``, or a
+        result overflows the base's dtype (float16 beyond 65504).
 
     See Also
     --------
@@ -273,7 +319,10 @@ def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     Parameters
     ----------
     base : mapping of str to array-like
-        The base state dict theta_0.
+        The base state dict theta_0. Its floating entries are merged in
+        float64 and returned in their dtype; its integer and boolean entries
+        (counters such as ``num_batches_tracked``, indices, masks) are copied
+        unmerged, and at least one entry must be floating.
     experts : sequence of mappings
         The experts theta_n (same keys, shapes and dtypes as ``base``).
     scaling : float, default=1.0
@@ -284,6 +333,12 @@ def task_arithmetic(base, experts, *, scaling=1.0, weights=None):
     Returns
     -------
     merged : dict of str to ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``base`` has no floating entry, or a merged value overflows its
+        dtype (float16 beyond 65504); the message names the key.
 
     Examples
     --------
@@ -362,7 +417,8 @@ def ties(
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     density : float in (0, 1], default=0.2
         Fraction of coordinates kept by the trim step.
     scaling : float, default=1.0
@@ -450,7 +506,8 @@ def dare(
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     density : float in (0, 1], default=0.1
         Keep probability 1 - p.
     scaling : float, default=1.0
@@ -523,7 +580,8 @@ def dare_ties(
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     density : float in (0, 1], default=0.1
         Keep probability of every coordinate (as in :func:`dare`).
     scaling : float, default=1.0
@@ -583,7 +641,8 @@ def magnitude_merge(base, experts, *, density=0.1, scaling=1.0, weights=None, pr
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     density : float in (0, 1], default=0.1
         Fraction of the coordinates of each tensor kept.
     scaling : float, default=1.0
@@ -634,7 +693,8 @@ def random_mask_merge(
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     density : float in (0, 1], default=0.1
         Fraction of the coordinates of each tensor kept.
     scaling : float, default=1.0

@@ -14,7 +14,13 @@ import numbers
 
 import numpy as np
 
-from mvlearn_ext.merging._baselines import _finish, _float_keys, _task_vectors, _topk_mask
+from mvlearn_ext.merging._baselines import (
+    _finish,
+    _float_keys,
+    _merge_keys,
+    _task_vectors,
+    _topk_mask,
+)
 from mvlearn_ext.merging._validation import (
     check_choice,
     check_fraction,
@@ -358,11 +364,14 @@ def sa_merge(
     ``|theta_0 + tau|``, uses ``sign(theta_0 + tau_n)``); floating entries
     outside ``layers`` (biases, norms) are merged by task arithmetic, not
     pruned; the keep counts round half up. The method never looks at data.
+    Integer and boolean entries (counters, indices, masks) are copied from
+    the base, not merged.
 
     Parameters
     ----------
     base, experts : state dicts
-        See :func:`task_arithmetic`.
+        See :func:`task_arithmetic`: floating entries are merged, integer and
+        boolean ones copied from ``base``, and overflow is an error.
     p : float in [0, 1), default=0.2
         Fraction of the surviving coordinates pruned per round.
     n_rounds : int, default=10
@@ -385,6 +394,12 @@ def sa_merge(
     -------
     merged : dict of str to ndarray
     masks : list of dict, only when ``return_masks=True``
+
+    Raises
+    ------
+    ValueError
+        If ``base`` has no floating entry, or a merged value overflows its
+        dtype (float16 beyond 65504); the message names the key.
 
     Examples
     --------
@@ -415,10 +430,10 @@ def sa_merge(
     p, n_rounds, scaling = _check_common(p, n_rounds, scaling, saliency_sign)
     if grad_fn is not None and not callable(grad_fn):
         raise TypeError("grad_fn must be callable or None")
+    keys = _merge_keys(base)
     layers = _infer_layers(base, layers, need_chain=grad_fn is None)
     if grad_fn is None:
         grad_fn = _closed_form_grad_fn(layers)
-    keys = _float_keys(base)
     tvs = _task_vectors(base, experts, keys)
     base64 = {k: base[k].astype(np.float64) for k in keys}
     masks = _sa_driver(base64, tvs, layers, grad_fn, p, n_rounds, saliency_sign)
@@ -504,7 +519,9 @@ def sa_merge_lora(
     ----------
     base : state dict
         Dense base weights; ``layers`` (default: every floating 2-D key in
-        order) must form a chain of ``(n_out, n_in)`` matrices.
+        order) must form a chain of ``(n_out, n_in)`` matrices. Integer and
+        boolean entries (counters, indices, masks) are copied unchanged; at
+        least one entry must be floating.
     adapters : list of mappings ``{key: (B, A)}``
         One per expert, all adapting the same keys; B of shape (n_out, r),
         A of shape (r, n_in).
@@ -524,6 +541,12 @@ def sa_merge_lora(
     -------
     merged : dict of str to ndarray
     masks : list of dict, only when ``return_masks=True``
+
+    Raises
+    ------
+    ValueError
+        If ``base`` has no floating entry, or a merged value overflows its
+        dtype (float16 beyond 65504); the message names the key.
 
     See Also
     --------
@@ -549,9 +572,10 @@ def sa_merge_lora(
     s = check_scaling(lora_scaling, "lora_scaling")
     if grad_fn is not None and not callable(grad_fn):
         raise TypeError("grad_fn must be callable or None")
+    float_keys = _merge_keys(base)
     layers = _infer_layers(base, layers, need_chain=grad_fn is None)
     adapters, keys = _check_adapters(base, adapters, layers)
-    base64 = {k: base[k].astype(np.float64) for k in _float_keys(base)}
+    base64 = {k: base[k].astype(np.float64) for k in float_keys}
     masks = [{k: np.ones(ad[k][0].shape[1], dtype=bool) for k in keys} for ad in adapters]
     counts = [{k: ad[k][0].shape[1] for k in keys} for ad in adapters]
 

@@ -32,12 +32,16 @@ def summarize(frame, *, by, value):
         ``mean``, ``se`` (sample standard deviation / sqrt(n); NaN when
         n = 1), ``n`` (the number of non-missing values; missing ones are
         skipped) and ``std`` (ddof = 1). ``table.attrs["value"]`` is ``value``.
+        Each group is summarised on its values divided by a power of two
+        near their largest magnitude, so the statistics are the same (up to
+        that exact factor) at any representable scale.
 
     Raises
     ------
     ValueError
-        If a column is missing, or a ``by`` column is named like a summary
-        column (``mean``, ``se``, ``n``, ``std``).
+        If a column is missing, a ``by`` column is named like a summary
+        column (``mean``, ``se``, ``n``, ``std``), or a group's mean or
+        standard deviation overflows float64 (values near the largest float).
     TypeError
         If ``value`` is not numeric.
 
@@ -80,16 +84,32 @@ def summarize(frame, *, by, value):
     if not (pd.api.types.is_numeric_dtype(values) or values.isna().all()):
         raise TypeError(f"column {value!r} is not numeric (dtype {values.dtype})")
     values = values.astype(float)
-    if by:
-        grouped = values.groupby([frame[c] for c in by], sort=True, dropna=False)
-        table = grouped.agg(["mean", "std", "count"]).reset_index()
-    else:
-        table = pd.DataFrame(
-            {"mean": [values.mean()], "std": [values.std()], "count": [values.count()]}
-        )
+    # Every group is summarised on its values over a power of two near its
+    # largest finite magnitude (an exact division), so that the squares of
+    # the standard deviation neither underflow nor overflow at any scale.
+    keys = [frame[c] for c in by] if by else [pd.Series(0, index=values.index)]
+    magnitude = values.abs().where(np.isfinite(values))
+    top = magnitude.groupby(keys, sort=True, dropna=False).transform("max").to_numpy()
+    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+    exponent = pd.Series(np.frexp(top)[1], index=values.index)
+    scaled = pd.Series(np.ldexp(values.to_numpy(), -exponent.to_numpy()), index=values.index)
+    table = scaled.groupby(keys, sort=True, dropna=False).agg(["mean", "std", "count"])
+    e = exponent.groupby(keys, sort=True, dropna=False).max().to_numpy(float)
+    e = np.nan_to_num(e, nan=0.0).astype(int)  # 0 for an empty (unobserved) group
+    table = table.reset_index() if by else table.reset_index(drop=True)
     table = table.rename(columns={"count": "n"})
     table["n"] = table["n"].astype(int)
-    table["se"] = table["std"] / np.sqrt(table["n"].where(table["n"] > 0))
+    se = table["std"].to_numpy() / np.sqrt(table["n"].where(table["n"] > 0).to_numpy(float))
+    with np.errstate(over="ignore", under="ignore"):
+        for name, v in (("mean", table["mean"].to_numpy()), ("std", table["std"].to_numpy())):
+            table[name] = np.ldexp(v, e)
+            overflow = np.isfinite(v) & ~np.isfinite(table[name].to_numpy())
+            if overflow.any():
+                raise ValueError(
+                    f"column {value!r}: the {name} of a group overflows float64 (values up "
+                    f"to {np.max(np.abs(magnitude)):.3g}); rescale the column"
+                )
+        table["se"] = np.ldexp(se, e)
     table = table[[*by, *_STATS]]
     table.attrs["value"] = value
     return table

@@ -262,3 +262,46 @@ def test_property_shapes_and_counts(n_samples, n_views, n_clusters, data):
     assert all(np.isfinite(X).all() for X in Xs)
     counts = np.bincount(y, minlength=n_clusters)
     assert counts.max() - counts.min() <= 1 and counts.sum() == n_samples
+
+
+# ---- make_contaminated_tasks: argument checks ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"epsilon": 1.5}, ValueError, r"epsilon must be in \[0, 1\]"),
+        ({"epsilon": -0.1}, ValueError, r"epsilon must be in \[0, 1\]"),
+        ({"n_tasks": 3, "n_samples": [2, 3]}, ValueError, "n_samples must be one int or one per"),
+        ({"n_samples": 0}, ValueError, "n_samples must be >= 1"),
+        ({"n_tasks": 2, "n_samples": [4, 0]}, ValueError, "n_samples must be >= 1"),
+        ({"n_samples": 2.5}, ValueError, "n_samples must hold whole numbers"),
+        ({"noise": -1.0}, ValueError, "noise must be >= 0"),
+        ({"delta": -1.0}, ValueError, "delta must be >= 0"),
+        ({"outlier_scale": -1.0}, ValueError, "outlier_scale must be >= 0"),
+        ({"alpha": np.nan}, ValueError, "alpha must be finite"),
+        ({"n_tasks": 0}, ValueError, "n_tasks must be >= 1"),
+        ({"n_tasks": 2.5}, TypeError, "n_tasks must be an int"),
+        ({"n_features": 0}, ValueError, "n_features must be >= 1"),
+        ({"balancedness": 0.5}, ValueError, "balancedness must be >= 1"),
+        ({"balancedness": 5.0, "n_features": 1}, ValueError, "balancedness needs n_features"),
+    ],
+)
+def test_make_contaminated_tasks_checks_arguments(kwargs, error, match):
+    from mvlearn_ext.datasets import make_contaminated_tasks
+
+    kwargs = {"n_tasks": 4, "n_samples": 5, "n_features": 3, "random_state": 0, **kwargs}
+    with pytest.raises(error, match=match):
+        make_contaminated_tasks(**kwargs)
+
+
+def test_make_contaminated_tasks_valid_edges():
+    from mvlearn_ext.datasets import make_contaminated_tasks
+
+    data = make_contaminated_tasks(n_tasks=3, n_samples=[2, 3, 4], n_features=2, random_state=0)
+    assert data.X.shape == (9, 2)
+    np.testing.assert_array_equal(np.bincount(data.tasks), [2, 3, 4])
+    data = make_contaminated_tasks(n_tasks=4, n_samples=3, n_features=2, epsilon=1.0)
+    assert data.outliers.all()
+    data = make_contaminated_tasks(n_tasks=4, n_samples=3, n_features=2, epsilon=0.0)
+    assert not data.outliers.any()

@@ -159,3 +159,85 @@ def test_quadratic_fmol_refuses_unusable_points_and_weights(call, exc, match):
     prob = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
     with pytest.raises(exc, match=match):
         call(prob)
+
+
+# ---- argument checks at entry: errors that name the argument -------------------------
+
+
+@pytest.fixture
+def small_problem():
+    return QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_rounds": -1}, ValueError, "n_rounds must be >= 1"),
+        ({"n_rounds": 0}, ValueError, "n_rounds must be >= 1"),
+        ({"n_rounds": 2.5}, TypeError, "n_rounds must be an int"),
+        ({"local_steps": 0}, ValueError, "local_steps must be >= 1"),
+        ({"local_steps": 1.5}, TypeError, "local_steps must be an int"),
+        ({"x0": np.zeros(2)}, ValueError, r"x0 must have shape \(3,\)"),
+        ({"x0": np.zeros((3, 1))}, ValueError, "x0 must be 1-D"),
+        ({"x0": [0.0, np.nan, 0.0]}, ValueError, "x0 contains NaN"),
+        ({"learning_rate": -1}, ValueError, "learning_rate must be > 0"),
+        ({"learning_rate": 0}, ValueError, "learning_rate must be > 0"),
+        ({"learning_rate_local": -0.1}, ValueError, "learning_rate_local must be > 0"),
+        ({"momentum": 1.5}, ValueError, r"momentum must be in \[0, 1\)"),
+        ({"momentum": 1.0}, ValueError, r"momentum must be in \[0, 1\)"),
+        ({"momentum": -0.1}, ValueError, r"momentum must be in \[0, 1\)"),
+        ({"participation": 0.0}, ValueError, "participation must be > 0"),
+        ({"participation": 1.5}, ValueError, "participation must be <= 1"),
+        ({"reg_rho": -1.0}, ValueError, "reg_rho must be >= 0"),
+        ({"anchor": [1.0, 0.0, 0.0]}, ValueError, r"anchor must have shape \(2,\)"),
+        ({"correction": np.eye(3)}, ValueError, r"correction must have shape \(2, 2\)"),
+        ({"random_state": -1}, ValueError, "random_state must be >= 0"),
+        ({"random_state": "seed"}, TypeError, "random_state must be"),
+    ],
+)
+def test_run_dream_checks_arguments(small_problem, kwargs, error, match):
+    kwargs = {"n_rounds": 2, **kwargs}
+    with pytest.raises(error, match=match):
+        run_dream(small_problem, **kwargs)
+
+
+def test_run_dream_refuses_other_problems():
+    with pytest.raises(TypeError, match="problem must be a QuadraticFMOL"):
+        run_dream(object(), n_rounds=2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_clients": 0}, ValueError, "n_clients must be >= 1"),
+        ({"n_tasks": 0}, ValueError, "n_tasks must be >= 1"),
+        ({"dim": 0}, ValueError, "dim must be >= 1"),
+        ({"n_clients": 2.5}, TypeError, "n_clients must be an int"),
+        ({"noise": -1.0}, ValueError, "noise must be >= 0"),
+        ({"heterogeneity": np.inf}, ValueError, "heterogeneity must be finite"),
+        ({"random_state": "seed"}, TypeError, "random_state must be"),
+    ],
+)
+def test_quadratic_fmol_checks_arguments(kwargs, error, match):
+    kwargs = {"n_clients": 2, "n_tasks": 2, "dim": 3, **kwargs}
+    with pytest.raises(error, match=match):
+        QuadraticFMOL(**kwargs)
+
+
+def test_random_state_none_and_generator(small_problem):
+    for random_state in (None, np.random.default_rng(0), np.random.RandomState(0)):
+        res = run_dream(small_problem, n_rounds=3, random_state=random_state)
+        assert res.stationarity.shape == (3,)
+        assert np.all(np.isfinite(res.x))
+    a = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=np.random.default_rng(1))
+    b = QuadraticFMOL(n_clients=2, n_tasks=2, dim=3, random_state=1)
+    np.testing.assert_array_equal(a.A, b.A)
+    assert QuadraticFMOL(n_clients=2, n_tasks=2, dim=3).A.shape == (2, 2, 5, 3)
+
+
+def test_generator_random_state_is_reproducible():
+    prob = QuadraticFMOL(n_clients=4, n_tasks=2, dim=3, noise=0.1, random_state=0)
+    kw = {"n_rounds": 5, "participation": 0.5}
+    a = run_dream(prob, random_state=np.random.default_rng(7), **kw)
+    b = run_dream(prob, random_state=np.random.default_rng(7), **kw)
+    np.testing.assert_array_equal(a.x, b.x)

@@ -248,3 +248,44 @@ def test_rff_transform_refuses_unusable_points(Z, exc, match):
     with pytest.raises(exc, match=match):
         fmap.transform(Z)
     assert fmap.transform(np.zeros((0, 2))).shape == (0, 8)
+
+
+def test_kme_random_state_as_documented():
+    """random_state: an int, a RandomState or None (the constraint of scikit-learn)."""
+    Xs, ys = clustered_agents(0.0, B=3, n=30)[:2]
+    for random_state in (0, np.random.RandomState(0), None):
+        KMEPersonalizedRidge(n_components=8, random_state=random_state).fit(Xs, ys)
+    doc = KMEPersonalizedRidge.__doc__
+    assert "random_state : int, RandomState instance or None" in doc
+
+
+def test_kme_feature_names_checked_at_predict():
+    pd = pytest.importorskip("pandas")
+    Xs, ys = clustered_agents(0.0, B=3, n=30)[:2]
+    frames = [pd.DataFrame(X, columns=["a", "b", "c"]) for X in Xs]
+    model = KMEPersonalizedRidge(n_components=8, random_state=0).fit(frames, ys)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    expected = Xs[1] @ model.coef_[1] + model.intercept_[1]
+    np.testing.assert_allclose(model.predict(frames[1], agent=1), expected)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(frames[1][["c", "a", "b"]], agent=1)
+    with pytest.raises(ValueError, match="unseen at fit"):
+        model.predict(frames[1].rename(columns={"a": "z"}), agent=1)
+    with pytest.warns(UserWarning, match="does not have valid feature names") as record:
+        model.predict(Xs[1], agent=1)
+    assert record[0].filename == __file__
+    plain = KMEPersonalizedRidge(n_components=8, random_state=0).fit(Xs, ys)
+    assert not hasattr(plain, "feature_names_in_")
+    with pytest.warns(UserWarning, match="fitted without feature names"):
+        plain.predict(frames[0], agent=0)
+    # refitting without names forgets them
+    assert not hasattr(model.fit(Xs, ys), "feature_names_in_")
+
+
+def test_kme_agents_feature_names_must_agree():
+    pd = pytest.importorskip("pandas")
+    Xs, ys = clustered_agents(0.0, B=3, n=30)[:2]
+    frames = [pd.DataFrame(X, columns=["a", "b", "c"]) for X in Xs]
+    frames[2] = frames[2][["b", "a", "c"]]
+    with pytest.raises(ValueError, match=r"Xs\[2\] differ from those of Xs\[0\]"):
+        KMEPersonalizedRidge(n_components=8, random_state=0).fit(frames, ys)

@@ -1,6 +1,7 @@
 """Oracles for task vectors, task arithmetic, TIES, DARE and the pruning controls."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -378,3 +379,48 @@ def test_weights_and_task_vector_must_be_real():
         apply_task_vector(base, {"a": np.array(["1", "2", "3"])})
     with pytest.raises(ValueError, match=r"task_vector\['a'\] holds complex"):
         apply_task_vector(base, {"a": np.ones(3) + 1j})
+
+
+# ---------------------------------------------------------------------------
+# Integer entries and overflow
+
+
+@pytest.mark.parametrize("name", sorted(ALL_METHODS))
+def test_only_integer_entries_is_refused_not_returned_unmerged(name):
+    base = {"w": [0, 0], "step": np.array(3)}
+    experts = [{"w": [1, 2], "step": np.array(5)}, {"w": [3, 4], "step": np.array(5)}]
+    with pytest.raises(ValueError, match=r"base has no floating-point entry to merge"):
+        ALL_METHODS[name](base, experts)
+
+
+def test_task_vectors_of_only_integer_entries_is_refused():
+    with pytest.raises(ValueError, match=r"no floating-point entry.*Cast base and experts"):
+        task_vectors({"w": [0, 0]}, [{"w": [1, 2]}])
+
+
+def test_integer_entries_beside_floats_are_copied_and_have_no_task_vector():
+    base = {"w": np.zeros(2), "idx": np.array([1, 2]), "mask": np.array([True, False])}
+    expert = {"w": np.ones(2), "idx": np.array([5, 6]), "mask": np.array([False, True])}
+    assert list(task_vectors(base, [expert])[0]) == ["w"]
+    merged = task_arithmetic(base, [expert])
+    np.testing.assert_array_equal(merged["idx"], [1, 2])
+    np.testing.assert_array_equal(merged["mask"], [True, False])
+    np.testing.assert_array_equal(merged["w"], [1.0, 1.0])
+
+
+@pytest.mark.parametrize("name", sorted(ALL_METHODS))
+def test_float16_overflow_names_the_key_without_returning_inf(name):
+    base = {"ok": np.zeros(4, np.float16), "big": np.full(4, 60000.0, np.float16)}
+    experts = [{"ok": np.ones(4, np.float16), "big": np.full(4, 65000.0, np.float16)}] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy RuntimeWarning either
+        with pytest.raises(ValueError, match=r"'big' overflows float16"):
+            ALL_METHODS[name](base, experts, scaling=4.0)
+
+
+def test_float16_merge_within_range_is_finite_and_apply_task_vector_overflow():
+    base = {"w": np.full(2, 60000.0, np.float16)}
+    merged = task_arithmetic(base, [{"w": np.full(2, 65000.0, np.float16)}], scaling=0.5)
+    assert merged["w"].dtype == np.float16 and np.all(np.isfinite(merged["w"]))
+    with pytest.raises(ValueError, match=r"'w' overflows float16"):
+        apply_task_vector(base, {"w": np.full(2, 1e5)})

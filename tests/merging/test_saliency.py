@@ -389,3 +389,18 @@ def test_lora_adapter_factors_must_be_real():
     A[0, 0] = np.nan
     with pytest.raises(ValueError, match=r"the A of adapters\[0\]\['l0.weight'\] contains NaN"):
         sa_merge_lora(base, [{**adapters[0], "l0.weight": (B, A)}])
+
+
+def test_sa_merge_only_integer_entries_is_refused():
+    base = {"w": np.zeros((2, 2), int)}
+    with pytest.raises(ValueError, match=r"base has no floating-point entry to merge"):
+        sa_merge(base, [{"w": np.ones((2, 2), int)}])
+    with pytest.raises(ValueError, match=r"base has no floating-point entry to merge"):
+        sa_merge_lora(base, [{"w": (np.ones((2, 1)), np.ones((1, 2)))}])
+
+
+def test_sa_merge_float16_overflow_names_the_key():
+    base = {"w": np.full((2, 2), 60000.0, np.float16)}
+    expert = {"w": np.full((2, 2), 65000.0, np.float16)}
+    with pytest.raises(ValueError, match=r"'w' overflows float16"):
+        sa_merge(base, [expert, expert], p=0.0, n_rounds=0, scaling=4.0)

@@ -149,3 +149,25 @@ def test_format_summary(frame):
         format_summary(table, index="nope")
     with pytest.raises(ValueError, match="digits"):
         format_summary(table, index="delta", columns="method", digits=0)
+
+
+@pytest.mark.parametrize("factor", [1e-170, 1e154, 1e300])
+def test_summarize_any_scale(factor):
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    x = np.array([0.3, -1.2, 0.5, 2.0, 1.1, -0.4])
+    ref = summarize(pd.DataFrame({"m": list("aabbbc"), "v": x}), by="m", value="v")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = summarize(pd.DataFrame({"m": list("aabbbc"), "v": x * factor}), by="m", value="v")
+        flat = summarize(pd.DataFrame({"v": x * factor}), by=[], value="v")
+    for col in ("mean", "se", "std"):
+        np.testing.assert_allclose(got[col] / factor, ref[col], rtol=1e-12)
+    assert flat["std"].iloc[0] / factor == pytest.approx(np.std(x, ddof=1), rel=1e-12)
+
+
+def test_summarize_overflow_names_the_column():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="column 'v'"):
+        summarize(pd.DataFrame({"v": [-1.7e308, 1.7e308]}), by=[], value="v")

@@ -325,6 +325,31 @@ class ConnectomeCase(_Adapter):
         est.fit(A, y, phenotypes=P)
 
 
+class FusionCase(_Adapter):
+    """fit(head_logits, y): the logits of three heads, shape (n_heads, n_samples,
+    n_classes), are corrupted (``X`` holds them); rows are the second axis."""
+
+    name = r"head_logits"
+    named_cases = frozenset({"nan", "inf", "complex", "strings"})
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.y = np.tile([0, 1, 2], 8)
+        onehot = np.eye(3)[self.y]
+        self.X = np.stack([2.0 * onehot + rng.normal(size=(24, 3)) for _ in range(3)])
+
+    def fit(self, est, corrupt=None, rows=None):
+        L = self.X if rows is None else self.X[:, rows]
+        y = self.y if rows is None else self.y[rows]
+        est.fit(L if corrupt is None else corrupt(L), y)
+
+    def assert_huge_correct(self, est, reference):
+        # Logits x1e300 make every head's softmax one-hot, a limit the fusion
+        # computes without overflow: finite probabilities that sum to 1.
+        P = est.predict_proba(_huge(self.X))
+        assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
+
+
 class DiffusionCase(_Adapter):
     """fit(C, X) of a conditional generator: X (the samples) is corrupted."""
 
@@ -462,6 +487,8 @@ def _setups():
             lambda c: c(n_epochs=2, embed_dim=8, random_state=0, n_jobs=1),
             ConnectomeCase,
         ),
+        # head fusion: fit(head_logits, y)
+        "ConflictArbitratedFusion": (lambda c: c(), FusionCase),
         # conditional generators (torch): fit(C, X), fit(pairs, unpaired)
         "ConditionalDiffusion": (
             lambda c: c(hidden_layer_sizes=(4,), max_iter=2, random_state=0),
@@ -928,6 +955,7 @@ OTHER_ARRAYS = {
     "DiffusionCase": ("C",),
     "TwoStageCase": ("C",),
     "TaskLibraryCase": ("tx",),
+    "FusionCase": ("y",),
 }
 
 

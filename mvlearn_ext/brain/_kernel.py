@@ -43,13 +43,44 @@ def _check_square_stack(A, name):
     return (arr[None] if was_2d else arr), was_2d
 
 
-def _hop_powers(arr, n_hops):
-    """``I, A, ..., A^H`` of a validated stack ``arr`` of shape (n, N, N)."""
+def _check_symmetric(arr, name, was_2d):
+    """Refuse, naming ``name`` (and the subject of a stack), a matrix of the stack ``arr``
+    of shape (n, N, N) that is not symmetric.
+
+    The tolerance is relative: ``max |A - A^T| <= 1e-8 max |A|`` per matrix, the same
+    in any units of ``A``.
+    """
+    asym = np.abs(arr - np.swapaxes(arr, -1, -2)).max(axis=(1, 2))
+    bad = asym > 1e-8 * np.abs(arr).max(axis=(1, 2))
+    if bad.any():
+        k = int(np.argmax(bad))
+        where = "" if was_2d else f"; subject {k} is not"
+        raise ValueError(
+            f"{name} must be symmetric{where} (largest |{name} - {name}.T| {asym[k]:.3g})"
+        )
+
+
+def _hop_powers(arr, n_hops, name="A_hat"):
+    """``I, A, ..., A^H`` of a validated stack ``arr`` of shape (n, N, N).
+
+    Raises a ValueError naming ``name`` when a power overflows float64.
+    """
     n, N, _ = arr.shape
     out = np.empty((n, n_hops + 1, N, N))
     out[:, 0] = np.eye(N)
     for h in range(1, n_hops + 1):
-        out[:, h] = out[:, h - 1] @ arr
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[:, h] = out[:, h - 1] @ arr
+        finite = np.isfinite(out[:, h]).all(axis=(1, 2))
+        if not finite.all():
+            k = int(np.argmin(finite))
+            radius = float(np.abs(np.linalg.eigvals(arr[k])).max())
+            raise ValueError(
+                f"{name} is too large for {n_hops} hops: its power {h} overflows float64 "
+                f"({name}^h grows like r^h, spectral radius r = {radius:.3g}"
+                f"{'' if n == 1 else f' for subject {k}'}). Normalise it with "
+                "normalize_connectome (spectral radius at most 1) or use fewer hops"
+            )
     return out
 
 
@@ -67,7 +98,8 @@ def normalize_connectome(A, *, mode="symmetric", sign="positive", top_k=None, ze
     Parameters
     ----------
     A : array-like of shape (N, N) or (n_subjects, N, N)
-        Symmetric connectivity matrices.
+        Symmetric connectivity matrices; an asymmetric one is refused
+        (ValueError), as by :func:`heat_kernel` and ``PhenoBrainClassifier``.
     mode : {"symmetric", "random_walk"}, default="symmetric"
     sign : {"positive", "absolute"}, default="positive"
     top_k : int or None, default=None
@@ -93,6 +125,7 @@ def normalize_connectome(A, *, mode="symmetric", sign="positive", top_k=None, ze
            [0.   , 1.   , 0.   ]])
     """
     arr, was_2d = _check_square_stack(A, "A")
+    _check_symmetric(arr, "A", was_2d)
     if mode not in ("symmetric", "random_walk"):
         raise ValueError(f"mode must be 'symmetric' or 'random_walk', got {mode!r}")
     if sign not in ("positive", "absolute"):
@@ -134,6 +167,13 @@ def hop_powers(A_hat, n_hops):
     Returns
     -------
     powers : ndarray of shape (H + 1, N, N) or (n_subjects, H + 1, N, N)
+
+    Raises
+    ------
+    ValueError
+        If a power overflows float64 (a raw connectivity matrix, of spectral
+        radius well above 1, over many hops): normalise it first with
+        :func:`normalize_connectome`.
 
     See Also
     --------
@@ -188,6 +228,14 @@ def routing_kernel(A_hat, alpha):
     -------
     K : ndarray of the shape of ``A_hat``
 
+    Raises
+    ------
+    ValueError
+        If a power ``A_hat^h`` or the weighted sum overflows float64: the
+        powers of a raw connectivity matrix (spectral radius well above 1)
+        grow geometrically with the hops; normalise it first with
+        :func:`normalize_connectome` (spectral radius at most 1).
+
     See Also
     --------
     hop_powers : The powers it sums.
@@ -208,7 +256,13 @@ def routing_kernel(A_hat, alpha):
     check_magnitude(arr, "A_hat")
     a = _check_alpha(alpha, arr.shape[0], was_2d)
     P = _hop_powers(arr, a.shape[1] - 1)
-    K = np.einsum("nh,nhij->nij", a, P)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = np.einsum("nh,nhij->nij", a, P)
+    if not np.isfinite(K).all():
+        raise ValueError(
+            "alpha and A_hat give a kernel sum_h alpha_h A_hat^h that overflows float64: "
+            "normalise A_hat with normalize_connectome or use smaller hop weights"
+        )
     return K[0] if was_2d else K
 
 
@@ -243,8 +297,7 @@ def heat_kernel(A_hat, t):
     """
     arr, was_2d = _check_square_stack(A_hat, "A_hat")
     check_magnitude(arr, "A_hat")
-    if not np.allclose(arr, np.swapaxes(arr, -1, -2), atol=1e-10):
-        raise ValueError("A_hat must be symmetric for heat_kernel")
+    _check_symmetric(arr, "A_hat", was_2d)
     tt = real_array(t, "t")
     if tt.ndim == 0:
         tt = np.full(arr.shape[0], float(tt))

@@ -30,11 +30,11 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import _get_feature_names, check_is_fitted, column_or_1d
 from torch import nn
 from torch.nn import functional as F
 
-from mvlearn_ext.brain._kernel import hop_powers, normalize_connectome
+from mvlearn_ext.brain._kernel import _check_symmetric, hop_powers, normalize_connectome
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 from mvlearn_ext.utils._torch import (
@@ -45,6 +45,7 @@ from mvlearn_ext.utils._torch import (
     with_torch_threads,
 )
 from mvlearn_ext.utils._validation import as_real_array, check_allocation, check_magnitude
+from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["PhenoBrainClassifier"]
 
@@ -197,6 +198,10 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     n_phenotypes_ : int
     phenotype_mean_, phenotype_scale_ : ndarray of shape (n_phenotypes,)
         The standardisation of the phenotypes learned at ``fit``.
+    phenotype_names_in_ : ndarray of shape (n_phenotypes,)
+        The column names of ``phenotypes`` at ``fit``, when it had string
+        column names (a pandas DataFrame). Defined only then; prediction
+        refuses phenotypes with other names or in another order.
     network_ : torch.nn.Module
     loss_curve_ : list of dict
         Mean ``ce`` and ``reg`` per epoch (and ``val_ce`` with early stopping).
@@ -312,13 +317,10 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         if not np.isfinite(A).all():
             raise ValueError("connectomes holds NaN or infinite values")
         check_magnitude(A, "connectomes", compute_dtype=np.float32)  # torch runs in float32
-        asym = np.abs(A - A.transpose(0, 2, 1)).max(axis=(1, 2))
-        if (asym > 1e-8).any():
-            raise ValueError(
-                f"connectomes must be symmetric; subject {int(np.argmax(asym > 1e-8))} is not"
-            )
+        _check_symmetric(A, "connectomes", was_2d=False)
         if phenotypes is None:
             raise TypeError("phenotypes is required: pass phenotypes=array (n_subjects, q)")
+        self._check_phenotype_names(_get_feature_names(phenotypes), reset=reset)
         P = as_real_array(phenotypes, "phenotypes")
         if P.ndim == 1:
             P = P[:, None]
@@ -342,6 +344,36 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
                     f"{self.n_phenotypes_}"
                 )
         return A, P
+
+    def _check_phenotype_names(self, names, *, reset):
+        """Record (``reset``) or check the column names of ``phenotypes``, as scikit-learn
+        does for the names of ``X``: other names or another order raise a ValueError;
+        names where the fit had none, or the converse, warn."""
+        if reset:
+            if names is None:
+                self.__dict__.pop("phenotype_names_in_", None)
+            else:
+                self.phenotype_names_in_ = names
+            return
+        fitted = getattr(self, "phenotype_names_in_", None)
+        if fitted is None and names is None:
+            return
+        owner = type(self).__name__
+        if fitted is None:
+            warn(f"phenotypes has feature names, but {owner} was fitted without feature names")
+        elif names is None:
+            warn(f"phenotypes has no feature names, but {owner} was fitted with feature names")
+        elif not np.array_equal(fitted, names):
+            if set(fitted) == set(names):
+                detail = "the same names in another order"
+            else:
+                new = [c for c in names if c not in set(fitted)][:5]
+                missing = [c for c in fitted if c not in set(names)][:5]
+                detail = f"unseen at fit: {new}; seen at fit but missing: {missing}"
+            raise ValueError(
+                f"the feature names of phenotypes differ from those {owner} was fitted with "
+                f"({detail}): pass the columns in the order of phenotype_names_in_"
+            )
 
     def _tensors(self, A, P, device):
         A_hat = normalize_connectome(A, mode="symmetric", top_k=self.top_k)

@@ -78,7 +78,12 @@ class DiffusionSchedule:
         return (1.0 - self.alpha_bars_prev) / (1.0 - self.alpha_bars) * self.betas
 
 
-def make_schedule(n_steps=50, *, kind="linear", beta_start=1e-4, beta_end=0.02):
+#: The largest beta of a schedule (the cap of the cosine schedule and of the default
+#: linear one).
+_BETA_MAX = 0.999
+
+
+def make_schedule(n_steps=50, *, kind="linear", beta_start=1e-4, beta_end=None):
     """A noise schedule of ``n_steps`` steps.
 
     Parameters
@@ -91,8 +96,15 @@ def make_schedule(n_steps=50, *, kind="linear", beta_start=1e-4, beta_end=0.02):
         ``T`` steps, as in Nichol & Dhariwal, ICML 2021, so that short chains
         still end near pure noise). ``"cosine"``: Nichol & Dhariwal's cosine
         schedule (offset 0.008, betas clipped at 0.999).
-    beta_start, beta_end : float, default=1e-4, 0.02
-        The end points of the linear schedule at ``T = 1000``.
+    beta_start : float, default=1e-4
+        The first beta of the linear schedule at ``T = 1000``. Its rescaled
+        value ``beta_start * 1000 / T`` must be below 0.999.
+    beta_end : float or None, default=None
+        The last beta of the linear schedule at ``T = 1000``. A given value
+        is used as is: its rescaled value ``beta_end * 1000 / T`` must be
+        below 0.999 (``beta_end < 0.999 T / 1000``), else a ValueError says
+        so. ``None`` means 0.02 with the rescaled last beta capped at 0.999,
+        which takes effect for ``T <= 20`` (the last beta is then 0.999).
 
     Returns
     -------
@@ -112,19 +124,28 @@ def make_schedule(n_steps=50, *, kind="linear", beta_start=1e-4, beta_end=0.02):
     if isinstance(n_steps, bool) or not isinstance(n_steps, Integral) or n_steps < 1:
         raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
     if kind == "linear":
-        for name, v in (("beta_start", beta_start), ("beta_end", beta_end)):
-            if not isinstance(v, Real) or not 0 < v < 1:
+        end = 0.02 if beta_end is None else beta_end
+        for name, v in (("beta_start", beta_start), ("beta_end", end)):
+            if isinstance(v, bool) or not isinstance(v, Real) or not 0 < v < 1:
                 raise ValueError(f"{name} must be a float in (0, 1), got {v!r}")
-        if beta_end < beta_start:
-            raise ValueError(f"beta_end={beta_end} is below beta_start={beta_start}")
+        if end < beta_start:
+            what = "the default beta_end=0.02" if beta_end is None else f"beta_end={end}"
+            raise ValueError(f"{what} is below beta_start={beta_start}")
         scale = 1000.0 / n_steps
-        hi = min(scale * beta_end, 0.999)
-        betas = np.linspace(min(scale * beta_start, hi), hi, n_steps)
+        for name, v in (("beta_start", beta_start), ("beta_end", beta_end)):
+            if v is not None and scale * v >= _BETA_MAX:
+                raise ValueError(
+                    f"{name}={v} rescaled to n_steps={n_steps} (times 1000 / n_steps) is "
+                    f"{scale * v:.4g}, not below {_BETA_MAX}: with n_steps={n_steps}, {name} "
+                    f"must be below {_BETA_MAX / scale:.4g}"
+                    + (" (or None for the capped default)" if name == "beta_end" else "")
+                )
+        betas = np.linspace(scale * beta_start, min(scale * end, _BETA_MAX), n_steps)
     elif kind == "cosine":
         s = 0.008
         x = np.arange(n_steps + 1) / n_steps
         f = np.cos((x + s) / (1 + s) * np.pi / 2) ** 2
-        betas = np.clip(1.0 - f[1:] / f[:-1], 1e-8, 0.999)
+        betas = np.clip(1.0 - f[1:] / f[:-1], 1e-8, _BETA_MAX)
     else:
         raise ValueError(f"kind must be 'linear' or 'cosine', got {kind!r}")
     return DiffusionSchedule(betas)

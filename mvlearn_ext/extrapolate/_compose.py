@@ -433,7 +433,7 @@ class CompositionalTaskExtrapolator(VerboseMixin, BaseEstimator):
         Parameters
         ----------
         x : array-like of shape (m,)
-            Query points.
+            Query points; with none (``m = 0``) the result is empty.
         context_x, context_y : array-like of shape (n_context,)
             The target task's context points, from which :meth:`decompose`
             finds its anchor and chain (required).
@@ -566,7 +566,7 @@ class InductiveCompositionRegressor(BaseEstimator):
         Parameters
         ----------
         x : array-like of shape (m,)
-            Query points.
+            Query points; with none (``m = 0``) the result is empty.
         code : sequence of int
             The primitives of the task to predict, at most ``max_length`` long
             (required).
@@ -580,4 +580,7 @@ class InductiveCompositionRegressor(BaseEstimator):
             raise ValueError("code is required: the primitives of the task to predict")
         x = _as_float_array(x, "x", ndim=(1,))
         c = _check_code(code, self.n_primitives)
-        return self.model_.predict(np.column_stack([x, self._encode(c, x.size)]))
+        encoded = self._encode(c, x.size)
+        if x.size == 0:  # no query point: no prediction (the MLP refuses 0 rows)
+            return np.empty(0)
+        return self.model_.predict(np.column_stack([x, encoded]))

@@ -37,6 +37,7 @@ from mvlearn_ext.extrapolate._families import (
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._validation import (
     LEARNING_RATE_CONSTRAINT,
+    as_real_array,
     check_layer_sizes,
     check_magnitude,
     max_abs_units,
@@ -45,17 +46,24 @@ from mvlearn_ext.utils._validation import (
 __all__ = ["InductiveTaskRegressor", "RelationalTaskExtrapolator"]
 
 
+def _task_rows(tasks, name):
+    """``tasks`` as a list of tasks: a list or tuple as is, any other 2-D array-like
+    (ndarray, DataFrame, ...) one task per row; None for what is neither."""
+    if isinstance(tasks, (list, tuple)):
+        return tasks
+    arr = as_real_array(tasks, name)  # TypeError naming ``name`` for non-numbers
+    return list(arr) if arr.ndim == 2 else None
+
+
 def _check_tasks(tasks_x, tasks_y, *, min_tasks, name_x="tasks_x", name_y="tasks_y"):
-    """Lists of 1-D arrays per task (a 2-D array is one task per row)."""
-    if isinstance(tasks_x, np.ndarray) and tasks_x.ndim == 2:
-        tasks_x = list(tasks_x)
-    if isinstance(tasks_y, np.ndarray) and tasks_y.ndim == 2:
-        tasks_y = list(tasks_y)
-    if not isinstance(tasks_x, (list, tuple)) or not isinstance(tasks_y, (list, tuple)):
+    """Lists of 1-D arrays per task (a 2-D array-like is one task per row)."""
+    rows_x, rows_y = _task_rows(tasks_x, name_x), _task_rows(tasks_y, name_y)
+    if rows_x is None or rows_y is None:
         raise TypeError(
-            f"{name_x} and {name_y} must be 2-D arrays (one task per row) or lists of 1-D "
-            f"arrays, got {type(tasks_x).__name__} and {type(tasks_y).__name__}"
+            f"{name_x} and {name_y} must be 2-D array-likes (one task per row) or lists of "
+            f"1-D arrays, got {type(tasks_x).__name__} and {type(tasks_y).__name__}"
         )
+    tasks_x, tasks_y = rows_x, rows_y
     if len(tasks_x) != len(tasks_y):
         raise ValueError(f"{name_x} has {len(tasks_x)} tasks but {name_y} has {len(tasks_y)}")
     if len(tasks_x) < min_tasks:
@@ -440,6 +448,7 @@ class RelationalTaskExtrapolator(_TaskModel):
         Parameters
         ----------
         x : array-like of shape (m,)
+            Query points; with none (``m = 0``) the result is empty.
         anchor_params : array-like of shape (n_params,)
             ``theta_anc`` (need not be a library task).
         phi : array-like of shape (n_params,)
@@ -457,6 +466,8 @@ class RelationalTaskExtrapolator(_TaskModel):
             raise ValueError(
                 f"anchor_params and phi must have shape ({p},), got {th.shape} and {ph.shape}"
             )
+        if x.size == 0:  # no query point: no prediction (the MLP refuses 0 rows)
+            return np.empty(0)
         F, f_anc = self._features(x, np.tile(th, (x.size, 1)), np.tile(ph, (x.size, 1)))
         out = self.psi_.predict(F)
         return out + f_anc if self.residual else out
@@ -494,6 +505,7 @@ class RelationalTaskExtrapolator(_TaskModel):
         Parameters
         ----------
         x : array-like of shape (m,)
+            Query points; with none (``m = 0``) the result is empty.
         context_x, context_y : array-like of shape (n_context,)
             The target task's context points (required).
 
@@ -604,6 +616,8 @@ class InductiveTaskRegressor(_TaskModel):
         th = _as_float_array(params, "params", ndim=(1,))
         if th.shape != (self.family_.n_params,):
             raise ValueError(f"params must have shape ({self.family_.n_params},), got {th.shape}")
+        if x.size == 0:  # no query point: no prediction (the MLP refuses 0 rows)
+            return np.empty(0)
         return self.model_.predict(np.column_stack([x, np.tile(th, (x.size, 1))]))
 
     def predict(self, x, context_x=None, context_y=None):
@@ -612,7 +626,7 @@ class InductiveTaskRegressor(_TaskModel):
         Parameters
         ----------
         x : array-like of shape (m,)
-            Query points.
+            Query points; with none (``m = 0``) the result is empty.
         context_x, context_y : array-like of shape (n_context,)
             The target task's context points (required).
 

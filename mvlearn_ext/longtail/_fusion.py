@@ -11,7 +11,13 @@ no function that predicts takes labels.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import metadata_routing
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from mvlearn_ext.utils._validation import integer_array, real_array
 
@@ -24,6 +30,28 @@ def _softmax(z, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _head_confidence(z, cand, temperature):
+    """``softmax(z / temperature)`` at the argmax ``cand`` of every head and sample.
+
+    Computed as ``1 / sum_j exp((z_j - max z) / temperature)``, which stays in
+    ``[1 / n_classes, 1]`` for every positive temperature (a tiny one gives
+    its limit, 1 for a head with a unique argmax, without overflow).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        shifted = (z - np.take_along_axis(z, cand[..., None], axis=2)) / temperature
+        return 1.0 / np.exp(shifted).sum(axis=2)
+
+
+def _check_train_counts(train_counts):
+    """``train_counts`` as a float64 vector of at least two positive counts."""
+    n = real_array(train_counts, "train_counts", ndim=1)
+    if n.size < 2:
+        raise ValueError(f"train_counts must hold one count per class (at least 2), got {n.size}")
+    if np.any(n <= 0):
+        raise ValueError(f"train_counts must be positive, got a minimum of {n.min():g}")
+    return n
+
+
 def _check_head_logits(head_logits, n_classes=None):
     """``head_logits`` as a finite float64 array of shape (n_heads, n_samples, n_classes)."""
     z = real_array(head_logits, "head_logits", ndim=3)
@@ -34,7 +62,7 @@ def _check_head_logits(head_logits, n_classes=None):
     return z
 
 
-class ConflictArbitratedFusion:
+class ConflictArbitratedFusion(BaseEstimator):
     """Per-class head weights fit on a validation split; label-free arbitration at inference.
 
     Fit (validation logits and labels):
@@ -56,14 +84,35 @@ class ConflictArbitratedFusion:
     probabilities. :meth:`predict_proba` is the soft fusion
     ``sum_k W[k, c] softmax(z_k)_c`` (renormalised).
 
+    A scikit-learn estimator: the parameters are stored as given and
+    validated by :meth:`fit`, and :func:`sklearn.base.clone` gives an unfitted
+    copy. Its inputs are 3-D (one slice of logits per head), so its tags say
+    that it takes no single 2-D array.
+
     Parameters
     ----------
-    train_counts : array-like of shape (n_classes,)
-        Training samples per class (for rarity and tail status).
-    tail_threshold : int, default=20
-        A class is a tail class when its training count is below this.
+    train_counts : array-like of shape (n_classes,) or None, default=None
+        Training samples per class (for rarity and tail status): at least two
+        positive, finite counts. ``None`` takes the class counts of the
+        labels ``y`` given to :meth:`fit` (every class must occur there), for
+        a validation split drawn like the training data; ``tail_threshold``
+        is then compared with those counts.
+    tail_threshold : float, default=20
+        A class is a tail class when its training count is below this; at
+        least 0 and finite.
     temperature : float, default=1.0
-        Softmax temperature of ``conf_k``.
+        Softmax temperature of ``conf_k``; positive and finite.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_heads, n_classes)
+        The per-class head weights; every column sums to one.
+    recall_ : ndarray of shape (n_heads, n_classes)
+        The recall ``A`` of every head on every class, on the last fit.
+    tail_ : ndarray of bool, shape (n_classes,)
+        Which classes are tail classes.
+    n_heads_ : int
+        The number of heads seen at fit.
 
     See Also
     --------
@@ -84,17 +133,41 @@ class ConflictArbitratedFusion:
     array([1., 1., 1., 1.])
     """
 
-    def __init__(self, train_counts, *, tail_threshold=20, temperature=1.0):
+    _parameter_constraints: dict = {
+        "train_counts": ["array-like", None],
+        "tail_threshold": [Interval(Real, 0, None, closed="left")],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    # head_logits is the data (scikit-learn's X), not metadata to route
+    __metadata_request__fit = {"head_logits": metadata_routing.UNUSED}
+    __metadata_request__predict = {"head_logits": metadata_routing.UNUSED}
+    __metadata_request__predict_proba = {"head_logits": metadata_routing.UNUSED}
+
+    def __init__(self, train_counts=None, *, tail_threshold=20, temperature=1.0):
         self.train_counts = train_counts
         self.tail_threshold = tail_threshold
         self.temperature = temperature
 
-    def _statics(self):
-        n = np.asarray(self.train_counts, dtype=np.float64)
-        if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
-            raise ValueError("train_counts must be a 1-D array of at least two positive counts")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.three_d_array = True
+        return tags
+
+    def _statics(self, y, n_classes):
+        if self.train_counts is None:
+            n = np.bincount(y, minlength=n_classes).astype(np.float64)
+            if np.any(n == 0):
+                raise ValueError(
+                    f"y has no sample of class {int(np.argmin(n))}; with train_counts=None "
+                    "the class counts come from y, so pass train_counts"
+                )
+        else:
+            n = _check_train_counts(self.train_counts)
         return n, 1.0 - np.sqrt(n / n.max()), n < self.tail_threshold
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, head_logits, y):
         """Fit the per-class head weights on validation logits and labels.
 
@@ -113,20 +186,30 @@ class ConflictArbitratedFusion:
 
         Raises
         ------
+        sklearn.utils._param_validation.InvalidParameterError
+            If ``train_counts`` is not array-like, ``tail_threshold`` not a
+            finite real number at least 0, or ``temperature`` not a positive,
+            finite real number.
         TypeError
-            If ``head_logits`` or ``y`` is not numeric (strings of digits
-            included), or ``y`` holds booleans.
+            If ``head_logits``, ``y`` or ``train_counts`` is not numeric
+            (strings of digits included), or ``y`` holds booleans.
         ValueError
-            If ``head_logits`` is not 3-D, is empty, holds complex values, NaN
+            If ``train_counts`` is not 1-D, has fewer than two entries or
+            holds a count that is not positive, NaN or infinity; if
+            ``head_logits`` is not 3-D, is empty, holds complex values, NaN
             or infinity, or has not one class per entry of ``train_counts``;
             if ``y`` holds fractions, NaN, infinity or a label outside
-            ``0 .. n_classes - 1``, or not one label per sample.
+            ``0 .. n_classes - 1``, or not one label per sample, or (with
+            ``train_counts=None``) lacks a class.
         """
-        n, rarity, tail = self._statics()
-        z = _check_head_logits(head_logits, n.size)
-        y = integer_array(y, "y", low=0, high=n.size - 1, allow_empty=True)
+        if self.train_counts is None:
+            z = _check_head_logits(head_logits)
+        else:
+            z = _check_head_logits(head_logits, _check_train_counts(self.train_counts).size)
+        y = integer_array(y, "y", low=0, high=z.shape[2] - 1, allow_empty=True)
         if y.shape != (z.shape[1],):
             raise ValueError(f"y must have shape ({z.shape[1]},), got {y.shape}")
+        n, rarity, tail = self._statics(y, z.shape[2])
         n_heads, _, n_classes = z.shape
         pred = z.argmax(axis=2)
         A = np.zeros((n_heads, n_classes))
@@ -156,8 +239,7 @@ class ConflictArbitratedFusion:
         return self
 
     def _check_fitted(self, head_logits):
-        if not hasattr(self, "weights_"):
-            raise RuntimeError("ConflictArbitratedFusion is not fitted: call fit first")
+        check_is_fitted(self, "weights_")
         z = _check_head_logits(head_logits, self.weights_.shape[1])
         if z.shape[0] != self.n_heads_:
             raise ValueError(
@@ -180,7 +262,7 @@ class ConflictArbitratedFusion:
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the fusion is not fitted.
         TypeError
             If ``head_logits`` is not numeric (strings of digits included).
@@ -207,7 +289,7 @@ class ConflictArbitratedFusion:
 
         Raises
         ------
-        RuntimeError
+        sklearn.exceptions.NotFittedError
             If the fusion is not fitted.
         TypeError
             If ``head_logits`` is not numeric (strings of digits included).
@@ -219,8 +301,7 @@ class ConflictArbitratedFusion:
         n_heads, n_samples, _ = z.shape
         cand = z.argmax(axis=2)  # (K, n)
         agree = np.all(cand == cand[0], axis=0)
-        probs = _softmax(z / float(self.temperature), axis=2)
-        conf = np.take_along_axis(probs, cand[..., None], axis=2)[..., 0]
+        conf = _head_confidence(z, cand, float(self.temperature))
         p_sorted = np.sort(_softmax(z, axis=2), axis=2)
         p1, p2 = p_sorted[..., -1], p_sorted[..., -2]
         margin = (p1 - p2) / (np.abs(p1) + np.abs(p2))

@@ -28,8 +28,10 @@ _NMI_METHODS = {
 def _as_label_array(labels, name):
     """A 1-d array of labels; Python sequences of any hashables are accepted.
 
-    Float labels must be finite: NaN and infinity name no cluster (as in
-    scikit-learn's metrics).
+    A tuple entry is one label (kept whole); an entry that is a list or an
+    array makes the labels nested, and nested labels are refused as not 1-d,
+    as the same data given as an array is. Float labels must be finite: NaN
+    and infinity name no cluster (as in scikit-learn's metrics).
     """
     if isinstance(labels, (str, bytes)):
         raise TypeError(f"{name} must be a 1-d sequence of labels, got a string")
@@ -42,8 +44,17 @@ def _as_label_array(labels, name):
             raise TypeError(
                 f"{name} must be a 1-d sequence of labels, got {type(labels).__name__}"
             ) from exc
+        nested = next(
+            (i for i, item in enumerate(items) if isinstance(item, (list, np.ndarray))), None
+        )
+        if nested is not None:
+            try:
+                got = f"an array of shape {np.asarray(items).shape}"
+            except ValueError:  # ragged
+                got = f"nested sequences (entry {nested} is a {type(items[nested]).__name__})"
+            raise ValueError(f"{name} must be 1-d, got {got}")
         array = np.asarray(items) if items else np.asarray(items, dtype=np.int64)
-        if array.ndim != 1:  # e.g. tuples as labels: keep each one whole
+        if array.ndim != 1:  # tuples as labels: keep each one whole
             array = np.empty(len(items), dtype=object)
             for i, item in enumerate(items):
                 array[i] = item

@@ -20,7 +20,13 @@ from numbers import Real
 
 import numpy as np
 
-from mvlearn_ext.utils._validation import check_magnitude, integer_array, real_array
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    check_real,
+    integer_array,
+    real_array,
+)
 
 __all__ = [
     "accuracy_reward",
@@ -150,11 +156,19 @@ def rank_reward(scores, targets, *, kind="normalized", k=10):
         choice). ``"reciprocal"``: ``1 / r*``. ``"hit"``: ``1`` when
         ``r* <= k``.
     k : int, default=10
-        Cut-off of ``"hit"``.
+        Cut-off of ``"hit"``, at least 1 (checked whatever ``kind``, as in
+        :func:`recall_at_k`).
 
     Returns
     -------
     reward : ndarray of shape (n_queries,)
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the above, or ``k`` is below 1.
+    TypeError
+        If ``k`` is not an int.
 
     See Also
     --------
@@ -167,6 +181,7 @@ def rank_reward(scores, targets, *, kind="normalized", k=10):
     >>> rank_reward([[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], [0, 0]).round(3).tolist()
     [1.0, 0.5]
     """
+    k = check_count(k, "k", 1)
     S = _check_scores(scores)
     r = _ranks(S, _check_targets(targets, S)).astype(np.float64)
     N = S.shape[1]
@@ -411,7 +426,9 @@ def gaussian_reward(predictions, targets, *, sigma=0.8):
 
     Equal to 1 at a perfect score and ``exp(-1/2)`` one ``sigma`` away;
     symmetric and decreasing in ``|s_hat - s|``; a NaN prediction (an
-    unparsable answer) scores 0. ``sigma`` may be an array (the per-dataset
+    unparsable answer) scores 0. The reward is computed as
+    ``exp(-(|e| / sigma)^2 / 2)``, where an error too large to square in
+    float64 gives its limit 0 exactly (no overflow). ``sigma`` may be an array (the per-dataset
     variant of the authors' code: AVA x1.5, EvalMuse x1.5, KonIQ x0.8 of
     ``sigma_0 = 0.8``).
 
@@ -444,8 +461,9 @@ def gaussian_reward(predictions, targets, *, sigma=0.8):
         raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
     p = real_array(predictions, "predictions", allow_nan=True, allow_empty=True)
     s = real_array(targets, "targets", allow_empty=True)
-    e = p - s
-    r = np.exp(-(e * e) / (2.0 * sig * sig))
+    with np.errstate(over="ignore"):  # |e| / sigma beyond float64: the reward's limit 0
+        z = np.abs(p - s) / sig
+        r = np.exp(-0.5 * (z * z))
     return np.where(np.isnan(p), 0.0, r)
 
 
@@ -467,14 +485,23 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     sigma : float or array-like, default=0.8
         The width of ``"gaussian"``.
     max_error : float, default=4.0
-        The error at which ``"bounded"`` reaches 0.
+        The error at which ``"bounded"`` reaches 0; positive and finite.
     tol : float, default=0.25
-        The error below which ``"binary"`` gives 1.
+        The error below which ``"binary"`` gives 1; positive and finite.
 
     Returns
     -------
     reward : ndarray
         Of the broadcast shape of ``predictions`` and ``targets``.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the above, if ``max_error`` or ``tol`` is
+        not positive and finite (checked whatever ``kind``), or, for
+        ``"mse"``, if the scores are too large to square.
+    TypeError
+        If ``max_error`` or ``tol`` is not a real number.
 
     See Also
     --------
@@ -487,6 +514,8 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     >>> accuracy_reward([3.0, 4.0], [3.0, 3.0], kind="binary", tol=0.25).tolist()
     [1.0, 0.0]
     """
+    max_error = check_real(max_error, "max_error", low=0.0, low_open=True)
+    tol = check_real(tol, "tol", low=0.0, low_open=True)
     if kind == "gaussian":
         return gaussian_reward(predictions, targets, sigma=sigma)
     p = real_array(predictions, "predictions", allow_nan=True, allow_empty=True)

@@ -217,3 +217,27 @@ def test_unusable_arrays_are_refused_by_name(call, name, corrupt, exc):
 def test_values_too_large_to_multiply_are_refused(call):
     with pytest.raises(ValueError, match="A_hat holds values too large"):
         call(_PATH3 * 1e300)
+
+
+def test_normalize_connectome_refuses_an_asymmetric_matrix_by_name():
+    A = np.array([[1.0, 0.5, -0.2], [0.5, 1.0, 0.3], [-0.2, 0.3, 1.0]])
+    with pytest.raises(ValueError, match=r"^A must be symmetric \(largest"):
+        normalize_connectome(np.triu(A))
+    stack = np.stack([A, np.triu(A)])
+    with pytest.raises(ValueError, match=r"^A must be symmetric; subject 1 is not"):
+        normalize_connectome(stack)
+    # the tolerance is relative: the same matrix in tiny units is still accepted
+    out = normalize_connectome(A * 1e-200)
+    np.testing.assert_allclose(out, normalize_connectome(A), rtol=1e-12)
+
+
+def test_routing_kernel_of_a_raw_matrix_over_many_hops_is_refused_by_name():
+    rng = np.random.default_rng(0)
+    A = np.abs(rng.normal(size=(8, 8)))
+    A = A + A.T  # spectral radius about 14: A^h overflows near h = 270
+    alpha = np.full(400, 1 / 400)
+    for call in (lambda: routing_kernel(A, alpha), lambda: hop_powers(A, 399)):
+        with pytest.raises(ValueError, match=r"^A_hat is too large .*normalize_connectome"):
+            call()
+    K = routing_kernel(normalize_connectome(A), alpha)
+    assert np.isfinite(K).all()

@@ -229,3 +229,25 @@ def test_demo_acceptance_phenobrain_beats_late_fusion():
     pb = np.mean([r["PhenoBrain (reconstruction)"][0] for r in res])
     lr = np.mean([r["logistic regression, vec(A) + p (late fusion)"][0] for r in res])
     assert pb >= lr + 0.05
+
+
+def test_phenotype_column_names_are_recorded_and_checked(data):
+    pd = pytest.importorskip("pandas")
+    A, P, y = data
+    frame = pd.DataFrame(P, columns=["g", "age"])
+    est = PhenoBrainClassifier(random_state=0, **TINY).fit(A, y, phenotypes=frame)
+    assert est.phenotype_names_in_.tolist() == ["g", "age"]
+    est.predict(A[:4], phenotypes=frame[:4])  # same names, same order
+    with pytest.raises(ValueError, match="feature names of phenotypes .* another order"):
+        est.predict(A[:4], phenotypes=frame[["age", "g"]][:4])
+    renamed = frame.rename(columns={"g": "sex"})
+    with pytest.raises(ValueError, match=r"unseen at fit: \['sex'\]"):
+        est.predict(A[:4], phenotypes=renamed[:4])
+    with pytest.warns(UserWarning, match="phenotypes has no feature names"):
+        est.predict(A[:4], phenotypes=P[:4])
+    plain = PhenoBrainClassifier(random_state=0, **TINY).fit(A, y, phenotypes=P)
+    assert not hasattr(plain, "phenotype_names_in_")
+    with pytest.warns(UserWarning, match="phenotypes has feature names, but"):
+        plain.predict(A[:4], phenotypes=frame[:4])
+    # refitting on an array forgets the names
+    assert not hasattr(est.fit(A, y, phenotypes=P), "phenotype_names_in_")

@@ -211,3 +211,19 @@ def test_bad_input_is_named():
 def test_unusable_arrays_are_refused_by_name(call, name, corrupt, exc):
     with pytest.raises(exc, match=rf"^{name} "):
         call(corrupt(np.ones((2, 2))))
+
+
+def test_linear_schedule_honours_or_refuses_beta_end():
+    # the default (None) caps the rescaled last beta at 0.999 for short chains
+    assert make_schedule(10).betas[-1] == pytest.approx(0.999)
+    assert make_schedule(50).betas[-1] == pytest.approx(0.4)
+    # a given beta_end is used as is, and differs from another one
+    a, b = make_schedule(10, beta_end=0.005), make_schedule(10, beta_end=0.009)
+    assert a.betas[-1] == pytest.approx(0.5) and b.betas[-1] == pytest.approx(0.9)
+    assert make_schedule(50, beta_end=0.01).betas[-1] == pytest.approx(0.2)
+    # one whose rescaled value reaches 0.999 would be ignored: refused by name
+    for kw in (dict(beta_end=0.5), dict(beta_end=0.02)):
+        with pytest.raises(ValueError, match=r"^beta_end=.* must be below 0\.00999"):
+            make_schedule(10, **kw)
+    with pytest.raises(ValueError, match=r"^beta_start=0\.01 .* must be below"):
+        make_schedule(10, beta_start=0.01)

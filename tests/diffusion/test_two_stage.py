@@ -294,3 +294,12 @@ def test_toy_task_mean_refuses_conditions_whose_mean_overflows():
     assert np.all(np.isfinite(toy_task_mean("cubic", [1e100, -1.0])))
     with pytest.raises(ValueError, match=r"the cubic mean overflows float64 .* rescale c"):
         toy_task_mean("cubic", [1e120, 0.0])
+
+
+@pytest.mark.parametrize("unit", [1e-200, 2.0**-700, 1e-3, 1e150])
+def test_energy_distance_is_in_the_units_of_the_data(unit):
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(40, 2)), rng.normal(size=(30, 2)) + 0.5
+    ref = energy_distance(A, B)
+    assert ref > 0.1
+    assert energy_distance(A * unit, B * unit) == pytest.approx(ref * unit, rel=1e-12, abs=0)

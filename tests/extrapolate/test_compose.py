@@ -139,3 +139,16 @@ def test_compose_refuses_unusable_inputs_by_name(x, exc, match):
 
 def test_compose_of_no_points_is_empty():
     assert compose_primitives((1,), np.empty(0)).shape == (0,)
+
+
+def test_fit_accepts_dataframes_and_an_empty_query_gives_an_empty_result():
+    pd = pytest.importorskip("pandas")
+    codes = all_codes(4, [1, 2])
+    X, Y = make_composition_tasks(codes, random_state=0)
+    kw = dict(hidden_layer_sizes=(8,), max_iter=20, random_state=0)
+    est = CompositionalTaskExtrapolator(**kw).fit(codes, pd.DataFrame(X), pd.DataFrame(Y))
+    ref = CompositionalTaskExtrapolator(**kw).fit(codes, X, Y)
+    np.testing.assert_array_equal(est.predict(X[5], X[5], Y[5]), ref.predict(X[5], X[5], Y[5]))
+    assert est.predict(np.array([]), X[5], Y[5]).shape == (0,)
+    ind = InductiveCompositionRegressor(**kw).fit(codes, pd.DataFrame(X), pd.DataFrame(Y))
+    assert ind.predict(np.array([]), code=(0, 1)).shape == (0,)

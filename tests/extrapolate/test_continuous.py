@@ -166,3 +166,18 @@ def test_clone_and_pickle_round_trip(fitted):
         np.testing.assert_array_equal(est.predict(xq, xc, yc), again.predict(xq, xc, yc))
         fresh = clone(est)
         assert fresh.get_params() == est.get_params() and not hasattr(fresh, "family_")
+
+
+def test_fit_accepts_dataframes_and_an_empty_query_gives_an_empty_result():
+    pd = pytest.importorskip("pandas")
+    thetas, X, Y = _library(n_tasks=12)
+    kw = dict(hidden_layer_sizes=(8,), max_iter=20, random_state=0)
+    xc = np.array([-0.9, -0.4, 0.0, 0.5, 1.0])
+    yc = 2.0 * xc**2 + 2.0 * xc
+    for cls in (RelationalTaskExtrapolator, InductiveTaskRegressor):
+        extra = dict(n_pairs=50) if cls is RelationalTaskExtrapolator else {}
+        est = cls(**kw, **extra).fit(pd.DataFrame(X), pd.DataFrame(Y), task_params=thetas)
+        ref = cls(**kw, **extra).fit(X, Y, task_params=thetas)
+        np.testing.assert_array_equal(est.predict(xc, xc, yc), ref.predict(xc, xc, yc))
+        out = est.predict(np.array([]), xc, yc)
+        assert isinstance(out, np.ndarray) and out.shape == (0,)

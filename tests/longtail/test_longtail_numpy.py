@@ -3,9 +3,14 @@
 import inspect
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import InvalidParameterError
 
 from mvlearn_ext.longtail import (
     ConflictArbitratedFusion,
@@ -247,7 +252,7 @@ def test_fusion_prefers_the_head_that_is_right_on_validation():
     assert np.all(fusion.weights_[0] > fusion.weights_[1])
     with pytest.raises(ValueError, match="heads"):
         fusion.predict(rng.normal(size=(3, 5, c)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         ConflictArbitratedFusion([1, 2]).predict(np.zeros((1, 2, 2)))
 
 
@@ -292,3 +297,89 @@ def test_fusion_refuses_unusable_arrays_by_name():
 def test_longtail_never_imports_torch():
     code = "import mvlearn_ext.longtail, sys; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _fusion_data(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(2, 30, 4)), rng.integers(0, 4, 30)
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        (dict(temperature=0), "temperature"),
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=np.inf), "temperature"),
+        (dict(temperature="1"), "temperature"),
+        (dict(tail_threshold="a"), "tail_threshold"),
+        (dict(tail_threshold=-1), "tail_threshold"),
+        (dict(tail_threshold=np.nan), "tail_threshold"),
+    ],
+)
+def test_fusion_refuses_invalid_parameters_by_name(params, name):
+    z, y = _fusion_data()
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+        ConflictArbitratedFusion([100, 50, 10, 5], **params).fit(z, y)
+
+
+@pytest.mark.parametrize(
+    "counts, error, match",
+    [
+        ("abcd", InvalidParameterError, "'train_counts' parameter"),
+        (["a", "b", "c", "d"], TypeError, "train_counts must be a numeric array"),
+        ([100, 50, np.nan, 5], ValueError, "train_counts contains NaN"),
+        ([[100, 50, 10, 5]], ValueError, "train_counts must be 1-D"),
+        ([100], ValueError, "train_counts must hold one count per class"),
+        ([100, 50, 0, 5], ValueError, "train_counts must be positive"),
+    ],
+)
+def test_fusion_refuses_invalid_train_counts_by_name(counts, error, match):
+    z, y = _fusion_data()
+    with pytest.raises(error, match=match):
+        ConflictArbitratedFusion(counts).fit(z, y)
+
+
+def test_fusion_is_a_scikit_learn_estimator():
+    counts = np.array([100, 50, 10, 5])
+    fusion = ConflictArbitratedFusion(counts, tail_threshold=12, temperature=0.5)
+    assert isinstance(fusion, BaseEstimator)
+    # stored as given, not converted
+    assert fusion.get_params()["train_counts"] is counts
+    assert fusion.get_params() == {
+        "train_counts": counts,
+        "tail_threshold": 12,
+        "temperature": 0.5,
+    }
+    # invalid values are stored too: validation happens in fit
+    assert ConflictArbitratedFusion(counts, temperature=-1).temperature == -1
+    z, y = _fusion_data()
+    fitted = fusion.fit(z, y)
+    copy = clone(fitted)
+    assert copy.get_params()["tail_threshold"] == 12
+    assert not hasattr(copy, "weights_")
+    np.testing.assert_array_equal(copy.fit(z, y).predict(z), fitted.predict(z))
+    assert fusion.set_params(temperature=2.0).temperature == 2.0
+    tags = get_tags(fusion).input_tags
+    assert not tags.two_d_array and tags.three_d_array
+
+
+def test_fusion_tiny_temperature_predicts_without_warnings():
+    z, y = _fusion_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = ConflictArbitratedFusion([100, 50, 10, 5], temperature=1e-320).fit(z, y)
+        pred = tiny.predict(z)
+    # the limit of a vanishing temperature: every confidence is 1
+    small = ConflictArbitratedFusion([100, 50, 10, 5], temperature=1e-6).fit(z, y)
+    np.testing.assert_array_equal(pred, small.predict(z))
+
+
+def test_fusion_default_train_counts_are_the_counts_of_y():
+    z, y = _fusion_data()
+    counts = np.bincount(y, minlength=4)
+    default = ConflictArbitratedFusion(tail_threshold=8).fit(z, y)
+    explicit = ConflictArbitratedFusion(counts, tail_threshold=8).fit(z, y)
+    np.testing.assert_array_equal(default.weights_, explicit.weights_)
+    np.testing.assert_array_equal(default.tail_, counts < 8)
+    with pytest.raises(ValueError, match="y has no sample of class 3"):
+        ConflictArbitratedFusion().fit(z, np.where(y == 3, 0, y))

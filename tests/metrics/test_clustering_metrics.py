@@ -268,3 +268,33 @@ def test_scorers_in_grid_search():
         assert 0 < search.best_score_ <= 1
     model = KMeans(3, n_init=2, random_state=0).fit(X)
     assert clustering_accuracy_scorer(model, X, y) == clustering_accuracy(y, model.predict(X))
+
+
+@pytest.mark.parametrize(
+    "func", [clustering_accuracy, purity, normalized_mutual_info, clustering_report]
+)
+def test_nested_lists_are_refused_as_arrays_are(func):
+    nested = [[0, 1], [2, 3]]
+    with pytest.raises(
+        ValueError, match=r"labels_true must be 1-d, got an array of shape \(2, 2\)"
+    ):
+        func(np.array(nested), [[0, 0], [1, 1]])
+    with pytest.raises(
+        ValueError, match=r"labels_true must be 1-d, got an array of shape \(2, 2\)"
+    ):
+        func(nested, [[0, 0], [1, 1]])
+    with pytest.raises(
+        ValueError, match=r"labels_pred must be 1-d, got an array of shape \(2, 2\)"
+    ):
+        func([0, 1], nested)
+    with pytest.raises(ValueError, match=r"labels_pred must be 1-d, got nested sequences"):
+        func([0, 1], [[0, 1], [2]])
+    with pytest.raises(ValueError, match=r"labels_true must be 1-d, got nested sequences"):
+        func([0, np.array([1, 2])], [0, 1])
+
+
+def test_contingency_table_refuses_nested_lists():
+    with pytest.raises(ValueError, match="labels_true must be 1-d"):
+        contingency_table([[0, 1], [2, 3]], [0, 1])
+    # tuples stay labels
+    assert contingency_table([(0, 1), (2, 3)], [0, 1]).tolist() == [[1, 0], [0, 1]]

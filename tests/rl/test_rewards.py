@@ -1,5 +1,7 @@
 """GRAPE rank rewards, score inflation, and VisualScore's Gaussian reward."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from mvlearn_ext.rl import (
     make_score_inflation_case,
     parse_answer,
     rank_reward,
+    recall_at_k,
     retrieval_rank,
     retrieval_scores,
     similarity_reward,
@@ -149,3 +152,74 @@ def test_reward_errors():
         accuracy_reward([1.0], [np.nan], kind="mae")
     with pytest.raises(ValueError, match="predictions holds values too large"):
         accuracy_reward([1e300], [1.0], kind="mse")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(kind="bounded", max_error=0), ValueError, "max_error must be > 0"),
+        (dict(kind="bounded", max_error=-1.0), ValueError, "max_error must be > 0"),
+        (dict(kind="bounded", max_error=np.inf), ValueError, "max_error must be finite"),
+        (dict(kind="bounded", max_error="4"), TypeError, "max_error must be a real number"),
+        (dict(kind="binary", tol=-1.0), ValueError, "tol must be > 0"),
+        (dict(kind="binary", tol=0.0), ValueError, "tol must be > 0"),
+        (dict(kind="binary", tol=np.nan), ValueError, "tol must be finite"),
+        # checked whatever the kind
+        (dict(kind="mae", max_error=0), ValueError, "max_error must be > 0"),
+        (dict(kind="gaussian", tol=-1.0), ValueError, "tol must be > 0"),
+    ],
+)
+def test_accuracy_reward_refuses_bad_max_error_and_tol_by_name(kwargs, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=match):
+            accuracy_reward([3.0], [3.0], **kwargs)
+
+
+def test_accuracy_reward_bounded_and_binary_limits():
+    np.testing.assert_allclose(
+        accuracy_reward([3.0, 3.5, 9.0], [3.0] * 3, kind="bounded", max_error=1.0), [1, 0.5, 0]
+    )
+    np.testing.assert_array_equal(
+        accuracy_reward([3.0, 3.1], [3.0, 3.0], kind="binary", tol=1e-12), [1.0, 0.0]
+    )
+
+
+@pytest.mark.parametrize("kind", ["normalized", "literal", "reciprocal", "hit"])
+@pytest.mark.parametrize("k, error", [(0, ValueError), (-3, ValueError), (1.5, TypeError)])
+def test_rank_reward_refuses_k_below_one_like_recall_at_k(kind, k, error):
+    with pytest.raises(error, match="k must"):
+        rank_reward([[0.9, 0.1]], [0], kind=kind, k=k)
+    with pytest.raises(error, match="k must"):
+        recall_at_k([[0.9, 0.1]], [0], k=k)
+
+
+def test_rank_reward_hit_at_one_is_recall_at_one():
+    S, t = [[0.9, 0.1, 0.5], [0.2, 0.3, 0.1]], [0, 0]
+    assert rank_reward(S, t, kind="hit", k=1).mean() == recall_at_k(S, t, k=1)
+
+
+@pytest.mark.parametrize(
+    "p, s, sigma",
+    [
+        ([1e200], [0.0], 0.8),
+        ([1e308], [-1e308], 0.8),
+        ([1.0], [0.0], 1e-200),
+        ([-1e160], [0.0], 1),
+    ],
+)
+def test_gaussian_reward_of_huge_errors_is_zero_without_overflow(p, s, sigma):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = gaussian_reward(p, s, sigma=sigma)
+        assert accuracy_reward(p, s, kind="gaussian", sigma=sigma).tolist() == r.tolist()
+    assert r.tolist() == [0.0]
+
+
+def test_gaussian_reward_exact_near_the_overflow_limit():
+    # (e / sigma)^2 / 2 = 700: representable, exp(-700) is a normal float
+    e = np.sqrt(1400.0) * 1e150
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = gaussian_reward([e], [0.0], sigma=1e150)
+    np.testing.assert_allclose(r, [np.exp(-700.0)], rtol=1e-12)

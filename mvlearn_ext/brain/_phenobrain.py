@@ -44,7 +44,12 @@ from mvlearn_ext.utils._torch import (
     resolve_device,
     with_torch_threads,
 )
-from mvlearn_ext.utils._validation import as_real_array, check_allocation, check_magnitude
+from mvlearn_ext.utils._validation import (
+    _names_difference,
+    as_real_array,
+    check_allocation,
+    check_magnitude,
+)
 from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["PhenoBrainClassifier"]
@@ -364,15 +369,10 @@ class PhenoBrainClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         elif names is None:
             warn(f"phenotypes has no feature names, but {owner} was fitted with feature names")
         elif not np.array_equal(fitted, names):
-            if set(fitted) == set(names):
-                detail = "the same names in another order"
-            else:
-                new = [c for c in names if c not in set(fitted)][:5]
-                missing = [c for c in fitted if c not in set(names)][:5]
-                detail = f"unseen at fit: {new}; seen at fit but missing: {missing}"
             raise ValueError(
                 f"the feature names of phenotypes differ from those {owner} was fitted with "
-                f"({detail}): pass the columns in the order of phenotype_names_in_"
+                f"({_names_difference(fitted, names)}): pass the columns in the order of "
+                "phenotype_names_in_"
             )
 
     def _tensors(self, A, P, device):

@@ -963,6 +963,15 @@ def _view_feature_names(Xs):
     return names if any(n is not None for n in names) else None
 
 
+def _names_difference(seen, given):
+    """How the column names ``given`` differ from those ``seen`` at fit, in words."""
+    if set(seen) == set(given):
+        return "the same names in another order"
+    new = [c for c in given if c not in set(seen)][:5]
+    missing = [c for c in seen if c not in set(given)][:5]
+    return f"unseen at fit: {new}; seen at fit but missing: {missing}"
+
+
 def _view_feature_names_consistent(estimator, names, *, reset, name="Xs"):
     """Record (``reset``) or check the per-view feature names, as scikit-learn does for one X.
 
@@ -993,15 +1002,9 @@ def _view_feature_names_consistent(estimator, names, *, reset, name="Xs"):
         elif given is None:
             unnamed.append(index)
         elif not np.array_equal(seen, given):
-            if set(seen) == set(given):
-                detail = "the same names in another order"
-            else:
-                new = [c for c in given if c not in set(seen)][:5]
-                missing = [c for c in seen if c not in set(given)][:5]
-                detail = f"unseen at fit: {new}; seen at fit but missing: {missing}"
             raise ValueError(
                 f"the feature names of view {index} of {name} differ from those {owner} "
-                f"was fitted with ({detail})"
+                f"was fitted with ({_names_difference(seen, given)})"
             )
     for indices, what in (
         (unnamed, "no feature names, but {} was fitted with feature names there"),

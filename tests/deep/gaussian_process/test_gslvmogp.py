@@ -295,17 +295,6 @@ def test_bad_input_errors():
     assert "network" not in GSLVMOGPRegressor().get_params()
 
 
-def rank_two_outputs():
-    """Eight outputs driven by two output features: a ``n_latent`` above the
-    targets' rank leaves latent dimensions that hold only the tie-breaking
-    noise of the initial latents."""
-    rng = np.random.RandomState(0)
-    X = np.linspace(0, 1, 60)[:, None]
-    H = rng.normal(size=(8, 2))
-    Y = np.sin(6 * X + H[:, 0]) * (1 + 0.3 * H[:, 1]) + 0.05 * rng.normal(size=(60, 8))
-    return X, Y
-
-
 def test_spread_lengthscales_keep_the_scaled_distance_and_floor_flat_columns():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200, 2))
@@ -326,8 +315,8 @@ def test_spread_lengthscales_keep_the_scaled_distance_and_floor_flat_columns():
     np.testing.assert_array_equal(ls, 1.0)
 
 
-def test_two_draws_of_one_outputs_latents_start_correlated():
-    X, Y = rank_two_outputs()
+def test_two_draws_of_one_outputs_latents_start_correlated(rank_two_outputs):
+    X, Y = rank_two_outputs
     mod = GSLVMOGPRegressor(n_latent=30, n_epochs=0, random_state=0).fit(X, Y).module_
     gen = torch.Generator().manual_seed(0)
     idx = torch.arange(Y.shape[1])
@@ -341,9 +330,11 @@ def test_two_draws_of_one_outputs_latents_start_correlated():
 
 
 @pytest.mark.parametrize("n_latent", [10, 30])
-def test_latent_dimensions_beyond_the_rank_of_the_targets_do_not_stop_the_fit(n_latent):
+def test_latent_dimensions_beyond_the_rank_of_the_targets_do_not_stop_the_fit(
+    n_latent, rank_two_outputs
+):
     # A prediction at the mean scores 0; n_latent=2 scores 0.90.
-    X, Y = rank_two_outputs()
+    X, Y = rank_two_outputs
     model = GSLVMOGPRegressor(n_latent=n_latent, random_state=0).fit(X, Y)
     assert model.score(X, Y) > 0.5
 

@@ -422,19 +422,8 @@ def test_one_dimensional_target_and_point_latents():
     assert np.all(m.latent_covariances_ == 0)
 
 
-def rank_two_outputs():
-    """Eight outputs driven by two output features: a ``n_latent`` above the
-    targets' rank leaves latent dimensions that hold only the tie-breaking
-    noise of the initial latents."""
-    rng = np.random.RandomState(0)
-    X = np.linspace(0, 1, 60)[:, None]
-    H = rng.normal(size=(8, 2))
-    Y = np.sin(6 * X + H[:, 0]) * (1 + 0.3 * H[:, 1]) + 0.05 * rng.normal(size=(60, 8))
-    return X, Y
-
-
-def test_two_draws_of_one_outputs_latents_start_correlated():
-    X, Y = rank_two_outputs()
+def test_two_draws_of_one_outputs_latents_start_correlated(rank_two_outputs):
+    X, Y = rank_two_outputs
     model = TLVMOGPRegressor(n_latent=50, n_epochs=0, random_state=0).fit(X, Y)
     mod = model.module_
     gen = torch.Generator().manual_seed(0)
@@ -449,9 +438,9 @@ def test_two_draws_of_one_outputs_latents_start_correlated():
     assert k.min() > 0.85
 
 
-def test_latent_dimensions_beyond_the_rank_of_the_targets_keep_the_fit():
+def test_latent_dimensions_beyond_the_rank_of_the_targets_keep_the_fit(rank_two_outputs):
     # n_latent=2 scores 0.93.
-    X, Y = rank_two_outputs()
+    X, Y = rank_two_outputs
     assert TLVMOGPRegressor(n_latent=50, random_state=0).fit(X, Y).score(X, Y) > 0.75
 
 

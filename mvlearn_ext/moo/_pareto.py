@@ -74,8 +74,15 @@ def _check_maximise(maximise, d):
     return m
 
 
+def _real_ref(ref):
+    """``ref`` as a finite float64 array; ``None`` is refused by name, not read as NaN."""
+    if ref is None:
+        raise TypeError("ref must be a real number or an array-like of reals, got None")
+    return real_array(ref, "ref")
+
+
 def _check_ref(ref, d, maximise):
-    r = real_array(ref, "ref")
+    r = _real_ref(ref)
     if r.ndim == 0:
         r = np.full(d, float(r))
     if r.shape != (d,):
@@ -224,12 +231,35 @@ def hv_contributions(points, ref, *, maximise=False, ignore_dominated=True):
         raise TypeError(f"ignore_dominated must be a bool, got {type(ignore_dominated).__name__}")
     if P.shape[0] == 0:
         return np.zeros(0)
+    if d == 1:
+        return _hv_contributions_1d(P[:, 0], r[0], maximise, bool(ignore_dominated))
     return np.asarray(
         _moocore().hv_contributions(
             P, ref=r, maximise=maximise, ignore_dominated=bool(ignore_dominated)
         ),
         dtype=np.float64,
     )
+
+
+def _hv_contributions_1d(p, r, maximise, ignore_dominated):
+    """Contributions of one objective (moocore needs two): only a unique best point adds.
+
+    Its contribution is the gap to the reference point (``ignore_dominated``) or
+    to the next best point (the definition), within the reference point.
+    """
+    q, rr = (-p, -r) if maximise else (p, r)
+    out = np.zeros(q.size)
+    inside = q < rr
+    if not inside.any():
+        return out
+    best = q[inside].min()
+    at_best = np.flatnonzero(q == best)
+    if at_best.size > 1:
+        return out  # duplicates of the best point: removing one changes nothing
+    others = q[inside & (q > best)]
+    upper = rr if ignore_dominated or others.size == 0 else others.min()
+    out[at_best[0]] = upper - best
+    return out
 
 
 def is_nondominated(points, *, maximise=False, keep_weakly=False):
@@ -419,7 +449,7 @@ class ParetoArchive:
     def __init__(self, ref, *, maximise=False):
         self.ref = ref
         self.maximise = maximise
-        r = real_array(ref, "ref")
+        r = _real_ref(ref)
         if r.ndim != 1:
             raise ValueError(f"ref must be a non-empty 1-D array, got shape {r.shape}")
         self._d = r.size

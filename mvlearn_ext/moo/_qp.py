@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.utils._simplex_qp import simplex_qp
-from mvlearn_ext.utils._validation import check_magnitude, real_array
+from mvlearn_ext.utils._validation import check_count, check_magnitude, check_real, real_array
 
 __all__ = [
     "min_norm_direction",
@@ -35,6 +35,19 @@ def _check_G(G, name="G"):
     return G
 
 
+def _unit_scale(G):
+    """``G`` times the power of two that brings its largest magnitude into [0.5, 1).
+
+    The min-norm weights do not depend on a common scale of the gradients; an
+    exact rescaling keeps the Gram matrix of tiny gradients (1e-160 and below)
+    from underflowing to zero, which would make every weight vector look optimal.
+    """
+    top = float(np.abs(G).max())
+    if top == 0.0:
+        return G
+    return np.ldexp(G, -int(np.frexp(top)[1]))
+
+
 def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     """Exact minimiser of ``1/2 x^T Q x + c^T x`` over the probability simplex.
 
@@ -52,10 +65,10 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     c : array-like of shape (S,), optional
         Linear term (default 0).
     tol : float, default=1e-10
-        Stopping tolerance (max-norm of the projected-gradient step) of the
-        accelerated projected gradient that runs where ``Q`` is singular.
+        Stopping tolerance (max-norm of the projected-gradient step, ``>= 0``)
+        of the accelerated projected gradient that runs where ``Q`` is singular.
     max_iter : int, default=10000
-        Most iterations of that accelerated projected gradient.
+        Most iterations of that accelerated projected gradient, ``>= 1``.
 
     Returns
     -------
@@ -81,6 +94,8 @@ def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
     c = np.zeros(S) if c is None else real_array(c, "c").reshape(-1)
     if c.shape != (S,):
         raise ValueError(f"c must have shape ({S},), got {c.shape}")
+    tol = check_real(tol, "tol", low=0.0)
+    max_iter = check_count(max_iter, "max_iter", 1)
     x, _ = simplex_qp(Q, -c[:, None], max_iter=max_iter, tol=tol)
     return x[:, 0]
 
@@ -89,7 +104,9 @@ def min_norm_weights(G):
     """MGDA weights: ``argmin_{lambda in simplex} ||lambda^T G||^2``.
 
     Désidéri (2012); Sener & Koltun (NeurIPS 2018). For two tasks the weight
-    on ``g1`` is ``clip(g2.(g2 - g1) / ||g1 - g2||^2, 0, 1)``.
+    on ``g1`` is ``clip(g2.(g2 - g1) / ||g1 - g2||^2, 0, 1)``. The weights do
+    not depend on a common scale of the rows: ``G`` is rescaled by a power of
+    two before the Gram matrix is formed.
 
     Parameters
     ----------
@@ -110,7 +127,7 @@ def min_norm_weights(G):
     >>> min_norm_weights([[1.0, 0.0], [0.0, 1.0]])
     array([0.5, 0.5])
     """
-    G = _check_G(G)
+    G = _unit_scale(_check_G(G))
     S = G.shape[0]
     if S == 1:
         return np.ones(1)

@@ -344,6 +344,10 @@ class PIDController:
         self.ki = ki
         self.kd = kd
         self.integral_limit = integral_limit
+        for name, gain in (("kp", kp), ("ki", ki), ("kd", kd)):
+            check_real(gain, name)
+        if not (isinstance(integral_limit, numbers.Real) and integral_limit == np.inf):
+            check_real(integral_limit, "integral_limit", low=0.0)
         self.reset()
 
     def reset(self):
@@ -449,6 +453,9 @@ class ControlGScheduler:
         ):
             raise ValueError(f"sense_every must be an int >= 1, got {sense_every!r}")
         check_real(b_min, "b_min", low=0.0, high=1.0 / K)
+        check_real(eps, "eps", low=0.0)
+        check_real(kappa, "kappa", low=0.0)
+        check_real(antagonism_smoothing, "antagonism_smoothing", low=0.0, high=1.0)
         self.targets_ = self._check_targets(np.full(K, 1.0 / K) if targets is None else targets)
         self.counts_ = np.zeros(K, dtype=np.int64)
         self.t_ = 0
@@ -502,24 +509,32 @@ class ControlGScheduler:
             raise ValueError(f"losses must have {self.n_objectives} entries, got {L.shape}")
         if L.min() <= 0:
             raise ValueError("losses must be > 0 (difficulty is L_k / L_k(0))")
-        if self.initial_losses_ is None:
-            self.initial_losses_ = L.copy()
+        initial = L.copy() if self.initial_losses_ is None else self.initial_losses_
+        antagonism = self.antagonism_
         if grads is not None:
-            self.antagonism_ = antagonism_matrix(
-                grads,
+            G = _to_numpy(grads, "grads")
+            if G.ndim != 2 or G.shape[0] != self.n_objectives:
+                raise ValueError(
+                    f"grads must have shape ({self.n_objectives}, n_params), one gradient "
+                    f"per objective, got {G.shape}"
+                )
+            antagonism = antagonism_matrix(
+                G,
                 previous=self.antagonism_ if self._n_observed else None,
                 smoothing=self.antagonism_smoothing,
             )
-        self._n_observed += 1
-        if self._n_observed % self.sense_every == 0:
-            self.difficulty_ = L / self.initial_losses_
-            self.targets_ = plan_budgets(
-                self.difficulty_,
-                self.antagonism_,
-                eps=self.eps,
-                kappa=self.kappa,
-                b_min=self.b_min,
+        n_observed = self._n_observed + 1
+        difficulty, targets = self.difficulty_, self.targets_
+        if n_observed % self.sense_every == 0:
+            difficulty = L / initial
+            targets = plan_budgets(
+                difficulty, antagonism, eps=self.eps, kappa=self.kappa, b_min=self.b_min
             )
+        # every check and the plan passed: commit the new state together
+        self.initial_losses_ = initial
+        self.antagonism_ = antagonism
+        self._n_observed = n_observed
+        self.difficulty_, self.targets_ = difficulty, targets
 
     @property
     def shares_(self):

@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 from scipy.optimize import linprog, minimize
 
-from mvlearn_ext.utils._validation import check_real
+from mvlearn_ext.utils._validation import check_count, check_real, real_array
 
 __all__ = [
     "MOPOResult",
@@ -37,7 +37,7 @@ __all__ = [
 
 
 def _check_problem(prefs, mu, pi_ref):
-    P = np.asarray(prefs, dtype=np.float64)
+    P = real_array(prefs, "prefs")
     if P.ndim == 2:
         P = P[None]
     if P.ndim != 3 or P.shape[1] != P.shape[2] or P.shape[1] < 2:
@@ -49,8 +49,8 @@ def _check_problem(prefs, mu, pi_ref):
     Y = P.shape[1]
     out = []
     for name, v in (("mu", mu), ("pi_ref", pi_ref)):
-        v = np.full(Y, 1.0 / Y) if v is None else np.asarray(v, dtype=np.float64).reshape(-1)
-        if v.shape != (Y,) or not np.isfinite(v).all() or v.min() <= 0 or abs(v.sum() - 1) > 1e-9:
+        v = np.full(Y, 1.0 / Y) if v is None else real_array(v, name).reshape(-1)
+        if v.shape != (Y,) or v.min() <= 0 or abs(v.sum() - 1) > 1e-9:
             raise ValueError(
                 f"{name} must be a probability vector of length {Y} with full support"
             )
@@ -67,6 +67,33 @@ def _tau(tau):
     ):
         raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
     return float(tau)
+
+
+def _check_thresholds(thresholds, K):
+    b = real_array(thresholds, "thresholds").reshape(-1)
+    if b.shape != (K - 1,):
+        raise ValueError(f"thresholds must have {K - 1} finite entries, got shape {b.shape}")
+    return b
+
+
+def _check_multipliers(lam, K):
+    lam = real_array(lam, "lam", allow_empty=True).reshape(-1)
+    if lam.shape != (K - 1,) or (lam < 0).any():
+        raise ValueError(f"lam must be {K - 1} finite non-negative multipliers")
+    return lam
+
+
+def _check_policy(pi, Y, *, full_support=False):
+    """``pi`` as a probability vector over the ``Y`` arms (each entry > 0 if ``full_support``)."""
+    pi = real_array(pi, "pi").reshape(-1)
+    low = pi.min() <= 0 if full_support else pi.min() < 0
+    if pi.shape != (Y,) or low or abs(pi.sum() - 1) > 1e-9:
+        support = " with full support" if full_support else ""
+        raise ValueError(
+            f"pi must be a probability vector of length {Y}{support}, got shape {pi.shape}"
+            + (f" summing to {pi.sum():.6g} with smallest entry {pi.min():.3g}" if pi.size else "")
+        )
+    return pi
 
 
 def preference_values(prefs, pi, mu=None):
@@ -99,7 +126,7 @@ def preference_values(prefs, pi, mu=None):
     [0.5, 0.5]
     """
     P, mu, _ = _check_problem(prefs, mu, None)
-    pi = np.asarray(pi, dtype=np.float64)
+    pi = _check_policy(pi, P.shape[1])
     return np.einsum("y,kyz,z->k", pi, P, mu)
 
 
@@ -134,9 +161,7 @@ def mopo_policy(prefs, lam, *, tau, mu=None, pi_ref=None):
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
-    lam = np.asarray(lam, dtype=np.float64).reshape(-1)
-    if lam.shape != (P.shape[0] - 1,) or (lam < 0).any() or not np.isfinite(lam).all():
-        raise ValueError(f"lam must be {P.shape[0] - 1} finite non-negative multipliers")
+    lam = _check_multipliers(lam, P.shape[0])
     s = P @ mu  # (K, Y)
     w = np.concatenate([[1.0], lam])
     z = np.log(pi_ref) + (w @ s) / tau
@@ -212,8 +237,9 @@ def solve_mopo(
         The dual step size ``eta``; default ``tau / ||S||_2^2``, the inverse
         of the dual gradient's Lipschitz bound.
     max_iter : int, default=20000
+        Most dual iterations, ``>= 1``.
     tol : float, default=1e-10
-        Stop when the projected dual gradient is below ``tol``.
+        Stop when the projected dual gradient is below ``tol`` (``>= 0``).
 
     Returns
     -------
@@ -236,9 +262,9 @@ def solve_mopo(
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
     K = P.shape[0]
-    b = np.asarray(thresholds, dtype=np.float64).reshape(-1)
-    if b.shape != (K - 1,) or not np.isfinite(b).all():
-        raise ValueError(f"thresholds must have {K - 1} finite entries")
+    b = _check_thresholds(thresholds, K)
+    max_iter = check_count(max_iter, "max_iter", 1)
+    tol = check_real(tol, "tol", low=0.0)
     s = P @ mu
     _check_feasible(s, b)
     if learning_rate is None:
@@ -329,7 +355,7 @@ def exact_constrained_policy(prefs, thresholds, *, tau, mu=None, pi_ref=None):
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
     s = P @ mu
-    b = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    b = _check_thresholds(thresholds, P.shape[0])
     Y = s.shape[1]
 
     def neg(pi):
@@ -400,8 +426,8 @@ def ipo_regression_loss(pi, prefs, lam, *, tau, mu=None, pi_ref=None):
     """
     P, mu, pi_ref = _check_problem(prefs, mu, pi_ref)
     tau = _tau(tau)
-    pi = np.asarray(pi, dtype=np.float64)
-    w = np.concatenate([[1.0], np.asarray(lam, dtype=np.float64).reshape(-1)])
+    pi = _check_policy(pi, P.shape[1], full_support=True)
+    w = np.concatenate([[1.0], _check_multipliers(lam, P.shape[0])])
     f = np.log(pi) - np.log(pi_ref)
     h = f[:, None] - f[None, :]
     target = np.tensordot(w, P - 0.5, axes=1) / tau
@@ -421,9 +447,9 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
     structure : {"bradley_terry", "thurstone", "cyclic", "conflicting"}
         The preference structure.
     n_arms : int, default=6
-        Number of arms.
+        Number of arms, ``>= 2``.
     n_objectives : int, default=2
-        Number of objectives ``K`` (each draws its own random utilities).
+        Number of objectives ``K >= 1`` (each draws its own random utilities).
     random_state : int, Generator or None, default=None
         Seeds the utilities (and the flipped pairs of ``"conflicting"``).
 
@@ -444,8 +470,9 @@ def make_preferences(structure, *, n_arms=6, n_objectives=2, random_state=None):
     """
     from scipy.special import expit, ndtr
 
+    Y = check_count(n_arms, "n_arms", 2)
+    n_objectives = check_count(n_objectives, "n_objectives", 1)
     rng = np.random.default_rng(random_state)
-    Y = n_arms
     out = np.empty((n_objectives, Y, Y))
     for k in range(n_objectives):
         u = rng.normal(size=Y) * 2

@@ -20,6 +20,7 @@ from scipy.optimize import linear_sum_assignment
 from mvlearn_ext.utils._validation import (
     check_count,
     check_magnitude,
+    check_real,
     check_rng,
     integer_array,
     real_array,
@@ -36,6 +37,19 @@ __all__ = [
     "should_regroup",
     "unit_gradient_vectors",
 ]
+
+
+def _unit_rows(X):
+    """The rows of ``X`` scaled to unit norm (zero rows stay zero), in any units.
+
+    Each row is divided by its largest magnitude before its norm is taken, so
+    that rows of about 1e-170 (whose squares underflow) or 1e200 (whose squares
+    overflow) give the same directions as rows of about 1.
+    """
+    top = np.max(np.abs(X), axis=1, keepdims=True)
+    Y = np.divide(X, top, out=np.zeros_like(X), where=top > 0)
+    norms = np.linalg.norm(Y, axis=1, keepdims=True)
+    return np.divide(Y, norms, out=np.zeros_like(Y), where=norms > 0)
 
 
 def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
@@ -55,7 +69,7 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
     n_experts, rank : int
         K and r, with ``K * r <= min(n_out, n_in)``.
     lora_alpha : float, default=None
-        peft's alpha (default ``rank``, so s = 1).
+        peft's alpha, a finite number > 0 (default ``rank``, so s = 1).
 
     Returns
     -------
@@ -83,9 +97,11 @@ def pissa_moe_init(weight, n_experts, rank, *, lora_alpha=None):
     K, r = check_count(n_experts, "n_experts", 1), check_count(rank, "rank", 1)
     if K * r > min(W.shape):
         raise ValueError(f"n_experts * rank = {K * r} exceeds min(weight.shape) = {min(W.shape)}")
-    alpha = float(r if lora_alpha is None else lora_alpha)
-    if not alpha > 0:
-        raise ValueError(f"lora_alpha must be positive, got {lora_alpha!r}")
+    alpha = (
+        float(r)
+        if lora_alpha is None
+        else check_real(lora_alpha, "lora_alpha", low=0, low_open=True)
+    )
     s = alpha / r
     U, S, Vt = np.linalg.svd(W, full_matrices=False)
     root = np.sqrt(S[: K * r] / s)
@@ -146,7 +162,8 @@ def unit_gradient_vectors(grad_B, grad_A):
     """Unit-normalised gradient vector of every rank-1 unit (e, i).
 
     ``gamma_{e,i} = [dL/dA_e[i, :], dL/dB_e[:, i]] / norm``, rows ordered
-    ``e * r + i``. Zero gradients stay zero.
+    ``e * r + i``. Zero gradients stay zero; the directions do not depend on
+    the units of the gradients (any finite magnitude is accepted).
 
     Parameters
     ----------
@@ -175,12 +192,9 @@ def unit_gradient_vectors(grad_B, grad_A):
         raise ValueError(
             f"grad_B (K, n_out, r) and grad_A (K, r, n_in) do not match: {gB.shape}, {gA.shape}"
         )
-    check_magnitude(gB, "grad_B")
-    check_magnitude(gA, "grad_A")
     K, r = gA.shape[:2]
     vec = np.concatenate([gA.reshape(K * r, -1), gB.transpose(0, 2, 1).reshape(K * r, -1)], axis=1)
-    norms = np.linalg.norm(vec, axis=1, keepdims=True)
-    return np.divide(vec, norms, out=np.zeros_like(vec), where=norms > 0)
+    return _unit_rows(vec)
 
 
 def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
@@ -189,7 +203,9 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
     Solved exactly as a linear assignment (Hungarian) on the
     ``n x (K * capacity)`` cost matrix with each centroid replicated
     ``capacity`` times; needs ``n == K * capacity``. Cost: ``1 - cos`` or
-    squared Euclidean distance.
+    squared Euclidean distance, computed in units where the largest entry of
+    ``vectors`` and ``centroids`` is 1, so that the labels do not depend on the
+    units of the data.
 
     Parameters
     ----------
@@ -228,15 +244,12 @@ def balanced_assignment(vectors, centroids, capacity, *, metric="cosine"):
             f"need n = K * capacity vectors, got n = {X.shape[0]}, K = {C.shape[0]}, "
             f"capacity = {cap}"
         )
-    check_magnitude(X, "vectors")
-    check_magnitude(C, "centroids")
     if metric == "cosine":
-        xn = np.linalg.norm(X, axis=1, keepdims=True)
-        cn = np.linalg.norm(C, axis=1, keepdims=True)
-        Xu = np.divide(X, xn, out=np.zeros_like(X), where=xn > 0)
-        Cu = np.divide(C, cn, out=np.zeros_like(C), where=cn > 0)
-        cost = 1.0 - Xu @ Cu.T
+        cost = 1.0 - _unit_rows(X) @ _unit_rows(C).T
     elif metric == "euclidean":
+        top = max(float(np.abs(X).max()), float(np.abs(C).max()))
+        if top > 0:
+            X, C = X / top, C / top
         cost = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
     else:
         raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
@@ -253,7 +266,9 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
     capacity constraint (:func:`balanced_assignment`); the best of ``n_init``
     seeded starts (highest total cosine) is returned. The public BADIT code
     runs Euclidean k-means and then fills under-full clusters at random,
-    which can drop or duplicate units; this never does.
+    which can drop or duplicate units; this never does. Only the directions
+    of the rows matter (any finite magnitude is accepted); zero rows have
+    cosine 0 with every centroid.
 
     Parameters
     ----------
@@ -292,10 +307,8 @@ def balanced_spherical_kmeans(vectors, n_clusters, *, max_iter=20, n_init=4, ran
         raise ValueError(
             f"vectors must have a multiple of n_clusters = {K} rows, got shape {X.shape}"
         )
-    check_magnitude(X, "vectors")
     cap = X.shape[0] // K
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    Xu = _unit_rows(X)
     rng = check_rng(random_state)
     best, best_score = None, -np.inf
     for _ in range(check_count(n_init, "n_init", 1)):
@@ -419,7 +432,9 @@ def intra_inter_cosine(vectors, labels):
     Returns
     -------
     cosines : dict
-        ``{"intra": float, "inter": float}``; NaN where no pair exists.
+        ``{"intra": float, "inter": float}``; NaN where no pair exists. A zero
+        row has cosine 0 with every row; the cosines do not depend on the
+        units of the rows.
 
     See Also
     --------
@@ -437,9 +452,7 @@ def intra_inter_cosine(vectors, labels):
         raise ValueError(
             f"labels must have one entry per row of vectors ({X.shape[0]}), got {labels.shape[0]}"
         )
-    check_magnitude(X, "vectors")
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    Xu = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    Xu = _unit_rows(X)
     cos = Xu @ Xu.T
     same = labels[:, None] == labels[None, :]
     off = ~np.eye(labels.size, dtype=bool)
@@ -456,9 +469,9 @@ def should_regroup(epoch, n_epochs):
 
     Parameters
     ----------
-    epoch : int
+    epoch : int >= 1
         The epoch just finished, counted from 1.
-    n_epochs : int
+    n_epochs : int >= 1
         The number of training epochs.
 
     Returns
@@ -476,4 +489,5 @@ def should_regroup(epoch, n_epochs):
     >>> [should_regroup(epoch, 4) for epoch in (1, 2, 3)]
     [True, True, False]
     """
-    return 1 <= epoch <= n_epochs / 2
+    epoch = check_count(epoch, "epoch", 1)
+    return epoch <= check_count(n_epochs, "n_epochs", 1) / 2

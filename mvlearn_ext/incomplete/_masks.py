@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from mvlearn_ext.utils._validation import (
     check_magnitude,
     integer_array,
+    max_abs_units,
     real_array,
     validate_views,
 )
@@ -41,6 +42,24 @@ _MISS_TABLE = {
     5: (0.0, 0.25, 0.5, 0.75, 1.0),
     6: (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
 }
+
+
+def _check_random_state(random_state):
+    """A ``RandomState`` from ``None``, an int, a ``RandomState`` or a ``Generator``.
+
+    A ``Generator`` is wrapped (its bit generator drives the ``RandomState``,
+    so drawing advances it); an int seed gives scikit-learn's stream.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(random_state.bit_generator)
+    if isinstance(random_state, bool) or not (
+        random_state is None or isinstance(random_state, (Integral, np.random.RandomState))
+    ):
+        raise TypeError(
+            "random_state must be None, an int, a numpy RandomState or Generator, "
+            f"got {type(random_state).__name__}"
+        )
+    return check_random_state(random_state)
 
 
 def view_miss_probabilities(n_views):
@@ -94,7 +113,7 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
     n_views : int in 2..6
     missing_rate : float in [0, 1], default=0.5
         The share ``eta`` of incomplete samples.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState or Generator instance or None, default=None
 
     Returns
     -------
@@ -113,12 +132,16 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
     >>> int((~m.all(axis=1)).sum()), bool(m[:, 0].all()), bool(m.any(axis=1).all())
     (500, True, True)
     """
-    if not isinstance(n_samples, Integral) or n_samples < 1:
+    if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
     mu = view_miss_probabilities(n_views)
-    if not isinstance(missing_rate, Real) or not 0 <= missing_rate <= 1:
-        raise ValueError(f"missing_rate must be in [0, 1], got {missing_rate!r}")
-    rng = check_random_state(random_state)
+    if (
+        isinstance(missing_rate, bool)
+        or not isinstance(missing_rate, Real)
+        or not 0 <= missing_rate <= 1
+    ):
+        raise ValueError(f"missing_rate must be a float in [0, 1], got {missing_rate!r}")
+    rng = _check_random_state(random_state)
     n_inc = int(np.floor(missing_rate * n_samples))
     mask = np.ones((n_samples, n_views), dtype=bool)
     if n_inc == 0:
@@ -140,9 +163,14 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
 
 def _as_bool(value, name):
     """``value`` as a bool array: booleans, or the integers (or whole floats) 0 and 1."""
-    b = np.asarray(value)
+    try:
+        b = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise TypeError(f"{name} must be an array of booleans, got a ragged sequence") from exc
     if b.dtype == bool:
         return b
+    if b.dtype.kind == "O":
+        raise TypeError(f"{name} must be an array of booleans, got {type(value).__name__}")
     return integer_array(b, name, low=0, high=1, allow_empty=True).astype(bool)
 
 
@@ -208,13 +236,27 @@ def _mask_from_nan(Xs):
     return np.column_stack(cols)
 
 
+def _observed_rows(X, obs, v):
+    """A float64 copy of view ``v`` with its unobserved rows set to 0, the observed ones checked.
+
+    The observed rows must be finite; the unobserved ones may hold anything
+    numeric (NaN included).
+    """
+    return real_array(
+        np.where(obs[:, None], X, 0.0), f"view {v} of Xs (in the rows mask marks observed)"
+    )
+
+
 def mask_views(Xs, mask):
     """Copies of the views with the unobserved rows set to NaN.
 
     Parameters
     ----------
     Xs : list of array-like, each of shape (n_samples, n_features_v)
-        The views.
+        The views; the values of unobserved rows are ignored (they may be
+        NaN, so masking already masked views is allowed), those of observed
+        rows must be finite, and small enough that their squares do not
+        overflow (the estimators that take masked views square them).
     mask : array-like of bool, shape (n_samples, n_views)
         True where a view of a sample is observed; every sample needs one.
 
@@ -237,11 +279,12 @@ def mask_views(Xs, mask):
     >>> Xs[0].ravel().tolist()
     [1.0, 1.0, nan]
     """
-    Xs = validate_views(Xs)
+    Xs = validate_views(Xs, ensure_all_finite=False)  # NaN may fill the unobserved rows
     m = _check_mask(mask, shape=(Xs[0].shape[0], len(Xs)))
     out = []
     for v, X in enumerate(Xs):
-        X = np.array(X, dtype=np.float64, copy=True)
+        X = _observed_rows(X, m[:, v], v)
+        check_magnitude(X, f"view {v} of Xs")  # the masked views are for estimators that square
         X[~m[:, v]] = np.nan
         out.append(X)
     return out
@@ -262,7 +305,8 @@ def mean_impute(Xs, mask):
     -------
     Xs_imputed : list of ndarray
         Float copies of the views; a view with no observed row is filled
-        with zeros.
+        with zeros. The means are taken in units where each column's largest
+        observed magnitude is 1, so they neither overflow nor underflow.
 
     See Also
     --------
@@ -283,10 +327,12 @@ def mean_impute(Xs, mask):
     out = []
     for v, X in enumerate(Xs):
         obs = m[:, v]
-        where = f"view {v} of Xs (in the rows mask marks observed)"
-        X = real_array(np.where(obs[:, None], X, 0.0), where)  # a float64 copy
-        check_magnitude(X, where)
-        X[~obs] = X[obs].mean(axis=0) if obs.any() else 0.0
+        X = _observed_rows(X, obs, v)
+        if obs.any():
+            unit = max_abs_units(X[obs])
+            X[~obs] = (X[obs] / unit).mean(axis=0) * unit
+        else:
+            X[~obs] = 0.0
         out.append(X)
     return out
 
@@ -330,8 +376,8 @@ def counterfactual_view_probs(mask, beta=0.3, *, mode="observation"):
     [0.3, 0.3]
     """
     m = _check_mask(mask)
-    if not isinstance(beta, Real) or not 0 <= beta <= 1:
-        raise ValueError(f"beta must be in [0, 1], got {beta!r}")
+    if isinstance(beta, bool) or not isinstance(beta, Real) or not 0 <= beta <= 1:
+        raise ValueError(f"beta must be a float in [0, 1], got {beta!r}")
     V = m.shape[1]
     if mode == "uniform":
         return np.full(V, float(beta))
@@ -353,7 +399,7 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
         A sample's last observed view is never masked (one of its dropped
         views, chosen at random, is restored). The authors' code has no such
         guard (``False``), so a sample can lose every view.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState or Generator instance or None, default=None
 
     Returns
     -------
@@ -376,7 +422,7 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
     p = real_array(view_probs, "view_probs", ndim=1)
     if p.shape != (m.shape[1],) or (p < 0).any() or (p > 1).any():
         raise ValueError(f"view_probs must be {m.shape[1]} probabilities, got {view_probs!r}")
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     cf = m & (rng.uniform(size=m.shape) >= p)
     if keep_one:
         empty = np.flatnonzero(~cf.any(axis=1))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from mvlearn_ext.incomplete._masks import _check_random_state
 from mvlearn_ext.utils._validation import real_array
 
 __all__ = ["make_rate_mask", "make_unbalanced_views"]
@@ -41,7 +41,7 @@ def make_rate_mask(n_samples, observation_rates, *, random_state=None):
     n_samples : int
     observation_rates : sequence of float in (0, 1]
         ``r_v``, one per view.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState or Generator instance or None, default=None
 
     Returns
     -------
@@ -62,7 +62,7 @@ def make_rate_mask(n_samples, observation_rates, *, random_state=None):
     if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
     r = _check_rates(observation_rates)
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     mask = rng.uniform(size=(n_samples, r.size)) < r
     empty = np.flatnonzero(~mask.any(axis=1))
     if empty.size:
@@ -106,7 +106,7 @@ def make_unbalanced_views(
         One per view.
     n_features : int >= 1, default=10
         Features per view.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState or Generator instance or None, default=None
     return_nuisance : bool, default=False
         Also return ``z``.
 
@@ -147,7 +147,7 @@ def make_unbalanced_views(
             raise ValueError(f"{name} must hold {V} floats >= 0 (one per view), got {value!r}")
         seps.append(s)
     lab, nui = seps
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     y = rng.randint(0, n_clusters, size=n_samples)
     z = rng.randint(0, n_clusters, size=n_samples)
     Xs = []

@@ -125,7 +125,7 @@ def test_mean_impute_ignores_unobserved_rows_but_refuses_nan_in_observed_ones():
 def test_mask_functions_validate_their_arrays():
     mask = np.array([[True, True], [True, False], [False, True]])
     Xs = [np.ones((3, 1)), np.ones((3, 2))]
-    with pytest.raises(ValueError, match="view 0 of Xs contains NaN"):
+    with pytest.raises(ValueError, match="view 0 of Xs .*contains NaN"):
         mask_views([np.array([[1.0], [np.nan], [1.0]]), Xs[1]], mask)
     with pytest.raises(ValueError, match="view 0 of Xs contains infinity"):
         mask_from_nan([np.array([[1.0], [np.inf], [1.0]]), Xs[1]])
@@ -135,3 +135,63 @@ def test_mask_functions_validate_their_arrays():
         counterfactual_mask(mask, [0.5, np.nan])
     with pytest.raises(ValueError, match="H holds values too large"):
         context_statistic(np.full((2, 3, 4), 1e300), [True, True, False])
+
+
+def test_mask_views_accepts_nan_in_unobserved_rows_like_mean_impute():
+    mask = np.array([[True, True], [True, False], [False, True]])
+    Xs = [np.array([[1.0], [3.0], [9.0]]), np.ones((3, 2))]
+    once = mask_views(Xs, mask)
+    twice = mask_views(once, mask)  # masking masked views changes nothing
+    for a, b in zip(once, twice, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(mask_from_nan(twice), mask)
+    np.testing.assert_array_equal(mean_impute(once, mask)[0].ravel(), [1.0, 3.0, 2.0])
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e200, 1e300])
+def test_mean_impute_fills_the_observed_mean_in_any_units(scale):
+    mask = np.array([[True, True], [True, False], [False, True]])
+    X0 = np.array([[1.0, -2.0], [3.0, 0.5], [np.nan, np.nan]])
+    Xi = mean_impute([scale * X0, np.ones((3, 1))], mask)
+    np.testing.assert_allclose(Xi[0][2], scale * np.array([2.0, -0.75]), rtol=1e-14)
+    top = mean_impute([np.array([[1.7e308], [1.7e308], [0.0]]), np.ones((3, 1))], mask)
+    assert top[0][2, 0] == 1.7e308
+
+
+@pytest.mark.parametrize("mask", [None, [[True, False], [True]], object()])
+def test_masks_of_the_wrong_type_are_refused_by_name(mask):
+    with pytest.raises(TypeError, match="mask must be an array of booleans"):
+        mean_impute([np.ones((2, 1)), np.ones((2, 1))], mask)
+
+
+def test_generators_are_accepted_as_random_state():
+    from mvlearn_ext.incomplete import make_rate_mask, make_unbalanced_views
+
+    mask = np.array([[True, True], [True, False], [False, True]])
+    a = counterfactual_mask(mask, [0.5, 0.5], random_state=np.random.default_rng(0))
+    b = counterfactual_mask(mask, [0.5, 0.5], random_state=np.random.default_rng(0))
+    np.testing.assert_array_equal(a, b)
+    m = make_unbalanced_mask(20, 3, random_state=np.random.default_rng(1))
+    np.testing.assert_array_equal(
+        m, make_unbalanced_mask(20, 3, random_state=np.random.default_rng(1))
+    )
+    assert make_rate_mask(10, [0.5, 0.5], random_state=np.random.default_rng(2)).shape == (10, 2)
+    Xs, _, _ = make_unbalanced_views(20, random_state=np.random.default_rng(3))
+    assert len(Xs) == 3
+    with pytest.raises(TypeError, match="random_state"):
+        make_unbalanced_mask(20, 3, random_state="seed")
+    with pytest.raises(TypeError, match="random_state"):
+        counterfactual_mask(mask, [0.5, 0.5], random_state=True)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: make_unbalanced_mask(True, 3), "n_samples"),
+        (lambda: make_unbalanced_mask(10, 3, missing_rate=True), "missing_rate"),
+        (lambda: counterfactual_view_probs(np.ones((2, 2), bool), True), "beta"),
+    ],
+)
+def test_booleans_are_not_counts_or_rates(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -323,7 +323,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             out.append(Z.astype(np.float32))
         return Xs, out, m
 
-    def _losses(self, net, X, m, gen, probs):
+    def _losses(self, net, X, m, gen, probs, stage):
         H = net.encode([x * mv[:, None] for x, mv in zip(X, m.T, strict=True)])
         V = H.shape[0]
         mf = m.to(H.dtype)
@@ -336,7 +336,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
         C = net.context(H, m)
         meta = torch.zeros((), dtype=H.dtype, device=H.device)
         causal = torch.zeros((), dtype=H.dtype, device=H.device)
-        if self._stage == "main":
+        if stage == "main":
             if self.missing_view_fill == "meta" and self.meta_weight > 0:
                 terms = []
                 for v in range(V):
@@ -444,7 +444,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
             start = time.perf_counter()
             main_epochs = self.n_epochs
             for stage, n_epochs in (("pretrain", self.n_epochs_pretrain), ("main", main_epochs)):
-                self._stage = stage
                 if stage == "main":
                     Z = self._embed(net, X, M).cpu().numpy()
                     complete = m.all(1)
@@ -460,7 +459,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     for b in range(0, n, self.batch_size):
                         idx = order[b : b + self.batch_size]
                         rec, meta, causal = self._losses(
-                            net, [x[idx] for x in X], M[idx], gen, probs
+                            net, [x[idx] for x in X], M[idx], gen, probs, stage
                         )
                         loss = rec + self.meta_weight * meta + self.causal_weight * causal
                         opt.zero_grad()
@@ -472,7 +471,7 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                     check_finite_loss(
                         rec_m + meta_m + causal_m,
                         self,
-                        ("learning_rate", "meta_weight", "causal_weight", "temperature"),
+                        ("learning_rate", "meta_weight", "causal_weight"),
                         where=f" at {stage} epoch {epoch + 1}",
                     )
                     self.loss_curve_.append(
@@ -484,7 +483,6 @@ class CIMLN(MultiViewClusterMixin, BaseEstimator):
                         f"({time.perf_counter() - start:.1f} s)",
                         level=2,
                     )
-            del self._stage
             Z = self._embed(net, X, M).cpu().numpy()
         km = KMeans(self.n_clusters, n_init=self.n_init, random_state=seed).fit(Z)
         self.embedding_ = Z

@@ -557,6 +557,30 @@ class _Backbone(nn.Module):
         return torch.stack([head(h) for head in self.heads])
 
 
+def _check_validation_split(y_idx, classes, validation_fraction):
+    """Refuse, naming ``y`` or ``validation_fraction``, a stratified split that cannot be made.
+
+    The split of :func:`sklearn.model_selection.train_test_split` puts
+    ``ceil(validation_fraction * n)`` samples in the validation part; both
+    parts need one sample of every class, so every class needs two.
+    """
+    counts = np.bincount(y_idx, minlength=len(classes))
+    rare = int(np.argmin(counts))
+    if counts[rare] < 2:
+        raise ValueError(
+            f"y: class {classes[rare].tolist()!r} has {counts[rare]} sample; the stratified "
+            "validation split (validation_fraction) needs at least 2 samples of every class"
+        )
+    n, n_classes = len(y_idx), len(classes)
+    n_val = int(np.ceil(validation_fraction * n))
+    if min(n_val, n - n_val) < n_classes:
+        raise ValueError(
+            f"validation_fraction={validation_fraction!r} puts {n_val} of the {n} samples in "
+            f"the validation split and {n - n_val} in training; each part needs at least "
+            f"{n_classes} (one per class)"
+        )
+
+
 class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
     """Two-stage long-tail classifier: CE backbone, then AES heads with entropy-aware PCGrad.
 
@@ -578,6 +602,9 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
         Epochs of the two stages.
     combine : {"pcgrad_entropy", "entropy_weighted", "pcgrad"}, default="pcgrad_entropy"
     validation_fraction : float, default=0.2
+        Share of the samples in the stratified validation split that fits the
+        fusion; both parts need a sample of every class (so every class needs
+        two).
     tail_threshold : int or None, default=None
         Tail classes for the fusion: training count below this (default: the
         lower third of the count range, ``n_min + (n_max - n_min) / 3``).
@@ -756,6 +783,7 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
             else self.random_state
         )
         seed = int(rs.randint(2**31 - 1))
+        _check_validation_split(y_idx, self.classes_, self.validation_fraction)
         X_tr, X_val, y_tr, y_val = train_test_split(
             X, y_idx, test_size=self.validation_fraction, stratify=y_idx, random_state=seed
         )
@@ -928,17 +956,26 @@ class AESClassifier(VerboseMixin, ClassifierMixin, BaseEstimator):
 
         Raises
         ------
+        NotFittedError
+            If the classifier is not fitted.
+        TypeError
+            If ``head`` is neither a string nor an int (a bool or a float included).
         ValueError
             If ``head`` names no head or its index is out of range; if ``X`` is
             empty, not numeric (strings of digits included), holds NaN,
             infinity or complex values, values too large for float32
             arithmetic, or not the features of the fit.
         """
+        check_is_fitted(self)
         n_heads = len(self.heads)
         if isinstance(head, str):
             if head not in self.heads:
                 raise ValueError(f"head must be one of {tuple(self.heads)}, got {head!r}")
             k = list(self.heads).index(head)
+        elif isinstance(head, (bool, np.bool_)) or not isinstance(head, Integral):
+            raise TypeError(
+                f"head must be a head's name or an int index, got {type(head).__name__} {head!r}"
+            )
         else:
             k = int(head)
             if not -n_heads <= k < n_heads:

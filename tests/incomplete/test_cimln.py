@@ -231,3 +231,13 @@ def test_causal_loss_on_a_known_case_charges_the_nuisance_more_but_is_minimised_
     assert expected["uniform", "nuisance"] == pytest.approx(
         expected["uniform", "label"], rel=1e-12
     )
+
+
+def test_a_diverged_fit_leaves_no_private_state_and_names_the_causes(data):
+    Xs, _, mask = data
+    model = CIMLN(n_clusters=3, learning_rate=1e6, random_state=0, **SMALL)
+    with pytest.raises(ValueError, match="diverged") as info:
+        model.fit(Xs, mask=mask)
+    # a lower temperature sharpens the assignments: it is no cure for a divergence
+    assert "temperature" not in str(info.value)
+    assert not hasattr(model, "_stage")

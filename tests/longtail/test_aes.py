@@ -226,3 +226,29 @@ def test_long_tail_digits_demo_acceptance():
             )["few"]
         )
     assert np.mean(few_aes) > np.mean(few_ce)
+
+
+def test_aes_predict_head_refuses_non_integer_indices_and_unfitted_use():
+    from sklearn.exceptions import NotFittedError
+
+    X, y = _long_tail_data()
+    with pytest.raises(NotFittedError):
+        AESClassifier().predict_head(X[:5], "ce")
+    a = AESClassifier(n_epochs_stage1=1, n_epochs_stage2=1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.predict_head(X[:5], np.int64(1)), a.predict_head(X[:5], 1))
+    for head in (1.5, True, None):
+        with pytest.raises(TypeError, match="head must be"):
+            a.predict_head(X[:5], head)
+
+
+def test_aes_refuses_an_impossible_validation_split_naming_the_cause():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(n_epochs_stage1=1, n_epochs_stage2=1, random_state=0)
+    for fraction in (0.01, 0.99):
+        with pytest.raises(ValueError, match="validation_fraction"):
+            AESClassifier(validation_fraction=fraction, **params).fit(X, y)
+    y_rare = np.r_[np.zeros(39, dtype=int), 1]
+    with pytest.raises(ValueError, match=r"y: class 1 has 1 sample"):
+        AESClassifier(**params).fit(X, y_rare)

@@ -292,7 +292,8 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         """The trained noise predictor at the conditions ``C`` (one per row), in data units.
 
         Returns a callable ``(x, t) -> eps_hat`` for the NumPy samplers; ``x``
-        is in the standardised space of the network.
+        is in the standardised space of the network and must have shape
+        ``(n, n_features_)``, one row per condition (a ``ValueError`` otherwise).
         """
         self._check_fitted()
         C = self._conditions(C)
@@ -304,8 +305,11 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
         net, T = self.network_, self.n_steps
 
         def eps(x, t):
-            if x.shape[0] != n:
-                raise ValueError(f"x has {x.shape[0]} rows for {n} conditions")
+            if np.ndim(x) != 2 or np.shape(x) != (n, self.n_features_):
+                raise ValueError(
+                    f"x must have shape ({n}, {self.n_features_}) (one row per condition, "
+                    f"the features of the fit), got {np.shape(x)}"
+                )
             with torch.no_grad(), torch_threads(self.n_jobs):
                 xt = torch.as_tensor(x, dtype=torch.float32, device=self.device_)
                 tf = torch.full((n,), (t + 1) / T, dtype=torch.float32, device=self.device_)
@@ -322,8 +326,9 @@ class ConditionalDiffusion(VerboseMixin, BaseEstimator):
             The conditions, one sample per row.
         tasks : int or array-like of int, shape (n,), default=None
             Task ids in ``[0, n_tasks)``; required when ``n_tasks > 1``.
-        random_state : int, Generator or None, default=None
-            Seeds the reverse diffusion.
+        random_state : int, RandomState instance, Generator or None, default=None
+            Seeds the reverse diffusion; a ``Generator`` (or ``RandomState``)
+            is advanced by the sampling.
 
         Returns
         -------

@@ -295,8 +295,9 @@ class GaussianDSMDiffusion(BaseEstimator):
         ----------
         C : array-like of shape (n, d_c) or (n,)
             The conditions, one sample per row.
-        random_state : int, Generator or None, default=None
-            Seeds the reverse diffusion.
+        random_state : int, RandomState instance, Generator or None, default=None
+            Seeds the reverse diffusion; a ``Generator`` (or ``RandomState``)
+            is advanced by the sampling.
 
         Returns
         -------

@@ -321,8 +321,9 @@ class TwoStageDiffusion(VerboseMixin, BaseEstimator):
             The conditions, one sample per row.
         tasks : int or array-like of int, shape (n,)
             The task id of every condition.
-        random_state : int, Generator or None, default=None
-            Seeds the reverse diffusion.
+        random_state : int, RandomState instance, Generator or None, default=None
+            Seeds the reverse diffusion; a ``Generator`` (or ``RandomState``)
+            is advanced by the sampling.
 
         Returns
         -------

@@ -5,7 +5,12 @@ import pytest
 import torch
 from sklearn.exceptions import NotFittedError
 
-from mvlearn_ext.deep.diffusion import ConditionalDiffusion, EpsMLP, TwoStageDiffusion
+from mvlearn_ext.deep.diffusion import (
+    ConditionalDiffusion,
+    EpsMLP,
+    GaussianDSMDiffusion,
+    TwoStageDiffusion,
+)
 from mvlearn_ext.diffusion import make_toy_tasks, mixture_eps, q_sample
 
 torch.set_num_threads(1)
@@ -558,3 +563,34 @@ def test_gaussian_dsm_mean_refuses_conditions_that_overflow():
         m.mean(np.asarray(c) * 1e300)
     with pytest.raises(ValueError, match="C"):
         m.mean(np.full(3, np.nan))
+
+
+@pytest.mark.parametrize("cls", [ConditionalDiffusion, GaussianDSMDiffusion])
+def test_sample_takes_the_documented_random_states(cls):
+    rng = np.random.default_rng(0)
+    C = rng.uniform(-1, 1, (32, 1))
+    X = np.hstack([C, 2 * C]) + 0.05 * rng.normal(size=(32, 2))
+    extra = dict(degree=1) if cls is GaussianDSMDiffusion else dict(hidden_layer_sizes=(8,))
+    model = cls(max_iter=2, n_steps=5, random_state=0, **extra).fit(C, X)
+    first = model.sample(C[:3], random_state=np.random.default_rng(1))
+    np.testing.assert_array_equal(
+        first, model.sample(C[:3], random_state=np.random.default_rng(1))
+    )
+    gen = np.random.default_rng(1)
+    np.testing.assert_array_equal(first, model.sample(C[:3], random_state=gen))
+    assert not np.array_equal(first, model.sample(C[:3], random_state=gen))  # advanced
+    for bad in (True, 1.5, "0"):
+        with pytest.raises(TypeError, match="random_state"):
+            model.sample(C[:3], random_state=bad)
+
+
+def test_eps_fn_refuses_samples_of_another_width():
+    rng = np.random.default_rng(0)
+    C = rng.uniform(-1, 1, (32, 1))
+    X = np.hstack([C, 2 * C])
+    model = ConditionalDiffusion(hidden_layer_sizes=(8,), max_iter=1, n_steps=5, random_state=0)
+    eps = model.fit(C, X).eps_fn(C[:2])
+    assert eps(np.zeros((2, 2)), 0).shape == (2, 2)
+    for x in (np.zeros((2, 5)), np.zeros((3, 2)), np.zeros(2)):
+        with pytest.raises(ValueError, match=r"x must have shape \(2, 2\)"):
+            eps(x, 0)

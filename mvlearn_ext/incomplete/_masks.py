@@ -13,9 +13,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from mvlearn_ext.utils._validation import (
+    as_random_state,
     check_magnitude,
     integer_array,
     max_abs_units,
@@ -42,24 +42,6 @@ _MISS_TABLE = {
     5: (0.0, 0.25, 0.5, 0.75, 1.0),
     6: (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
 }
-
-
-def _check_random_state(random_state):
-    """A ``RandomState`` from ``None``, an int, a ``RandomState`` or a ``Generator``.
-
-    A ``Generator`` is wrapped (its bit generator drives the ``RandomState``,
-    so drawing advances it); an int seed gives scikit-learn's stream.
-    """
-    if isinstance(random_state, np.random.Generator):
-        return np.random.RandomState(random_state.bit_generator)
-    if isinstance(random_state, bool) or not (
-        random_state is None or isinstance(random_state, (Integral, np.random.RandomState))
-    ):
-        raise TypeError(
-            "random_state must be None, an int, a numpy RandomState or Generator, "
-            f"got {type(random_state).__name__}"
-        )
-    return check_random_state(random_state)
 
 
 def view_miss_probabilities(n_views):
@@ -141,7 +123,7 @@ def make_unbalanced_mask(n_samples, n_views, *, missing_rate=0.5, random_state=N
         or not 0 <= missing_rate <= 1
     ):
         raise ValueError(f"missing_rate must be a float in [0, 1], got {missing_rate!r}")
-    rng = _check_random_state(random_state)
+    rng = as_random_state(random_state)
     n_inc = int(np.floor(missing_rate * n_samples))
     mask = np.ones((n_samples, n_views), dtype=bool)
     if n_inc == 0:
@@ -422,7 +404,7 @@ def counterfactual_mask(mask, view_probs, *, keep_one=True, random_state=None):
     p = real_array(view_probs, "view_probs", ndim=1)
     if p.shape != (m.shape[1],) or (p < 0).any() or (p > 1).any():
         raise ValueError(f"view_probs must be {m.shape[1]} probabilities, got {view_probs!r}")
-    rng = _check_random_state(random_state)
+    rng = as_random_state(random_state)
     cf = m & (rng.uniform(size=m.shape) >= p)
     if keep_one:
         empty = np.flatnonzero(~cf.any(axis=1))

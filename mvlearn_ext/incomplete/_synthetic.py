@@ -12,8 +12,7 @@ from numbers import Integral
 
 import numpy as np
 
-from mvlearn_ext.incomplete._masks import _check_random_state
-from mvlearn_ext.utils._validation import real_array
+from mvlearn_ext.utils._validation import as_random_state, real_array
 
 __all__ = ["make_rate_mask", "make_unbalanced_views"]
 
@@ -62,7 +61,7 @@ def make_rate_mask(n_samples, observation_rates, *, random_state=None):
     if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
     r = _check_rates(observation_rates)
-    rng = _check_random_state(random_state)
+    rng = as_random_state(random_state)
     mask = rng.uniform(size=(n_samples, r.size)) < r
     empty = np.flatnonzero(~mask.any(axis=1))
     if empty.size:
@@ -147,7 +146,7 @@ def make_unbalanced_views(
             raise ValueError(f"{name} must hold {V} floats >= 0 (one per view), got {value!r}")
         seps.append(s)
     lab, nui = seps
-    rng = _check_random_state(random_state)
+    rng = as_random_state(random_state)
     y = rng.randint(0, n_clusters, size=n_samples)
     z = rng.randint(0, n_clusters, size=n_samples)
     Xs = []

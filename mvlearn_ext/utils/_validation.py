@@ -22,7 +22,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _get_feature_names
 
@@ -1018,6 +1018,32 @@ def _view_feature_names_consistent(estimator, names, *, reset, name="Xs"):
                 else (f"views {views} of {name} have")
             )
             warn(f"{subject} {what.format(owner)}", UserWarning)
+
+
+def as_random_state(random_state):
+    """A ``numpy.random.RandomState`` from ``None``, an int, a ``RandomState`` or a ``Generator``.
+
+    The counterpart of :func:`check_rng` for code that draws from a
+    ``RandomState``: an int gives scikit-learn's stream
+    (``check_random_state``), and a ``Generator`` is wrapped (its bit
+    generator drives the ``RandomState``, so drawing advances it). A bool, a
+    float or any other type is a ``TypeError``, an int outside ``[0, 2**32)``
+    a ``ValueError``, both naming ``random_state``.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(random_state.bit_generator)
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return check_random_state(random_state)
+    if isinstance(random_state, numbers.Integral) and not isinstance(
+        random_state, (bool, np.bool_)
+    ):
+        if not 0 <= random_state < 2**32:
+            raise ValueError(f"random_state must be in [0, 2**32 - 1], got {random_state}")
+        return check_random_state(int(random_state))
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator or RandomState, "
+        f"got {type(random_state).__name__} {random_state!r}"
+    )
 
 
 def check_rng(random_state):

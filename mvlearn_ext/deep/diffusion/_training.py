@@ -18,7 +18,7 @@ from mvlearn_ext.utils._torch import (
     check_finite_loss,
     resolve_device,
 )
-from mvlearn_ext.utils._validation import check_allocation, validate_array
+from mvlearn_ext.utils._validation import as_random_state, check_allocation, validate_array
 
 #: Constraints of the parameters the diffusion estimators share.
 COMMON_CONSTRAINTS: dict = {
@@ -143,32 +143,10 @@ def _start_fit(est, X):
     return seed, resolve_device(est.device)
 
 
-def _sampling_rng(random_state):
-    """``random_state`` of ``sample`` as what the NumPy samplers take.
-
-    ``None``, an int or a ``RandomState`` pass through; a ``numpy.random.Generator``
-    is wrapped in a ``RandomState`` over its bit generator, so that sampling
-    advances the generator. Anything else (a bool, a float, a string) is a
-    ``TypeError`` naming ``random_state``.
-    """
-    if isinstance(random_state, np.random.Generator):
-        return np.random.RandomState(random_state.bit_generator)
-    if random_state is None or isinstance(random_state, np.random.RandomState):
-        return random_state
-    if isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_)):
-        if not 0 <= random_state < 2**32:
-            raise ValueError(f"random_state must be in [0, 2**32 - 1], got {random_state}")
-        return int(random_state)
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator or RandomState, "
-        f"got {type(random_state).__name__} {random_state!r}"
-    )
-
-
 def _reverse_diffuse(est, eps_fn, n, random_state):
     """``n`` samples of a fitted diffusion estimator ``est`` (one per condition of
     ``eps_fn``) by its reverse-diffusion sampler, mapped back to data units."""
     sampler = ddpm_sample if est.sampler == "ddpm" else ddim_sample
-    rng = _sampling_rng(random_state)
+    rng = as_random_state(random_state)
     Z = sampler(eps_fn, est.schedule_, n_samples=n, dim=est.n_features_, random_state=rng)
     return Z * est.x_scale_ + est.x_mean_

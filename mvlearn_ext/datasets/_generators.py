@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.datasets._base import check_seed_sequence
-from mvlearn_ext.utils._validation import check_count, check_real
+from mvlearn_ext.utils._validation import check_bool, check_count, check_real
 
 __all__ = ["make_multiview_blobs"]
 
@@ -229,9 +229,8 @@ def make_multiview_blobs(
     high = check_real(center_box[1], "center_box[1]")
     if not low < high:
         raise ValueError(f"center_box must satisfy low < high, got {center_box!r}")
-    for name, value in (("shuffle", shuffle), ("return_centers", return_centers)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a bool, got {value!r}")
+    check_bool(shuffle, "shuffle")
+    check_bool(return_centers, "return_centers")
     try:
         dtype = np.dtype(dtype)
     except TypeError as exc:

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from mvlearn_ext.datasets._base import check_generator, check_random_state_type
+from mvlearn_ext.utils._validation import check_bool
 
 __all__ = ["handwritten_view_names", "load_handwritten"]
 
@@ -280,8 +281,7 @@ def load_handwritten(
         ("return_Xs_y", return_Xs_y),
         ("as_frame", as_frame),
     ):
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a bool, got {value!r}")
+        check_bool(value, name)
     if as_frame:
         try:
             import pandas as pd

@@ -25,6 +25,7 @@ from sklearn.utils import Bunch
 from mvlearn_ext.datasets._base import check_seed_sequence
 from mvlearn_ext.datasets._generators import make_multiview_blobs
 from mvlearn_ext.datasets._handwritten import VIEW_CODES, load_handwritten
+from mvlearn_ext.utils._validation import check_bool
 
 __all__ = ["load_mvc_dataset", "load_mvc_suite", "mvc_suite_names"]
 
@@ -377,8 +378,7 @@ def load_mvc_dataset(name, *, random_state=0, return_Xs_y=False):
     """
     if not isinstance(name, str) or name not in _SETS:
         raise ValueError(f"name must be one of the suite's data sets {tuple(_SETS)}, got {name!r}")
-    if not isinstance(return_Xs_y, (bool, np.bool_)):
-        raise TypeError(f"return_Xs_y must be a bool, got {return_Xs_y!r}")
+    check_bool(return_Xs_y, "return_Xs_y")
     split, build, descr = _SETS[name]
     seed_sequence = check_seed_sequence(random_state)
     Xs, y, view_names, noise_views = build(_rng(seed_sequence, name))

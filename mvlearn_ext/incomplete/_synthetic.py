@@ -12,7 +12,7 @@ from numbers import Integral
 
 import numpy as np
 
-from mvlearn_ext.utils._validation import as_random_state, real_array
+from mvlearn_ext.utils._validation import as_random_state, check_bool, check_count, real_array
 
 __all__ = ["make_rate_mask", "make_unbalanced_views"]
 
@@ -128,12 +128,10 @@ def make_unbalanced_views(
     >>> len(Xs), Xs[0].shape, mask.shape
     (3, (300, 10), (300, 3))
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 2:
-        raise ValueError(f"n_samples must be an int >= 2, got {n_samples!r}")
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, Integral) or n_clusters < 2:
-        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
-    if isinstance(n_features, bool) or not isinstance(n_features, Integral) or n_features < 1:
-        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+    n_samples = check_count(n_samples, "n_samples", 2)
+    n_clusters = check_count(n_clusters, "n_clusters", 2)
+    n_features = check_count(n_features, "n_features", 1)
+    check_bool(return_nuisance, "return_nuisance")
     r = _check_rates(observation_rates)
     V = r.size
     seps = []

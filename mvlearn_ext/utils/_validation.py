@@ -610,6 +610,13 @@ def check_count(value, name, minimum):
     return int(value)
 
 
+def check_bool(value, name):
+    """``value`` as a ``bool`` if it is one (Python or NumPy), else a TypeError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
 def check_real(value, name, *, low=None, low_open=False, high=None):
     """``value`` as a finite ``float`` in ``[low, high]`` (``(low, high]`` if ``low_open``).
 

@@ -76,3 +76,16 @@ def test_unbalanced_views_seeded_and_zero_separation():
 def test_unbalanced_views_refuses_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_unbalanced_views(**{"n_samples": 50, **kwargs})
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_samples": 50.0}, "n_samples must be an int"),
+        ({"n_clusters": True}, "n_clusters must be an int"),
+        ({"return_nuisance": "no"}, "return_nuisance must be a bool"),
+    ],
+)
+def test_unbalanced_views_refuses_wrong_types_by_name(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        make_unbalanced_views(**{"n_samples": 50, **kwargs})

@@ -24,6 +24,7 @@ from mvlearn_ext.bandits._objective import (
     allocation_exponent,
     round_allocation,
 )
+from mvlearn_ext.utils._validation import unit_exponent
 
 __all__ = [
     "BAS",
@@ -407,8 +408,9 @@ class OracleAllocation(_AllocationPolicy):
             raise ValueError(f"sigma has {sigma.shape[0]} groups, expected {n_groups}")
         # sigma over a power of two near its largest value: the same allocation
         # (exactly) at any scale, with no underflow of sigma**q
-        top = np.frexp(sigma.max())[1]
-        return round_allocation(np.ldexp(sigma, -top) ** pp[K_.PP_Q], budget, floor=1)
+        return round_allocation(
+            np.ldexp(sigma, -unit_exponent(sigma)) ** pp[K_.PP_Q], budget, floor=1
+        )
 
 
 class _WarmStartPolicy(_AllocationPolicy):

@@ -18,7 +18,12 @@ from mvlearn_ext.bandits._objective import (
 )
 from mvlearn_ext.bandits._policies import _AllocationPolicy
 from mvlearn_ext.utils._numba import numba_threads
-from mvlearn_ext.utils._validation import check_allocation, integer_array, real_array
+from mvlearn_ext.utils._validation import (
+    check_allocation,
+    integer_array,
+    real_array,
+    unit_exponent,
+)
 from mvlearn_ext.utils._warnings import warn
 
 __all__ = ["ArmSampler", "SimulationResult", "simulate"]
@@ -227,13 +232,6 @@ def _user_block(sampler, seed, replication, group, key, size):
     return block
 
 
-def _exponent(values):
-    """``e`` with ``2**e`` the power of two above ``max |values|`` (0 if none is > 0)."""
-    finite = np.abs(values[np.isfinite(values)])
-    top = float(finite.max()) if finite.size else 0.0
-    return int(np.frexp(top)[1]) if top > 0 else 0
-
-
 @dataclasses.dataclass
 class SimulationResult:
     """Outcome of :func:`simulate`: per-replication counts, estimates and ``R_p``.
@@ -297,7 +295,7 @@ class SimulationResult:
         reg = self.regret
         # on the regret over a power of two near its largest magnitude, so
         # that the squares neither overflow nor underflow at any scale
-        e = _exponent(reg)
+        e = unit_exponent(reg)
         reg = np.ldexp(reg, -e)
         mean = float(np.ldexp(reg.mean(), e))
         if reg.shape[0] < 2:
@@ -314,7 +312,7 @@ class SimulationResult:
         """
         # errors over a power of two near sigma: their squares and powers stay
         # in range at any scale
-        e = _exponent(self.sigma)
+        e = unit_exponent(self.sigma)
         err = np.ldexp(self.estimates - self.mean, -e)
         mse = np.mean(err * err, axis=0)
         if np.isinf(self.p):
@@ -343,7 +341,7 @@ def _sigma_exponent(policy, sigma, budget):
     smallest plug-in score, underflows.
     """
     if policy._scale_free:
-        return int(np.frexp(sigma.max())[1])
+        return unit_exponent(sigma)
     tiny = np.finfo(np.float64).tiny
     smallest = float(sigma.min())
     with np.errstate(under="ignore"):

@@ -15,7 +15,12 @@ from numbers import Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mvlearn_ext.utils._validation import check_count, check_magnitude, real_array
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    real_array,
+    unit_exponent,
+)
 
 __all__ = [
     "TOY_TASKS",
@@ -319,17 +324,6 @@ def _mean_dist(A, B):
     return float(np.sqrt((diff * diff).sum(-1)).mean())
 
 
-def _unit_exponent(*arrays):
-    """``e`` with every entry of ``arrays`` below ``2**e`` in magnitude (0 when all are zero).
-
-    Dividing by ``2**e`` (exact in binary floating point) brings the data
-    to magnitudes below 1, where squared differences neither overflow nor
-    underflow whatever the units of the data.
-    """
-    top = max(float(np.abs(a).max(initial=0.0)) for a in arrays)
-    return int(np.frexp(top)[1]) if top > 0 else 0
-
-
 def energy_distance(X, Y):
     """The energy distance ``2 E||X - Y|| - E||X - X'|| - E||Y - Y'||`` of two samples.
 
@@ -368,7 +362,7 @@ def energy_distance(X, Y):
         raise ValueError(f"X and Y must be 2-D arrays of equal width, got {X.shape}, {Y.shape}")
     check_magnitude(X, "X")
     check_magnitude(Y, "Y")
-    e = _unit_exponent(X, Y)
+    e = unit_exponent(X, Y)
     X, Y = np.ldexp(X, -e), np.ldexp(Y, -e)
     return float(np.ldexp(2.0 * _mean_dist(X, Y) - _mean_dist(X, X) - _mean_dist(Y, Y), e))
 

@@ -6,8 +6,8 @@ validates them once, works in float64 and returns a new state dict with the
 base's keys, shapes and dtypes. Only floating entries are merged: integer and
 boolean entries (step counters such as ``num_batches_tracked``, indices, masks)
 are copied from the base, and a base with no floating entry is refused. A merged
-value too large for its dtype (float16 saturates at 65504) is refused rather than
-returned as ``inf``. The private ``_*`` helpers work on float64 task vectors and
+value too large for its dtype (float16 saturates at 65504) raises a ValueError
+naming its key. The private ``_*`` helpers work on float64 task vectors and
 check nothing.
 
 Conventions of the two reference tools (mergekit, FusionBench) differ; each

@@ -15,7 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.utils._simplex_qp import simplex_qp
-from mvlearn_ext.utils._validation import check_count, check_magnitude, check_real, real_array
+from mvlearn_ext.utils._validation import (
+    check_count,
+    check_magnitude,
+    check_real,
+    real_array,
+    unit_exponent,
+)
 
 __all__ = [
     "min_norm_direction",
@@ -42,10 +48,7 @@ def _unit_scale(G):
     exact rescaling keeps the Gram matrix of tiny gradients (1e-160 and below)
     from underflowing to zero, which would make every weight vector look optimal.
     """
-    top = float(np.abs(G).max())
-    if top == 0.0:
-        return G
-    return np.ldexp(G, -int(np.frexp(top)[1]))
+    return np.ldexp(G, -unit_exponent(G))
 
 
 def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):

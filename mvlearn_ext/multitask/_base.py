@@ -32,7 +32,12 @@ from sklearn.utils.validation import (
 from mvlearn_ext.multitask._kernels import task_eigh, task_moments
 from mvlearn_ext.utils._progress import VerboseMixin
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT, fit_threads
-from mvlearn_ext.utils._validation import check_magnitude, real_array, refuse_strings
+from mvlearn_ext.utils._validation import (
+    check_magnitude,
+    real_array,
+    refuse_strings,
+    unit_exponent,
+)
 from mvlearn_ext.utils._warnings import warn
 
 __all__ = [
@@ -102,10 +107,7 @@ def data_scale(X):
     magnitude, so that ``X^T X`` neither underflows nor overflows whatever
     the units of ``X``; a power of two keeps the division exact.
     """
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    if not top > 0.0:
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
+    return float(np.ldexp(1.0, unit_exponent(X)))
 
 
 def feature_scale(X, sw, fit_intercept):

@@ -271,6 +271,21 @@ def integer_array(value, name, *, ndim=None, low=None, high=None, allow_empty=Fa
     return A
 
 
+def unit_exponent(*arrays):
+    """``e`` with every finite entry of ``arrays`` below ``2**e`` in magnitude (0 if all are 0).
+
+    Dividing by ``2**e`` (exact in binary floating point) brings the data to
+    magnitudes below 1, where squares and squared differences neither
+    overflow nor underflow whatever the units of the data; multiplying a
+    result by the matching power of two restores the units exactly.
+    """
+    top = 0.0
+    for a in arrays:
+        a = np.abs(np.asarray(a, dtype=np.float64))
+        top = max(top, float(a[np.isfinite(a)].max(initial=0.0)))
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
 def max_abs_units(X):
     """Per column of ``X``, its largest magnitude (1 for an all-zero column).
 

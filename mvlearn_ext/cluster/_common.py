@@ -41,6 +41,7 @@ import numbers
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse.linalg
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 
@@ -66,6 +67,11 @@ MINIBATCH_THRESHOLD = 50_000
 #: samples only while barely changing anchors of typical degree; a tenth sits between
 #: too little damping and flattening the graph.
 DEGREE_REG = 0.1
+#: :func:`gram_eigenpairs` uses Lanczos iterations (ARPACK) from this many rows on, when
+#: at most a fifth of the eigenpairs are wanted: each step costs ``O(m^2)`` against the
+#: ``O(m^3)`` reduction of the dense solver (4 ms against 20 ms for 10 of 750 on one
+#: core), and below it the dense solver is as fast.
+LANCZOS_MIN_ROWS = 200
 
 
 # --------------------------------------------------------------------------- orthogonal factors
@@ -216,15 +222,32 @@ def gram_eigenpairs(M, n_components):
     ``Z Z^T`` can be summed over row blocks.
     """
     M = (M + M.T) / 2
-    m = M.shape[0]
-    eigenvalues, V = scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
+    eigenvalues, V = _top_eigenpairs(M, n_components)
     order = np.argsort(eigenvalues)[::-1]
     sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
     V = V[:, order]
-    positive = sigma > max(sigma[0], 1e-300) * m * np.finfo(np.float64).eps
+    positive = sigma > max(sigma[0], 1e-300) * M.shape[0] * np.finfo(np.float64).eps
     inverse = np.zeros_like(sigma)
     inverse[positive] = 1.0 / sigma[positive]
     return sigma, V, inverse
+
+
+def _top_eigenpairs(M, n_components):
+    """The ``n_components`` largest eigenvalues of the symmetric ``M`` and their eigenvectors.
+
+    Lanczos iterations (ARPACK, converged to machine precision from a fixed start
+    vector, so the result is deterministic) for large ``M`` and few eigenpairs
+    (:data:`LANCZOS_MIN_ROWS`), the dense solver otherwise or if they do not converge.
+    The order of the pairs is unspecified; each eigenvector's sign is arbitrary.
+    """
+    m = M.shape[0]
+    if m >= LANCZOS_MIN_ROWS and 5 * n_components <= m:
+        start = np.random.RandomState(0).uniform(-1.0, 1.0, m)
+        try:
+            return scipy.sparse.linalg.eigsh(M, k=n_components, which="LA", v0=start)
+        except scipy.sparse.linalg.ArpackError:  # includes ArpackNoConvergence
+            pass
+    return scipy.linalg.eigh(M, subset_by_index=(m - n_components, m - 1))
 
 
 def _degree_scale(degree, n_samples, reg):

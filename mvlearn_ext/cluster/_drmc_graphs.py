@@ -3,7 +3,7 @@
 Part of the DRMC reconstruction (see :class:`~mvlearn_ext.cluster.DRMC`): the
 feature factors that put the view weights into the distances, the
 parameter-free kNN anchor graphs (Nie et al., 2014) computed block by block of
-rows, and the anchors (k-means with one-trial k-means++ seeding, or each view's
+rows, and the anchors (k-means from k-means++ seeds, or each view's
 own anchors aligned by the Hungarian method). Every function assumes valid,
 standardised float64 input; the driver is :mod:`mvlearn_ext.cluster._drmc_solver`.
 """
@@ -14,9 +14,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
-from sklearn.utils.extmath import randomized_svd, row_norms
+from sklearn.utils.extmath import randomized_svd
 
 from mvlearn_ext._lib._kernels import anchor_graph
+from mvlearn_ext.cluster._hagmvc_pyramid import _kmeanspp_seeds
 from mvlearn_ext.cluster._kernels import smallest_in_rows
 from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.cluster._view_weights import fit_view_weights
@@ -264,57 +265,18 @@ def _subsample_rows(n, seed, subsample=_SUBSAMPLE):
     return np.sort(np.random.RandomState(seed).choice(n, size=subsample, replace=False))
 
 
-def _squared_distances(A, X, x_squared):
-    """``||a - x||^2`` (rows of ``A`` against rows of ``X``), as scikit-learn computes them."""
-    D = -2 * (A @ X.T)
-    D += row_norms(A, squared=True)[:, None]
-    D += x_squared.reshape(1, -1)
-    np.maximum(D, 0, out=D)
-    return D
-
-
-def _kmeanspp_one_trial(X, n_clusters, seed):
-    """k-means++ seeds with one candidate per step (float64 ``X``).
-
-    Step for step what ``sklearn.cluster.kmeans_plusplus(X, n_clusters,
-    random_state=seed, n_local_trials=1)`` does (scikit-learn 1.9: the same
-    random draws, the same floating-point operations in the same order, so
-    the same seeds), without its per-step input validation, which took a
-    third of the seeding's time with 200 anchors on Handwritten.
-    """
-    rng = np.random.RandomState(seed)
-    n = X.shape[0]
-    weight = np.ones(n, dtype=X.dtype)
-    x_squared = row_norms(X, squared=True)
-    centres = np.empty((n_clusters, X.shape[1]), dtype=X.dtype)
-    first = rng.choice(n, p=weight / weight.sum())
-    centres[0] = X[first]
-    closest = _squared_distances(centres[0, np.newaxis], X, x_squared)
-    potential = closest @ weight
-    for c in range(1, n_clusters):
-        draws = rng.uniform(size=1) * potential
-        candidates = np.searchsorted(np.cumsum(weight * closest), draws)
-        np.clip(candidates, None, closest.size - 1, out=candidates)
-        distances = _squared_distances(X[candidates], X, x_squared)
-        np.minimum(closest, distances, out=distances)
-        potentials = distances @ weight.reshape(-1, 1)
-        best = np.argmin(potentials)
-        potential = potentials[best]
-        closest = distances[best]
-        centres[c] = X[candidates[best]]
-    return centres
-
-
 def _kmeans_anchors(X, n_anchors, seed):
-    """Anchors: the cells of a k-means of the rows of ``X`` (one-trial k-means++, then Lloyd).
+    """Anchors: the cells of a k-means of the rows of ``X`` (k-means++ seeds, then Lloyd).
 
-    One candidate per seeding step (``n_local_trials=1``) instead of
-    scikit-learn's greedy ``2 + log(m)``: with hundreds of anchors the
-    greedy seeding cost several times the Lloyd iterations (2.7 s of a
-    3.9 s fit on Handwritten). Rows wider than :data:`_ANCHOR_PCA_DIM`
+    The seeds are HAGMVC's (plain D^2 sampling, one draw per anchor, from the
+    Gram matrix of the rows up to a few thousand rows) rather than scikit-learn's
+    greedy ``2 + log(m)`` draws: with hundreds of anchors the greedy seeding
+    cost several times the Lloyd iterations. Rows wider than :data:`_ANCHOR_PCA_DIM`
     features are clustered on their top principal components (randomized
-    SVD), and each anchor is the mean of its cell in the full space (the
-    back-projected centre for a cell left empty). ``X`` holds the rows of
+    SVD), and each anchor is the mean of its cell in the full space (for a
+    cell left empty, the row nearest its centre); the components and that
+    k-means run in single precision, since they only decide which rows share a
+    cell (at half the cost of the largest products). ``X`` holds the rows of
     :func:`_subsample_rows` (a random subsample rather than mini-batch
     k-means, which took 45 of 79 s at n = 10^5 with 200 anchors).
     """
@@ -324,11 +286,12 @@ def _kmeans_anchors(X, n_anchors, seed):
     wide = d > _ANCHOR_PCA_DIM
     if wide:
         mean = X.mean(axis=0)
-        U, S, Vt = randomized_svd(X - mean, _ANCHOR_PCA_DIM, n_iter=2, random_state=seed)
+        centred = (X - mean).astype(np.float32)
+        U, S, _ = randomized_svd(centred, _ANCHOR_PCA_DIM, n_iter=2, random_state=seed)
         P = U * S
     else:
         P = X
-    centres = _kmeanspp_one_trial(P, n_anchors, seed)
+    centres = P[_kmeanspp_seeds(P, n_anchors, np.random.RandomState(seed))]
     model = KMeans(n_clusters=n_anchors, init=centres, n_init=1, max_iter=_KMEANS_MAX_ITER)
     model.fit(P)
     if not wide:
@@ -338,7 +301,10 @@ def _kmeans_anchors(X, n_anchors, seed):
     anchors = np.asarray(cells @ X, dtype=np.float64)
     filled = sizes > 0
     anchors[filled] /= sizes[filled, None]
-    anchors[~filled] = model.cluster_centers_[~filled] @ Vt + mean
+    empty = model.cluster_centers_[~filled]
+    if empty.size:
+        nearest = (np.einsum("ij,ij->i", P, P)[None, :] - 2.0 * empty @ P.T).argmin(axis=1)
+        anchors[~filled] = X[nearest]
     return anchors
 
 
@@ -381,7 +347,9 @@ def _view_graphs(
     the scores), or the per-view k-means anchors of ``align_anchors=True``
     when given. ``Xs`` holds the rows of :func:`_subsample_rows` of
     ``n_samples`` samples; the anchors are drawn from ``seed`` after those rows.
-    ``n_threads`` is passed to :func:`_anchor_graphs`.
+    ``n_threads`` is passed to :func:`_anchor_graphs`. The distances are formed
+    in single precision (half the cost of their products): the graphs only
+    serve the scores, whose neighbour sets it changes at near-ties alone.
     """
     rng = np.random.RandomState(seed)
     if n_samples > subsample:  # the draw of _subsample_rows, which the anchors follow
@@ -395,8 +363,8 @@ def _view_graphs(
         A = X[picks] if picks is not None else own_anchors[v]
         graphs.append(
             _anchor_graphs(
-                [X],
-                [np.ascontiguousarray(A)],
+                [np.asarray(X, dtype=np.float32)],
+                [np.ascontiguousarray(A, dtype=np.float32)],
                 [1.0],
                 per_view=False,
                 n_neighbors=n_neighbors,

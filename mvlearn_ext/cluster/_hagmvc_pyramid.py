@@ -16,7 +16,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from mvlearn_ext._lib._kernels import project_simplex
-from mvlearn_ext.cluster._kernels import d2_pick, d2_seeds_from_gram, d2_total, d2_update
+from mvlearn_ext.cluster._kernels import (
+    d2_pick,
+    d2_seeds_from_gram,
+    d2_total,
+    d2_update,
+    smallest_in_rows,
+)
 from mvlearn_ext.cluster._preprocessing import stack_scaled_views
 from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import map_tasks, row_tiles
@@ -32,7 +38,8 @@ _FINAL_N_INIT = 10
 _SEED_SAMPLE_MIN = 10_000
 _SEED_SAMPLE_PER_SEED = 20
 #: Up to this many rows, k-means++ seeding reads its distances from the Gram matrix
-#: (at most 128 MB), computed by one matrix product instead of one pass per seed.
+#: (single precision, at most 64 MB), computed by one matrix product instead of one
+#: pass per seed.
 _SEED_GRAM_ROWS = 4096
 
 
@@ -138,17 +145,18 @@ def _kmeanspp_seeds(
     view weights reach the seeding: a zero-weight view does not move it).
 
     Up to ``gram_rows`` rows the inner products come from the Gram matrix
-    ``P P^T`` (:func:`_gram`, on ``n_threads`` threads; O(n^2 d) time, n^2
-    floats), and the draws run in a compiled loop
+    ``P P^T`` (:func:`_gram`, in single precision on ``n_threads`` threads;
+    O(n^2 d) time, n^2 floats), and the draws run in a compiled loop
     (:func:`~mvlearn_ext.cluster._kernels.d2_seeds_from_gram`); above, from one
     matrix-vector pass over ``P`` per seed (O(n * n_seeds * d), no n x n matrix;
     memory-bound on wide views). The distances, and so the seeds, are the same
-    either way (up to rounding).
+    either way up to rounding: a draw only changes where it falls within that
+    rounding of the boundary between two rows.
 
     ``keep``, a dict, receives under ``"distances"`` the weighted squared distances
-    of every row to the seeds (``_weighted_sq_distances(P, P[seeds], w)``, the
-    inner products read from the Gram matrix) when the Gram matrix was formed over
-    every row of ``P``: the first graph of the anchors at the seeds needs them.
+    of every row to the seeds (:func:`_distances_from_gram`) when the Gram matrix
+    was formed over every row of ``P``: the first graph of the anchors at the
+    seeds needs them.
     """
     n = P.shape[0]
     if n_seeds >= n:
@@ -181,7 +189,7 @@ def _kmeanspp_seeds(
         chosen.extend(unused[: n_seeds - len(chosen)].tolist())
     chosen = np.asarray(chosen)
     if keep is not None and n <= gram_rows:
-        keep["distances"] = _distances_from_gram(gram, P, chosen)
+        keep["distances"] = _distances_from_gram(gram, chosen)
     return chosen
 
 
@@ -209,16 +217,21 @@ def _d2_seeds_by_passes(P, n_seeds, rng):
 
 
 def _gram(P, n_threads):
-    """``P P^T``, exactly symmetric, from products of fixed tiles of rows on ``n_threads`` threads.
+    """``P P^T`` in single precision, exactly symmetric, from fixed tiles of rows.
 
-    Tile ``I`` computes its panel ``P_I P_{I:}^T`` (its rows, the columns from
-    its first row on), mirrors the upper triangle of its diagonal block (a
-    product need not round ``p_i . p_j`` and ``p_j . p_i`` alike) and writes the
-    panel and its transpose: each entry comes from the same product whatever
-    ``n_threads``, and no two tiles write the same entry.
+    Single precision halves the cost of the largest product of a fit, and the
+    seeding only needs the distances to the rounding of a draw's position
+    (relative error about 1e-7 of the rows' squared norms; the rows are
+    standardised). Tile ``I`` computes its panel ``P_I P_{I:}^T`` (its rows, the
+    columns from its first row on), mirrors the upper triangle of its diagonal
+    block (a product need not round ``p_i . p_j`` and ``p_j . p_i`` alike) and
+    writes the panel and its transpose, on ``n_threads`` threads: each entry
+    comes from the same product whatever ``n_threads``, and no two tiles write
+    the same entry.
     """
     n = P.shape[0]
-    gram = np.empty((n, n))
+    P = np.asarray(P, dtype=np.float32)
+    gram = np.empty((n, n), dtype=np.float32)
 
     def panel(rows):
         block = P[rows] @ P[rows.start :].T
@@ -232,17 +245,18 @@ def _gram(P, n_threads):
     return gram
 
 
-def _distances_from_gram(gram, Pw, seeds):
-    """``_weighted_sq_distances`` of the rows of ``Pw`` (weighted) to ``Pw[seeds]``, from ``gram``.
+def _distances_from_gram(gram, seeds):
+    """Squared distances (float64) of every row of ``P`` to its rows ``seeds``, from ``P P^T``.
 
-    The same operations in the same order, the inner products read from
-    ``gram = Pw Pw^T`` instead of a second matrix product.
+    ``||p_i||^2 - 2 p_i . p_j + ||p_j||^2`` with every term read from ``gram = P P^T``
+    (single precision, :func:`_gram`), so that a seed is at distance exactly 0
+    from itself and from its duplicates.
     """
-    D = gram[:, seeds]
+    norms = gram.diagonal().astype(np.float64)
+    D = gram[:, seeds].astype(np.float64)
     D *= -2.0
-    sq = np.einsum("ij,ij->i", Pw, Pw)
-    D += sq[:, None]
-    D += sq[seeds][None, :]
+    D += norms[:, None]
+    D += norms[seeds][None, :]
     np.maximum(D, 0.0, out=D)
     return D
 
@@ -309,25 +323,31 @@ def _nearest_anchor_graph(D, n_neighbors, n_threads):
     ``i``), the simplex projection of ``-d_i / (2 lambda_i)`` has the threshold
     ``-d_{s+1} / (2 lambda_i)``, so ``z_ij = (d_{s+1} - d_ij) / (2 lambda_i)`` where
     ``d_ij < d_{s+1}`` and 0 elsewhere (Nie, Wang & Huang, 2014): the same graph as
-    :func:`_solve_graph`, from one partition of each row and a comparison with its
-    ``(s+1)``-th smallest distance, without projecting. Rows whose ``lambda``
-    falls back (``s + 1`` tied distances) go through the projection.
+    :func:`_solve_graph`, from the ``s + 1`` smallest distances of each row (one
+    compiled pass, :func:`~mvlearn_ext.cluster._kernels.smallest_in_rows`), without
+    projecting. Rows whose ``lambda`` falls back (``s + 1`` tied distances) go
+    through the projection.
     """
-    m = D.shape[1]
+    n, m = D.shape
     s = min(n_neighbors, m - 1)
-    part = np.partition(D, s, axis=1)[:, : s + 1]
-    threshold = part[:, s]
-    raw = (s * threshold - part[:, :s].sum(axis=1)) / 2.0
+    columns, values, _ = smallest_in_rows(D, s + 1)
+    threshold = values[:, s]
+    raw = (s * threshold - values[:, :s].sum(axis=1)) / 2.0
     fallback = np.maximum(D.mean(axis=1), 1.0) * _TINY
     lam = np.maximum(raw, fallback)
-    inside = D < threshold[:, None]
     tied = raw <= fallback
+    inside = values[:, :s] < threshold[:, None]
     inside[tied] = False
-    flat = np.flatnonzero(inside)
-    rows, cols = np.divmod(flat, m)
-    data = (threshold[rows] - D.ravel()[flat]) / (2.0 * lam[rows])
-    indptr = np.zeros(D.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=D.shape[0]), out=indptr[1:])
+    # Each row's entries by increasing column, as a CSR matrix keeps them.
+    order = np.argsort(np.where(inside, columns[:, :s], m), axis=1, kind="stable")
+    inside = np.take_along_axis(inside, order, axis=1)
+    cols = np.take_along_axis(columns[:, :s], order, axis=1)[inside]
+    weights = (threshold[:, None] - np.take_along_axis(values[:, :s], order, axis=1)) / (
+        2.0 * lam[:, None]
+    )
+    data = weights[inside]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(inside.sum(axis=1), out=indptr[1:])
     Z = sp.csr_matrix((data, cols, indptr), shape=D.shape)
     if tied.any():
         Z = sp.lil_matrix(Z)

@@ -104,6 +104,24 @@ def test_gram_eigenpairs_are_the_singular_pairs():
     np.testing.assert_array_equal(inverse, [0.5, 1.0, 0.0, 0.0])
 
 
+def test_gram_eigenpairs_lanczos_path_matches_the_dense_solver():
+    """From LANCZOS_MIN_ROWS rows the Lanczos path gives the dense solver's pairs."""
+    from mvlearn_ext.cluster._common import LANCZOS_MIN_ROWS
+
+    rng = np.random.default_rng(1)
+    m = LANCZOS_MIN_ROWS + 50
+    Z = np.abs(rng.standard_normal((m, 3 * m)))
+    M = Z @ Z.T
+    sigma, V, _ = gram_eigenpairs(M, 6)
+    values, vectors = np.linalg.eigh(M)
+    np.testing.assert_allclose(sigma**2, values[::-1][:6], rtol=1e-10)
+    # The same eigenvectors up to sign.
+    np.testing.assert_allclose(np.abs(np.sum(V * vectors[:, ::-1][:, :6], axis=0)), 1.0, atol=1e-8)
+    # Deterministic: the same bits on a second call.
+    again = gram_eigenpairs(M, 6)
+    np.testing.assert_array_equal(again[1], V)
+
+
 def _with_n_jobs():
     for name in cluster.__all__:
         obj = getattr(cluster, name)

@@ -563,18 +563,6 @@ def test_subsampled_anchors_and_scores_for_large_n():
     assert model.anchor_graph_.shape == (model.n_anchors_, 400)
 
 
-def test_kmeanspp_seeding_is_scikit_learns():
-    """The written-out seeding picks exactly scikit-learn's seeds (one trial per step)."""
-    from sklearn.cluster import kmeans_plusplus
-
-    from mvlearn_ext.cluster._drmc_graphs import _kmeanspp_one_trial
-
-    X = np.random.default_rng(0).standard_normal((500, 7))
-    for seed in (0, 3):
-        expected, _ = kmeans_plusplus(X, 40, random_state=seed, n_local_trials=1)
-        np.testing.assert_array_equal(_kmeanspp_one_trial(X, 40, seed), expected)
-
-
 def test_wide_rows_get_the_anchors_of_their_principal_coordinates():
     """Rows of rank 8 in 120 features: the anchors of their coordinates in an orthonormal basis.
 
@@ -594,7 +582,7 @@ def test_wide_rows_get_the_anchors_of_their_principal_coordinates():
 
 def test_wide_rows_with_fewer_distinct_rows_than_anchors_get_anchors_on_the_data():
     # 10 distinct rows of 60 features, 20 anchors: k-means leaves cells empty; their
-    # anchors are the back-projected centres, which sit on data rows as the others do.
+    # anchors are the rows nearest their centres, on the data as the others are.
     distinct = np.random.default_rng(0).standard_normal((10, 60))
     X = np.repeat(distinct, 10, axis=0)
     with pytest.warns(UserWarning, match="distinct clusters"):

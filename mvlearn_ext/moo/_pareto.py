@@ -16,7 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.utils._optional import import_optional
-from mvlearn_ext.utils._validation import as_real_array, check_magnitude, real_array
+from mvlearn_ext.utils._validation import (
+    as_real_array,
+    check_magnitude,
+    real_array,
+    unit_exponent,
+)
 
 __all__ = [
     "ParetoArchive",
@@ -395,7 +400,9 @@ def crowding_distance(points):
     array([inf,  2., inf])
     """
     P = _check_points(points)
-    check_magnitude(P, "points")  # the spans f_max - f_min that normalise the gaps
+    # Exactly rescaled below magnitude 1, so that no span f_max - f_min overflows: the
+    # ratios of gaps to spans do not depend on a common scale.
+    P = np.ldexp(P, -unit_exponent(P))
     n, d = P.shape
     dist = np.zeros(n)
     if n <= 2:

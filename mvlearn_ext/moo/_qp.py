@@ -17,7 +17,6 @@ import numpy as np
 from mvlearn_ext.utils._simplex_qp import simplex_qp
 from mvlearn_ext.utils._validation import (
     check_count,
-    check_magnitude,
     check_real,
     real_array,
     unit_exponent,
@@ -37,7 +36,6 @@ def _check_G(G, name="G"):
             f"{name} must be a 2-D array of shape (n_tasks, n_params) with n_tasks >= 1, "
             f"got shape {G.shape}"
         )
-    check_magnitude(G, name)  # the weights solve a QP in the Gram matrix G G^T
     return G
 
 

@@ -275,7 +275,8 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
-        Alternations of prototype updates and reassignments.
+        Most alternations of prototype updates and reassignments; a fit whose
+        tasks still change clusters after them warns (``ConvergenceWarning``).
     tol : float, default=1e-10
     n_init : int, default=10
         Restarts of the warm-start k-means.
@@ -383,7 +384,7 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
         lam = np.full(moments.m, C) * np.sqrt(moments.d / moments.n)
         helper = ARMULRegressor(max_iter=self.max_iter, tol=self.tol)
         history = []
-        n_outer = 0
+        n_outer, settled = 0, False
         while n_outer < self.max_outer:
             n_outer += 1
             for k in range(K):
@@ -411,8 +412,15 @@ class ClusteredARMULRegressor(_Common, MultiTaskLinearMixin, BaseEstimator):
             )
             new = np.where(keep, labels, new)
             if np.array_equal(new, labels):
+                settled = True
                 break
             labels = new
+        if not settled:
+            report_stop(
+                "clustered ARMUL's tasks still changed clusters after "
+                f"max_outer={self.max_outer} alternations",
+                "max_outer",
+            )
         U = np.zeros((moments.m, moments.d))
         for k in range(K):
             idx = np.flatnonzero(labels == k)

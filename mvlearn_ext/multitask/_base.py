@@ -23,6 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
@@ -47,6 +48,7 @@ __all__ = [
     "one_fit",
     "record_stops",
     "report_stop",
+    "stop_advice",
     "stack_tasks",
 ]
 
@@ -54,23 +56,32 @@ __all__ = [
 _STOPS = contextvars.ContextVar("mvlearn_ext_multitask_stops", default=None)
 
 
-def report_stop(message):
-    """Report a solve that stopped at ``max_iter`` before converging.
+def report_stop(message, parameter="max_iter"):
+    """Report a solve that stopped at its iteration cap before converging.
 
     A ``ConvergenceWarning`` (``message`` and the advice to increase
-    ``max_iter``) naming the user's line; inside :func:`record_stops`, the
-    message is collected instead, for the caller to report once.
+    ``parameter``, the cap) naming the user's line; inside :func:`record_stops`,
+    the pair ``(message, parameter)`` is collected instead, for the caller to
+    report once.
     """
     stops = _STOPS.get()
     if stops is None:
-        warn(f"{message}; increase max_iter", ConvergenceWarning)
+        warn(f"{message}; increase {parameter}", ConvergenceWarning)
     else:
-        stops.append(message)
+        stops.append((message, parameter))
+
+
+def stop_advice(stops):
+    """``"; increase <caps>"`` for the collected ``(message, parameter)`` pairs ``stops``."""
+    return "; increase " + " and ".join(sorted({parameter for _, parameter in stops}))
 
 
 @contextlib.contextmanager
 def record_stops():
-    """Collect the messages of :func:`report_stop` in the block; yields their list."""
+    """Collect the ``(message, parameter)`` pairs of :func:`report_stop` in the block.
+
+    Yields their list.
+    """
     stops = []
     token = _STOPS.set(stops)
     try:
@@ -95,8 +106,9 @@ class one_fit:
     def __exit__(self, exc_type, exc, tb):
         _STOPS.reset(self._token)
         if exc_type is None and self._stops:
+            message, parameter = self._stops[0]
             extra = f" (in {len(self._stops)} of the fit's solves)" if len(self._stops) > 1 else ""
-            report_stop(self._stops[0] + extra)
+            report_stop(message + extra, parameter)
         return False
 
 
@@ -590,7 +602,10 @@ class WithinTaskKFold:
     Each task's rows are shuffled and dealt to the ``n_splits`` folds in
     turn, so that every task is present in every training fold. Pass the
     task labels as ``groups`` (``split(X, y, groups=tasks)``), or give the
-    splits to ``GridSearchCV(cv=list(WithinTaskKFold(5).split(X, y, tasks)))``.
+    splits to ``GridSearchCV(cv=list(WithinTaskKFold(5).split(X, y, tasks)))``;
+    with scikit-learn's metadata routing enabled, ``GridSearchCV(...,
+    cv=WithinTaskKFold(5)).fit(X, y, tasks=tasks, groups=tasks)`` routes the
+    groups to it.
 
     Parameters
     ----------
@@ -620,6 +635,21 @@ class WithinTaskKFold:
 
     def get_n_splits(self, X=None, y=None, groups=None):
         return self.n_splits
+
+    def get_metadata_routing(self):
+        """The routing request of the splitter: ``split`` takes ``groups`` (the tasks).
+
+        With scikit-learn's metadata routing enabled, a model selection tool such as
+        ``GridSearchCV`` then passes its ``groups`` to :meth:`split`, as it does for
+        ``GroupKFold``.
+
+        Returns
+        -------
+        routing : sklearn.utils.metadata_routing.MetadataRequest
+        """
+        routing = MetadataRequest(owner=type(self).__name__)
+        routing.split.add_request(param="groups", alias=True)
+        return routing
 
     def split(self, X, y=None, groups=None):
         """Generate the indices of the training and validation rows of every fold.

@@ -15,6 +15,7 @@ from mvlearn_ext.multitask._base import (
     WithinTaskKFold,
     _sorted_problem,
     record_stops,
+    stop_advice,
 )
 from mvlearn_ext.utils._threads import fit_threads
 from mvlearn_ext.utils._warnings import warn
@@ -136,10 +137,11 @@ def check_grid(values, default, name, *, allow_inf=True):
 
 
 def _warn_stops(cv_stops, n_splits, n_candidates, refit_stops):
-    """One ConvergenceWarning for the fits of a CV fit that stopped at ``max_iter``.
+    """One ConvergenceWarning for the fits of a CV fit that stopped at an iteration cap.
 
-    ``cv_stops`` holds one message per cross-validation fit that stopped (of
-    ``n_splits * n_candidates``), ``refit_stops`` those of the refit on all rows.
+    ``cv_stops`` holds one ``(message, parameter)`` pair per cross-validation fit
+    that stopped (of ``n_splits * n_candidates``), ``refit_stops`` those of the
+    refit on all rows.
     """
     parts = []
     if cv_stops:
@@ -147,12 +149,12 @@ def _warn_stops(cv_stops, n_splits, n_candidates, refit_stops):
         parts.append(
             f"{len(cv_stops)} of the {n_fits} cross-validation fits ({n_splits} splits x "
             f"{n_candidates} grid values) stopped before converging, so their validation "
-            f"scores and the selection may be off (the first: {cv_stops[0]})"
+            f"scores and the selection may be off (the first: {cv_stops[0][0]})"
         )
     if refit_stops:
-        parts.append(f"the refit on all rows stopped before converging ({refit_stops[0]})")
+        parts.append(f"the refit on all rows stopped before converging ({refit_stops[0][0]})")
     if parts:
-        warn("; ".join(parts) + "; increase max_iter", ConvergenceWarning)
+        warn("; ".join(parts) + stop_advice(cv_stops + refit_stops), ConvergenceWarning)
 
 
 class MultiTaskCVMixin(MultiTaskLinearMixin):

@@ -475,7 +475,9 @@ class ClusteredARMULRegressorCV(_GridCV):
     max_iter : int, default=1000
         L-BFGS iterations per prototype update.
     max_outer : int, default=50
-        Alternations of prototype updates and reassignments.
+        Most alternations of prototype updates and reassignments (a fit whose
+        tasks still change clusters after them counts in the one
+        ``ConvergenceWarning`` of the fit).
     tol : float, default=1e-10
         L-BFGS gradient tolerance (relative to the gradient at the start).
     n_init : int, default=10

@@ -240,6 +240,16 @@ def test_metadata_routing_through_pipeline_and_grid_search(data):
         )
         # GridSearchCV.predict takes no metadata: predict with the refitted best estimator
         assert search.best_estimator_.predict(X[:4], tasks=tasks[:4]).shape == (4,)
+        # The splitter itself: with routing, the search hands it its groups.
+        routed = GridSearchCV(
+            pipe,
+            {"robustmultitaskregressor__reg_lambda": [0.0, 0.5, 5.0]},
+            cv=WithinTaskKFold(3, random_state=0),
+        )
+        routed.fit(X, y, tasks=tasks, groups=tasks)
+        np.testing.assert_array_equal(
+            routed.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"]
+        )
 
 
 def test_within_task_kfold_deals_every_task_to_every_fold(data):
@@ -463,3 +473,36 @@ def test_a_clustered_fit_warns_once_however_many_of_its_solves_stop(data):
     stops = [w for w in record if issubclass(w.category, ConvergenceWarning)]
     assert len(stops) == 1 and stops[0].filename == __file__, [str(w.message) for w in stops]
     assert "clustered ARMUL's L-BFGS did not converge in max_iter=1" in str(stops[0].message)
+
+
+def _noisy_clustered_tasks():
+    """Three clusters of task coefficients, few rows per task: the warm start errs."""
+    rng = np.random.default_rng(5)
+    m, n, d = 30, 8, 4
+    theta = (2.0 * np.eye(d)[:3])[np.arange(m) % 3] + 0.3 * rng.normal(size=(m, d))
+    X = rng.normal(size=(m * n, d))
+    tasks = np.repeat(np.arange(m), n)
+    return X, np.einsum("ik,ik->i", X, theta[tasks]) + 2.0 * rng.normal(size=m * n), tasks
+
+
+def test_a_clustered_fit_whose_tasks_still_move_at_max_outer_warns():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, tasks = _noisy_clustered_tasks()
+    settled = ClusteredARMULRegressor(3, reg_lambda=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        settled.fit(X, y, tasks=tasks)
+    assert settled.n_iter_ > 1  # the tasks moved after the first alternation
+    capped = ClusteredARMULRegressor(3, reg_lambda=1.0, random_state=0, max_outer=1)
+    with pytest.warns(ConvergenceWarning, match=r"max_outer=1 alternations; increase max_outer$"):
+        capped.fit(X, y, tasks=tasks)
+    assert capped.n_iter_ == 1
+    # A CV fit reports its stopped fits once, with the cap they reached.
+    from mvlearn_ext.multitask import ClusteredARMULRegressorCV
+
+    search = ClusteredARMULRegressorCV([1.0], cv=2, n_clusters=3, max_outer=1, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"max_outer=1 alternations.*increase max_outer$"):
+        search.fit(X, y, tasks=tasks)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from mvlearn_ext.moo._pareto import ParetoArchive, crowding_distance, pareto_rank
-from mvlearn_ext.utils._validation import check_magnitude, check_real, real_array
+from mvlearn_ext.utils._validation import check_bool, check_magnitude, check_real, real_array
 
 __all__ = [
     "HVCGradientWeights",
@@ -46,7 +46,9 @@ class HVMetaReward:
     Parameters
     ----------
     weights : array-like of shape (n_objectives,)
+        Non-negative weights of the objectives in the scalar reward.
     ref : array-like of shape (n_objectives,), default=zeros
+        The archive's reference point.
     gamma : float in [0, 1], default=0.9
     mode : {"paretopo", "lu2025"}, default="paretopo"
 
@@ -83,14 +85,20 @@ class HVMetaReward:
         self.ref = ref
         self.gamma = gamma
         self.mode = mode
-        w = np.asarray(weights, dtype=np.float64).reshape(-1)
-        if w.size < 1 or not np.isfinite(w).all() or w.min() < 0:
-            raise ValueError("weights must be finite and non-negative")
+        w = real_array(weights, "weights", ndim=1)
+        if w.size < 1 or w.min() < 0:
+            raise ValueError(
+                f"weights must hold one non-negative weight per objective, got {w.tolist()}"
+            )
         self._w = w
         self._gamma = check_real(gamma, "gamma", low=0.0, high=1.0)
         if mode not in ("paretopo", "lu2025"):
             raise ValueError(f"mode must be 'paretopo' or 'lu2025', got {mode!r}")
-        r = np.zeros(w.size) if ref is None else np.asarray(ref, dtype=np.float64)
+        r = np.zeros(w.size) if ref is None else real_array(ref, "ref", ndim=1)
+        if r.shape != w.shape:
+            raise ValueError(
+                f"ref must have one entry per objective ({w.size}, as weights), got {r.size}"
+            )
         self.archive_ = ParetoArchive(ref=r, maximise=True)
         self.ema_ = 0.0
 
@@ -415,7 +423,10 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
     beta : float in [0, 1], default=0.5
     mode : {"paretopo", "rank_score", "dominance_count"}
     center : bool, default=True
-    eps : float, default=1e-4
+        Standardise ``mode="paretopo"``'s advantages within the group (the
+        other modes always do).
+    eps : float >= 0, default=1e-4
+        Added to the standard deviation of the standardisation.
 
     Returns
     -------
@@ -438,6 +449,8 @@ def pareto_rank_advantages(R, scalar=None, *, beta=0.5, mode="paretopo", center=
         raise ValueError(f"R must be 2-D (group_size, n_objectives), got shape {R.shape}")
     check_magnitude(R, "R")  # row means, crowding spans
     beta = check_real(beta, "beta", low=0.0, high=1.0)
+    center = check_bool(center, "center")
+    eps = check_real(eps, "eps", low=0.0)
     G = R.shape[0]
     if scalar is None:
         s = R.mean(axis=1)

@@ -71,11 +71,30 @@ def test_stage2_invariances_and_ties():
         (dict(R=[[1e300, 0.0], [0.0, 1e300]]), ValueError, "R holds values too large"),
         (dict(R=[[1.0, 0.0], [0.0, 1.0]], scalar=[0.5, np.inf]), ValueError, "scalar contains"),
         (dict(R=[[1.0, 0.0], [0.0, 1.0]], scalar=[0.5, 1j]), ValueError, "scalar holds complex"),
+        (dict(R=[[1.0, 0.0], [0.0, 1.0]], center="yes"), TypeError, "center must be a bool"),
+        (dict(R=[[1.0, 0.0], [0.0, 1.0]], eps=-1.0), ValueError, "eps must be >= 0"),
+        (dict(R=[[1.0, 0.0], [0.0, 1.0]], eps=np.nan), ValueError, "eps must be finite"),
     ],
 )
 def test_pareto_rank_advantages_refuses_unusable_arrays(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         pareto_rank_advantages(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(weights=["a", "b"]), TypeError, "weights must be a numeric array"),
+        (dict(weights=[[0.5, 0.5]]), ValueError, "weights must be 1-D"),
+        (dict(weights=[0.5, -0.5]), ValueError, "weights must hold one non-negative weight"),
+        (dict(weights=[0.5, np.nan]), ValueError, "weights contains NaN"),
+        (dict(weights=[0.5, 0.5], ref=[0.0, 0.0, 0.0]), ValueError, "ref must have one entry"),
+        (dict(weights=[0.5, 0.5], ref="zero"), TypeError, "ref must be a numeric array"),
+    ],
+)
+def test_meta_reward_refuses_unusable_settings(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        HVMetaReward(**kwargs)
 
 
 @pytest.mark.parametrize("method", ["meta_rewards", "scalarise", "update"])

@@ -219,8 +219,10 @@ def _d2_seeds_by_passes(P, n_seeds, rng):
 def _gram(P, n_threads):
     """``P P^T`` in single precision, exactly symmetric, from fixed tiles of rows.
 
-    Single precision halves the cost of the largest product of a fit, and the
-    seeding only needs the distances to the rounding of a draw's position
+    Single precision halves the cost of the largest product of a fit: the
+    seeding only needs the distances to the rounding of a draw's position, and
+    the first graph pass, which reads its distances to the seeds from here when
+    the rows are one block in memory, only sets where the anchors first move
     (relative error about 1e-7 of the rows' squared norms; the rows are
     standardised). Tile ``I`` computes its panel ``P_I P_{I:}^T`` (its rows, the
     columns from its first row on), mirrors the upper triangle of its diagonal

@@ -90,12 +90,25 @@ def _convert(base, experts):
 
 
 def _restore(base, base_sd, merged):
-    """The type of ``base``: a module copy with ``merged`` loaded, or a state_dict."""
+    """The type of ``base``: a module copy with ``merged`` loaded, or a state_dict.
+
+    Half-precision entries are merged in float32 (NumPy has no bfloat16); a merged
+    value beyond the range of the base's dtype (float16 beyond 65504) raises a
+    ValueError naming the key, as the NumPy functions do, rather than becoming inf.
+    """
     out = OrderedDict()
     for key, ref in base_sd.items():
-        out[key] = torch.as_tensor(np.ascontiguousarray(merged[key])).to(
-            dtype=ref.dtype, device=ref.device
-        )
+        value = np.ascontiguousarray(merged[key])
+        tensor = torch.as_tensor(value).to(dtype=ref.dtype, device=ref.device)
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            finite = np.abs(value[np.isfinite(value)])
+            largest = f"{float(finite.max()):.4g}" if finite.size else "inf"
+            raise ValueError(
+                f"the merged value of {key!r} overflows {ref.dtype} (largest |value| "
+                f"{largest}, max {torch.finfo(ref.dtype).max:.4g}); lower scaling or "
+                "weights, or cast base and experts to a wider dtype such as torch.float32"
+            )
+        out[key] = tensor
     if isinstance(base, nn.Module):
         module = copy.deepcopy(base)
         module.load_state_dict(out)

@@ -76,6 +76,16 @@ def test_state_dict_and_module_routes_equal_the_numpy_route(name):
         assert torch.equal(v, _mlp(0).state_dict()[k])
 
 
+def test_a_float16_merge_that_overflows_is_refused_by_key():
+    # Merged in float32, cast back to float16: beyond 65504 it would be inf.
+    base = {"w": torch.full((3,), 60000.0, dtype=torch.float16)}
+    experts = [{"w": torch.full((3,), 65000.0, dtype=torch.float16)}]
+    with pytest.raises(ValueError, match=r"merged value of 'w' overflows torch.float16"):
+        tm.task_arithmetic(base, experts, scaling=3.0)
+    within = tm.task_arithmetic(base, experts, scaling=0.5)["w"]
+    assert within.dtype == torch.float16 and bool(torch.isfinite(within).all())
+
+
 def test_mixed_inputs_and_bfloat16_roundtrip():
     base = _mlp(1, torch.bfloat16)
     experts = _experts(base, n=2)

@@ -361,7 +361,15 @@ class PolynomialGaussian:
         """
         M = self.mean(C, tasks)
         t = self._tasks(tasks, M.shape[0])
-        L = np.linalg.cholesky(self.cov + 1e-12 * np.eye(M.shape[1]))
+        # A jitter relative to each task's mean variance keeps the factorisation of a
+        # singular covariance possible at any scale of X; a task without variance
+        # gets no noise.
+        d = M.shape[1]
+        scale = np.einsum("kii->k", self.cov) / d
+        flat = scale <= 0
+        jitter = 1e-12 * np.where(flat, 1.0, scale)
+        L = np.linalg.cholesky(self.cov + jitter[:, None, None] * np.eye(d))
+        L[flat] = 0.0
         z = check_random_state(random_state).standard_normal(M.shape)
         return M + np.einsum("nij,nj->ni", L[t], z)
 

@@ -303,3 +303,25 @@ def test_energy_distance_is_in_the_units_of_the_data(unit):
     ref = energy_distance(A, B)
     assert ref > 0.1
     assert energy_distance(A * unit, B * unit) == pytest.approx(ref * unit, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("unit", [1e-10, 1e10, 2.0**-300])
+def test_polynomial_gaussian_samples_scale_with_the_data(unit):
+    # The same draws in any unit of X: the factorisation's jitter is relative to the
+    # task's variance (an absolute one swamped covariances of order 1e-20).
+    rng = np.random.default_rng(0)
+    C = rng.uniform(0.0, 1.0, 300)
+    X = np.column_stack([np.sin(3 * C), C**2]) + 0.1 * rng.standard_normal((300, 2))
+    plain = fit_polynomial_gaussian(C, X)
+    scaled = fit_polynomial_gaussian(C, X * unit)
+    noise = plain.sample(C, random_state=0) - plain.mean(C)
+    np.testing.assert_allclose(
+        (scaled.sample(C, random_state=0) - scaled.mean(C)) / unit, noise, rtol=1e-9, atol=1e-12
+    )
+
+
+def test_polynomial_gaussian_task_without_variance_samples_its_mean():
+    C = np.linspace(0.0, 1.0, 50)
+    model = fit_polynomial_gaussian(C, np.column_stack([C, np.sin(C)]))
+    model.cov[:] = 0.0  # a task whose samples are exactly its mean
+    np.testing.assert_array_equal(model.sample(C, random_state=0), model.mean(C))

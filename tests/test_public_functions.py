@@ -49,6 +49,7 @@ ACCEPTS = {
     ("incomplete.mask_from_nan", 0): {"nan", "[0]-nan"},  # NaN marks a missing row
     ("multitask.robust_multitask_regression", 2): {"str"},  # task labels: any sortable value
     ("deep.as_tensor", 0): {"nan", "inf"},  # a conversion: the values are the caller's
+    ("moo.crowding_distance", 0): {"huge"},  # scale-free; the boundary points get inf
     # labels are categories: any hashable value names a cluster
     **{(f"metrics.{f}", i): {"str", "complex"} for f in (
         "clustering_accuracy", "clustering_report", "contingency_table",

@@ -42,6 +42,7 @@ from mvlearn_ext.utils._validation import (
     check_real,
     check_rng,
     real_array,
+    unit_exponent,
 )
 
 __all__ = [
@@ -406,8 +407,14 @@ class QuadraticFMOL:
         return np.linalg.solve(np.tensordot(w, self.H, 1), w @ self.h)
 
     def pareto_stationarity(self, x):
-        """``min_{lambda in simplex} ||sum_s lambda_s grad F_s(x)||`` (0 on the Pareto set)."""
-        return float(np.linalg.norm(min_norm_direction(self.task_gradients(x))[1]))
+        """``min_{lambda in simplex} ||sum_s lambda_s grad F_s(x)||`` (0 on the Pareto set).
+
+        The norm is taken of the direction over a power of two (exact), so that it
+        stays finite wherever the direction is.
+        """
+        d = min_norm_direction(self.task_gradients(x))[1]
+        e = unit_exponent(d)
+        return float(np.ldexp(np.linalg.norm(np.ldexp(d, -e)), e))
 
 
 def _round_rng(random_state, client, rnd):

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from mvlearn_ext import merging as _np_merging
+from mvlearn_ext.merging._baselines import overflow_error
 
 __all__ = [
     "dare",
@@ -101,12 +102,8 @@ def _restore(base, base_sd, merged):
         value = np.ascontiguousarray(merged[key])
         tensor = torch.as_tensor(value).to(dtype=ref.dtype, device=ref.device)
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            finite = np.abs(value[np.isfinite(value)])
-            largest = f"{float(finite.max()):.4g}" if finite.size else "inf"
-            raise ValueError(
-                f"the merged value of {key!r} overflows {ref.dtype} (largest |value| "
-                f"{largest}, max {torch.finfo(ref.dtype).max:.4g}); lower scaling or "
-                "weights, or cast base and experts to a wider dtype such as torch.float32"
+            raise overflow_error(
+                key, ref.dtype, value, float(torch.finfo(ref.dtype).max), "torch.float32"
             )
         out[key] = tensor
     if isinstance(base, nn.Module):

@@ -73,6 +73,21 @@ def _task_vectors(base, experts, keys):
     ]
 
 
+def overflow_error(key, dtype, values, largest_allowed, wider):
+    """The ValueError of a merged entry ``key`` whose ``values`` overflow ``dtype``.
+
+    It names the key, the largest finite magnitude and the dtype's range, and
+    advises the ``wider`` dtype (the NumPy and torch merges share it).
+    """
+    finite = np.abs(values[np.isfinite(values)])
+    largest = f"{float(finite.max()):.4g}" if finite.size else "inf"
+    return ValueError(
+        f"the merged value of {key!r} overflows {dtype} (largest |value| {largest}, max "
+        f"{largest_allowed:.4g}); lower scaling or weights, or cast base and experts to a "
+        f"wider dtype such as {wider}"
+    )
+
+
 def _finish(base, merged_tv, scaling):
     """``base + scaling * merged_tv`` in the base's dtypes; other entries copied.
 
@@ -86,12 +101,8 @@ def _finish(base, merged_tv, scaling):
                 wide = value.astype(np.float64) + scaling * merged_tv[key]
                 cast = wide.astype(value.dtype)
             if not np.all(np.isfinite(cast)):
-                finite = wide[np.isfinite(wide)]
-                largest = f"{float(np.abs(finite).max()):.4g}" if finite.size else "inf"
-                raise ValueError(
-                    f"the merged value of {key!r} overflows {value.dtype} (largest |value| "
-                    f"{largest}, max {float(np.finfo(value.dtype).max):.4g}); lower scaling "
-                    "or weights, or cast base and experts to a wider dtype such as float32"
+                raise overflow_error(
+                    key, value.dtype, wide, float(np.finfo(value.dtype).max), "float32"
                 )
             out[key] = cast
         else:

@@ -498,8 +498,9 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     ------
     ValueError
         If ``kind`` is not one of the above, if ``max_error`` or ``tol`` is
-        not positive and finite (checked whatever ``kind``), or, for
-        ``"mse"``, if the scores are too large to square.
+        not positive and finite (checked whatever ``kind``), for ``"mse"``, if
+        the scores are too large to square, or, for ``"mae"``, if an error
+        overflows float64.
     TypeError
         If ``max_error`` or ``tol`` is not a real number.
 
@@ -523,8 +524,14 @@ def accuracy_reward(predictions, targets, *, kind="gaussian", sigma=0.8, max_err
     if kind == "mse":  # squares the errors
         check_magnitude(p, "predictions", allow_nan=True)
         check_magnitude(s, "targets")
-    e = p - s
+    with np.errstate(over="ignore"):  # an overflowing error is inf: "bounded" and
+        e = p - s  # "binary" take their limits, "mae" refuses it below
     if kind == "mae":
+        if np.any(np.isinf(e)):
+            raise ValueError(
+                "predictions and targets differ by more than float64 holds (an error "
+                "beyond 1.8e308); rescale both first"
+            )
         r = -np.abs(e)
     elif kind == "mse":
         r = -(e * e)

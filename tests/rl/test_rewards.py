@@ -183,6 +183,14 @@ def test_accuracy_reward_bounded_and_binary_limits():
     np.testing.assert_array_equal(
         accuracy_reward([3.0, 3.1], [3.0, 3.0], kind="binary", tol=1e-12), [1.0, 0.0]
     )
+    # Errors beyond float64: the limits for the bounded kinds, quietly; "mae" refuses.
+    far = ([1.5e308, 3.0], [-1.5e308, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(accuracy_reward(*far, kind="bounded"), [0.0, 1.0])
+        np.testing.assert_array_equal(accuracy_reward(*far, kind="binary"), [0.0, 1.0])
+    with pytest.raises(ValueError, match="differ by more than float64 holds"):
+        accuracy_reward(*far, kind="mae")
 
 
 @pytest.mark.parametrize("kind", ["normalized", "literal", "reciprocal", "hit"])

@@ -10,6 +10,7 @@ same whatever its number of features).
 
 from __future__ import annotations
 
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +25,7 @@ from mvlearn_ext.cluster._preprocessing import (
     fit_view_scaling,
     warn_if_few_distinct,
 )
+from mvlearn_ext.utils._progress import log_message
 from mvlearn_ext.utils._threads import N_JOBS_CONSTRAINT
 
 __all__ = ["ConcatKMeans", "ConcatSpectral"]
@@ -89,6 +91,9 @@ class ConcatKMeans(InductiveClusterer):
         Seeds the k-means++ initialisations; an int gives the same result at
         every call. Passed to :class:`~sklearn.cluster.KMeans`, which
         converts it once per ``fit``.
+    verbose : int, default=0
+        Print the progress of ``fit`` to standard error: a line per fit, and
+        with 2 or more scikit-learn's k-means iterations.
 
     Attributes
     ----------
@@ -165,6 +170,7 @@ class ConcatKMeans(InductiveClusterer):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -176,6 +182,7 @@ class ConcatKMeans(InductiveClusterer):
         max_iter=300,
         tol=1e-4,
         random_state=None,
+        verbose=0,
     ):
         self.n_clusters = n_clusters
         self.scaling = scaling
@@ -183,6 +190,7 @@ class ConcatKMeans(InductiveClusterer):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def _concatenate(self, Xs):
         """The scaled views side by side, in their common dtype."""
@@ -200,12 +208,22 @@ class ConcatKMeans(InductiveClusterer):
             tol=self.tol,
             random_state=self.random_state,
             algorithm="lloyd",
+            verbose=max(int(self.verbose) - 1, 0),
         )
-        self.kmeans_ = kmeans.fit(self._concatenate(Xs))
+        start = time.perf_counter()
+        Z = self._concatenate(Xs)
+        self.kmeans_ = kmeans.fit(Z)
         self.labels_ = self.kmeans_.labels_.astype(np.intp)
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.inertia_ = float(self.kmeans_.inertia_)
         self.n_iter_ = int(self.kmeans_.n_iter_)
+        log_message(
+            type(self).__name__,
+            f"k-means of {Z.shape[0]} samples x {Z.shape[1]} features: inertia "
+            f"{self.inertia_:.6g} after {self.n_iter_} iterations "
+            f"({time.perf_counter() - start:.2f} s)",
+            self.verbose,
+        )
         return self
 
     def _predict_views(self, Xs):
@@ -273,6 +291,9 @@ class ConcatSpectral(BaseClusterer):
         Parallel jobs of the neighbour search: ``None`` is 1 (or the ``n_jobs``
         of an enclosing ``joblib.parallel_config``), ``-1`` every CPU, a
         positive count is capped at the CPUs available.
+    verbose : int, default=0
+        Print the progress of ``fit`` to standard error: a line per fit, and
+        with 2 or more scikit-learn's spectral clustering messages.
 
     Attributes
     ----------
@@ -340,6 +361,7 @@ class ConcatSpectral(BaseClusterer):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": N_JOBS_CONSTRAINT,
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -352,6 +374,7 @@ class ConcatSpectral(BaseClusterer):
         n_init=10,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
@@ -360,8 +383,10 @@ class ConcatSpectral(BaseClusterer):
         self.n_init = n_init
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _fit_views(self, Xs):
+        start = time.perf_counter()
         if Xs[0].shape[0] < 2:
             raise ValueError(
                 f"Xs has {Xs[0].shape[0]} sample; ConcatSpectral needs at least 2 for a graph"
@@ -387,8 +412,15 @@ class ConcatSpectral(BaseClusterer):
             assign_labels=self.assign_labels,
             n_init=self.n_init,
             random_state=self.random_state,
+            verbose=int(self.verbose) >= 2,
         )
         self.spectral_ = spectral.fit(affinity)
         self.labels_ = np.asarray(self.spectral_.labels_, dtype=np.intp)
         self.affinity_matrix_ = self.spectral_.affinity_matrix_
+        log_message(
+            type(self).__name__,
+            f"{self.n_neighbors_}-NN spectral clustering of {Z.shape[0]} samples x "
+            f"{Z.shape[1]} features ({time.perf_counter() - start:.2f} s)",
+            self.verbose,
+        )
         return self

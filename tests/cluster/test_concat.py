@@ -295,3 +295,14 @@ def test_spectral_needs_two_samples_and_enough_for_the_clusters():
 
 def test_spectral_is_transductive():
     assert not hasattr(ConcatSpectral(), "predict")
+
+
+@pytest.mark.parametrize("cls", [ConcatKMeans, ConcatSpectral])
+def test_verbose_reports_the_fit_and_changes_nothing(cls, capsys):
+    Xs, _ = blobs()
+    quiet = cls(3, random_state=0).fit(Xs)
+    assert capsys.readouterr().err == ""
+    loud = cls(3, random_state=0, verbose=1).fit(Xs)
+    err = capsys.readouterr().err
+    assert err.startswith(f"[{cls.__name__}]") and "75 samples x 7 features" in err
+    np.testing.assert_array_equal(loud.labels_, quiet.labels_)

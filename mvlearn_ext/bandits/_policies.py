@@ -24,7 +24,7 @@ from mvlearn_ext.bandits._objective import (
     allocation_exponent,
     round_allocation,
 )
-from mvlearn_ext.utils._validation import unit_exponent
+from mvlearn_ext.utils._validation import unit_scaled
 
 __all__ = [
     "BAS",
@@ -408,9 +408,7 @@ class OracleAllocation(_AllocationPolicy):
             raise ValueError(f"sigma has {sigma.shape[0]} groups, expected {n_groups}")
         # sigma over a power of two near its largest value: the same allocation
         # (exactly) at any scale, with no underflow of sigma**q
-        return round_allocation(
-            np.ldexp(sigma, -unit_exponent(sigma)) ** pp[K_.PP_Q], budget, floor=1
-        )
+        return round_allocation(unit_scaled(sigma) ** pp[K_.PP_Q], budget, floor=1)
 
 
 class _WarmStartPolicy(_AllocationPolicy):

@@ -437,6 +437,7 @@ def fit_view_weights(
     def score_view(X):
         if X.shape[1] == 0:  # constant view: no structure, agrees with nothing
             return np.zeros(s, dtype=np.intp), None, np.tile(np.arange(1, nn + 1), (s, 1)) % s
+        X = _single(X)  # once for both (each converts only what is not single already)
         return (*_kmeans(X, k, seed), _neighbours(X, nn))
 
     # One task per view; threads inside a view (BLAS, k-means' OpenMP) only cost here.

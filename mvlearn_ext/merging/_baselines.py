@@ -7,8 +7,8 @@ base's keys, shapes and dtypes. Only floating entries are merged: integer and
 boolean entries (step counters such as ``num_batches_tracked``, indices, masks)
 are copied from the base, and a base with no floating entry is refused. A merged
 value too large for its dtype (float16 saturates at 65504) raises a ValueError
-naming its key. The private ``_*`` helpers work on float64 task vectors and
-check nothing.
+naming its key. The ``_``-prefixed helpers take float64 task vectors that the
+public functions have validated.
 
 Conventions of the two reference tools (mergekit, FusionBench) differ; each
 switch below says which tool it matches.

@@ -20,7 +20,7 @@ from mvlearn_ext.utils._validation import (
     as_real_array,
     check_magnitude,
     real_array,
-    unit_exponent,
+    unit_scaled,
 )
 
 __all__ = [
@@ -402,7 +402,7 @@ def crowding_distance(points):
     P = _check_points(points)
     # Exactly rescaled below magnitude 1, so that no span f_max - f_min overflows: the
     # ratios of gaps to spans do not depend on a common scale.
-    P = np.ldexp(P, -unit_exponent(P))
+    P = unit_scaled(P)
     n, d = P.shape
     dist = np.zeros(n)
     if n <= 2:

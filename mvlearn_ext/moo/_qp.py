@@ -19,7 +19,7 @@ from mvlearn_ext.utils._validation import (
     check_count,
     check_real,
     real_array,
-    unit_exponent,
+    unit_scaled,
 )
 
 __all__ = [
@@ -37,16 +37,6 @@ def _check_G(G, name="G"):
             f"got shape {G.shape}"
         )
     return G
-
-
-def _unit_scale(G):
-    """``G`` times the power of two that brings its largest magnitude into [0.5, 1).
-
-    The min-norm weights do not depend on a common scale of the gradients; an
-    exact rescaling keeps the Gram matrix of tiny gradients (1e-160 and below)
-    from underflowing to zero, which would make every weight vector look optimal.
-    """
-    return np.ldexp(G, -unit_exponent(G))
 
 
 def solve_simplex_qp(Q, c=None, *, tol=1e-10, max_iter=10_000):
@@ -128,7 +118,9 @@ def min_norm_weights(G):
     >>> min_norm_weights([[1.0, 0.0], [0.0, 1.0]])
     array([0.5, 0.5])
     """
-    G = _unit_scale(_check_G(G))
+    # The weights do not depend on a common scale of the gradients; unit-scaled, the
+    # Gram matrix of tiny gradients (1e-160 and below) does not underflow to zero.
+    G = unit_scaled(_check_G(G))
     S = G.shape[0]
     if S == 1:
         return np.ones(1)

@@ -286,6 +286,16 @@ def unit_exponent(*arrays):
     return int(np.frexp(top)[1]) if top > 0 else 0
 
 
+def unit_scaled(X):
+    """``X`` over the power of two of :func:`unit_exponent`: magnitudes below 1, exactly.
+
+    For computations whose result does not depend on a common scale of ``X``
+    (ratios, argmins, simplex weights): their squares then neither overflow nor
+    underflow, and at ordinary scales the result is the same bits.
+    """
+    return np.ldexp(X, -unit_exponent(X))
+
+
 def max_abs_units(X):
     """Per column of ``X``, its largest magnitude (1 for an all-zero column).
 
